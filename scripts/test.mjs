@@ -1,0 +1,47 @@
+// `npm test`: typecheck, lint, format check, then every test layer (unit, integration, e2e) in one
+// vitest run. Ends with a plain `N passed, N failed` line so a run that executed nothing cannot
+// pass unnoticed.
+import { spawnSync } from 'node:child_process'
+import { readFileSync, rmSync } from 'node:fs'
+
+const results = '.vitest-results.json'
+const steps = [
+  ['typecheck', 'npm', ['run', '--silent', 'typecheck']],
+  ['lint', 'npm', ['run', '--silent', 'lint']],
+  ['format', 'npx', ['prettier', '--check', '--log-level', 'warn', '.']],
+]
+for (const [name, cmd, args] of steps) {
+  console.log(`\n> ${name}`)
+  const r = spawnSync(cmd, args, { stdio: 'inherit' })
+  if (r.status !== 0) {
+    console.log(`\n${name} failed`)
+    console.log('0 passed, 1 failed')
+    process.exit(1)
+  }
+}
+
+rmSync(results, { force: true })
+const extra = process.argv.slice(2)
+const run = spawnSync(
+  'npx',
+  [
+    'vitest',
+    'run',
+    '--reporter=default',
+    '--reporter=json',
+    `--outputFile.json=${results}`,
+    ...extra,
+  ],
+  { stdio: 'inherit' },
+)
+let passed = 0
+let failed = 0
+try {
+  const json = JSON.parse(readFileSync(results, 'utf8'))
+  passed = json.numPassedTests
+  failed = json.numFailedTests + (json.numFailedTestSuites ?? 0)
+} catch {
+  failed = 1
+}
+console.log(`\n${passed} passed, ${failed} failed`)
+process.exit(run.status === 0 && failed === 0 && passed > 0 ? 0 : 1)
