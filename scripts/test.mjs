@@ -34,13 +34,14 @@ const run = spawnSync(
   ],
   { stdio: 'inherit' },
 )
-let passed = 0
-let failed = 0
+let passed
+let failed
 try {
   const json = JSON.parse(readFileSync(results, 'utf8'))
   passed = json.numPassedTests
   failed = json.numFailedTests + (json.numFailedTestSuites ?? 0)
 } catch {
+  passed = 0
   failed = 1
 }
 console.log(`\n${passed} passed, ${failed} failed`)
