@@ -138,7 +138,8 @@ export interface TypeRollupView {
   inputTokens: number
   outputTokens: number
   totalTokens: number
-  costMicros: number
+  /** Null when calls were made but none could be priced: unknown never reads as free. */
+  costMicros: number | null
   unpricedCalls: number
   savedMicros: number
   wastedMicros: number
@@ -226,6 +227,8 @@ export const commandSchemas = {
     fileName: z.string().max(500),
     content: z.string().max(200 * 1024 * 1024),
     format: BatchFormat.optional(),
+    /** Forecast without deduplication; default: the audit setting. */
+    audit: z.boolean().optional(),
   }),
   'batches:import': z.strictObject({
     fileName: z.string().max(500),

@@ -1,0 +1,106 @@
+import { createWriteStream } from 'node:fs'
+import { resolve } from 'node:path'
+import { once } from 'node:events'
+import type { TypeRollupView } from '../../shared/contract'
+import { UsageError, dbPathFrom, dollars, openEngine, table, thousands, usd } from './common'
+
+/** `pacer summary`: the rollup per task type, as a table or JSON. */
+export async function summaryCommand(opts: { db?: string; json?: boolean }): Promise<number> {
+  const engine = openEngine({ dbPath: dbPathFrom(opts.db) })
+  try {
+    const { byType, totals } = engine.handlers['ledger:rollup']({}) as {
+      byType: TypeRollupView[]
+      totals: TypeRollupView
+    }
+    if (opts.json) {
+      const view = (r: TypeRollupView) => ({
+        taskType: r.taskType,
+        runs: r.runs,
+        executed: r.executed,
+        reused: r.reused,
+        duplicates: r.duplicates,
+        avgInputTokens: r.avgInputTokens,
+        inputTokens: r.inputTokens,
+        outputTokens: r.outputTokens,
+        totalTokens: r.totalTokens,
+        costUsd: dollars(r.costMicros),
+        costMicros: r.costMicros,
+        savedUsd: dollars(r.savedMicros),
+        savedMicros: r.savedMicros,
+        wastedUsd: dollars(r.wastedMicros),
+        wastedMicros: r.wastedMicros,
+        unpricedCalls: r.unpricedCalls,
+        throttled: r.throttled,
+        errors: r.errors,
+        abandoned: r.abandoned,
+      })
+      process.stdout.write(
+        `${JSON.stringify({ byType: byType.map(view), totals: view(totals), dbPath: engine.dbPath })}\n`,
+      )
+      return 0
+    }
+    if (byType.length === 0) {
+      process.stdout.write(
+        `the ledger at ${engine.dbPath} is empty: run a batch first (pacer run FILE.jsonl, or npm run demo)\n`,
+      )
+      return 0
+    }
+    const row = (r: TypeRollupView) => [
+      r.taskType,
+      r.runs,
+      r.executed,
+      r.reused,
+      r.duplicates,
+      thousands(r.avgInputTokens),
+      thousands(r.totalTokens),
+      usd(r.costMicros) + (r.unpricedCalls ? ` (+${r.unpricedCalls} unpriced)` : ''),
+      usd(r.savedMicros),
+      usd(r.wastedMicros),
+    ]
+    process.stdout.write(
+      `${table(
+        [
+          'task type',
+          'runs',
+          'executed',
+          'reused',
+          'duplicates',
+          'avg input',
+          'total tokens',
+          'cost',
+          'saved',
+          'wasted',
+        ],
+        [...byType.map(row), row({ ...totals, taskType: 'TOTAL' })],
+      )}\n`,
+    )
+    return 0
+  } finally {
+    await engine.shutdown({ graceMs: 0 })
+  }
+}
+
+/** `pacer export --out FILE.csv`: streams the ledger (events or summary) to a file. */
+export async function exportCommand(opts: {
+  db?: string
+  out: string
+  kind: 'events' | 'summary'
+}): Promise<number> {
+  const engine = openEngine({ dbPath: dbPathFrom(opts.db) })
+  const path = resolve(opts.out)
+  try {
+    const out = createWriteStream(path)
+    const opened = once(out, 'open').then(
+      () => null,
+      (err: NodeJS.ErrnoException) => err,
+    )
+    const failed = await opened
+    if (failed) throw new UsageError(`cannot write ${path}: ${failed.code ?? failed.message}`)
+    const { rows } = await engine.exportCsv(opts.kind, out)
+    if (!out.writableFinished) await once(out, 'finish')
+    process.stderr.write(`wrote ${rows} ${opts.kind} row(s) to ${path}\n`)
+    return 0
+  } finally {
+    await engine.shutdown({ graceMs: 0 })
+  }
+}

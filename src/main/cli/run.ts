@@ -1,0 +1,302 @@
+import { createHash } from 'node:crypto'
+import { readFile } from 'node:fs/promises'
+import { basename, resolve } from 'node:path'
+import cliProgress from 'cli-progress'
+import type { LineError } from '../../shared/contract'
+import { formatFromName, parseBatchFile } from '../engine/batch-file'
+import type { Engine } from '../engine/engine'
+import { SIM_DEFAULT_MODEL } from '../engine/providers/sim'
+import type { AimdParams } from '../engine/types'
+import { UsageError, dbPathFrom, dollars, openEngine, usd } from './common'
+
+export interface RunOptions {
+  db?: string
+  provider: string
+  model?: string
+  simCapacity: number
+  simLatencyScale: number
+  minConcurrency?: number
+  maxConcurrency?: number
+  initialConcurrency?: number
+  resultTtl?: number
+  lease: number
+  audit?: boolean
+  skipInvalid?: boolean
+  new?: boolean
+  json?: boolean
+}
+
+/** What `pacer run --json` prints: the batch's totals. */
+export interface RunSummary {
+  batchId: string
+  dbPath: string
+  tasks: number
+  distinct: number
+  executed: number
+  reused: number
+  failed: number
+  cancelled: number
+  duplicates: number
+  inputTokens: number
+  outputTokens: number
+  costUsd: number | null
+  savedUsd: number
+  wastedUsd: number
+  throttled: number
+  abandoned: number
+  elapsedMs: number
+  interrupted: boolean
+  resumed: boolean
+  skippedLines: number
+}
+
+/** `pacer run FILE`: queue (or resume) the batch, run it to the end, report; Ctrl-C resumes later. */
+export async function runCommand(file: string, opts: RunOptions): Promise<number> {
+  const started = Date.now()
+  const path = resolve(file)
+  const content = await readBatch(path)
+  const parsed = parseBatchFile(content, formatFromName(path))
+  if (parsed.errors.length > 0) {
+    reportLineErrors(file, parsed.errors)
+    if (!opts.skipInvalid || parsed.tasks.length === 0) {
+      throw new UsageError(
+        `${file}: ${parsed.errors.length} invalid line(s); nothing was queued` +
+          (parsed.tasks.length > 0 ? ' (use --skip-invalid to queue the valid ones)' : ''),
+      )
+    }
+  }
+  const skippedLines = new Set(parsed.errors.map((e) => e.line)).size
+  if (skippedLines > 0) {
+    process.stderr.write(
+      `pacer: skipped ${skippedLines} invalid line(s); queuing ${parsed.tasks.length}\n`,
+    )
+  }
+
+  const scheduler: Partial<AimdParams> = {}
+  if (opts.minConcurrency !== undefined) scheduler.min = opts.minConcurrency
+  if (opts.maxConcurrency !== undefined) scheduler.max = opts.maxConcurrency
+  if (opts.initialConcurrency !== undefined) scheduler.initial = opts.initialConcurrency
+  const dbPath = dbPathFrom(opts.db)
+  const engine = openEngine({
+    dbPath,
+    batchIds: [],
+    scheduler,
+    sim: { capacity: opts.simCapacity, latencyScale: opts.simLatencyScale },
+    resultTtlMs: opts.resultTtl === undefined ? undefined : opts.resultTtl * 1000,
+    leaseMs: Math.round(opts.lease * 1000),
+  })
+
+  const audit = opts.audit ?? engine.settings.get().audit
+  const model = opts.model ?? (opts.provider === 'sim' ? SIM_DEFAULT_MODEL : undefined)
+  if (!model) {
+    await engine.shutdown()
+    throw new UsageError(`--model is required with --provider ${opts.provider}`)
+  }
+  const tasks = parsed.tasks.map((t) => ({
+    ...t,
+    provider: t.provider ?? opts.provider,
+    model: t.model ?? model,
+  }))
+  const sourceHash = createHash('sha256')
+    .update(content)
+    .update(JSON.stringify({ audit, provider: opts.provider, model }))
+    .digest('hex')
+
+  let batchId: string
+  let resumed = false
+  try {
+    const resumable = opts.new ? null : engine.queue.findResumable(sourceHash)
+    if (resumable && engine.queue.setBatchState(resumable, 'running', ['interrupted'])) {
+      batchId = resumable
+      resumed = true
+      engine.runner.addBatch(batchId)
+      const b = engine.queue.batch(batchId)
+      if (b && !opts.json) {
+        const done = b.total - b.counts.queued - b.counts.running
+        process.stderr.write(`pacer: resuming batch ${batchId} (${done} of ${b.total} done)\n`)
+      }
+    } else {
+      batchId = engine.enqueue(tasks, { name: basename(path), source: path, sourceHash, audit })
+    }
+  } catch (err) {
+    await engine.shutdown()
+    const e = err as { code?: string; message: string }
+    if (e.code) throw new UsageError(e.message)
+    throw err
+  }
+
+  const interrupted = await drive(engine, batchId, opts)
+  const summary = summarize(engine, batchId, {
+    started,
+    interrupted,
+    resumed,
+    skippedLines,
+    distinct: new Set(tasks.map((t) => t.fp)).size,
+  })
+  await engine.shutdown({ graceMs: 0 })
+
+  if (opts.json) {
+    process.stdout.write(`${JSON.stringify(summary)}\n`)
+  } else {
+    printSummary(summary, file)
+  }
+  if (interrupted) return 130
+  return summary.failed > 0 ? 1 : 0
+}
+
+async function readBatch(path: string): Promise<string> {
+  try {
+    const content = await readFile(path, 'utf8')
+    if (content.trim() === '') throw new UsageError(`${path}: the file is empty: no tasks`)
+    return content
+  } catch (err) {
+    if (err instanceof UsageError) throw err
+    const e = err as NodeJS.ErrnoException
+    const why =
+      e.code === 'ENOENT' ? 'no such file' : e.code === 'EISDIR' ? 'is a folder' : e.message
+    throw new UsageError(`cannot read ${path}: ${why}`)
+  }
+}
+
+function reportLineErrors(file: string, errors: readonly LineError[]): void {
+  const shown = errors.slice(0, 50)
+  for (const e of shown) {
+    process.stderr.write(`${file}:${e.line}: ${e.field ? `${e.field}: ` : ''}${e.message}\n`)
+  }
+  if (errors.length > shown.length) {
+    process.stderr.write(`... and ${errors.length - shown.length} more\n`)
+  }
+}
+
+/**
+ * Runs until the batch has nothing queued or running. The first Ctrl-C stops admitting and lets
+ * in-flight calls finish (bounded); a second one aborts them. Claims are released either way.
+ */
+async function drive(engine: Engine, batchId: string, opts: RunOptions): Promise<boolean> {
+  let interrupted = false
+  let signals = 0
+  const stopping = new Promise<void>((resolveStop) => {
+    const onSignal = () => {
+      signals++
+      interrupted = true
+      if (signals === 1) {
+        process.stderr.write(
+          '\npacer: stopping: no new calls, letting in-flight calls finish (Ctrl-C again to abort them)\n',
+        )
+        void engine.runner.stop({ graceMs: 15_000 }).then(() => resolveStop())
+      } else {
+        void engine.runner.stop({ graceMs: 0 })
+        engine.runner.abortAll()
+      }
+    }
+    process.on('SIGINT', onSignal)
+    process.on('SIGTERM', onSignal)
+  })
+
+  const bar =
+    process.stderr.isTTY && !opts.json
+      ? new cliProgress.SingleBar(
+          {
+            format:
+              '{bar} {value}/{total} | done {done} reused {reused} failed {failed} | in flight {inflight} limit {limit} | {cost}',
+            hideCursor: true,
+            clearOnComplete: false,
+            stream: process.stderr,
+          },
+          cliProgress.Presets.shades_classic,
+        )
+      : null
+  const total = engine.queue.batch(batchId)?.total ?? 0
+  bar?.start(total, 0, progressPayload(engine, batchId))
+
+  engine.start()
+  await new Promise<void>((resolveDone) => {
+    const tick = () => {
+      const b = engine.queue.batch(batchId)
+      const unfinished = b ? b.counts.queued + b.counts.running : 0
+      if (bar && b) bar.update(b.total - unfinished, progressPayload(engine, batchId))
+      if (interrupted || unfinished === 0 || b?.state === 'cancelled') {
+        clearInterval(timer)
+        resolveDone()
+      }
+    }
+    const timer = setInterval(tick, 200)
+    engine.runner.on('batch', (id) => {
+      if (id === batchId) tick()
+    })
+  })
+  if (interrupted) {
+    await stopping
+    engine.queue.setBatchState(batchId, 'interrupted', ['running'])
+  }
+  bar?.stop()
+  return interrupted
+}
+
+function progressPayload(engine: Engine, batchId: string) {
+  const b = engine.queue.batch(batchId)
+  const partitions = engine.scheduler.snapshot()
+  const cost = engine.ledger.totals({ batchId }).costMicros
+  return {
+    done: (b?.counts.succeeded ?? 0) + (b?.counts.reused ?? 0),
+    reused: b?.counts.reused ?? 0,
+    failed: b?.counts.failed ?? 0,
+    inflight: partitions.reduce((n, p) => n + p.inflight, 0),
+    limit: partitions.map((p) => p.limit.toFixed(1)).join('/') || '-',
+    cost: usd(cost),
+  }
+}
+
+function summarize(
+  engine: Engine,
+  batchId: string,
+  extra: {
+    started: number
+    interrupted: boolean
+    resumed: boolean
+    skippedLines: number
+    distinct: number
+  },
+): RunSummary {
+  const b = engine.queue.batch(batchId)
+  const t = engine.ledger.totals({ batchId })
+  return {
+    batchId,
+    dbPath: engine.dbPath,
+    tasks: b?.total ?? 0,
+    distinct: extra.distinct,
+    executed: t.executed,
+    reused: t.reused,
+    failed: b?.counts.failed ?? 0,
+    cancelled: b?.counts.cancelled ?? 0,
+    duplicates: t.duplicates,
+    inputTokens: t.inputTokens,
+    outputTokens: t.outputTokens,
+    costUsd: dollars(t.costMicros),
+    savedUsd: dollars(t.savedMicros) ?? 0,
+    wastedUsd: dollars(t.wastedMicros) ?? 0,
+    throttled: t.throttled,
+    abandoned: t.abandoned,
+    elapsedMs: Date.now() - extra.started,
+    interrupted: extra.interrupted,
+    resumed: extra.resumed,
+    skippedLines: extra.skippedLines,
+  }
+}
+
+function printSummary(s: RunSummary, file: string): void {
+  const micros = (usdValue: number | null) =>
+    usd(usdValue === null ? null : Math.round(usdValue * 1_000_000))
+  const lines = [
+    `${s.interrupted ? 'interrupted' : 'done'}: ${file} (batch ${s.batchId}) in ${(s.elapsedMs / 1000).toFixed(1)} s`,
+    `  tasks ${s.tasks} (${s.distinct} distinct): executed ${s.executed}, reused ${s.reused}, failed ${s.failed}` +
+      (s.cancelled ? `, cancelled ${s.cancelled}` : '') +
+      (s.duplicates ? `, duplicates ${s.duplicates}` : ''),
+    `  tokens in ${s.inputTokens.toLocaleString('en-US')} / out ${s.outputTokens.toLocaleString('en-US')}, throttled calls ${s.throttled}`,
+    `  cost ${micros(s.costUsd)}, saved by dedup ${micros(s.savedUsd)}, wasted by duplicates ${micros(s.wastedUsd)}`,
+    `  ledger: ${s.dbPath}`,
+  ]
+  if (s.interrupted)
+    lines.push('  run the same command again to resume: completed tasks are reused, not re-billed')
+  process.stderr.write(`${lines.join('\n')}\n`)
+}

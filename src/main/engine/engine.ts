@@ -1,0 +1,508 @@
+import { EventEmitter } from 'node:events'
+import { hostname } from 'node:os'
+import { randomBytes } from 'node:crypto'
+import type Database from 'better-sqlite3'
+import type {
+  BatchSummary,
+  CommandHandlers,
+  EventName,
+  EventPayloads,
+  ForecastView,
+  LimitChangeView,
+  PartitionView,
+  ProviderId,
+  SchedulerSample,
+  SettingsView,
+  TypeRollupView,
+} from '../../shared/contract'
+import type { ParsedTask } from './batch-file'
+import { formatFromName, parseBatchFile, validateTask } from './batch-file'
+import { SqliteClaimStore } from './claims'
+import { openDatabase } from './db'
+import { EngineError } from './errors'
+import { forecastBatch } from './forecast'
+import { checkIdempotencyKey } from './idempotency-keys'
+import type { LedgerFilter, LedgerTotals } from './ledger'
+import { Ledger } from './ledger'
+import { Prices } from './prices'
+import type { SimProviderOptions } from './providers/sim'
+import { SIM_DEFAULT_MODEL, createSimProvider } from './providers/sim'
+import { TaskQueue } from './queue'
+import { Runner } from './runner'
+import type { PartitionSnapshot } from './scheduler'
+import { Scheduler } from './scheduler'
+import { SettingsStore } from './settings'
+import type { AimdParams, Clock, Provider } from './types'
+import { systemClock } from './types'
+
+/** Where API keys live: the desktop's safeStorage vault, or the environment in headless mode. */
+export interface SecretsAccess {
+  get(provider: ProviderId): string | null
+  set?(provider: ProviderId, apiKey: string | null): void
+  readonly available: boolean
+  readonly reason: string | null
+}
+
+export interface EngineOptions {
+  /** The database file (created with its folder if missing). Ignored when `db` is given. */
+  dbPath: string
+  db?: Database.Database
+  /** better-sqlite3 binary for another ABI (Electron). */
+  nativeBinding?: string
+  /** @default systemClock */
+  clock?: Clock
+  /** @default `${hostname}:${pid}:${random}` */
+  workerId?: string
+  /** Extra or replacement providers by id. */
+  providers?: Record<string, Provider>
+  /** Options of the built-in simulated provider. */
+  sim?: SimProviderOptions
+  /** AIMD defaults for every partition. @default SEED_AIMD */
+  scheduler?: Partial<AimdParams>
+  /** Result retention for this engine, overriding the stored setting (CLI --result-ttl). */
+  resultTtlMs?: number
+  /** Claim and task lease. @default 30_000 */
+  leaseMs?: number
+  /** Only run these batches (the CLI). @default null = every running batch */
+  batchIds?: string[] | null
+  secrets?: SecretsAccess
+  /** How often batched events are pushed to subscribers. @default 250 */
+  eventIntervalMs?: number
+}
+
+export interface Engine {
+  readonly db: Database.Database
+  readonly dbPath: string
+  readonly queue: TaskQueue
+  readonly ledger: Ledger
+  readonly scheduler: Scheduler
+  readonly runner: Runner
+  readonly claims: SqliteClaimStore
+  readonly prices: Prices
+  readonly settings: SettingsStore
+  readonly handlers: CommandHandlers
+  subscribe<E extends EventName>(
+    event: E,
+    listener: (payload: EventPayloads[E]) => void,
+  ): () => void
+  exportCsv(
+    kind: 'events' | 'summary',
+    out: NodeJS.WritableStream,
+    filter?: LedgerFilter,
+  ): Promise<{ rows: number }>
+  /** Queues validated tasks as one batch (all or nothing); returns its id. */
+  enqueue(
+    tasks: readonly ParsedTask[],
+    batch: { name: string; source: string | null; sourceHash: string | null; audit: boolean },
+  ): string
+  start(): void
+  /** Stops admitting, finishes or releases in-flight work, closes the database. */
+  shutdown(opts?: { graceMs?: number }): Promise<void>
+}
+
+/** The composition root: one database, one scheduler, one runner, and the contract's handlers. */
+export function createEngine(options: EngineOptions): Engine {
+  const clock = options.clock ?? systemClock
+  const db = options.db ?? openDatabase(options.dbPath, { nativeBinding: options.nativeBinding })
+  const settings = new SettingsStore(db)
+  const stored = settings.get()
+  const prices = new Prices(stored.priceOverrides)
+  const claims = new SqliteClaimStore({
+    db,
+    clock,
+    resultTtlMs: options.resultTtlMs ?? stored.resultTtlMs,
+  })
+  const ledger = new Ledger({ db, prices, clock })
+  const scheduler = new Scheduler({ clock, params: options.scheduler })
+  const queue = new TaskQueue(db, clock)
+  const sim = createSimProvider({ clock, ...options.sim })
+  const providers: Record<string, Provider> = { sim, ...options.providers }
+  const workerId =
+    options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`
+  const runner = new Runner({
+    queue,
+    claims,
+    scheduler,
+    ledger,
+    clock,
+    workerId,
+    provider: (id) => providers[id],
+    batchIds: options.batchIds ?? null,
+    leaseMs: options.leaseMs,
+  })
+  const secrets: SecretsAccess = options.secrets ?? envSecrets()
+
+  // ------------------------------------------------------------ batched events
+  const emitter = new EventEmitter()
+  emitter.setMaxListeners(0)
+  const changedTasks = new Set<number>()
+  const changedBatches = new Set<string>()
+  const samples: SchedulerSample[] = []
+  const changes: LimitChangeView[] = []
+  const lastThrottles = new Map<string, number>()
+  let ledgerDirty = false
+  let lastLedgerPush = 0
+
+  runner.on('task', (e) => {
+    changedTasks.add(e.taskId)
+    changedBatches.add(e.batchId)
+    ledgerDirty = true
+  })
+  runner.on('batch', (id) => changedBatches.add(id))
+  scheduler.on('limit', (c) => changes.push({ ...c }))
+  scheduler.on('sample', (s) => {
+    for (const p of s.partitions) {
+      const before = lastThrottles.get(p.partition) ?? 0
+      lastThrottles.set(p.partition, p.throttles)
+      samples.push({
+        partition: p.partition,
+        ts: s.ts,
+        limit: p.limit,
+        concurrency: p.concurrency,
+        inflight: p.inflight,
+        waiting: p.waiting,
+        throttles: p.throttles - before,
+      })
+    }
+    ledgerDirty = true
+  })
+
+  const flush = () => {
+    if (emitter.listenerCount('tasks:changed') > 0 && (changedTasks.size || changedBatches.size)) {
+      const ids = [...changedTasks]
+      const batches = [...changedBatches]
+        .map((id) => queue.batch(id))
+        .filter((b): b is BatchSummary => b !== null)
+      emitter.emit('tasks:changed', {
+        batches,
+        tasks: queue.tasksById(ids.slice(0, 500)),
+        truncated: ids.length > 500,
+      })
+    }
+    changedTasks.clear()
+    changedBatches.clear()
+    if (samples.length || changes.length) {
+      emitter.emit('scheduler:changed', {
+        samples: samples.splice(0),
+        changes: changes.splice(0),
+        partitions: partitionViews(scheduler.snapshot()),
+      })
+    }
+    if (ledgerDirty && clock.now() - lastLedgerPush >= 1000) {
+      ledgerDirty = false
+      lastLedgerPush = clock.now()
+      if (emitter.listenerCount('ledger:changed') > 0) {
+        emitter.emit('ledger:changed', { totals: rollupView('total', ledger.totals()) })
+      }
+    }
+  }
+  const flushTimer = setInterval(flush, options.eventIntervalMs ?? 250)
+  flushTimer.unref()
+
+  // ------------------------------------------------------------ commands
+  const enqueue: Engine['enqueue'] = (tasks, batch) => {
+    const now = clock.now()
+    const id = db.transaction(() => {
+      tasks.forEach((t, i) => {
+        if (t.key !== null) {
+          try {
+            checkIdempotencyKey(db, t.key, t.payloadFp, now)
+          } catch (err) {
+            throw EngineError.from(err, `line ${t.line}`, i)
+          }
+        }
+      })
+      const current = settings.get()
+      return queue.createBatch(
+        batch,
+        tasks.map((t) => {
+          const provider = t.provider ?? current.defaultProvider
+          return {
+            seq: t.line,
+            type: t.type,
+            payloadJson: t.payloadJson,
+            fp: t.fp,
+            key: t.key,
+            steps: t.steps,
+            provider,
+            model: t.model ?? (provider === current.defaultProvider ? current.defaultModel : ''),
+          }
+        }),
+      )
+    })()
+    runner.addBatch(id)
+    changedBatches.add(id)
+    return id
+  }
+
+  const forecastOf = (tasks: readonly ParsedTask[], audit?: boolean): ForecastView => {
+    const current = settings.get()
+    const f = forecastBatch(
+      tasks.map((t) => ({
+        type: t.type,
+        payload: t.payload,
+        steps: t.steps,
+        provider: t.provider ?? current.defaultProvider,
+        model: t.model ?? current.defaultModel,
+        fp: t.fp,
+      })),
+      prices,
+      { dedup: !(audit ?? current.audit) },
+    )
+    const view = (type: string, r: (typeof f)['total']) => ({
+      taskType: type,
+      tasks: r.tasks,
+      distinctTasks: r.distinctTasks,
+      duplicates: r.duplicates,
+      calls: r.calls,
+      inputTokens: r.inputTokens,
+      outputTokens: r.outputTokens,
+      costMicros: r.costMicros,
+      savedByDedupMicros: r.savedByDedupMicros,
+    })
+    return {
+      byType: f.byType.map((r) => view(r.type, r)),
+      total: view('total', f.total),
+      unpricedTasks: f.total.unpricedTasks,
+    }
+  }
+
+  const settingsView = (): SettingsView => {
+    const s = settings.get()
+    const providerView = (id: ProviderId) => {
+      const key = secrets.get(id)
+      return {
+        baseUrl: s.baseUrls[id] ?? null,
+        hasKey: key !== null,
+        keyHint: key ? `…${key.slice(-4)}` : null,
+      }
+    }
+    return {
+      dbPath: options.dbPath,
+      defaultProvider: s.defaultProvider,
+      defaultModel: s.defaultModel,
+      resultTtlMs: claims.resultTtlMs,
+      audit: s.audit,
+      providers: {
+        sim: providerView('sim'),
+        openai: providerView('openai'),
+        anthropic: providerView('anthropic'),
+        'openai-compatible': providerView('openai-compatible'),
+      },
+      priceOverrides: s.priceOverrides,
+      priceTableVersion: prices.version,
+      secretStorage: { available: secrets.available, reason: secrets.reason },
+    }
+  }
+
+  const batchOrThrow = (batchId: string): BatchSummary => {
+    const b = queue.batch(batchId)
+    if (!b) throw new EngineError('not_found', `no batch with id ${batchId}`, 'batchId')
+    return b
+  }
+
+  const handlers: CommandHandlers = {
+    'tasks:enqueue': (input) => {
+      const errors: { line: number; field?: string; message: string }[] = []
+      const parsed = input.tasks
+        .map((t, i) => validateTask(t, i + 1, errors))
+        .filter((t): t is ParsedTask => t !== null)
+      const first = errors[0]
+      if (first) {
+        const field = `tasks[${first.line - 1}]${first.field ? `.${first.field}` : ''}`
+        throw new EngineError('invalid_task', `${field}: ${first.message}`, field)
+      }
+      const audit = input.audit ?? settings.get().audit
+      const name = input.name ?? `console ${new Date(clock.now()).toISOString()}`
+      const batchId = enqueue(parsed, { name, source: 'console', sourceHash: null, audit })
+      return { batchId, enqueued: parsed.length }
+    },
+    'batches:preview': (input) => {
+      const format = input.format ?? formatFromName(input.fileName)
+      const parsed = parseBatchFile(input.content, format)
+      return {
+        format,
+        valid: parsed.tasks.length,
+        errors: parsed.errors,
+        forecast: parsed.tasks.length ? forecastOf(parsed.tasks, input.audit) : null,
+      }
+    },
+    'batches:import': (input) => {
+      const format = input.format ?? formatFromName(input.fileName)
+      const parsed = parseBatchFile(input.content, format)
+      const skipped = new Set(parsed.errors.map((e) => e.line)).size
+      if (parsed.tasks.length === 0 || (parsed.errors.length > 0 && !input.skipInvalid)) {
+        return { batchId: null, enqueued: 0, skipped: 0, errors: parsed.errors }
+      }
+      const audit = input.audit ?? settings.get().audit
+      const batchId = enqueue(parsed.tasks, {
+        name: input.fileName,
+        source: input.fileName,
+        sourceHash: null,
+        audit,
+      })
+      return { batchId, enqueued: parsed.tasks.length, skipped, errors: parsed.errors }
+    },
+    'batches:list': () => queue.listBatches(),
+    'batches:pause': ({ batchId }) => {
+      batchOrThrow(batchId)
+      queue.setBatchState(batchId, 'paused', ['running', 'interrupted'])
+      changedBatches.add(batchId)
+      return batchOrThrow(batchId)
+    },
+    'batches:resume': ({ batchId }) => {
+      batchOrThrow(batchId)
+      queue.setBatchState(batchId, 'running', ['paused', 'interrupted'])
+      runner.addBatch(batchId)
+      changedBatches.add(batchId)
+      return batchOrThrow(batchId)
+    },
+    'batches:cancel': ({ batchId }) => {
+      batchOrThrow(batchId)
+      queue.setBatchState(batchId, 'cancelled', ['running', 'paused', 'interrupted'])
+      queue.cancelQueued(batchId)
+      runner.cancelRunning(batchId)
+      changedBatches.add(batchId)
+      return batchOrThrow(batchId)
+    },
+    'tasks:list': (input) => queue.listTasks(input),
+    'tasks:retry': (input) => {
+      const retried = queue.retry(input)
+      if (input.batchId) runner.addBatch(input.batchId)
+      runner.pump()
+      return { retried }
+    },
+    'scheduler:get': () => partitionViews(scheduler.snapshot()),
+    'scheduler:set': ({ partition, params }) => {
+      try {
+        scheduler.setParams(partition, params)
+      } catch (err) {
+        throw EngineError.from(err, 'params')
+      }
+      runner.pump()
+      return partitionViews(scheduler.snapshot())
+    },
+    'ledger:rollup': (filter) => ({
+      byType: ledger.rollupByType(filter).map((r) => rollupView(r.taskType, r)),
+      totals: rollupView('total', ledger.totals(filter)),
+    }),
+    'ledger:over-time': ({ bucketMs, since, until }) =>
+      ledger.costOverTime({ bucketMs, since, until }),
+    'ledger:export': () => {
+      throw new EngineError(
+        'transport_export',
+        'CSV export is answered by the transport: a save dialog in the desktop app, a download over HTTP',
+      )
+    },
+    'settings:get': () => settingsView(),
+    'settings:set': (patch) => {
+      try {
+        if (patch.priceOverrides) prices.setOverrides(patch.priceOverrides)
+      } catch (err) {
+        throw EngineError.from(err, 'priceOverrides')
+      }
+      settings.set(patch)
+      if (patch.resultTtlMs !== undefined) claims.resultTtlMs = patch.resultTtlMs
+      return settingsView()
+    },
+    'secrets:set': ({ provider, apiKey }) => {
+      if (!secrets.available || !secrets.set) {
+        throw new EngineError(
+          'secret_storage_unavailable',
+          secrets.reason ?? 'API keys cannot be stored here',
+          'apiKey',
+        )
+      }
+      secrets.set(provider, apiKey)
+      return settingsView()
+    },
+  }
+
+  let started = false
+  let closed = false
+  return {
+    db,
+    dbPath: options.dbPath,
+    queue,
+    ledger,
+    scheduler,
+    runner,
+    claims,
+    prices,
+    settings,
+    handlers,
+    subscribe(event, listener) {
+      emitter.on(event, listener)
+      return () => emitter.off(event, listener)
+    },
+    exportCsv: (kind, out, filter) => ledger.exportCsv(kind, out, filter),
+    enqueue,
+    start() {
+      if (started) return
+      started = true
+      runner.start()
+    },
+    async shutdown(opts = {}) {
+      if (closed) return
+      closed = true
+      await runner.stop(opts)
+      flush()
+      clearInterval(flushTimer)
+      scheduler.close()
+      if (!options.db) db.close()
+    },
+  }
+}
+
+function partitionViews(snapshot: PartitionSnapshot[]): PartitionView[] {
+  return snapshot.map((p) => ({
+    partition: p.partition,
+    limit: p.limit,
+    concurrency: p.concurrency,
+    inflight: p.inflight,
+    waiting: p.waiting,
+    throttles: p.throttles,
+    successes: p.successes,
+    params: { ...p.params },
+    lastChange: p.lastChange ? { ...p.lastChange } : null,
+  }))
+}
+
+function rollupView(taskType: string, t: LedgerTotals): TypeRollupView {
+  return {
+    taskType,
+    runs: t.runs,
+    executed: t.executed,
+    reused: t.reused,
+    duplicates: t.duplicates,
+    avgInputTokens: t.avgInputTokens,
+    inputTokens: t.inputTokens,
+    outputTokens: t.outputTokens,
+    totalTokens: t.totalTokens,
+    costMicros: t.costMicros,
+    unpricedCalls: t.unpricedCalls,
+    savedMicros: t.savedMicros,
+    wastedMicros: t.wastedMicros,
+    throttled: t.throttled,
+    errors: t.errors,
+    abandoned: t.abandoned,
+  }
+}
+
+/** Headless mode: keys come from the environment and are never written anywhere. */
+export function envSecrets(env: NodeJS.ProcessEnv = process.env): SecretsAccess {
+  const vars: Record<ProviderId, string | undefined> = {
+    sim: undefined,
+    openai: env.OPENAI_API_KEY,
+    anthropic: env.ANTHROPIC_API_KEY,
+    'openai-compatible': env.PACER_OPENAI_COMPATIBLE_API_KEY,
+  }
+  return {
+    get: (provider) => vars[provider] || null,
+    available: false,
+    reason:
+      'headless mode keeps no keys: set OPENAI_API_KEY, ANTHROPIC_API_KEY or PACER_OPENAI_COMPATIBLE_API_KEY in the environment of `pacer serve`',
+  }
+}
+
+export { SIM_DEFAULT_MODEL }
