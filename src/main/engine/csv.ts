@@ -1,0 +1,84 @@
+import { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import { stringify } from 'csv-stringify'
+
+/** One CSV cell: null and undefined are written as an empty cell. */
+export type CsvCell = string | number | null | undefined
+
+/**
+ * First characters that make a spreadsheet read a cell as a formula (OWASP "CSV Injection": = + - @
+ * tab CR), plus their full-width forms, which Apple Numbers normalizes to ASCII before evaluating.
+ */
+const FORMULA_START = new Set([
+  '=',
+  '+',
+  '-',
+  '@',
+  '\t',
+  '\r',
+  '\uFF1D',
+  '\uFF0B',
+  '\uFF0D',
+  '\uFF20',
+])
+
+// A plain decimal number in a numeric column (e.g. money as '-0.500000') is data, not a formula.
+const DECIMAL = /^-?\d+(?:\.\d+)?$/
+
+/**
+ * Guards a cell against spreadsheet formula injection: a string starting with a formula character
+ * gets a leading single quote, which spreadsheets display as text. Numbers are returned untouched:
+ * -3 is a value, not an injection.
+ */
+export function neutralizeCell(value: CsvCell): string | number | null {
+  if (value === null || value === undefined) return null
+  if (typeof value === 'number') return value
+  return value.length > 0 && FORMULA_START.has(value[0] as string) ? `'${value}` : value
+}
+
+/** How one column is read from a row. */
+export interface CsvColumn<T> {
+  header: string
+  value: (row: T) => CsvCell
+  /**
+   * Numeric columns may carry decimal strings (money with fixed decimals) that must not be
+   * prefixed; anything else in them is still neutralized.
+   * @default false
+   */
+  numeric?: boolean
+}
+
+/**
+ * Streams rows to `out` as RFC 4180 CSV: a header row, CRLF between records, fields containing a
+ * comma, quote, CR or LF quoted with quotes doubled, every text cell passed through neutralizeCell.
+ * Rows are pulled only as fast as `out` accepts them (backpressure), so memory stays flat whatever
+ * the row count. `out` is ended when the rows are done; resolves once it has finished.
+ */
+export async function csvStream<T>(
+  rows: Iterable<T> | AsyncIterable<T>,
+  columns: readonly CsvColumn<T>[],
+  out: NodeJS.WritableStream,
+): Promise<{ rows: number }> {
+  let written = 0
+  async function* records(): AsyncGenerator<(string | number | null)[]> {
+    for await (const row of rows) {
+      written++
+      yield columns.map((c) => {
+        const v = c.value(row)
+        return c.numeric && typeof v === 'string' && DECIMAL.test(v) ? v : neutralizeCell(v)
+      })
+    }
+  }
+  const stringifier = stringify({
+    header: true,
+    columns: columns.map((c) => c.header),
+    record_delimiter: '\r\n',
+    // csv-stringify stops quoting lone CR / LF once a record_delimiter is given; RFC 4180 (and any
+    // parser) needs them quoted, or a note with a newline splits a ledger row in two.
+    quote_record_delimiter: true,
+    // Our own guard above applies (and is shared with other exports); do not prefix twice.
+    escape_formulas: false,
+  })
+  await pipeline(Readable.from(records()), stringifier, out)
+  return { rows: written }
+}
