@@ -26,6 +26,7 @@ import type { LedgerFilter, LedgerTotals } from './ledger'
 import { Ledger } from './ledger'
 import { Prices } from './prices'
 import type { SimProviderOptions } from './providers/sim'
+import { createProviders } from './providers'
 import { SIM_DEFAULT_MODEL, createSimProvider } from './providers/sim'
 import { TaskQueue } from './queue'
 import { Runner } from './runner'
@@ -115,8 +116,19 @@ export function createEngine(options: EngineOptions): Engine {
   const ledger = new Ledger({ db, prices, clock })
   const scheduler = new Scheduler({ clock, params: options.scheduler })
   const queue = new TaskQueue(db, clock)
+  const secrets: SecretsAccess = options.secrets ?? envSecrets()
   const sim = createSimProvider({ clock, ...options.sim })
-  const providers: Record<string, Provider> = { sim, ...options.providers }
+  const providers: Record<string, Provider> = {
+    ...createProviders({
+      sim,
+      // Read at every call, so a base URL or key saved in Settings applies without a restart.
+      get baseUrls() {
+        return settings.get().baseUrls
+      },
+      apiKey: (id) => secrets.get(id),
+    }),
+    ...options.providers,
+  }
   const workerId =
     options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`
   const runner = new Runner({
@@ -130,7 +142,6 @@ export function createEngine(options: EngineOptions): Engine {
     batchIds: options.batchIds ?? null,
     leaseMs: options.leaseMs,
   })
-  const secrets: SecretsAccess = options.secrets ?? envSecrets()
 
   // ------------------------------------------------------------ batched events
   const emitter = new EventEmitter()
@@ -202,34 +213,36 @@ export function createEngine(options: EngineOptions): Engine {
   // ------------------------------------------------------------ commands
   const enqueue: Engine['enqueue'] = (tasks, batch) => {
     const now = clock.now()
-    const id = db.transaction(() => {
-      tasks.forEach((t, i) => {
-        if (t.key !== null) {
-          try {
-            checkIdempotencyKey(db, t.key, t.payloadFp, now)
-          } catch (err) {
-            throw EngineError.from(err, `line ${t.line}`, i)
+    const id = db
+      .transaction(() => {
+        tasks.forEach((t, i) => {
+          if (t.key !== null) {
+            try {
+              checkIdempotencyKey(db, t.key, t.payloadFp, now)
+            } catch (err) {
+              throw EngineError.from(err, `line ${t.line}`, i)
+            }
           }
-        }
+        })
+        const current = settings.get()
+        return queue.createBatch(
+          batch,
+          tasks.map((t) => {
+            const provider = t.provider ?? current.defaultProvider
+            return {
+              seq: t.line,
+              type: t.type,
+              payloadJson: t.payloadJson,
+              fp: t.fp,
+              key: t.key,
+              steps: t.steps,
+              provider,
+              model: t.model ?? (provider === current.defaultProvider ? current.defaultModel : ''),
+            }
+          }),
+        )
       })
-      const current = settings.get()
-      return queue.createBatch(
-        batch,
-        tasks.map((t) => {
-          const provider = t.provider ?? current.defaultProvider
-          return {
-            seq: t.line,
-            type: t.type,
-            payloadJson: t.payloadJson,
-            fp: t.fp,
-            key: t.key,
-            steps: t.steps,
-            provider,
-            model: t.model ?? (provider === current.defaultProvider ? current.defaultModel : ''),
-          }
-        }),
-      )
-    })()
+      .immediate()
     runner.addBatch(id)
     changedBatches.add(id)
     return id

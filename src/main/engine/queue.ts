@@ -102,32 +102,36 @@ export class TaskQueue {
   createBatch(batch: NewBatch, tasks: readonly NewTask[]): string {
     const id = `b_${this.#clock.now().toString(36)}_${randomBytes(4).toString('hex')}`
     const now = this.#clock.now()
-    this.#db.transaction(() => {
-      this.#stmts.insertBatch.run(
-        id,
-        batch.name,
-        batch.source,
-        batch.sourceHash,
-        batch.state ?? 'running',
-        batch.audit ? 1 : 0,
-        now,
-        now,
-      )
-      for (const t of tasks) {
-        this.#stmts.insertTask.run(
+    // IMMEDIATE: take the write lock up front, so a concurrent writer makes us wait (busy_timeout)
+    // instead of failing a read-then-write upgrade with SQLITE_BUSY.
+    this.#db
+      .transaction(() => {
+        this.#stmts.insertBatch.run(
           id,
-          t.seq,
-          t.type,
-          t.payloadJson,
-          t.fp,
-          t.key,
-          t.steps,
-          t.provider,
-          t.model,
+          batch.name,
+          batch.source,
+          batch.sourceHash,
+          batch.state ?? 'running',
+          batch.audit ? 1 : 0,
+          now,
           now,
         )
-      }
-    })()
+        for (const t of tasks) {
+          this.#stmts.insertTask.run(
+            id,
+            t.seq,
+            t.type,
+            t.payloadJson,
+            t.fp,
+            t.key,
+            t.steps,
+            t.provider,
+            t.model,
+            now,
+          )
+        }
+      })
+      .immediate()
     return id
   }
 
@@ -203,16 +207,20 @@ export class TaskQueue {
    */
   requeueExpired(): { requeued: number; batchIds: string[] } {
     const now = this.#clock.now()
-    return this.#db.transaction(() => {
-      const rows = this.#stmts.expiredTasks.all(now) as { id: number; batch_id: string }[]
-      if (rows.length === 0) return { requeued: 0, batchIds: [] }
-      for (const r of rows) this.#stmts.requeueExpired.run(r.id, now)
-      const batchIds = [...new Set(rows.map((r) => r.batch_id))]
-      // A batch whose every worker is gone waits for an operator (or the same `pacer run`) to
-      // resume it; one still driven by a live worker keeps running.
-      for (const b of batchIds) this.#stmts.interruptOrphaned.run(now, b, b, now)
-      return { requeued: rows.length, batchIds }
-    })()
+    // Every worker sweeps often: look before taking the write lock.
+    if (!this.#stmts.anyExpired.get(now)) return { requeued: 0, batchIds: [] }
+    return this.#db
+      .transaction(() => {
+        const rows = this.#stmts.expiredTasks.all(now) as { id: number; batch_id: string }[]
+        if (rows.length === 0) return { requeued: 0, batchIds: [] }
+        for (const r of rows) this.#stmts.requeueExpired.run(r.id, now)
+        const batchIds = [...new Set(rows.map((r) => r.batch_id))]
+        // A batch whose every worker is gone waits for an operator (or the same `pacer run`) to
+        // resume it; one still driven by a live worker keeps running.
+        for (const b of batchIds) this.#stmts.interruptOrphaned.run(now, b, b, now)
+        return { requeued: rows.length, batchIds }
+      })
+      .immediate()
   }
 
   /** Marks a batch done when nothing is left queued or running in it. */
@@ -245,28 +253,30 @@ export class TaskQueue {
 
   /** Failed or cancelled tasks go back to the queue; their batches run again. */
   retry(filter: { batchId?: string; taskIds?: readonly number[] }): number {
-    return this.#db.transaction(() => {
-      let ids: number[]
-      if (filter.taskIds && filter.taskIds.length > 0) {
-        ids = filter.taskIds.filter((id) => {
-          const row = this.#stmts.getTaskStatus.get(id) as { status: TaskStatus } | undefined
-          return row?.status === 'failed' || row?.status === 'cancelled'
-        })
-      } else if (filter.batchId) {
-        ids = (this.#stmts.retryableInBatch.all(filter.batchId) as { id: number }[]).map(
-          (r) => r.id,
-        )
-      } else {
-        ids = (this.#stmts.retryableAll.all() as { id: number }[]).map((r) => r.id)
-      }
-      const batches = new Set<string>()
-      for (const id of ids) {
-        const row = this.#stmts.retryTask.get(id) as { batch_id: string } | undefined
-        if (row) batches.add(row.batch_id)
-      }
-      for (const b of batches) this.#stmts.setBatchState.run('running', this.#clock.now(), b)
-      return ids.length
-    })()
+    return this.#db
+      .transaction(() => {
+        let ids: number[]
+        if (filter.taskIds && filter.taskIds.length > 0) {
+          ids = filter.taskIds.filter((id) => {
+            const row = this.#stmts.getTaskStatus.get(id) as { status: TaskStatus } | undefined
+            return row?.status === 'failed' || row?.status === 'cancelled'
+          })
+        } else if (filter.batchId) {
+          ids = (this.#stmts.retryableInBatch.all(filter.batchId) as { id: number }[]).map(
+            (r) => r.id,
+          )
+        } else {
+          ids = (this.#stmts.retryableAll.all() as { id: number }[]).map((r) => r.id)
+        }
+        const batches = new Set<string>()
+        for (const id of ids) {
+          const row = this.#stmts.retryTask.get(id) as { batch_id: string } | undefined
+          if (row) batches.add(row.batch_id)
+        }
+        for (const b of batches) this.#stmts.setBatchState.run('running', this.#clock.now(), b)
+        return ids.length
+      })
+      .immediate()
   }
 
   findResumable(sourceHash: string): string | null {
@@ -417,6 +427,9 @@ function prepare(db: Database.Database) {
     requeueTask: db.prepare(
       `UPDATE tasks SET status='queued', worker=NULL, lease_until=NULL, error=?
        WHERE id=? AND worker=? AND status='running'`,
+    ),
+    anyExpired: db.prepare(
+      `SELECT 1 FROM tasks WHERE status='running' AND lease_until < ? LIMIT 1`,
     ),
     expiredTasks: db.prepare(
       `SELECT id, batch_id FROM tasks WHERE status='running' AND lease_until < ?`,

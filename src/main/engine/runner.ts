@@ -209,6 +209,8 @@ export class Runner extends EventEmitter<RunnerEvents> {
     await all()
     clearInterval(this.#renewTimer)
     this.#running = false
+    // Leave the queue tidy: a dead worker's tasks are visible as queued, not stuck as running.
+    this.sweepExpired()
   }
 
   /** Aborts every task now (a second Ctrl-C): claims released, tasks requeued. */
@@ -267,6 +269,9 @@ export class Runner extends EventEmitter<RunnerEvents> {
           }
           return
         }
+      } else if (isBusy(err)) {
+        // Another process held the database's write lock past busy_timeout: try again later.
+        finish = { status: 'requeue', error: `database busy: ${(err as Error).message}` }
       } else {
         finish = {
           status: 'failed',
@@ -602,6 +607,11 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
     }
     signal.addEventListener('abort', onAbort, { once: true })
   })
+}
+
+function isBusy(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code
+  return typeof code === 'string' && code.startsWith('SQLITE_BUSY')
 }
 
 function safeError(result: string): string {

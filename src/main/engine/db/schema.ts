@@ -52,7 +52,7 @@ export const MIGRATIONS: readonly Migration[] = [
 
       CREATE TABLE claims (
         fp           TEXT PRIMARY KEY,
-        state        TEXT NOT NULL,    -- running | completed
+        state        TEXT NOT NULL,    -- running | completed | released
         status       TEXT,             -- when completed: succeeded | failed (deterministic failure)
         owner        TEXT NOT NULL,
         epoch        INTEGER NOT NULL, -- fencing token, +1 on every takeover or re-claim

@@ -1,0 +1,204 @@
+import { mkdirSync } from 'node:fs'
+import { homedir } from 'node:os'
+import path from 'node:path'
+import Database from 'better-sqlite3'
+import { systemClock, type Clock } from '../types'
+import { MIGRATIONS, type Migration } from './schema'
+
+export const DEFAULT_DB_FILENAME = 'pacer.db'
+
+/** The path could not be opened as a Pacer database (missing rights, not a folder, not SQLite). */
+export class DatabaseOpenError extends Error {
+  readonly code = 'database_open_failed'
+
+  constructor(
+    readonly path: string,
+    reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`cannot open database at ${path}: ${reason}`, options)
+    this.name = 'DatabaseOpenError'
+  }
+}
+
+/** The database was migrated by a newer Pacer; this build must not guess at its tables. */
+export class SchemaTooNewError extends Error {
+  readonly code = 'schema_too_new'
+
+  constructor(
+    readonly path: string,
+    readonly found: number,
+    readonly known: number,
+  ) {
+    super(
+      `database ${path} was written by a newer Pacer (schema v${found}); ` +
+        `this build knows up to v${known}. Upgrade Pacer or use another --db.`,
+    )
+    this.name = 'SchemaTooNewError'
+  }
+}
+
+/** A migration's SQL failed; nothing of it was kept. */
+export class MigrationError extends Error {
+  readonly code = 'migration_failed'
+
+  constructor(
+    readonly path: string,
+    readonly migration: Migration,
+    cause: unknown,
+  ) {
+    super(
+      `database ${path}: migration v${migration.version} (${migration.name}) failed: ` +
+        reasonOf(cause),
+      { cause },
+    )
+    this.name = 'MigrationError'
+  }
+}
+
+export interface OpenDatabaseOptions {
+  /** How long a writer waits for another process's lock before SQLITE_BUSY. @default 5000 */
+  busyTimeoutMs?: number
+  /** @default MIGRATIONS (schema.ts) */
+  migrations?: readonly Migration[]
+  /** Stamps `migrations.applied_at`. @default systemClock */
+  clock?: Clock
+  /** Path to a better-sqlite3 `.node` built for another ABI (Electron). */
+  nativeBinding?: string
+}
+
+/** Opens (creating if needed) a Pacer database file: pragmas set, migrations applied. */
+export function openDatabase(file: string, opts: OpenDatabaseOptions = {}): Database.Database {
+  const busyTimeoutMs = opts.busyTimeoutMs ?? 5000
+  if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
+    throw new TypeError(
+      `busyTimeoutMs must be a non-negative integer, got ${String(busyTimeoutMs)}`,
+    )
+  }
+  const inMemory = file === ':memory:' || file === ''
+  if (!inMemory) {
+    try {
+      mkdirSync(path.dirname(path.resolve(file)), { recursive: true })
+    } catch (err) {
+      throw new DatabaseOpenError(file, reasonOf(err), { cause: err })
+    }
+  }
+
+  let db: Database.Database
+  try {
+    db = new Database(file, { timeout: busyTimeoutMs, nativeBinding: opts.nativeBinding })
+  } catch (err) {
+    throw new DatabaseOpenError(file, reasonOf(err), { cause: err })
+  }
+  try {
+    // busy_timeout first: switching to WAL takes a lock another process may hold right now.
+    db.pragma(`busy_timeout = ${busyTimeoutMs}`)
+    // WAL lets readers run beside the one writer (console + CLI on one file). NORMAL is the
+    // documented WAL pairing: a power cut may lose the last commits, never corrupt the file.
+    db.pragma('journal_mode = WAL')
+    db.pragma('synchronous = NORMAL')
+    db.pragma('foreign_keys = ON')
+    migrate(db, opts.migrations ?? MIGRATIONS, opts.clock)
+  } catch (err) {
+    db.close()
+    if (err instanceof SchemaTooNewError || err instanceof MigrationError) throw err
+    if (err instanceof Database.SqliteError) {
+      throw new DatabaseOpenError(file, reasonOf(err), { cause: err })
+    }
+    throw err
+  }
+  return db
+}
+
+/** Applies every pending migration in order, each in its own BEGIN IMMEDIATE transaction. */
+export function migrate(
+  db: Database.Database,
+  migrations: readonly Migration[],
+  clock: Clock = systemClock,
+): void {
+  checkMigrationList(migrations)
+  const known = migrations.at(-1)?.version ?? 0
+
+  // Fast path with no write at all: re-opening an up-to-date file must not take the write lock.
+  const current = currentVersion(db)
+  if (current > known) throw new SchemaTooNewError(db.name, current, known)
+  if (current === known) return
+
+  for (const m of migrations) {
+    if (m.version <= current) continue
+    db.transaction(() => {
+      db.exec(`CREATE TABLE IF NOT EXISTS migrations (
+        version    INTEGER PRIMARY KEY,
+        name       TEXT NOT NULL,
+        applied_at INTEGER NOT NULL
+      )`)
+      // Re-read under the write lock: another process opening the same new file may have applied
+      // this migration between our first read and BEGIN IMMEDIATE.
+      const now = currentVersion(db)
+      if (now > known) throw new SchemaTooNewError(db.name, now, known)
+      if (now >= m.version) return
+      try {
+        db.exec(m.sql)
+      } catch (err) {
+        throw new MigrationError(db.name, m, err)
+      }
+      db.prepare('INSERT INTO migrations(version, name, applied_at) VALUES (?, ?, ?)').run(
+        m.version,
+        m.name,
+        clock.now(),
+      )
+    }).immediate()
+  }
+}
+
+function currentVersion(db: Database.Database): number {
+  const table = db
+    .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'migrations'")
+    .get()
+  if (table === undefined) return 0
+  const row = db.prepare('SELECT MAX(version) AS v FROM migrations').get() as { v: number | null }
+  return row.v ?? 0
+}
+
+function checkMigrationList(migrations: readonly Migration[]): void {
+  let previous = 0
+  for (const m of migrations) {
+    if (!Number.isSafeInteger(m.version) || m.version <= previous) {
+      throw new TypeError(
+        `migrations must have increasing positive integer versions; got v${String(m.version)} ` +
+          `after v${previous}`,
+      )
+    }
+    previous = m.version
+  }
+}
+
+/**
+ * The folder Electron's app.getPath('userData') uses for `appName`, so the CLI and the desktop app
+ * find the same database without Electron being loaded.
+ */
+export function defaultDataDir(
+  appName = 'Pacer',
+  env: NodeJS.ProcessEnv = process.env,
+  platform: NodeJS.Platform = process.platform,
+  home: string = homedir(),
+): string {
+  if (platform === 'win32') {
+    return path.win32.join(env['APPDATA'] || path.win32.join(home, 'AppData', 'Roaming'), appName)
+  }
+  if (platform === 'darwin') {
+    return path.posix.join(home, 'Library', 'Application Support', appName)
+  }
+  return path.posix.join(env['XDG_CONFIG_HOME'] || path.posix.join(home, '.config'), appName)
+}
+
+/** $PACER_DB if set, else pacer.db in the user data folder shared with the desktop app. */
+export function defaultDbPath(env: NodeJS.ProcessEnv = process.env): string {
+  const fromEnv = env['PACER_DB']
+  if (fromEnv) return fromEnv
+  return path.join(defaultDataDir('Pacer', env), DEFAULT_DB_FILENAME)
+}
+
+function reasonOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err)
+}

@@ -1,0 +1,133 @@
+import { normalizeAnthropicUsage } from '../prices'
+import type { ChatMessage, Provider, ProviderRequest, ProviderResponse } from '../types'
+import type { OkAnswer } from './openai'
+import {
+  badKeyResponse,
+  baseUrlReader,
+  checkApiKeyOption,
+  checkFetch,
+  checkMaxOutputTokens,
+  exchangeJson,
+  field,
+  readKey,
+  toProviderResponse,
+} from './openai'
+
+/** Where the `anthropic` provider sends calls unless told otherwise. */
+export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com'
+
+/** The Messages API version every field used here is defined by. */
+export const ANTHROPIC_VERSION = '2023-06-01'
+
+export interface AnthropicProviderOptions {
+  /**
+   * API root that `/v1/messages` is appended to (as with the official SDK's baseURL). A function is
+   * read at every call, so a settings change applies without a restart.
+   * @default 'https://api.anthropic.com'
+   */
+  baseUrl?: string | (() => string)
+  /** Read at every call, never stored. null (or blank) fails the call with a 401, sending nothing. */
+  apiKey: () => string | null
+  /** @default '2023-06-01' */
+  anthropicVersion?: string
+  /** max_tokens when the request does not say; the Messages API requires one. @default 1024 */
+  maxOutputTokens?: number
+  /** @default globalThis.fetch, looked up at call time */
+  fetch?: typeof fetch
+}
+
+/**
+ * A provider for Anthropic's Messages API. One HTTP call per request, no retries: 429 and 529
+ * answers go back to the runner with their retry-after and anthropic-ratelimit-* headers.
+ */
+export function createAnthropicProvider(options: AnthropicProviderOptions): Provider {
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(`Expected \`options\` to be an object, got \`${String(options)}\``)
+  }
+  const {
+    baseUrl = ANTHROPIC_BASE_URL,
+    apiKey,
+    anthropicVersion = ANTHROPIC_VERSION,
+    maxOutputTokens = 1024,
+    fetch: fetchOption,
+  } = options
+  const readBaseUrl = baseUrlReader(baseUrl)
+  checkApiKeyOption(apiKey)
+  if (typeof anthropicVersion !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(anthropicVersion)) {
+    throw new TypeError(
+      `Expected \`anthropicVersion\` to be a date like '2023-06-01', got \`${String(anthropicVersion)}\``,
+    )
+  }
+  checkMaxOutputTokens(maxOutputTokens)
+  checkFetch(fetchOption)
+
+  async function call(request: ProviderRequest): Promise<ProviderResponse> {
+    request.signal?.throwIfAborted()
+    const base = readBaseUrl()
+    const key = readKey(apiKey)
+    if (key.invalid) return badKeyResponse('anthropic')
+    if (key.value === null) {
+      // Deterministic: the runner caches it as a failed result instead of retrying a call that
+      // cannot succeed, and no request leaves the machine.
+      return {
+        status: 401,
+        headers: {},
+        error: 'no Anthropic API key: set it in Settings or ANTHROPIC_API_KEY',
+      }
+    }
+    const { system, messages } = toAnthropicMessages(request.messages)
+    const body: Record<string, unknown> = {
+      model: request.model,
+      max_tokens: request.maxOutputTokens ?? maxOutputTokens,
+      messages,
+    }
+    if (system !== undefined) body['system'] = system
+    const answer = await exchangeJson({
+      fetch: fetchOption ?? globalThis.fetch,
+      url: base.endpoint('/v1/messages'),
+      shownBaseUrl: base.shown,
+      headers: { 'x-api-key': key.value, 'anthropic-version': anthropicVersion },
+      body,
+      signal: request.signal,
+      secret: key.value,
+    })
+    return toProviderResponse(answer, key.value, readMessage)
+  }
+
+  return { id: 'anthropic', call }
+}
+
+/**
+ * Chat messages in the Messages API's shape: system turns go to the top-level `system` field (the
+ * API has no system role), and consecutive turns of one role are merged because the API requires
+ * user and assistant to alternate.
+ */
+export function toAnthropicMessages(messages: readonly ChatMessage[]): {
+  system: string | undefined
+  messages: { role: 'user' | 'assistant'; content: string }[]
+} {
+  const system: string[] = []
+  const out: { role: 'user' | 'assistant'; content: string }[] = []
+  for (const m of messages) {
+    if (m.role === 'system') {
+      system.push(m.content)
+      continue
+    }
+    const last = out[out.length - 1]
+    if (last && last.role === m.role) last.content = `${last.content}\n\n${m.content}`
+    else out.push({ role: m.role, content: m.content })
+  }
+  return { system: system.length > 0 ? system.join('\n\n') : undefined, messages: out }
+}
+
+/** The text blocks of a message, concatenated; thinking and tool_use blocks are not the answer. */
+function readMessage(json: Record<string, unknown>): OkAnswer {
+  const usage = normalizeAnthropicUsage(json['usage'])
+  const content = json['content']
+  if (!Array.isArray(content)) return { text: undefined, usage }
+  const text = content
+    .filter((block) => field(block, 'type') === 'text' && typeof field(block, 'text') === 'string')
+    .map((block) => field(block, 'text') as string)
+    .join('')
+  return { text, usage }
+}

@@ -1,0 +1,92 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import Database from 'better-sqlite3'
+
+export const ROOT = resolve(__dirname, '../..')
+const PACER = join(ROOT, 'bin/pacer.cjs')
+
+export interface CliResult {
+  code: number | null
+  signal: NodeJS.Signals | null
+  stdout: string
+  stderr: string
+}
+
+/** Starts `pacer ARGS` as a real child process (the same entry point as `npx pacer`). */
+export function startPacer(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): {
+  child: ChildProcess
+  done: Promise<CliResult>
+} {
+  const child = spawn(process.execPath, [PACER, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, FORCE_COLOR: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()))
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()))
+  const done = new Promise<CliResult>((resolveDone) => {
+    child.on('close', (code, signal) => resolveDone({ code, signal, stdout, stderr }))
+  })
+  return { child, done }
+}
+
+export function runPacer(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  return startPacer(args, env).done
+}
+
+export function tempDir(prefix = 'pacer-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix))
+}
+
+export function writeJsonl(dir: string, name: string, tasks: unknown[]): string {
+  const path = join(dir, name)
+  writeFileSync(path, tasks.map((t) => JSON.stringify(t)).join('\n') + '\n')
+  return path
+}
+
+/** Reads the test database directly (read-only), as an auditor would. */
+export function query<T>(dbPath: string, sql: string, ...args: unknown[]): T[] {
+  const db = new Database(dbPath, { readonly: true, fileMustExist: true })
+  try {
+    return db.prepare(sql).all(...args) as T[]
+  } finally {
+    db.close()
+  }
+}
+
+/** Polls until `check` returns a value (or throws after timeoutMs). */
+export async function until<T>(
+  check: () => T | undefined | null | false,
+  timeoutMs = 20_000,
+  everyMs = 25,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    try {
+      const v = check()
+      if (v) return v
+    } catch {
+      // the database may not exist yet
+    }
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`)
+    await new Promise((r) => setTimeout(r, everyMs))
+  }
+}
+
+export function shuffle<T>(items: T[], seed = 1): T[] {
+  const out = [...items]
+  let s = seed
+  for (let i = out.length - 1; i > 0; i--) {
+    s = (s * 1103515245 + 12345) & 0x7fffffff
+    const j = s % (i + 1)
+    ;[out[i], out[j]] = [out[j]!, out[i]!]
+  }
+  return out
+}
