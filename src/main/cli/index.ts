@@ -2,6 +2,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { runCommand } from './run'
 import { exportCommand, summaryCommand } from './ledger-commands'
 import { forecastCommand } from './forecast'
+import { serveCommand } from './serve'
 import { demoCommand } from './demo'
 import { UsageError } from './common'
 
@@ -102,8 +103,6 @@ export async function main(argv: string[]): Promise<number> {
     )
     .option('--sim-latency-scale <x>', 'multiply the simulated latencies', num(0), 1)
     .action(async (opts) => {
-      // Loaded on demand: the HTTP server is not needed by the batch commands.
-      const { serveCommand } = await import('./serve')
       exitCode = await serveCommand(opts)
     })
 

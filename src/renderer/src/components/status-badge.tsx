@@ -1,0 +1,5 @@
+import type { BatchState, TaskStatus } from '../../../shared/contract'
+
+export function StatusBadge({ status }: { status: TaskStatus | BatchState }) {
+  return <span className={`badge badge-${status}`}>{status}</span>
+}

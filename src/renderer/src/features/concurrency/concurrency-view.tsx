@@ -1,0 +1,143 @@
+import { useCallback } from 'react'
+import type { AimdParamsPatch, PartitionView } from '../../../../shared/contract'
+import { EmptyState } from '../../components/empty-state'
+import { formatClock, formatInt, formatNumber } from '../../lib/format'
+import { useStore } from '../../store'
+import { ALL_PARTITIONS } from '../../store/concurrency-slice'
+import { ParamSlider } from './param-slider'
+import { PARAM_SPECS } from './param-specs'
+import { PartitionChart } from './partition-chart'
+
+export function ConcurrencyView() {
+  const partitions = useStore((s) => s.partitions)
+  const loaded = useStore((s) => s.schedulerLoaded)
+  const applyToAll = useStore((s) => s.applyToAll)
+  const setApplyToAll = useStore((s) => s.setApplyToAll)
+  const setView = useStore((s) => s.setView)
+
+  if (partitions.length === 0) {
+    return (
+      <div className="view">
+        <EmptyState
+          title={loaded ? 'No partition has run yet' : 'Loading the scheduler…'}
+          testId="concurrency-empty"
+        >
+          <p>
+            Each provider + model gets its own concurrency limit, which rises while calls succeed
+            and drops when the provider pushes back (429, 503, 529). Charts appear here as soon as a
+            task calls its provider.
+          </p>
+          <button type="button" className="button primary" onClick={() => setView('queue')}>
+            Queue a batch
+          </button>
+        </EmptyState>
+      </div>
+    )
+  }
+
+  return (
+    <div className="view concurrency-view">
+      <div className="toolbar">
+        <label className="check" data-testid="apply-to-all">
+          <input
+            type="checkbox"
+            checked={applyToAll}
+            onChange={(e) => setApplyToAll(e.target.checked)}
+          />
+          Apply slider changes to all partitions
+        </label>
+        <span className="hint">
+          Changes apply at once to running batches; the value shown is what the scheduler reports
+          back.
+        </span>
+      </div>
+      <div className="concurrency-layout">
+        <div className="partition-list">
+          {partitions.map((p) => (
+            <PartitionCard key={p.partition} partition={p} />
+          ))}
+        </div>
+        <LimitChanges />
+      </div>
+    </div>
+  )
+}
+
+function PartitionCard({ partition: p }: { partition: PartitionView }) {
+  const applyToAll = useStore((s) => s.applyToAll)
+  const setSchedulerParams = useStore((s) => s.setSchedulerParams)
+  const target = applyToAll ? ALL_PARTITIONS : p.partition
+  const send = useCallback(
+    (patch: AimdParamsPatch) => setSchedulerParams(target, patch),
+    [setSchedulerParams, target],
+  )
+  return (
+    <section className="panel partition" data-testid="partition-card" data-partition={p.partition}>
+      <div className="panel-head">
+        <h2 className="mono">{p.partition}</h2>
+        <dl className="partition-stats">
+          <Stat label="limit" value={formatNumber(p.limit, 1)} tone="accent" />
+          <Stat label="effective" value={formatInt(p.concurrency)} tone="teal" />
+          <Stat label="in flight" value={formatInt(p.inflight)} tone="green" />
+          <Stat label="waiting" value={formatInt(p.waiting)} />
+          <Stat label="throttles" value={formatInt(p.throttles)} tone="red" />
+          <Stat label="successes" value={formatInt(p.successes)} />
+        </dl>
+      </div>
+      <PartitionChart partition={p.partition} />
+      {p.lastChange ? (
+        <p className="hint last-change">
+          Last change {formatClock(p.lastChange.ts)}: {formatNumber(p.lastChange.from, 2)} →{' '}
+          {formatNumber(p.lastChange.to, 2)} ({p.lastChange.reason})
+        </p>
+      ) : null}
+      <div className="params" data-testid="scheduler-params">
+        {PARAM_SPECS.map((spec) => (
+          <ParamSlider
+            key={spec.name}
+            spec={spec}
+            partition={p.partition}
+            applied={spec.read(p.params)}
+            send={send}
+          />
+        ))}
+      </div>
+    </section>
+  )
+}
+
+function Stat({ label, value, tone }: { label: string; value: string; tone?: string }) {
+  return (
+    <div className={`mini-stat${tone ? ` tone-${tone}` : ''}`}>
+      <dt>{label}</dt>
+      <dd>{value}</dd>
+    </div>
+  )
+}
+
+function LimitChanges() {
+  const changes = useStore((s) => s.limitChanges)
+  return (
+    <section className="panel limit-changes">
+      <div className="panel-head">
+        <h2>Recent limit changes</h2>
+      </div>
+      {changes.length === 0 ? (
+        <p className="hint">None yet.</p>
+      ) : (
+        <ol className="change-list" data-testid="limit-changes">
+          {changes.map((c) => (
+            <li key={`${c.partition}-${c.ts}-${c.to}`} className={c.to < c.from ? 'down' : 'up'}>
+              <span className="change-time">{formatClock(c.ts)}</span>
+              <span className="change-delta">
+                {c.to < c.from ? '▼' : '▲'} {formatNumber(c.from, 2)} → {formatNumber(c.to, 2)}
+              </span>
+              <span className="change-reason">{c.reason}</span>
+              <span className="change-partition mono">{c.partition}</span>
+            </li>
+          ))}
+        </ol>
+      )}
+    </section>
+  )
+}

@@ -1,0 +1,120 @@
+import { useEffect, useRef } from 'react'
+import uPlot from 'uplot'
+import 'uplot/dist/uPlot.min.css'
+import { axis, chartTheme, fitWidth } from '../../lib/chart-theme'
+import { formatClock } from '../../lib/format'
+import { ringFor } from '../../store/samples'
+
+const WINDOW_MS = 120_000
+const HEIGHT = 220
+/** Redraw at least this often even without new samples, so the time axis keeps sliding. */
+const MIN_REDRAW_MS = 250
+
+/**
+ * The live AIMD chart of one partition. It reads the partition's sample ring on animation frames
+ * rather than through React: samples arrive many times a second and React never re-renders for them.
+ */
+export function PartitionChart({ partition }: { partition: string }) {
+  const box = useRef<HTMLDivElement>(null)
+
+  useEffect(() => {
+    const el = box.current
+    if (!el) return
+    const ring = ringFor(partition)
+    const theme = chartTheme()
+    let nowSec = Date.now() / 1000
+    // Throttle counts per drawn point, for the legend (the marker itself sits on the limit line).
+    let throttleCounts: number[] = []
+
+    const opts: uPlot.Options = {
+      width: Math.max(200, el.clientWidth),
+      height: HEIGHT,
+      cursor: { drag: { x: false, y: false }, points: { size: 6 } },
+      legend: { live: true },
+      scales: {
+        x: { time: true, range: () => [nowSec - WINDOW_MS / 1000, nowSec] },
+        y: { range: (_u, _min, max) => [0, Math.max(4, Math.ceil((max || 0) * 1.15))] },
+      },
+      axes: [
+        // One line of HH:MM:SS: uPlot's default two-line date labels get clipped at the left edge.
+        axis(theme, { space: 70, values: (_u, ticks) => ticks.map((t) => formatClock(t * 1000)) }),
+        axis(theme, { size: 40 }),
+      ],
+      series: [
+        {},
+        {
+          label: 'limit',
+          stroke: theme.accent,
+          width: 2,
+          paths: uPlot.paths.stepped!({ align: 1 }),
+          value: (_u, v) => (v == null ? '–' : v.toFixed(1)),
+        },
+        {
+          label: 'effective',
+          stroke: theme.teal,
+          width: 1.5,
+          paths: uPlot.paths.stepped!({ align: 1 }),
+          value: (_u, v) => (v == null ? '–' : String(v)),
+        },
+        {
+          label: 'in flight',
+          stroke: theme.green,
+          fill: `${theme.green}26`,
+          width: 1,
+          value: (_u, v) => (v == null ? '–' : String(v)),
+        },
+        {
+          label: 'throttled',
+          stroke: theme.red,
+          paths: () => null,
+          points: { show: true, size: 9, width: 2, stroke: theme.red, fill: theme.red },
+          value: (_u, _v, _s, idx) => (idx == null ? '–' : String(throttleCounts[idx] ?? 0)),
+        },
+      ],
+    }
+    const chart = new uPlot(opts, [[], [], [], [], []], el)
+    const stopFit = fitWidth(chart, el, HEIGHT)
+
+    let frame = 0
+    let drawnVersion = -1
+    let drawnAt = 0
+    const draw = (t: number): void => {
+      frame = requestAnimationFrame(draw)
+      if (ring.version === drawnVersion && t - drawnAt < MIN_REDRAW_MS) return
+      drawnVersion = ring.version
+      drawnAt = t
+      const now = Date.now()
+      nowSec = now / 1000
+      const d = ring.since(now - WINDOW_MS)
+      throttleCounts = d.throttles
+      chart.setData([
+        d.ts.map((ts) => ts / 1000),
+        d.limit,
+        d.concurrency,
+        d.inflight,
+        d.limit.map((limit, i) => ((d.throttles[i] ?? 0) > 0 ? limit : null)),
+      ])
+      // Off hover, the legend shows the latest values rather than dashes.
+      if (d.ts.length > 0 && (chart.cursor.left === undefined || chart.cursor.left < 0)) {
+        chart.setLegend({ idx: d.ts.length - 1 })
+      }
+      el.dataset.samples = String(ring.received)
+    }
+    frame = requestAnimationFrame(draw)
+
+    return () => {
+      cancelAnimationFrame(frame)
+      stopFit()
+      chart.destroy()
+    }
+  }, [partition])
+
+  return (
+    <div
+      ref={box}
+      className="chart"
+      data-testid={`concurrency-chart-${partition}`}
+      data-samples={0}
+    />
+  )
+}

@@ -1,0 +1,71 @@
+import type { TypeRollupView } from '../../../../shared/contract'
+import { formatInt, formatRollupCost, formatTokens } from '../../lib/format'
+import { formatRowMoney } from './spend-money'
+
+export function SpendTable({
+  byType,
+  totals,
+}: {
+  byType: TypeRollupView[]
+  totals: TypeRollupView
+}) {
+  return (
+    <div className="table-scroll">
+      <table className="data-table spend-table" data-testid="spend-table">
+        <thead>
+          <tr>
+            <th>Task type</th>
+            <th className="num">Runs</th>
+            <th className="num">Executed</th>
+            <th className="num">Reused</th>
+            <th className="num">Duplicates</th>
+            <th className="num">Avg input tokens</th>
+            <th className="num">Total tokens</th>
+            <th className="num">Cost</th>
+            <th className="num">Saved by dedup</th>
+            <th className="num">Wasted by duplicates</th>
+          </tr>
+        </thead>
+        <tbody>
+          {byType.map((row) => (
+            <SpendRow key={row.taskType} row={row} testId="spend-row" />
+          ))}
+        </tbody>
+        <tfoot>
+          <SpendRow row={totals} label="Total" testId="spend-totals" />
+        </tfoot>
+      </table>
+    </div>
+  )
+}
+
+function SpendRow({ row, label, testId }: { row: TypeRollupView; label?: string; testId: string }) {
+  return (
+    <tr
+      data-testid={testId}
+      data-task-type={label ? undefined : row.taskType}
+      data-runs={row.runs}
+      data-executed={row.executed}
+      data-reused={row.reused}
+      data-duplicates={row.duplicates}
+      data-total-tokens={row.totalTokens}
+      data-cost-micros={row.costMicros}
+      data-unpriced-calls={row.unpricedCalls}
+      data-saved-micros={row.savedMicros}
+      data-wasted-micros={row.wastedMicros}
+    >
+      <td>{label ?? row.taskType}</td>
+      <td className="num">{formatInt(row.runs)}</td>
+      <td className="num">{formatInt(row.executed)}</td>
+      <td className="num">{formatInt(row.reused)}</td>
+      <td className={`num${row.duplicates ? ' bad' : ''}`}>{formatInt(row.duplicates)}</td>
+      <td className="num">{formatInt(Math.round(row.avgInputTokens))}</td>
+      <td className="num">{formatTokens(row.totalTokens)}</td>
+      <td className="num">{formatRollupCost(row.costMicros, row.unpricedCalls)}</td>
+      <td className="num good">{formatRowMoney(row, row.savedMicros)}</td>
+      <td className={`num${row.wastedMicros ? ' bad' : ''}`}>
+        {formatRowMoney(row, row.wastedMicros)}
+      </td>
+    </tr>
+  )
+}

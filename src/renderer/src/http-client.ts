@@ -1,0 +1,184 @@
+/**
+ * The contract client over the headless transport (`pacer serve`): fetch for commands, one shared
+ * EventSource for events, a download for the CSV export. Errors — a network failure included —
+ * are `{ ok: false }` data, never a rejected promise. No DOM globals at module level and only
+ * structural types, so the client runs against a real server under Node in the tests.
+ */
+import { createPacerClient, type Invoke, type PacerApi, type Subscribe } from '../../shared/client'
+import { EVENTS, parseCommand, type EventName, type Reply } from '../../shared/contract'
+import { HTTP_ROUTES, TOKEN_PARAM } from '../../shared/http'
+
+/** Where the session token is kept once it has been taken out of the address bar. */
+export const TOKEN_STORAGE_KEY = 'pacer.sessionToken'
+
+/** The part of EventSource this client uses (so tests can pass their own). */
+export interface EventSourceLike {
+  addEventListener(type: string, listener: (event: { data: string }) => void): void
+  close(): void
+}
+
+export interface HttpClientOptions {
+  /** The server's origin, e.g. `http://127.0.0.1:4123`. */
+  baseUrl: string
+  /** The session token; null gives a client whose every call answers `unauthorized`. */
+  token: string | null
+  /** @default globalThis.fetch */
+  fetch?: typeof fetch
+  /** Opens the event stream. */
+  createEventSource: (url: string) => EventSourceLike
+  /** Starts a download of `url` (the browser: an `<a download>` click). */
+  download: (url: string) => void
+}
+
+function failure(code: string, message: string): Reply<never> {
+  return { ok: false, error: { code, message } }
+}
+
+function isReply(value: unknown): value is Reply<unknown> {
+  if (typeof value !== 'object' || value === null) return false
+  const v = value as { ok?: unknown; error?: { code?: unknown; message?: unknown } }
+  if (v.ok === true) return 'value' in v
+  return (
+    v.ok === false &&
+    typeof v.error === 'object' &&
+    v.error !== null &&
+    typeof v.error.code === 'string' &&
+    typeof v.error.message === 'string'
+  )
+}
+
+const NO_TOKEN = failure(
+  'unauthorized',
+  'no session token: open the console with the URL that `pacer serve` printed',
+)
+
+/**
+ * The contract client over HTTP. `exportLedger` starts a download of GET /api/export and resolves
+ * `{ ok: true, value: { path: null, rows: -1 } }`: the browser owns the file from there, so the
+ * path and the row count are unknown (-1) to the page.
+ */
+export function createHttpPacer(options: HttpClientOptions): PacerApi {
+  const base = options.baseUrl.replace(/\/+$/, '')
+  const { token } = options
+  const doFetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init))
+  const { createEventSource, download } = options
+
+  const exportLedger = (input: unknown): Reply<unknown> => {
+    // Validate here: a 400 answered to a download would be saved as a file, not shown.
+    const parsed = parseCommand('ledger:export', input)
+    if (!parsed.ok) return parsed
+    if (!token) return NO_TOKEN
+    const query = new URLSearchParams({ kind: parsed.value.kind })
+    if (parsed.value.since !== undefined) query.set('since', String(parsed.value.since))
+    if (parsed.value.until !== undefined) query.set('until', String(parsed.value.until))
+    if (parsed.value.batchId !== undefined) query.set('batchId', parsed.value.batchId)
+    // A download cannot carry an Authorization header; Referrer-Policy: no-referrer keeps the
+    // token from leaking onward.
+    query.set(TOKEN_PARAM, token)
+    download(`${base}${HTTP_ROUTES.export}?${query}`)
+    return { ok: true, value: { path: null, rows: -1 } }
+  }
+
+  const invoke: Invoke = async (channel, input) => {
+    if (channel === 'ledger:export') return exportLedger(input)
+    if (!token) return NO_TOKEN
+    let response: Response
+    try {
+      response = await doFetch(`${base}${HTTP_ROUTES.command(channel)}`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify(input ?? {}),
+      })
+    } catch (err) {
+      return failure('network', `could not reach the Pacer server: ${(err as Error).message}`)
+    }
+    let body: unknown
+    try {
+      body = await response.json()
+    } catch {
+      body = undefined
+    }
+    if (isReply(body)) return body
+    return failure('network', `unexpected answer from the Pacer server (HTTP ${response.status})`)
+  }
+
+  // One EventSource for every listener: browsers cap connections per origin (6 over HTTP/1.1).
+  const listeners = new Map<EventName, Set<(payload: unknown) => void>>()
+  let source: EventSourceLike | null = null
+  const listenerTotal = () => [...listeners.values()].reduce((n, set) => n + set.size, 0)
+
+  const open = () => {
+    if (source || !token) return
+    const es = createEventSource(
+      `${base}${HTTP_ROUTES.events}?${TOKEN_PARAM}=${encodeURIComponent(token)}`,
+    )
+    for (const name of EVENTS) {
+      es.addEventListener(name, (event) => {
+        let payload: unknown
+        try {
+          payload = JSON.parse(event.data)
+        } catch {
+          return
+        }
+        for (const listener of [...(listeners.get(name) ?? [])]) {
+          try {
+            listener(payload)
+          } catch (err) {
+            // One broken view must not starve the others of events.
+            console.error(`pacer: a ${name} listener failed`, err)
+          }
+        }
+      })
+    }
+    source = es
+  }
+
+  const subscribe: Subscribe = (event, listener) => {
+    let set = listeners.get(event)
+    if (!set) listeners.set(event, (set = new Set()))
+    set.add(listener)
+    open()
+    return () => {
+      set.delete(listener)
+      if (listenerTotal() === 0 && source) {
+        source.close()
+        source = null
+      }
+    }
+  }
+
+  return createPacerClient('http', invoke, subscribe)
+}
+
+export interface TokenPlaces {
+  location: { readonly href: string }
+  history: {
+    readonly state: unknown
+    replaceState(data: unknown, unused: string, url?: string): void
+  }
+  storage: { getItem(key: string): string | null; setItem(key: string, value: string): void } | null
+}
+
+/**
+ * Takes the session token out of `?token=` (keeping it in sessionStorage, so a reload works) and
+ * removes it from the address bar, the history entry and anything a screenshot would show.
+ */
+export function takeSessionToken(places: TokenPlaces): string | null {
+  const url = new URL(places.location.href)
+  const fromUrl = url.searchParams.get(TOKEN_PARAM)
+  if (fromUrl) {
+    try {
+      places.storage?.setItem(TOKEN_STORAGE_KEY, fromUrl)
+    } catch {
+      // Storage disabled: the token still works for this page's lifetime.
+    }
+    url.searchParams.delete(TOKEN_PARAM)
+    places.history.replaceState(places.history.state, '', `${url.pathname}${url.search}${url.hash}`)
+    return fromUrl
+  }
+  try {
+    return places.storage?.getItem(TOKEN_STORAGE_KEY) ?? null
+  } catch {
+    return null
+  }
+}

@@ -1,0 +1,95 @@
+/**
+ * Formatting at the edge: the engine speaks integer micro-dollars, integer tokens and epoch
+ * milliseconds; only these functions turn them into text for people.
+ */
+
+export const UNPRICED = 'unpriced'
+
+const usd2 = new Intl.NumberFormat('en-US', {
+  style: 'currency',
+  currency: 'USD',
+  minimumFractionDigits: 2,
+  maximumFractionDigits: 2,
+})
+const usd4 = new Intl.NumberFormat('en-US', {
+  style: 'currency',
+  currency: 'USD',
+  minimumFractionDigits: 4,
+  maximumFractionDigits: 4,
+})
+const integer = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 })
+const compact = new Intl.NumberFormat('en-US', { notation: 'compact', maximumFractionDigits: 1 })
+
+/**
+ * Money from micro-dollars. `null` means the model has no price: saying "$0" there would tell an
+ * operator a call was free when nobody knows what it cost.
+ */
+export function formatMicros(micros: number | null | undefined): string {
+  if (micros === null || micros === undefined) return UNPRICED
+  const usd = micros / 1_000_000
+  if (micros === 0) return usd2.format(0)
+  // LLM calls cost fractions of a cent; two decimals would print most of them as $0.00.
+  if (Math.abs(usd) < 1) {
+    if (Math.abs(micros) < 100) return usd < 0 ? '-<$0.0001' : '<$0.0001'
+    return usd4.format(usd)
+  }
+  return usd2.format(usd)
+}
+
+/**
+ * Cost of a rollup. The ledger sums priced calls only: null means none could be priced, and a
+ * partly priced total says which part is missing instead of passing for the whole.
+ */
+export function formatRollupCost(costMicros: number | null, unpricedCalls: number): string {
+  if (costMicros === null) return UNPRICED
+  const money = formatMicros(costMicros)
+  return unpricedCalls > 0 ? `${money} + ${integer.format(unpricedCalls)} unpriced` : money
+}
+
+export function formatInt(n: number): string {
+  return integer.format(n)
+}
+
+export function formatTokens(n: number): string {
+  return n >= 100_000 ? compact.format(n) : integer.format(n)
+}
+
+export function formatNumber(n: number, digits = 1): string {
+  return n.toLocaleString('en-US', { maximumFractionDigits: digits })
+}
+
+export function formatPercent(part: number, whole: number): string {
+  if (whole <= 0) return '0%'
+  return `${Math.floor((part / whole) * 100)}%`
+}
+
+// 24-hour clock: fixed width in tables and logs, no AM/PM to misread.
+const timeFmt = new Intl.DateTimeFormat(undefined, {
+  hour: '2-digit',
+  minute: '2-digit',
+  second: '2-digit',
+  hourCycle: 'h23',
+})
+const dateTimeFmt = new Intl.DateTimeFormat(undefined, {
+  month: 'short',
+  day: 'numeric',
+  hour: '2-digit',
+  minute: '2-digit',
+  hourCycle: 'h23',
+})
+
+export function formatClock(ts: number): string {
+  return timeFmt.format(ts)
+}
+
+export function formatDateTime(ts: number): string {
+  return dateTimeFmt.format(ts)
+}
+
+/** "1.2 s", "340 ms", "3 min" — for durations an operator compares at a glance. */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`
+  if (ms < 60_000) return `${formatNumber(ms / 1000, 1)} s`
+  if (ms < 3_600_000) return `${formatNumber(ms / 60_000, 1)} min`
+  return `${formatNumber(ms / 3_600_000, 1)} h`
+}

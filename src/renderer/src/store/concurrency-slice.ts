@@ -1,0 +1,75 @@
+import type {
+  AimdParamsPatch,
+  LimitChangeView,
+  PartitionView,
+  Reply,
+} from '../../../shared/contract'
+import { call } from './api'
+import type { SliceCreator } from './types'
+
+/** The partition name that addresses every partition at once in setScheduler. */
+export const ALL_PARTITIONS = '*'
+const MAX_CHANGES = 200
+
+export interface ConcurrencySlice {
+  partitions: PartitionView[]
+  schedulerLoaded: boolean
+  /** Newest first. */
+  limitChanges: LimitChangeView[]
+  applyToAll: boolean
+
+  loadScheduler(): Promise<void>
+  setPartitions(partitions: readonly PartitionView[]): void
+  addLimitChanges(changes: readonly LimitChangeView[]): void
+  setApplyToAll(on: boolean): void
+  setSchedulerParams(partition: string, params: AimdParamsPatch): Promise<Reply<PartitionView[]>>
+}
+
+function mergePartitions(
+  current: readonly PartitionView[],
+  next: readonly PartitionView[],
+): PartitionView[] {
+  const byName = new Map(current.map((p) => [p.partition, p]))
+  for (const p of next) byName.set(p.partition, p)
+  return [...byName.values()].sort((a, b) => a.partition.localeCompare(b.partition))
+}
+
+export const createConcurrencySlice: SliceCreator<ConcurrencySlice> = (set, get) => ({
+  partitions: [],
+  schedulerLoaded: false,
+  limitChanges: [],
+  applyToAll: false,
+
+  loadScheduler: async () => {
+    const reply = await call((api) => api.getScheduler({}))
+    if (!reply.ok) {
+      get().reportError('Could not load the scheduler', reply.error)
+      return
+    }
+    const seeded = reply.value
+      .map((p) => p.lastChange)
+      .filter((c): c is LimitChangeView => c !== null)
+    set({ partitions: mergePartitions(get().partitions, reply.value), schedulerLoaded: true })
+    if (get().limitChanges.length === 0) get().addLimitChanges(seeded)
+  },
+
+  setPartitions: (partitions) =>
+    set({ partitions: mergePartitions(get().partitions, partitions), schedulerLoaded: true }),
+
+  addLimitChanges: (changes) => {
+    if (changes.length === 0) return
+    const seen = new Set(get().limitChanges.map((c) => `${c.partition}|${c.ts}|${c.to}`))
+    const fresh = changes.filter((c) => !seen.has(`${c.partition}|${c.ts}|${c.to}`))
+    if (fresh.length === 0) return
+    const merged = [...fresh, ...get().limitChanges].sort((a, b) => b.ts - a.ts)
+    set({ limitChanges: merged.slice(0, MAX_CHANGES) })
+  },
+
+  setApplyToAll: (applyToAll) => set({ applyToAll }),
+
+  setSchedulerParams: async (partition, params) => {
+    const reply = await call((api) => api.setScheduler({ partition, params }))
+    if (reply.ok) get().setPartitions(reply.value)
+    return reply
+  },
+})

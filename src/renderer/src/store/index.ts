@@ -1,0 +1,33 @@
+/**
+ * The console's one store, made of typed slices. Actions live on the state, so event listeners
+ * and other non-React code call them through `useStore.getState()`.
+ */
+import { create } from 'zustand'
+import { createConcurrencySlice } from './concurrency-slice'
+import { createQueueSlice } from './queue-slice'
+import { createSettingsSlice } from './settings-slice'
+import { createSpendSlice } from './spend-slice'
+import type { Store } from './types'
+import { createUiSlice } from './ui-slice'
+
+export const useStore = create<Store>()((...a) => ({
+  ...createQueueSlice(...a),
+  ...createConcurrencySlice(...a),
+  ...createSpendSlice(...a),
+  ...createSettingsSlice(...a),
+  ...createUiSlice(...a),
+}))
+
+export type { Store } from './types'
+export type { View } from './ui-slice'
+
+/** Header numbers: what is running now against what the scheduler allows. */
+export function selectLiveLoad(s: Store): { inflight: number; limit: number } {
+  let inflight = 0
+  let limit = 0
+  for (const p of s.partitions) {
+    inflight += p.inflight
+    limit += Math.floor(p.limit)
+  }
+  return { inflight, limit }
+}

@@ -1,0 +1,87 @@
+/**
+ * The one place where engine events enter the console. Listeners are attached before the first
+ * loads so nothing that happens in between is missed; the loads then replace whatever the events
+ * brought with a complete picture.
+ */
+import type { PartitionView, TypeRollupView } from '../../../shared/contract'
+import { throttle } from '../lib/timing'
+import { call, pacer } from './api'
+import { useStore } from './index'
+import { pushSamples } from './samples'
+
+/** Header and partition cards: 4 updates a second is live to the eye and cheap to render. */
+const PARTITIONS_MS = 250
+/** Spend tables re-query the ledger, so they refresh less often than they are told to. */
+const SPEND_REFRESH_MS = 2000
+
+export function wirePacer(): () => void {
+  const api = pacer()
+  const store = useStore.getState
+  store().setTransport(api.transport)
+
+  const setPartitions = throttle((p: PartitionView[]) => store().setPartitions(p), PARTITIONS_MS)
+  const setTotals = throttle((t: TypeRollupView) => store().setLedgerTotals(t), PARTITIONS_MS)
+  const refreshSpend = throttle(() => void store().refreshSpend(), SPEND_REFRESH_MS)
+
+  // A bug in one handler must not silently stop the stream of the others: report it and go on.
+  const guard =
+    <T>(name: string, fn: (payload: T) => void) =>
+    (payload: T): void => {
+      try {
+        fn(payload)
+      } catch (err) {
+        store().reportError(
+          `Could not apply ${name}`,
+          err instanceof Error ? err.message : `${err}`,
+        )
+      }
+    }
+
+  const unsubscribers = [
+    api.onTasksChanged(guard('task changes', (e) => store().applyTasksChanged(e))),
+    api.onSchedulerChanged(
+      guard('scheduler changes', (e) => {
+        // Samples go to the ring buffers, not the store: the charts pull them per frame.
+        pushSamples(e.samples)
+        if (e.partitions.length) setPartitions(e.partitions)
+        store().addLimitChanges(e.changes)
+      }),
+    ),
+    api.onLedgerChanged(
+      guard('ledger changes', (e) => {
+        setTotals(e.totals)
+        if (store().view === 'spend') refreshSpend()
+        else store().markSpendStale()
+      }),
+    ),
+  ]
+
+  // Coming back to Spend after the ledger moved refreshes it once.
+  const unsubscribeView = useStore.subscribe((s, prev) => {
+    if (s.view === 'spend' && prev.view !== 'spend' && s.spendStale) void s.refreshSpend()
+  })
+
+  const s = store()
+  void s.loadBatches()
+  s.ensureTaskRange(0, 40)
+  void s.loadScheduler()
+  void s.loadSettings()
+  void s.refreshSpend().then(() => {
+    // The Spend view opens on a time range; the header wants all-time totals.
+    if (store().ledgerTotals === null) void loadAllTimeTotals()
+  })
+
+  return () => {
+    for (const off of unsubscribers) off()
+    unsubscribeView()
+    setPartitions.cancel()
+    setTotals.cancel()
+    refreshSpend.cancel()
+  }
+}
+
+async function loadAllTimeTotals(): Promise<void> {
+  const reply = await call((api) => api.ledgerRollup({}))
+  if (reply.ok) useStore.getState().setLedgerTotals(reply.value.totals)
+  else useStore.getState().reportError('Could not load ledger totals', reply.error)
+}

@@ -1,0 +1,63 @@
+/**
+ * The console's one way to the engine: `window.pacer` when the Electron preload provided it,
+ * otherwise the same typed client over the headless transport (`pacer serve`, http-client.ts).
+ * Whichever it is, errors are `{ ok: false }` data — a network failure included.
+ *
+ * HTTP mode, `exportLedger`: starts a download of GET /api/export and resolves
+ * `{ ok: true, value: { path: null, rows: -1 } }` — the browser owns the file from there, so the
+ * page knows neither its path nor its row count.
+ */
+import type { PacerApi } from '../../shared/client'
+import { createHttpPacer, takeSessionToken, type EventSourceLike } from './http-client'
+
+export { TOKEN_STORAGE_KEY, createHttpPacer, takeSessionToken } from './http-client'
+
+function clickDownload(url: string): void {
+  const a = document.createElement('a')
+  a.href = url
+  // Same origin, so `download` is honoured; the server's Content-Disposition names the file.
+  a.download = ''
+  a.rel = 'noopener'
+  a.style.display = 'none'
+  document.body.appendChild(a)
+  a.click()
+  a.remove()
+}
+
+function sessionStorageOrNull(): Storage | null {
+  try {
+    return window.sessionStorage
+  } catch {
+    return null
+  }
+}
+
+let cached: PacerApi | null = null
+
+/**
+ * The console's client: the preload's in Electron, the HTTP one in a browser. Throws (once, at
+ * startup, so main.tsx can say why) when there is no transport at all: no preload and not served
+ * over http(s), or served without a session token.
+ */
+export function getPacer(): PacerApi {
+  if (window.pacer) return window.pacer
+  if (cached) return cached
+  if (window.location.protocol !== 'http:' && window.location.protocol !== 'https:') {
+    throw new Error('no Pacer transport: this page has neither the desktop preload nor a server')
+  }
+  const token = takeSessionToken({
+    location: window.location,
+    history: window.history,
+    storage: sessionStorageOrNull(),
+  })
+  if (!token) {
+    throw new Error('no session token: open the console with the URL that `pacer serve` printed')
+  }
+  cached = createHttpPacer({
+    baseUrl: window.location.origin,
+    token,
+    createEventSource: (url) => new EventSource(url) as EventSourceLike,
+    download: clickDownload,
+  })
+  return cached
+}
