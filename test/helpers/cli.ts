@@ -21,6 +21,8 @@ export function startPacer(
 ): {
   child: ChildProcess
   done: Promise<CliResult>
+  /** What the process printed so far. */
+  output: () => { stdout: string; stderr: string }
 } {
   const child = spawn(process.execPath, [PACER, ...args], {
     cwd: ROOT,
@@ -34,7 +36,7 @@ export function startPacer(
   const done = new Promise<CliResult>((resolveDone) => {
     child.on('close', (code, signal) => resolveDone({ code, signal, stdout, stderr }))
   })
-  return { child, done }
+  return { child, done, output: () => ({ stdout, stderr }) }
 }
 
 export function runPacer(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
@@ -63,14 +65,14 @@ export function query<T>(dbPath: string, sql: string, ...args: unknown[]): T[] {
 
 /** Polls until `check` returns a value (or throws after timeoutMs). */
 export async function until<T>(
-  check: () => T | undefined | null | false,
+  check: () => T | undefined | null | false | Promise<T | undefined | null | false>,
   timeoutMs = 20_000,
   everyMs = 25,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     try {
-      const v = check()
+      const v = await check()
       if (v) return v
     } catch {
       // the database may not exist yet
