@@ -12,8 +12,15 @@ const epochMs = z.number().int().nonnegative()
 
 /** One task as queued by the operator or read from a batch file. */
 export const TaskInput = z.strictObject({
-  type: z.string().trim().min(1, 'must be a non-empty string').max(200),
-  payload: z.json(),
+  type: z
+    .string({
+      error: (issue) => (issue.input === undefined ? 'required' : 'must be a string'),
+    })
+    .trim()
+    .min(1, 'must be a non-empty string')
+    .max(200),
+  // Any JSON; the engine's canonical JSON check names the exact bad path (payload.items[3].price).
+  payload: z.unknown().refine((v) => v !== undefined, 'required'),
   steps: z.number().int().min(1).max(1000).optional(),
   key: z.string().min(1).max(500).optional(),
   model: z.string().min(1).max(200).optional(),

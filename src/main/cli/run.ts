@@ -105,6 +105,8 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
   let batchId: string
   let resumed = false
   try {
+    // Tasks of a killed run come back to the queue first, so this run can resume that batch.
+    engine.runner.sweepExpired()
     const resumable = opts.new ? null : engine.queue.findResumable(sourceHash)
     if (resumable && engine.queue.setBatchState(resumable, 'running', ['interrupted'])) {
       batchId = resumable
@@ -120,8 +122,9 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
     }
   } catch (err) {
     await engine.shutdown()
+    // A reused idempotency key is bad input; anything else (SQLite trouble) is not.
     const e = err as { code?: string; message: string }
-    if (e.code) throw new UsageError(e.message)
+    if (e.code === 'key_reused_with_different_payload') throw new UsageError(e.message)
     throw err
   }
 
@@ -133,7 +136,9 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
     skippedLines,
     distinct: new Set(tasks.map((t) => t.fp)).size,
   })
-  await engine.shutdown({ graceMs: 0 })
+  // A call still in flight here belongs to a task someone else finished (we lost its lease): let
+  // it land so the ledger shows what it cost, as a duplicate.
+  await engine.shutdown({ graceMs: 15_000 })
 
   if (opts.json) {
     process.stdout.write(`${JSON.stringify(summary)}\n`)
