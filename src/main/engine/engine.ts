@@ -287,7 +287,8 @@ export function createEngine(options: EngineOptions): Engine {
       return {
         baseUrl: s.baseUrls[id] ?? null,
         hasKey: key !== null,
-        keyHint: key ? `…${key.slice(-4)}` : null,
+        // Only long keys get a hint: the last 4 of a short key reveal too much of it.
+        keyHint: key && key.length >= 20 ? `…${key.slice(-4)}` : null,
       }
     }
     return {

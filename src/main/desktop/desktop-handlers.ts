@@ -1,0 +1,40 @@
+/**
+ * The engine's handler map as the desktop binds it. One command needs the desktop's own parts:
+ * `ledger:export` answers with a native save dialog and a file (the engine leaves export to the
+ * transport). API keys need nothing here: the engine stores them through the SecretsAccess it was
+ * given (secrets.ts, the OS keyring). Pure: no Electron import.
+ */
+import type { CommandHandlers, CommandParsed } from '../../shared/contract'
+import {
+  exportFileName,
+  exportFilterOf,
+  type ExportFilter,
+  type ExportKind,
+} from '../server/commands'
+
+export interface DesktopHandlerDeps {
+  /** Shows the save dialog; resolves the chosen path, or null when the operator cancels. */
+  chooseExportPath(defaultFileName: string, kind: ExportKind): Promise<string | null>
+  /** Streams the export into `path` (export-file.ts around the engine's exportCsv). */
+  exportCsvToFile(kind: ExportKind, filter: ExportFilter, path: string): Promise<{ rows: number }>
+  /** @default () => new Date() */
+  now?: () => Date
+}
+
+/** The handler map the desktop binds to IPC: the engine's, with ledger:export answered here. */
+export function createDesktopHandlers(
+  engine: CommandHandlers,
+  deps: DesktopHandlerDeps,
+): CommandHandlers {
+  const now = deps.now ?? (() => new Date())
+  return {
+    ...engine,
+    'ledger:export': async (input: CommandParsed<'ledger:export'>) => {
+      const path = await deps.chooseExportPath(exportFileName(input.kind, now()), input.kind)
+      // Cancelling the dialog is not an error: nothing was written.
+      if (path === null) return { path: null, rows: 0 }
+      const { rows } = await deps.exportCsvToFile(input.kind, exportFilterOf(input), path)
+      return { path, rows }
+    },
+  }
+}

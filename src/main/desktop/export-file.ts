@@ -1,0 +1,37 @@
+/**
+ * Streams the engine's CSV export into a file the operator chose. Writes `<path>.part` and renames
+ * it at the end, so a failed or interrupted export never leaves a truncated CSV under the chosen
+ * name (finance would import it as if it were complete).
+ */
+import { createWriteStream } from 'node:fs'
+import { rename, rm } from 'node:fs/promises'
+import { finished } from 'node:stream/promises'
+import type { ExportCsv, ExportFilter, ExportKind } from '../server/commands'
+
+/** Writes the export to `path`; resolves with the row count once the file is complete. */
+export async function exportCsvToFile(
+  exportCsv: ExportCsv,
+  kind: ExportKind,
+  filter: ExportFilter,
+  path: string,
+): Promise<{ rows: number }> {
+  const partial = `${path}.part`
+  const out = createWriteStream(partial, { flags: 'w', mode: 0o644 })
+  // Before the first write: an unwritable folder surfaces as the export's error, not a crash.
+  const opened = new Promise<void>((resolve, reject) => {
+    out.once('open', () => resolve())
+    out.once('error', reject)
+  })
+  try {
+    await opened
+    const { rows } = await exportCsv(kind, out, filter)
+    if (!out.writableEnded) out.end()
+    await finished(out)
+    await rename(partial, path)
+    return { rows }
+  } catch (err) {
+    out.destroy()
+    await rm(partial, { force: true })
+    throw err
+  }
+}

@@ -1,0 +1,4 @@
+/** The headless transport, for `pacer serve`: the same contract as the Electron shell, over HTTP. */
+export { isLoopbackHost, startHttpServer } from './http-server'
+export type { HttpServerHandle, HttpServerOptions } from './http-server'
+export type { EventSubscribe, ExportCsv, ExportFilter, ExportKind } from './commands'
