@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { parse } from 'csv-parse/sync'
 import { describe, expect, it } from 'vitest'
 import type { RunSummary } from '../../src/main/cli/run'
+import { createEngine } from '../../src/main/engine/engine'
 import { query, runPacer, startPacer, tempDir, until, writeJsonl } from '../helpers/cli'
 
 const FAST = ['--sim-latency-scale', '0.05']
@@ -161,6 +162,34 @@ describe('pacer run: interruption, resume, audit', () => {
     expect(s3.executed).toBe(0)
     expect(s3.costUsd).toBe(0)
     expect(s3.savedUsd).toBeCloseTo(s2.costUsd ?? 0, 6)
+  })
+
+  it('a batch cancelled from the console stops the CLI run: exit 1, nothing left queued', async () => {
+    const dir = tempDir()
+    const db = join(dir, 'pacer.db')
+    const tasks = Array.from({ length: 30 }, (_, i) => ({ type: 'job', payload: { i } }))
+    const file = writeJsonl(dir, 'batch.jsonl', tasks)
+    const run = startPacer(['run', file, '--db', db, '--json', '--sim-latency-scale', '3'])
+    const batchId = await until(() => {
+      const [row] = query<{ n: number }>(
+        db,
+        `SELECT COUNT(*) AS n FROM tasks WHERE status='succeeded'`,
+      )
+      return (row?.n ?? 0) >= 2 && query<{ id: string }>(db, 'SELECT id FROM batches')[0]?.id
+    })
+    // The console is another engine on the same database file.
+    const console = createEngine({ dbPath: db })
+    try {
+      await console.handlers['batches:cancel']({ batchId })
+    } finally {
+      await console.shutdown({ graceMs: 0 })
+    }
+    const r = await run.done
+    expect(r.code, r.stderr).toBe(1)
+    const s = JSON.parse(r.stdout) as RunSummary
+    expect(s.cancelled).toBeGreaterThan(0)
+    expect(query(db, `SELECT * FROM tasks WHERE status IN ('queued','running')`)).toHaveLength(0)
+    expect(query(db, `SELECT * FROM claims WHERE state='running'`)).toHaveLength(0)
   })
 
   it('--audit runs duplicates and prices them as wasted; dedup would have saved exactly that', async () => {

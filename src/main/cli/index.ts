@@ -43,7 +43,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--max-concurrency <n>', 'AIMD ceiling', int(1))
     .option('--initial-concurrency <n>', 'AIMD starting limit', num(1))
     .option('--result-ttl <seconds>', 'reuse completed results this long (0 = forever)', int(0))
-    .option('--lease <seconds>', 'claim lease, renewed while a task runs', num(0.1), 30)
+    .option('--lease <seconds>', 'claim lease, renewed while a task runs', num(0.1, 3600), 30)
     .option('--audit', 'no deduplication: run duplicates and price them (measure, then stop)')
     .option('--skip-invalid', 'queue the valid lines and report the invalid ones')
     .option('--new', 'start a new batch even if an interrupted run of this file can be resumed')
@@ -143,11 +143,12 @@ function int(min: number) {
   }
 }
 
-function num(min: number) {
+function num(min: number, max = Number.MAX_SAFE_INTEGER) {
   return (value: string) => {
     const n = Number(value)
-    if (value.trim() === '' || !Number.isFinite(n) || n < min) {
-      throw new InvalidArgumentError(`expected a number ≥ ${min}, got "${value}"`)
+    if (value.trim() === '' || !Number.isFinite(n) || n < min || n > max) {
+      const range = max === Number.MAX_SAFE_INTEGER ? `≥ ${min}` : `between ${min} and ${max}`
+      throw new InvalidArgumentError(`expected a number ${range}, got "${value}"`)
     }
     return n
   }

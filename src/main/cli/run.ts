@@ -56,21 +56,8 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
   const path = resolve(file)
   const content = await readBatch(path)
   const parsed = parseBatchFile(content, formatFromName(path))
-  if (parsed.errors.length > 0) {
-    reportLineErrors(file, parsed.errors)
-    if (!opts.skipInvalid || parsed.tasks.length === 0) {
-      throw new UsageError(
-        `${file}: ${parsed.errors.length} invalid line(s); nothing was queued` +
-          (parsed.tasks.length > 0 ? ' (use --skip-invalid to queue the valid ones)' : ''),
-      )
-    }
-  }
-  const skippedLines = new Set(parsed.errors.map((e) => e.line)).size
-  if (skippedLines > 0) {
-    process.stderr.write(
-      `pacer: skipped ${skippedLines} invalid line(s); queuing ${parsed.tasks.length}\n`,
-    )
-  }
+  // Fail fast on a file that is wrong as a whole, before touching the database.
+  if (parsed.tasks.length === 0) rejectLines(file, parsed.errors, 0)
 
   const scheduler: Partial<AimdParams> = {}
   if (opts.minConcurrency !== undefined) scheduler.min = opts.minConcurrency
@@ -88,15 +75,22 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
 
   const audit = opts.audit ?? engine.settings.get().audit
   const model = opts.model ?? (opts.provider === 'sim' ? SIM_DEFAULT_MODEL : undefined)
-  if (!model) {
-    await engine.shutdown()
-    throw new UsageError(`--model is required with --provider ${opts.provider}`)
+  const resolved = engine.resolve(parsed.tasks, { provider: opts.provider, model })
+  const errors = [...parsed.errors, ...resolved.errors].sort((a, b) => a.line - b.line)
+  const tasks = resolved.tasks
+  if (errors.length > 0) {
+    if (!opts.skipInvalid || tasks.length === 0) {
+      await engine.shutdown()
+      rejectLines(file, errors, tasks.length)
+    }
+    reportLineErrors(file, errors)
   }
-  const tasks = parsed.tasks.map((t) => ({
-    ...t,
-    provider: t.provider ?? opts.provider,
-    model: t.model ?? model,
-  }))
+  const skippedLines = new Set(errors.map((e) => e.line)).size
+  if (skippedLines > 0) {
+    process.stderr.write(
+      `pacer: skipped ${skippedLines} invalid line(s); queuing ${tasks.length}\n`,
+    )
+  }
   const sourceHash = createHash('sha256')
     .update(content)
     .update(JSON.stringify({ audit, provider: opts.provider, model }))
@@ -128,7 +122,11 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
     throw err
   }
 
+  engine.runner.on('warning', (message) => process.stderr.write(`pacer: warning: ${message}\n`))
   const interrupted = await drive(engine, batchId, opts)
+  // A call still in flight here belongs to a task someone else finished (we lost its lease), or
+  // to a cancelled batch: let it land so the ledger shows what it cost, then count.
+  await engine.runner.stop({ graceMs: 15_000 })
   const summary = summarize(engine, batchId, {
     started,
     interrupted,
@@ -136,9 +134,7 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
     skippedLines,
     distinct: new Set(tasks.map((t) => t.fp)).size,
   })
-  // A call still in flight here belongs to a task someone else finished (we lost its lease): let
-  // it land so the ledger shows what it cost, as a duplicate.
-  await engine.shutdown({ graceMs: 15_000 })
+  await engine.shutdown({ graceMs: 0 })
 
   if (opts.json) {
     process.stdout.write(`${JSON.stringify(summary)}\n`)
@@ -146,7 +142,7 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
     printSummary(summary, file)
   }
   if (interrupted) return 130
-  return summary.failed > 0 ? 1 : 0
+  return summary.failed > 0 || summary.cancelled > 0 ? 1 : 0
 }
 
 async function readBatch(path: string): Promise<string> {
@@ -161,6 +157,15 @@ async function readBatch(path: string): Promise<string> {
       e.code === 'ENOENT' ? 'no such file' : e.code === 'EISDIR' ? 'is a folder' : e.message
     throw new UsageError(`cannot read ${path}: ${why}`)
   }
+}
+
+/** Reports every bad line and stops with exit code 2: nothing is queued. */
+function rejectLines(file: string, errors: readonly LineError[], valid: number): never {
+  reportLineErrors(file, errors)
+  throw new UsageError(
+    `${file}: ${new Set(errors.map((e) => e.line)).size} invalid line(s); nothing was queued` +
+      (valid > 0 ? ' (use --skip-invalid to queue the valid ones)' : ''),
+  )
 }
 
 function reportLineErrors(file: string, errors: readonly LineError[]): void {
@@ -215,11 +220,23 @@ async function drive(engine: Engine, batchId: string, opts: RunOptions): Promise
   bar?.start(total, 0, progressPayload(engine, batchId))
 
   engine.start()
+  let pausedNoticed = false
   await new Promise<void>((resolveDone) => {
     const tick = () => {
       const b = engine.queue.batch(batchId)
       const unfinished = b ? b.counts.queued + b.counts.running : 0
       if (bar && b) bar.update(b.total - unfinished, progressPayload(engine, batchId))
+      if (b?.state === 'paused' && !pausedNoticed) {
+        pausedNoticed = true
+        bar?.stop()
+        process.stderr.write(
+          `pacer: batch ${batchId} was paused (from the console); waiting for it to resume (Ctrl-C stops this run)\n`,
+        )
+      } else if (b?.state !== 'paused') {
+        pausedNoticed = false
+      }
+      // Cancelled from the console: stop this process's calls for it too.
+      if (b?.state === 'cancelled') engine.runner.cancelRunning(batchId)
       if (interrupted || unfinished === 0 || b?.state === 'cancelled') {
         clearInterval(timer)
         resolveDone()

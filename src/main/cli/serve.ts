@@ -50,6 +50,7 @@ export async function serveCommand(opts: {
     await engine.shutdown({ graceMs: 0 })
     throw new UsageError((err as Error).message)
   }
+  engine.runner.on('warning', (message) => process.stderr.write(`pacer: warning: ${message}\n`))
   engine.start()
   // The URL carries the session token: print it once, on stdout, for the operator (and tests).
   process.stdout.write(`Pacer console: ${server.url}\n`)

@@ -9,6 +9,7 @@ import type {
   EventPayloads,
   ForecastView,
   LimitChangeView,
+  LineError,
   PartitionView,
   ProviderId,
   SchedulerSample,
@@ -20,6 +21,7 @@ import { formatFromName, parseBatchFile, validateTask } from './batch-file'
 import { SqliteClaimStore } from './claims'
 import { openDatabase } from './db'
 import { EngineError } from './errors'
+import { executionFingerprint } from './fingerprint'
 import { forecastBatch } from './forecast'
 import { checkIdempotencyKey } from './idempotency-keys'
 import type { LedgerFilter, LedgerTotals } from './ledger'
@@ -35,6 +37,14 @@ import { Scheduler } from './scheduler'
 import { SettingsStore } from './settings'
 import type { AimdParams, Clock, Provider } from './types'
 import { systemClock } from './types'
+
+/** A task ready to queue: provider and model resolved, `fp` is its claim identity. */
+export interface ResolvedTask extends ParsedTask {
+  provider: string
+  model: string
+  /** The execution's fingerprint (task + provider + model + steps). */
+  runFp: string
+}
 
 /** Where API keys live: the desktop's safeStorage vault, or the environment in headless mode. */
 export interface SecretsAccess {
@@ -91,9 +101,17 @@ export interface Engine {
     out: NodeJS.WritableStream,
     filter?: LedgerFilter,
   ): Promise<{ rows: number }>
-  /** Queues validated tasks as one batch (all or nothing); returns its id. */
-  enqueue(
+  /**
+   * Gives each task its provider and model (the defaults, or the settings'), checks them, and
+   * computes its claim identity. Problems come back per line, nothing throws.
+   */
+  resolve(
     tasks: readonly ParsedTask[],
+    defaults?: { provider?: string; model?: string },
+  ): { tasks: ResolvedTask[]; errors: LineError[] }
+  /** Queues resolved tasks as one batch (all or nothing); returns its id. */
+  enqueue(
+    tasks: readonly ResolvedTask[],
     batch: { name: string; source: string | null; sourceHash: string | null; audit: boolean },
   ): string
   start(): void
@@ -211,35 +229,64 @@ export function createEngine(options: EngineOptions): Engine {
   flushTimer.unref()
 
   // ------------------------------------------------------------ commands
+  const resolve: Engine['resolve'] = (tasks, defaults) => {
+    const current = settings.get()
+    const defaultProvider = defaults?.provider ?? current.defaultProvider
+    const defaultModel =
+      defaults?.model ?? (defaultProvider === current.defaultProvider ? current.defaultModel : null)
+    const resolved: ResolvedTask[] = []
+    const errors: LineError[] = []
+    for (const t of tasks) {
+      const provider = t.provider ?? defaultProvider
+      if (!Object.prototype.hasOwnProperty.call(providers, provider)) {
+        errors.push({
+          line: t.line,
+          field: 'provider',
+          message: `unknown provider "${provider}" (known: ${Object.keys(providers).join(', ')})`,
+        })
+        continue
+      }
+      const model = t.model ?? (provider === defaultProvider ? defaultModel : null)
+      if (!model) {
+        errors.push({
+          line: t.line,
+          field: 'model',
+          message: `required for provider "${provider}": only the default provider (${defaultProvider}) has a default model`,
+        })
+        continue
+      }
+      const runFp = executionFingerprint(t.payloadFp, { provider, model, steps: t.steps })
+      resolved.push({ ...t, provider, model, runFp, fp: t.key === null ? runFp : t.fp })
+    }
+    return { tasks: resolved, errors }
+  }
+
   const enqueue: Engine['enqueue'] = (tasks, batch) => {
     const now = clock.now()
     const id = db
       .transaction(() => {
-        tasks.forEach((t, i) => {
-          if (t.key !== null) {
-            try {
-              checkIdempotencyKey(db, t.key, t.payloadFp, now)
-            } catch (err) {
-              throw EngineError.from(err, `line ${t.line}`, i)
-            }
+        for (const t of tasks) {
+          if (t.key === null) continue
+          try {
+            // A key names one execution: the same key with another payload, model or step count
+            // is a different request, refused like Stripe refuses it.
+            checkIdempotencyKey(db, t.key, t.runFp, now)
+          } catch (err) {
+            throw EngineError.from(err, `line ${t.line}`)
           }
-        })
-        const current = settings.get()
+        }
         return queue.createBatch(
           batch,
-          tasks.map((t) => {
-            const provider = t.provider ?? current.defaultProvider
-            return {
-              seq: t.line,
-              type: t.type,
-              payloadJson: t.payloadJson,
-              fp: t.fp,
-              key: t.key,
-              steps: t.steps,
-              provider,
-              model: t.model ?? (provider === current.defaultProvider ? current.defaultModel : ''),
-            }
-          }),
+          tasks.map((t) => ({
+            seq: t.line,
+            type: t.type,
+            payloadJson: t.payloadJson,
+            fp: t.fp,
+            key: t.key,
+            steps: t.steps,
+            provider: t.provider,
+            model: t.model,
+          })),
         )
       })
       .immediate()
@@ -248,15 +295,26 @@ export function createEngine(options: EngineOptions): Engine {
     return id
   }
 
-  const forecastOf = (tasks: readonly ParsedTask[], audit?: boolean): ForecastView => {
+  /** Resolves, then throws the first problem as a command error naming its line or field. */
+  const resolveOrThrow = (tasks: readonly ParsedTask[], fieldOf: (e: LineError) => string) => {
+    const { tasks: resolved, errors } = resolve(tasks)
+    const first = errors[0]
+    if (first) {
+      const field = fieldOf(first)
+      throw new EngineError('invalid_task', `${field}: ${first.message}`, field)
+    }
+    return resolved
+  }
+
+  const forecastOf = (tasks: readonly ResolvedTask[], audit?: boolean): ForecastView => {
     const current = settings.get()
     const f = forecastBatch(
       tasks.map((t) => ({
         type: t.type,
         payload: t.payload,
         steps: t.steps,
-        provider: t.provider ?? current.defaultProvider,
-        model: t.model ?? current.defaultModel,
+        provider: t.provider,
+        model: t.model,
         fp: t.fp,
       })),
       prices,
@@ -321,41 +379,46 @@ export function createEngine(options: EngineOptions): Engine {
       const parsed = input.tasks
         .map((t, i) => validateTask(t, i + 1, errors))
         .filter((t): t is ParsedTask => t !== null)
+      const fieldOf = (e: LineError) => `tasks[${e.line - 1}]${e.field ? `.${e.field}` : ''}`
       const first = errors[0]
       if (first) {
-        const field = `tasks[${first.line - 1}]${first.field ? `.${first.field}` : ''}`
+        const field = fieldOf(first)
         throw new EngineError('invalid_task', `${field}: ${first.message}`, field)
       }
+      const resolved = resolveOrThrow(parsed, fieldOf)
       const audit = input.audit ?? settings.get().audit
       const name = input.name ?? `console ${new Date(clock.now()).toISOString()}`
-      const batchId = enqueue(parsed, { name, source: 'console', sourceHash: null, audit })
-      return { batchId, enqueued: parsed.length }
+      const batchId = enqueue(resolved, { name, source: 'console', sourceHash: null, audit })
+      return { batchId, enqueued: resolved.length }
     },
     'batches:preview': (input) => {
       const format = input.format ?? formatFromName(input.fileName)
       const parsed = parseBatchFile(input.content, format)
+      const { tasks, errors } = resolve(parsed.tasks)
       return {
         format,
-        valid: parsed.tasks.length,
-        errors: parsed.errors,
-        forecast: parsed.tasks.length ? forecastOf(parsed.tasks, input.audit) : null,
+        valid: tasks.length,
+        errors: sortErrors([...parsed.errors, ...errors]),
+        forecast: tasks.length ? forecastOf(tasks, input.audit) : null,
       }
     },
     'batches:import': (input) => {
       const format = input.format ?? formatFromName(input.fileName)
       const parsed = parseBatchFile(input.content, format)
-      const skipped = new Set(parsed.errors.map((e) => e.line)).size
-      if (parsed.tasks.length === 0 || (parsed.errors.length > 0 && !input.skipInvalid)) {
-        return { batchId: null, enqueued: 0, skipped: 0, errors: parsed.errors }
+      const { tasks, errors: runErrors } = resolve(parsed.tasks)
+      const errors = sortErrors([...parsed.errors, ...runErrors])
+      const skipped = new Set(errors.map((e) => e.line)).size
+      if (tasks.length === 0 || (errors.length > 0 && !input.skipInvalid)) {
+        return { batchId: null, enqueued: 0, skipped: 0, errors }
       }
       const audit = input.audit ?? settings.get().audit
-      const batchId = enqueue(parsed.tasks, {
+      const batchId = enqueue(tasks, {
         name: input.fileName,
         source: input.fileName,
         sourceHash: null,
         audit,
       })
-      return { batchId, enqueued: parsed.tasks.length, skipped, errors: parsed.errors }
+      return { batchId, enqueued: tasks.length, skipped, errors }
     },
     'batches:list': () => queue.listBatches(),
     'batches:pause': ({ batchId }) => {
@@ -367,6 +430,8 @@ export function createEngine(options: EngineOptions): Engine {
     'batches:resume': ({ batchId }) => {
       batchOrThrow(batchId)
       queue.setBatchState(batchId, 'running', ['paused', 'interrupted'])
+      // Everything may have finished while it was paused: then it is simply done.
+      queue.settleBatch(batchId)
       runner.addBatch(batchId)
       changedBatches.add(batchId)
       return batchOrThrow(batchId)
@@ -450,6 +515,7 @@ export function createEngine(options: EngineOptions): Engine {
       return () => emitter.off(event, listener)
     },
     exportCsv: (kind, out, filter) => ledger.exportCsv(kind, out, filter),
+    resolve,
     enqueue,
     start() {
       if (started) return
@@ -466,6 +532,10 @@ export function createEngine(options: EngineOptions): Engine {
       if (!options.db) db.close()
     },
   }
+}
+
+function sortErrors(errors: LineError[]): LineError[] {
+  return errors.sort((a, b) => a.line - b.line)
 }
 
 function partitionViews(snapshot: PartitionSnapshot[]): PartitionView[] {

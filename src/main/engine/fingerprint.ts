@@ -129,3 +129,17 @@ function describe(value: unknown): string {
     }
   }
 }
+
+/**
+ * What a claim deduplicates: the task (its payload fingerprint, or its key's) as run on one
+ * provider, model and number of steps. The same prompt on gpt-4o and on the simulated provider
+ * are different executions: reusing one for the other would hand back a wrong answer as "saved".
+ */
+export function executionFingerprint(
+  taskFp: string,
+  run: { provider: string; model: string; steps: number },
+): string {
+  return sha256(
+    `{"model":${JSON.stringify(run.model)},"provider":${JSON.stringify(run.provider)},"steps":${run.steps},"task":${JSON.stringify(taskFp)}}`,
+  )
+}

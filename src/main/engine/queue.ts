@@ -425,7 +425,11 @@ function prepare(db: Database.Database) {
        WHERE id=? AND worker=? AND status='running'`,
     ),
     requeueTask: db.prepare(
-      `UPDATE tasks SET status='queued', worker=NULL, lease_until=NULL, error=?
+      // A task given back to a cancelled batch ends cancelled: nothing would ever pick it again.
+      `UPDATE tasks SET
+         status = CASE WHEN (SELECT state FROM batches WHERE id = tasks.batch_id) = 'cancelled'
+                       THEN 'cancelled' ELSE 'queued' END,
+         worker=NULL, lease_until=NULL, error=?
        WHERE id=? AND worker=? AND status='running'`,
     ),
     anyExpired: db.prepare(
@@ -435,7 +439,9 @@ function prepare(db: Database.Database) {
       `SELECT id, batch_id FROM tasks WHERE status='running' AND lease_until < ?`,
     ),
     requeueExpired: db.prepare(
-      `UPDATE tasks SET status='queued', error='requeued: its worker stopped renewing the lease',
+      `UPDATE tasks SET error='requeued: its worker stopped renewing the lease',
+         status = CASE WHEN (SELECT state FROM batches WHERE id = tasks.batch_id) = 'cancelled'
+                       THEN 'cancelled' ELSE 'queued' END,
          worker=NULL, lease_until=NULL
        WHERE id=? AND status='running' AND lease_until < ?`,
     ),

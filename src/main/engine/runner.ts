@@ -61,6 +61,8 @@ export interface TaskEvent {
 
 export interface RunnerEvents {
   task: [event: TaskEvent]
+  /** Something went wrong in the background (a database write that failed); work goes on. */
+  warning: [message: string]
   /** A batch may have changed state (finished, interrupted). */
   batch: [batchId: string]
 }
@@ -141,12 +143,20 @@ export class Runner extends EventEmitter<RunnerEvents> {
     this.#stopping = false
     this.sweepExpired()
     const renewEvery = Math.max(50, Math.floor(this.#o.leaseMs / 3))
-    this.#renewTimer = setInterval(() => this.#renewAll(), renewEvery)
+    this.#renewTimer = setInterval(
+      () => this.#guard('lease renewal', () => this.#renewAll()),
+      renewEvery,
+    )
     this.#renewTimer.unref()
-    this.#pollTimer = setInterval(() => {
-      this.sweepExpired()
-      this.pump()
-    }, this.#o.pollMs)
+    this.#pollTimer = setInterval(
+      () =>
+        this.#guard('queue poll', () => {
+          this.sweepExpired()
+          this.#reassertOwnBatches()
+          this.pump()
+        }),
+      this.#o.pollMs,
+    )
     this.#pollTimer.unref()
     this.pump()
   }
@@ -165,6 +175,25 @@ export class Runner extends EventEmitter<RunnerEvents> {
       // A scoped runner is the live driver of its own batches: keep them running.
       if (this.#o.batchIds?.includes(b)) this.#o.queue.setBatchState(b, 'running', ['interrupted'])
       this.emit('batch', b)
+    }
+  }
+
+  /**
+   * A scoped runner (the CLI) is the live driver of its batches: if another process saw it stall
+   * past its lease and marked them interrupted, take them back, or this run would wait forever.
+   */
+  #reassertOwnBatches(): void {
+    for (const b of this.#o.batchIds ?? []) {
+      if (this.#o.queue.setBatchState(b, 'running', ['interrupted'])) this.emit('batch', b)
+    }
+  }
+
+  /** Runs background work that must not crash the process: a failure becomes a warning. */
+  #guard(what: string, fn: () => void): void {
+    try {
+      fn()
+    } catch (err) {
+      this.emit('warning', `${what} failed: ${(err as Error).message}`)
     }
   }
 
@@ -241,13 +270,17 @@ export class Runner extends EventEmitter<RunnerEvents> {
     }
     this.#active.set(task.id, active)
     this.emit('task', { taskId: task.id, batchId: task.batchId, status: 'running' })
-    active.done = this.#run(active).finally(() => {
-      this.#active.delete(task.id)
-      this.#waiting.delete(task.id)
-      this.#o.queue.settleBatch(task.batchId)
-      this.emit('batch', task.batchId)
-      this.pump()
-    })
+    active.done = this.#run(active)
+      .catch((err: unknown) => {
+        this.emit('warning', `task ${task.id}: ${(err as Error).message}`)
+      })
+      .finally(() => {
+        this.#active.delete(task.id)
+        this.#waiting.delete(task.id)
+        this.#guard('batch settle', () => this.#o.queue.settleBatch(task.batchId))
+        this.emit('batch', task.batchId)
+        this.pump()
+      })
   }
 
   async #run(active: Active): Promise<void> {
@@ -256,7 +289,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
     try {
       finish = await this.#process(active)
     } catch (err) {
-      const reason = active.controller.signal.reason
+      const reason = err instanceof StopSignal ? err : active.controller.signal.reason
       if (reason instanceof StopSignal) {
         finish =
           reason.mode === 'cancel'
@@ -378,8 +411,10 @@ export class Runner extends EventEmitter<RunnerEvents> {
         const error = call.status ? `HTTP ${call.status}: ${call.error}` : call.error
         if (epoch !== null) {
           const stored = JSON.stringify({ error, status: call.status, step })
-          if (call.deterministic) {
-            // Deterministic failures are cached like results: the same input fails the same way.
+          if (call.deterministic && call.status !== null && isInputFailure(call.status)) {
+            // The request itself was refused (400/413/422): the same input fails the same way, so
+            // the failure is kept like a result. Auth, quota or unknown-model errors (401/403/404)
+            // are about the setup, not the task: those release the claim for a later retry.
             if (!this.#o.claims.complete(task.fp, epoch, stored, 'failed'))
               return { status: 'fenced' }
           } else {
@@ -394,7 +429,10 @@ export class Runner extends EventEmitter<RunnerEvents> {
     }
     const result = JSON.stringify({ text, steps: task.steps, usage })
     if (epoch !== null) {
-      if (active.lost || !this.#o.claims.complete(task.fp, epoch, result, 'succeeded')) {
+      const completed =
+        !active.lost &&
+        (await persist(() => this.#o.claims.complete(task.fp, epoch, result, 'succeeded')))
+      if (!completed) {
         active.epoch = null
         return { status: 'fenced' }
       }
@@ -418,6 +456,8 @@ export class Runner extends EventEmitter<RunnerEvents> {
     let throttles = 0
     for (;;) {
       if (active.lost) return { kind: 'lost', text: '' }
+      // Stopping means no new calls: the next step or retry waits for the next run.
+      if (this.#stopping) throw new StopSignal('stop')
       const permit = await scheduler.acquire(partition, active.controller.signal)
       const signal = AbortSignal.any([
         active.controller.signal,
@@ -431,6 +471,25 @@ export class Runner extends EventEmitter<RunnerEvents> {
       } catch (err) {
         if (active.controller.signal.aborted) {
           permit.release('error')
+          // The request was sent and may be billed; its usage is unknown. Keep it on the ledger.
+          this.#guard('ledger', () =>
+            ledger.record({
+              ts: clock.now(),
+              taskId: task.id,
+              batchId: task.batchId,
+              fp: task.fp,
+              worker: this.#o.workerId,
+              taskType: task.type,
+              provider: task.provider,
+              model: task.model,
+              step,
+              usage: ZERO_USAGE,
+              outcome: 'abandoned',
+              latencyMs: clock.now() - permit.sentAt,
+              status: null,
+              epoch,
+            }),
+          )
           throw err
         }
         const timedOut = signal.aborted
@@ -462,10 +521,13 @@ export class Runner extends EventEmitter<RunnerEvents> {
       if (outcome === 'ok' || outcome === 'near_limit') {
         const usage = response.usage ?? ZERO_USAGE
         // Still the owner? A call that finished after a takeover was paid for twice.
-        const owner =
-          epoch !== null && !active.lost && this.#o.claims.renew(task.fp, epoch, this.#o.leaseMs)
+        // A paid answer must reach the ledger even if another process holds the write lock.
+        const owner = await persist(
+          () =>
+            epoch !== null && !active.lost && this.#o.claims.renew(task.fp, epoch, this.#o.leaseMs),
+        )
         const kind: LedgerOutcome = owner ? 'executed' : 'duplicate'
-        ledger.record({ ...base, usage, outcome: kind })
+        await persist(() => ledger.record({ ...base, usage, outcome: kind }))
         if (epoch !== null && !owner) {
           active.lost = true
           return { kind: 'lost', text: response.text ?? '' }
@@ -479,7 +541,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
         outcome: pushback ? 'throttled' : 'error',
       })
       const message = response.error ?? `HTTP ${response.status}`
-      if (pushback || outcome === 'timeout') {
+      if (pushback) {
         throttles++
         if (throttles > this.#o.maxThrottleRetries) {
           return {
@@ -607,6 +669,26 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
     }
     signal.addEventListener('abort', onAbort, { once: true })
   })
+}
+
+/**
+ * Runs a database write that must not be lost, retrying while another process holds the write
+ * lock past busy_timeout (each try already waited that long), for up to about a minute.
+ */
+async function persist<T>(write: () => T): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return write()
+    } catch (err) {
+      if (!isBusy(err) || attempt >= 8) throw err
+      await new Promise((r) => setTimeout(r, Math.min(8000, 250 * 2 ** attempt)))
+    }
+  }
+}
+
+/** The provider refused the request itself: sending it again would fail the same way. */
+function isInputFailure(status: number): boolean {
+  return status === 400 || status === 413 || status === 422
 }
 
 function isBusy(err: unknown): boolean {

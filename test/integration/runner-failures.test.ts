@@ -1,0 +1,131 @@
+// How the runner treats what goes wrong, against a real loopback server speaking the OpenAI API:
+// setup errors are not cached as results, refused inputs are, and one payload on two models is
+// two executions.
+import { createServer, type Server } from 'node:http'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { createEngine, type Engine } from '../../src/main/engine/engine'
+import { createOpenAiCompatibleProvider } from '../../src/main/engine/providers/openai'
+import { tempDir, until } from '../helpers/cli'
+
+type Answer = { status: number; body: unknown }
+
+/** A fake provider whose next answers the test decides; it counts the requests it gets. */
+async function providerServer(next: (n: number) => Answer) {
+  let requests = 0
+  const server: Server = createServer((req, res) => {
+    req.resume()
+    req.on('end', () => {
+      const answer = next(++requests)
+      res.writeHead(answer.status, { 'content-type': 'application/json' })
+      res.end(JSON.stringify(answer.body))
+    })
+  })
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  const port = (server.address() as { port: number }).port
+  return { baseUrl: `http://127.0.0.1:${port}/v1`, requests: () => requests, server }
+}
+
+const ok: Answer = {
+  status: 200,
+  body: {
+    choices: [{ message: { role: 'assistant', content: 'done' } }],
+    usage: { prompt_tokens: 10, completion_tokens: 5 },
+  },
+}
+
+let engine: Engine | undefined
+let server: Server | undefined
+afterEach(async () => {
+  await engine?.shutdown({ graceMs: 0 })
+  server?.close()
+  engine = undefined
+})
+
+async function runToEnd(e: Engine, tasks: unknown[]): Promise<string> {
+  const { batchId } = await e.handlers['tasks:enqueue']({ tasks: tasks as never })
+  await until(() => {
+    const b = e.queue.batch(batchId)
+    return b && b.counts.queued + b.counts.running === 0
+  }, 20_000)
+  return batchId
+}
+
+function start(baseUrl: string): Engine {
+  const e = createEngine({
+    dbPath: join(tempDir(), 'pacer.db'),
+    providers: {
+      'openai-compatible': createOpenAiCompatibleProvider({
+        id: 'openai-compatible',
+        baseUrl,
+        apiKey: () => null,
+      }),
+    },
+  })
+  e.start()
+  return e
+}
+
+const task = { type: 'q', payload: { prompt: 'hi' }, provider: 'openai-compatible', model: 'm1' }
+
+describe('runner failures', () => {
+  it('a 401 (setup problem) fails the task without caching it; a retry executes', async () => {
+    const fake = await providerServer((n) =>
+      n === 1 ? { status: 401, body: { error: { message: 'invalid api key' } } } : ok,
+    )
+    server = fake.server
+    engine = start(fake.baseUrl)
+    const batchId = await runToEnd(engine, [task])
+    expect(engine.queue.counts(batchId).failed).toBe(1)
+    const [row] = engine.queue.listTasks({ batchId, offset: 0, limit: 1 }).rows
+    expect(row!.error).toMatch(/401.*invalid api key/)
+
+    await engine.handlers['tasks:retry']({ batchId })
+    await until(() => engine!.queue.counts(batchId).succeeded === 1, 20_000)
+    expect(fake.requests()).toBe(2)
+    expect(engine.ledger.totals()).toMatchObject({ executed: 1, errors: 1 })
+  })
+
+  it('a 400 (the input itself refused) is kept like a result: the same task is not sent again', async () => {
+    const fake = await providerServer(() => ({
+      status: 400,
+      body: { error: { message: 'prompt too long' } },
+    }))
+    server = fake.server
+    engine = start(fake.baseUrl)
+    const first = await runToEnd(engine, [task])
+    expect(engine.queue.counts(first).failed).toBe(1)
+    const second = await runToEnd(engine, [task])
+    expect(engine.queue.counts(second).failed).toBe(1)
+    const [row] = engine.queue.listTasks({ batchId: second, offset: 0, limit: 1 }).rows
+    expect(row!.error).toMatch(/same task failed before: HTTP 400: prompt too long/)
+    expect(fake.requests()).toBe(1)
+  })
+
+  it('the same payload on another model or step count is another execution, never a reuse', async () => {
+    const fake = await providerServer(() => ok)
+    server = fake.server
+    engine = start(fake.baseUrl)
+    const batchId = await runToEnd(engine, [
+      task,
+      { ...task, model: 'm2' },
+      { ...task, steps: 2 },
+      { ...task }, // the only duplicate
+    ])
+    expect(engine.queue.counts(batchId)).toMatchObject({ succeeded: 3, reused: 1 })
+    expect(fake.requests()).toBe(4) // 1 + 1 + 2 steps
+  })
+
+  it('a task on a provider other than the default must name its model', async () => {
+    engine = start('http://127.0.0.1:9/v1')
+    const enqueue = (t: object) =>
+      Promise.resolve().then(() => engine!.handlers['tasks:enqueue']({ tasks: [t as never] }))
+    await expect(
+      enqueue({ type: 'q', payload: 1, provider: 'openai-compatible' }),
+    ).rejects.toMatchObject({ code: 'invalid_task', field: 'tasks[0].model' })
+    await expect(enqueue({ type: 'q', payload: 1, provider: 'nope' })).rejects.toMatchObject({
+      code: 'invalid_task',
+      field: 'tasks[0].provider',
+    })
+  })
+})
