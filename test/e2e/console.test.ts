@@ -250,6 +250,42 @@ describe('the console over pacer serve', () => {
     expect(csvCost).toBe(dbCost)
   })
 
+  it('the task table stays virtualized and scrollable with 100k tasks', async () => {
+    const content = Array.from({ length: 100_000 }, (_, i) =>
+      JSON.stringify({ type: 'bulk', payload: { i } }),
+    ).join('\n')
+    const imported = await api<{ batchId: string; enqueued: number }>('batches:import', {
+      fileName: 'bulk.jsonl',
+      content,
+    })
+    expect(imported.enqueued).toBe(100_000)
+    await api('batches:pause', { batchId: imported.batchId })
+
+    await page.getByTestId('nav-queue').click()
+    await page.getByTestId('status-chip-all').click()
+    await until(
+      async () => (await page.locator(`option[value="${imported.batchId}"]`).count()) === 1,
+    )
+    await page.getByTestId('batch-filter').selectOption(imported.batchId)
+    const table = page.getByTestId('task-table')
+    await until(async () => (await table.getAttribute('aria-rowcount')) === '100000', 15_000)
+    await until(async () => (await page.getByTestId('task-row').count()) > 0, 10_000)
+    // Only a window of rows is in the page, however long the list.
+    expect(await page.getByTestId('task-row').count()).toBeLessThan(200)
+
+    // Jump to the end: the last task is fetched and drawn.
+    const body = table.locator('.tt-body')
+    await body.evaluate((el) => (el.scrollTop = el.scrollHeight))
+    const lastId = query<{ id: number }>(db, 'SELECT MAX(id) AS id FROM tasks')[0]!.id
+    await until(
+      async () => (await page.locator(`[data-task-id="${lastId}"]`).count()) === 1,
+      10_000,
+    )
+    expect(await page.getByTestId('task-row').count()).toBeLessThan(200)
+
+    await api('batches:cancel', { batchId: imported.batchId })
+  })
+
   it('logged no page errors', () => {
     expect(pageErrors).toEqual([])
   })

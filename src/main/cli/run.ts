@@ -255,10 +255,16 @@ async function drive(engine: Engine, batchId: string, opts: RunOptions): Promise
   return interrupted
 }
 
+// The batch's cost is a ledger rollup: refreshed once a second, not on every progress tick.
+let costCache = { at: 0, micros: null as number | null }
+
 function progressPayload(engine: Engine, batchId: string) {
   const b = engine.queue.batch(batchId)
   const partitions = engine.scheduler.snapshot()
-  const cost = engine.ledger.totals({ batchId }).costMicros
+  if (Date.now() - costCache.at >= 1000) {
+    costCache = { at: Date.now(), micros: engine.ledger.totals({ batchId }).costMicros }
+  }
+  const cost = costCache.micros
   return {
     done: (b?.counts.succeeded ?? 0) + (b?.counts.reused ?? 0),
     reused: b?.counts.reused ?? 0,
