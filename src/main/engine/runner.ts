@@ -474,20 +474,11 @@ export class Runner extends EventEmitter<RunnerEvents> {
           // The request was sent and may be billed; its usage is unknown. Keep it on the ledger.
           this.#guard('ledger', () =>
             ledger.record({
-              ts: clock.now(),
-              taskId: task.id,
-              batchId: task.batchId,
-              fp: task.fp,
-              worker: this.#o.workerId,
-              taskType: task.type,
-              provider: task.provider,
-              model: task.model,
-              step,
+              ...this.#row(task, step, epoch),
               usage: ZERO_USAGE,
               outcome: 'abandoned',
               latencyMs: clock.now() - permit.sentAt,
               status: null,
-              epoch,
             }),
           )
           throw err
@@ -505,18 +496,9 @@ export class Runner extends EventEmitter<RunnerEvents> {
       permit.release(outcome)
       const latencyMs = clock.now() - permit.sentAt
       const base = {
-        ts: clock.now(),
-        taskId: task.id,
-        batchId: task.batchId,
-        fp: task.fp,
-        worker: this.#o.workerId,
-        taskType: task.type,
-        provider: task.provider,
-        model: task.model,
-        step,
+        ...this.#row(task, step, epoch),
         latencyMs,
         status: response.status || null,
-        epoch,
       }
       if (outcome === 'ok' || outcome === 'near_limit') {
         const usage = response.usage ?? ZERO_USAGE
@@ -574,20 +556,11 @@ export class Runner extends EventEmitter<RunnerEvents> {
   #reuse(task: QueuedTask, stored: StoredResult, fenced: boolean): Finish {
     if (!fenced) {
       this.#o.ledger.record({
-        ts: this.#o.clock.now(),
-        taskId: task.id,
-        batchId: task.batchId,
-        fp: task.fp,
-        worker: this.#o.workerId,
-        taskType: task.type,
-        provider: task.provider,
-        model: task.model,
-        step: 0,
+        ...this.#row(task, 0, stored.epoch),
         usage: ZERO_USAGE,
         outcome: 'reused',
         latencyMs: null,
         status: null,
-        epoch: stored.epoch,
         savedMicros: this.#o.ledger.originalCostMicros(task.fp),
       })
     }
@@ -605,21 +578,29 @@ export class Runner extends EventEmitter<RunnerEvents> {
     previousEpoch: number | undefined,
   ): void {
     this.#o.ledger.record({
-      ts: this.#o.clock.now(),
-      taskId: task.id,
-      batchId: task.batchId,
-      fp: task.fp,
+      ...this.#row(task, 0, previousEpoch ?? null),
       worker: previousOwner ?? 'unknown',
-      taskType: task.type,
-      provider: task.provider,
-      model: task.model,
-      step: 0,
       usage: ZERO_USAGE,
       outcome: 'abandoned',
       latencyMs: null,
       status: null,
-      epoch: previousEpoch ?? null,
     })
+  }
+
+  /** The fields every ledger row of a task shares. */
+  #row(task: QueuedTask, step: number, epoch: number | null) {
+    return {
+      ts: this.#o.clock.now(),
+      taskId: task.id,
+      batchId: task.batchId,
+      fp: task.fp,
+      worker: this.#o.workerId,
+      taskType: task.type,
+      provider: task.provider,
+      model: task.model,
+      step,
+      epoch,
+    }
   }
 
   #releaseClaim(active: Active): void {
