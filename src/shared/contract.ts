@@ -82,10 +82,13 @@ export interface BatchSummary {
   counts: StatusCounts
 }
 
+/** No provider takes this many calls at once from one console; a typo must not flood one. */
+export const MAX_CONCURRENCY_LIMIT = 1000
+
 export const AimdParamsPatch = z.strictObject({
-  min: z.number().int().min(1).optional(),
-  max: z.number().int().min(1).optional(),
-  initial: finiteNumber.min(1).optional(),
+  min: z.number().int().min(1).max(MAX_CONCURRENCY_LIMIT).optional(),
+  max: z.number().int().min(1).max(MAX_CONCURRENCY_LIMIT).optional(),
+  initial: finiteNumber.min(1).max(MAX_CONCURRENCY_LIMIT).optional(),
   increase: finiteNumber.positive().optional(),
   decrease: finiteNumber.gt(0).lt(1).optional(),
   cooldownMs: z.number().int().nonnegative().optional(),
@@ -205,12 +208,31 @@ export const PriceView = z.strictObject({
 })
 export type PriceView = z.infer<typeof PriceView>
 
+const LOOPBACK_HOSTS = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i
+
+/**
+ * Where a provider's requests (and its API key) go: https anywhere, plain http only to this
+ * machine (a local model server), never credentials inside the URL.
+ */
+export const BaseUrl = z.url().refine(
+  (value) => {
+    const url = new URL(value)
+    if (url.username || url.password) return false
+    if (url.protocol === 'https:') return true
+    return url.protocol === 'http:' && LOOPBACK_HOSTS.test(url.hostname)
+  },
+  {
+    message:
+      'must be an https:// URL, or http:// to localhost / 127.0.0.1 / [::1], without user:password',
+  },
+)
+
 export const SettingsPatch = z.strictObject({
   defaultProvider: ProviderId.optional(),
   defaultModel: z.string().min(1).max(200).optional(),
   resultTtlMs: z.number().int().nonnegative().optional(),
   audit: z.boolean().optional(),
-  baseUrls: z.partialRecord(ProviderId, z.url().nullable()).optional(),
+  baseUrls: z.partialRecord(ProviderId, BaseUrl.nullable()).optional(),
   priceOverrides: z.record(z.string().min(1), PriceView).optional(),
 })
 export type SettingsPatch = z.infer<typeof SettingsPatch>

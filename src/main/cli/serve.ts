@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { spawn, spawnSync } from 'node:child_process'
-import { startHttpServer } from '../server'
+import { isLoopbackHost, startHttpServer } from '../server'
 import { UsageError, dbPathFrom, openEngine } from './common'
 
 const ROOT = resolve(__dirname, '../../..')
@@ -44,7 +44,8 @@ export async function serveCommand(opts: {
       rendererDir,
       host: opts.host ?? '127.0.0.1',
       port: opts.port,
-      allowNonLoopback: opts.host !== undefined,
+      // Naming a loopback address explicitly keeps every loopback protection (Host checks).
+      allowNonLoopback: opts.host !== undefined && !isLoopbackHost(opts.host),
     })
   } catch (err) {
     await engine.shutdown({ graceMs: 0 })
@@ -62,12 +63,23 @@ export async function serveCommand(opts: {
   await new Promise<void>((resolveStop) => {
     let stopping = false
     const stop = () => {
-      if (stopping) return process.exit(130)
+      if (stopping) {
+        // Second Ctrl-C: abort in-flight calls now (they stay on the ledger as abandoned and their
+        // claims are released), then finish the shutdown quickly.
+        engine.runner.abortAll()
+        return
+      }
       stopping = true
-      process.stderr.write('\npacer: stopping...\n')
+      process.stderr.write(
+        '\npacer: stopping: no new calls, in-flight calls finish (Ctrl-C again to abort them)\n',
+      )
       void server
         .close()
         .then(() => engine.shutdown({ graceMs: 10_000 }))
+        .catch((err: unknown) => {
+          process.stderr.write(`pacer: shutdown failed: ${(err as Error).message}\n`)
+          process.exitCode = 1
+        })
         .then(() => resolveStop())
     }
     process.on('SIGINT', stop)

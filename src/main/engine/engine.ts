@@ -28,7 +28,7 @@ import type { LedgerFilter, LedgerTotals } from './ledger'
 import { Ledger } from './ledger'
 import { Prices } from './prices'
 import type { SimProviderOptions } from './providers/sim'
-import { createProviders } from './providers'
+import { DEFAULT_BASE_URLS, createProviders, type HttpProviderId } from './providers'
 import { SIM_DEFAULT_MODEL, createSimProvider } from './providers/sim'
 import { TaskQueue } from './queue'
 import { Runner } from './runner'
@@ -232,7 +232,14 @@ export function createEngine(options: EngineOptions): Engine {
       }
     }
   }
-  const flushTimer = setInterval(flush, options.eventIntervalMs ?? 200)
+  const flushTimer = setInterval(() => {
+    try {
+      flush()
+    } catch (err) {
+      // A busy database must not kill the engine; the next flush sends what this one could not.
+      runner.emit('warning', `event flush failed: ${(err as Error).message}`)
+    }
+  }, options.eventIntervalMs ?? 200)
   flushTimer.unref()
 
   // ------------------------------------------------------------ commands
@@ -374,6 +381,29 @@ export function createEngine(options: EngineOptions): Engine {
     }
   }
 
+  /**
+   * An API key goes only where it was entered for. Pointing a provider that has a key at another
+   * origin removes the stored key (the operator enters it again for the new server); a key from
+   * the environment cannot be removed, so its provider's base URL cannot be moved.
+   */
+  const guardKeysOnNewOrigins = (baseUrls: Partial<Record<ProviderId, string | null>>) => {
+    const current = settings.get().baseUrls
+    for (const [id, next] of Object.entries(baseUrls) as [ProviderId, string | null][]) {
+      if (id === 'sim' || secrets.get(id) === null) continue
+      const origin = (url: string | null | undefined) =>
+        new URL(url ?? DEFAULT_BASE_URLS[id as HttpProviderId]).origin
+      if (origin(next) === origin(current[id])) continue
+      if (!secrets.set) {
+        throw new EngineError(
+          'base_url_locked',
+          `${id}'s API key comes from the environment: its base URL cannot be moved to another server here (the key would go there)`,
+          `baseUrls.${id}`,
+        )
+      }
+      secrets.set(id, null)
+    }
+  }
+
   const batchOrThrow = (batchId: string): BatchSummary => {
     const b = queue.batch(batchId)
     if (!b) throw new EngineError('not_found', `no batch with id ${batchId}`, 'batchId')
@@ -460,6 +490,14 @@ export function createEngine(options: EngineOptions): Engine {
     },
     'scheduler:get': () => partitionViews(scheduler.snapshot()),
     'scheduler:set': ({ partition, params }) => {
+      // Partitions come from tasks (provider:model); the console tunes those, or all of them.
+      if (partition !== '*' && !scheduler.snapshot().some((p) => p.partition === partition)) {
+        throw new EngineError(
+          'not_found',
+          `no partition "${partition}" yet: partitions appear when their first call is made; use "*" for all`,
+          'partition',
+        )
+      }
       try {
         scheduler.setParams(partition, params)
       } catch (err) {
@@ -487,12 +525,14 @@ export function createEngine(options: EngineOptions): Engine {
       } catch (err) {
         throw EngineError.from(err, 'priceOverrides')
       }
+      if (patch.baseUrls) guardKeysOnNewOrigins(patch.baseUrls)
       settings.set(patch)
       if (patch.resultTtlMs !== undefined) claims.resultTtlMs = patch.resultTtlMs
       return settingsView()
     },
     'secrets:set': ({ provider, apiKey }) => {
-      if (!secrets.available || !secrets.set) {
+      // Removing a key must work even when the keyring is gone: that is when it matters most.
+      if (!secrets.set || (!secrets.available && apiKey !== null)) {
         throw new EngineError(
           'secret_storage_unavailable',
           secrets.reason ?? 'API keys cannot be stored here',

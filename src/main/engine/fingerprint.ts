@@ -12,12 +12,17 @@ export class NonJsonValueError extends TypeError {
     readonly path: string,
     what: string,
   ) {
-    super(`${path} is ${what}, which is not JSON`)
+    super(
+      what.startsWith('nested deeper')
+        ? `${path} is ${what}: flatten the payload`
+        : `${path} is ${what}, which is not JSON`,
+    )
     this.name = 'NonJsonValueError'
   }
 }
 
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/
+const MAX_DEPTH = 256
 
 /** Canonical JSON: object keys sorted by UTF-16 code units, no whitespace, -0 as 0. */
 export function canonicalJson(value: unknown, rootPath = 'payload'): string {
@@ -64,6 +69,10 @@ function write(value: unknown, path: string, ancestors: object[]): string {
   }
 
   if (ancestors.includes(value)) throw new NonJsonValueError(path, 'a circular reference')
+  // Recursion is bounded so a hostile payload gets an error naming it, not a stack overflow.
+  if (ancestors.length >= MAX_DEPTH) {
+    throw new NonJsonValueError(path, `nested deeper than ${MAX_DEPTH} levels`)
+  }
   ancestors.push(value)
   let out: string
   if (Array.isArray(value)) {

@@ -299,7 +299,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     res.statusCode = 200
     res.setHeader('Content-Type', found.contentType)
     res.setHeader('Content-Length', found.size)
-    res.setHeader('Cache-Control', 'no-cache')
+    // The first page load carries the session token in its URL: keep it out of the disk cache.
+    res.setHeader('Cache-Control', 'no-store')
     if (req.method === 'HEAD') return res.end()
     try {
       await pipeline(createReadStream(found.path), res)

@@ -130,6 +130,15 @@ export function createHttpPacer(options: HttpClientOptions): PacerApi {
         }
       })
     }
+    // EventSource reconnects by itself, but what was pushed while it was away is gone: after a
+    // reconnect, tell the views to reload (a truncated change makes the queue refetch).
+    let opened = 0
+    es.addEventListener('open', () => {
+      opened++
+      if (opened < 2) return
+      const stale = { batches: [], tasks: [], truncated: true }
+      for (const listener of [...(listeners.get('tasks:changed') ?? [])]) listener(stale)
+    })
     source = es
   }
 

@@ -437,7 +437,19 @@ function deepestCause(err: unknown): unknown {
 
 /** @internal Replaces the key wherever a server (or a library) echoed it. */
 export function redact(text: string, secret: string | null): string {
-  return secret === null ? text : text.split(secret).join('[redacted]')
+  if (secret === null) return text
+  let out = text.split(secret).join('[redacted]')
+  // Error text is cut to a length before it gets here: a key echoed across the cut survives as a
+  // prefix at the very end (maybe followed by the ellipsis). Remove that too.
+  const ellipsis = out.endsWith('…') ? '…' : ''
+  const body = ellipsis ? out.slice(0, -1) : out
+  for (let n = secret.length - 1; n >= 6; n--) {
+    if (body.endsWith(secret.slice(0, n))) {
+      out = `${body.slice(0, -n)}[redacted]${ellipsis}`
+      break
+    }
+  }
+  return out
 }
 
 function redactResponse(response: ProviderResponse, secret: string | null): ProviderResponse {
