@@ -192,6 +192,28 @@ describe('pacer run: interruption, resume, audit', () => {
     expect(query(db, `SELECT * FROM claims WHERE state='running'`)).toHaveLength(0)
   })
 
+  it('a console running on the same database leaves a `pacer run` batch to its process', async () => {
+    const dir = tempDir()
+    const db = join(dir, 'pacer.db')
+    const file = writeJsonl(
+      dir,
+      'batch.jsonl',
+      Array.from({ length: 24 }, (_, i) => ({ type: 'job', payload: { i } })),
+    )
+    const console = createEngine({ dbPath: db })
+    console.start()
+    try {
+      const r = await runPacer(['run', file, '--db', db, '--json', '--sim-latency-scale', '1'])
+      expect(r.code, r.stderr).toBe(0)
+      expect(JSON.parse(r.stdout)).toMatchObject({ executed: 24 })
+      const workers = query<{ worker: string }>(db, 'SELECT DISTINCT worker FROM ledger')
+      expect(workers).toHaveLength(1)
+      expect(workers[0]!.worker).not.toBe(console.runner.workerId)
+    } finally {
+      await console.shutdown({ graceMs: 0 })
+    }
+  })
+
   it('--audit runs duplicates and prices them as wasted; dedup would have saved exactly that', async () => {
     const dir = tempDir()
     const task = { type: 'dup', payload: { prompt: 'the same question, asked three times' } }

@@ -55,9 +55,9 @@ describe('openDatabase', () => {
       'settings',
       'tasks',
     ])
-    expect(db.prepare('SELECT version, name, applied_at FROM migrations').all()).toEqual([
-      { version: 1, name: MIGRATIONS[0]!.name, applied_at: 1234 },
-    ])
+    expect(db.prepare('SELECT version, name, applied_at FROM migrations').all()).toEqual(
+      MIGRATIONS.map((m) => ({ version: m.version, name: m.name, applied_at: 1234 })),
+    )
   })
 
   it('sets WAL, synchronous NORMAL, foreign keys and the busy timeout', () => {
@@ -76,27 +76,29 @@ describe('openDatabase', () => {
     first.prepare("INSERT INTO settings(key, value) VALUES ('theme', '\"dark\"')").run()
     first.close()
     const again = track(openDatabase(file, { clock: fixedClock(2) }))
-    expect(again.prepare('SELECT version, applied_at FROM migrations').all()).toEqual([
-      { version: 1, applied_at: 1 },
-    ])
+    expect(again.prepare('SELECT version, applied_at FROM migrations').all()).toEqual(
+      MIGRATIONS.map((m) => ({ version: m.version, applied_at: 1 })),
+    )
     expect(again.prepare('SELECT value FROM settings').all()).toEqual([{ value: '"dark"' }])
 
     // No write at all: opening must not need the write lock while another process holds it.
     const writer = track(new Database(file))
     writer.exec('BEGIN IMMEDIATE')
     const meanwhile = track(openDatabase(file, { busyTimeoutMs: 0 }))
-    expect(meanwhile.prepare('SELECT COUNT(*) AS n FROM migrations').get()).toEqual({ n: 1 })
+    expect(meanwhile.prepare('SELECT COUNT(*) AS n FROM migrations').get()).toEqual({
+      n: MIGRATIONS.length,
+    })
     writer.exec('ROLLBACK')
   })
 
   it('refuses a file written by a newer schema, naming both versions', () => {
     const file = path.join(dir, 'newer.db')
     const db = openDatabase(file)
-    db.prepare("INSERT INTO migrations(version, name, applied_at) VALUES (3, 'future', 0)").run()
+    db.prepare("INSERT INTO migrations(version, name, applied_at) VALUES (9, 'future', 0)").run()
     db.close()
     expect(() => openDatabase(file)).toThrow(SchemaTooNewError)
     expect(() => openDatabase(file)).toThrow(
-      `database ${file} was written by a newer Pacer (schema v3); this build knows up to v1. ` +
+      `database ${file} was written by a newer Pacer (schema v9); this build knows up to v${MIGRATIONS.length}. ` +
         'Upgrade Pacer or use another --db.',
     )
   })
@@ -132,8 +134,10 @@ describe('openDatabase', () => {
 })
 
 describe('migrate', () => {
+  // A hypothetical next migration, after every shipped one.
+  const next = MIGRATIONS.length + 1
   const v2: Migration = {
-    version: 2,
+    version: next,
     name: 'claims get an attempts counter; settings get a scope',
     sql: `
       ALTER TABLE claims ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
@@ -159,6 +163,7 @@ describe('migrate', () => {
     v1db.close()
 
     const db = track(openDatabase(file, { migrations: [...MIGRATIONS, v2], clock: fixedClock(9) }))
+    // (v1 was built alone above; the shipped migrations after it run too.)
     expect(db.prepare('SELECT fp, epoch, attempts FROM claims ORDER BY fp').all()).toEqual([
       { fp: 'fp-a', epoch: 1, attempts: 1 },
       { fp: 'fp-b', epoch: 3, attempts: 3 },
@@ -169,10 +174,11 @@ describe('migrate', () => {
     expect(db.prepare('SELECT version, applied_at FROM migrations ORDER BY version').all()).toEqual(
       [
         { version: 1, applied_at: expect.any(Number) as number },
-        { version: 2, applied_at: 9 },
+        ...MIGRATIONS.slice(1).map((m) => ({ version: m.version, applied_at: 9 })),
+        { version: next, applied_at: 9 },
       ],
     )
-    // This build (v1 only) must now refuse the file.
+    // This build (without the next migration) must now refuse the file.
     expect(() => openDatabase(file)).toThrow(SchemaTooNewError)
   })
 
@@ -201,7 +207,7 @@ describe('migrate', () => {
     const file = path.join(dir, 'p.db')
     track(openDatabase(file)).close()
     const broken: Migration = {
-      version: 2,
+      version: next,
       name: 'half-done',
       sql: 'CREATE TABLE extra (x); INSERT INTO no_such_table VALUES (1);',
     }
@@ -209,11 +215,13 @@ describe('migrate', () => {
       MigrationError,
     )
     expect(() => openDatabase(file, { migrations: [...MIGRATIONS, broken] })).toThrow(
-      /migration v2 \(half-done\) failed: no such table: no_such_table/,
+      new RegExp(`migration v${next} \\(half-done\\) failed: no such table: no_such_table`),
     )
     const db = track(openDatabase(file))
     expect(tables(db)).not.toContain('extra')
-    expect(db.prepare('SELECT MAX(version) AS v FROM migrations').get()).toEqual({ v: 1 })
+    expect(db.prepare('SELECT MAX(version) AS v FROM migrations').get()).toEqual({
+      v: MIGRATIONS.length,
+    })
   })
 
   it('rejects a migration list that is out of order', () => {

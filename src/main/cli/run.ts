@@ -105,6 +105,7 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
     if (resumable && engine.queue.setBatchState(resumable, 'running', ['interrupted'])) {
       batchId = resumable
       resumed = true
+      engine.queue.setDriver(batchId, engine.runner.workerId)
       engine.runner.addBatch(batchId)
       const b = engine.queue.batch(batchId)
       if (b && !opts.json) {
@@ -112,7 +113,13 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
         process.stderr.write(`pacer: resuming batch ${batchId} (${done} of ${b.total} done)\n`)
       }
     } else {
-      batchId = engine.enqueue(tasks, { name: basename(path), source: path, sourceHash, audit })
+      batchId = engine.enqueue(tasks, {
+        driver: engine.runner.workerId,
+        name: basename(path),
+        source: path,
+        sourceHash,
+        audit,
+      })
     }
   } catch (err) {
     await engine.shutdown()

@@ -112,7 +112,14 @@ export interface Engine {
   /** Queues resolved tasks as one batch (all or nothing); returns its id. */
   enqueue(
     tasks: readonly ResolvedTask[],
-    batch: { name: string; source: string | null; sourceHash: string | null; audit: boolean },
+    batch: {
+      name: string
+      source: string | null
+      sourceHash: string | null
+      audit: boolean
+      /** The `pacer run` process that drives the batch; absent for console batches. */
+      driver?: string | null
+    },
   ): string
   start(): void
   /** Stops admitting, finishes or releases in-flight work, closes the database. */
@@ -466,6 +473,9 @@ export function createEngine(options: EngineOptions): Engine {
     },
     'batches:resume': ({ batchId }) => {
       batchOrThrow(batchId)
+      // Resumed from the console, a stopped `pacer run` batch becomes the consoles' to run.
+      const b = queue.batch(batchId)
+      if (b && b.state === 'interrupted') queue.setDriver(batchId, null)
       queue.setBatchState(batchId, 'running', ['paused', 'interrupted'])
       // Everything may have finished while it was paused: then it is simply done.
       queue.settleBatch(batchId)

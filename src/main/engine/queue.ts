@@ -37,6 +37,8 @@ export interface NewTask {
 }
 
 export interface NewBatch {
+  /** The `pacer run` process driving it; absent for console batches. */
+  driver?: string | null
   name: string
   source: string | null
   sourceHash: string | null
@@ -108,6 +110,7 @@ export class TaskQueue {
       .transaction(() => {
         this.#stmts.insertBatch.run(
           id,
+          batch.driver ?? null,
           batch.name,
           batch.source,
           batch.sourceHash,
@@ -279,6 +282,17 @@ export class TaskQueue {
       .immediate()
   }
 
+  /** Who runs the batch from now on: a CLI worker, or null for the consoles. */
+  setDriver(batchId: string, driver: string | null): void {
+    this.#stmts.setDriver.run(driver, batchId)
+  }
+
+  /** The batch's state, or null if there is no such batch (cheap: one primary-key read). */
+  batchState(batchId: string): BatchState | null {
+    const row = this.#stmts.getBatchState.get(batchId) as { state: BatchState } | undefined
+    return row?.state ?? null
+  }
+
   findResumable(sourceHash: string): string | null {
     const row = this.#stmts.findResumable.get(sourceHash) as { id: string } | undefined
     return row?.id ?? null
@@ -407,16 +421,19 @@ function prepare(db: Database.Database) {
     RETURNING *`
   return {
     insertBatch: db.prepare(
-      `INSERT INTO batches(id, name, source, source_hash, state, audit, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO batches(id, driver, name, source, source_hash, state, audit, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     insertTask: db.prepare(
       `INSERT INTO tasks(batch_id, seq, type, payload, fp, key, steps, provider, model, status, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?)`,
     ),
-    pickAny: db.prepare(pick('')),
+    // Consoles run console batches; a `pacer run` batch runs with that process's keys and limits.
+    pickAny: db.prepare(pick('AND b.driver IS NULL')),
     pickIn: db.prepare(pick('AND t.batch_id = ?')),
     getBatch: db.prepare('SELECT * FROM batches WHERE id = ?'),
+    getBatchState: db.prepare('SELECT state FROM batches WHERE id = ?'),
+    setDriver: db.prepare('UPDATE batches SET driver = ? WHERE id = ?'),
     renewTask: db.prepare(
       `UPDATE tasks SET lease_until=? WHERE id=? AND worker=? AND status='running'`,
     ),
