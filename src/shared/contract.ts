@@ -211,21 +211,21 @@ export type PriceView = z.infer<typeof PriceView>
 const LOOPBACK_HOSTS = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i
 
 /**
- * Where a provider's requests (and its API key) go: https anywhere, plain http only to this
- * machine (a local model server), never credentials inside the URL.
+ * Where a provider's requests go: http(s), never credentials inside the URL. (An API key is only
+ * ever sent over https or to this machine: the providers refuse plain http elsewhere.)
  */
 export const BaseUrl = z.url().refine(
   (value) => {
     const url = new URL(value)
-    if (url.username || url.password) return false
-    if (url.protocol === 'https:') return true
-    return url.protocol === 'http:' && LOOPBACK_HOSTS.test(url.hostname)
+    return !url.username && !url.password && (url.protocol === 'https:' || url.protocol === 'http:')
   },
-  {
-    message:
-      'must be an https:// URL, or http:// to localhost / 127.0.0.1 / [::1], without user:password',
-  },
+  { message: 'must be an http:// or https:// URL, without user:password' },
 )
+
+/** True for a URL hostname that is this machine (localhost, 127.x.x.x, [::1]). */
+export function isLoopbackHostname(hostname: string): boolean {
+  return LOOPBACK_HOSTS.test(hostname)
+}
 
 export const SettingsPatch = z.strictObject({
   defaultProvider: ProviderId.optional(),

@@ -129,3 +129,55 @@ describe('runner failures', () => {
     })
   })
 })
+
+describe('API keys over the network', () => {
+  it('a key is never sent over plain http to another machine; keyless http is fine', async () => {
+    const withKey = createOpenAiCompatibleProvider({
+      id: 'openai-compatible',
+      baseUrl: 'http://lan-model-server.invalid:8000/v1',
+      apiKey: () => 'sk-test-plain-http-0000000000',
+    })
+    const answer = await withKey.call({ model: 'm', messages: [{ role: 'user', content: 'hi' }] })
+    expect(answer.status).toBe(401)
+    expect(answer.error).toMatch(/refusing to send the openai-compatible API key over plain http/)
+    expect(JSON.stringify(answer)).not.toContain('sk-test-plain-http')
+
+    const fake = await providerServer(() => ok)
+    server = fake.server
+    const local = createOpenAiCompatibleProvider({
+      id: 'openai-compatible',
+      baseUrl: fake.baseUrl, // http://127.0.0.1:port: stays on this machine
+      apiKey: () => 'sk-test-loopback-000000000000',
+    })
+    expect(
+      (await local.call({ model: 'm', messages: [{ role: 'user', content: 'hi' }] })).status,
+    ).toBe(200)
+  })
+})
+
+describe('pause', () => {
+  it('a paused batch sends no new calls; resume finishes it', async () => {
+    engine = createEngine({ dbPath: join(tempDir(), 'pacer.db'), sim: { latencyScale: 2 } })
+    engine.start()
+    const { batchId } = await engine.handlers['tasks:enqueue']({
+      tasks: Array.from({ length: 40 }, (_, i) => ({ type: 'job', payload: { i } })),
+    })
+    await until(() => engine!.queue.counts(batchId).succeeded >= 3)
+    const inflight = engine.scheduler.snapshot().reduce((n, p) => n + p.inflight, 0)
+    const before = engine.ledger.totals({ batchId }).executed
+    await engine.handlers['batches:pause']({ batchId })
+    // Calls already sent land; then nothing moves.
+    await until(() => engine!.queue.counts(batchId).running === 0, 5_000)
+    const calls = () => engine!.ledger.totals({ batchId })
+    const frozen = calls()
+    // Only what was already in flight: tasks picked but still waiting for a slot stayed home.
+    expect(frozen.executed).toBeLessThanOrEqual(before + inflight)
+    await new Promise((r) => setTimeout(r, 1_000))
+    expect(calls()).toEqual(frozen)
+    expect(engine.queue.counts(batchId).queued).toBeGreaterThan(0)
+
+    await engine.handlers['batches:resume']({ batchId })
+    await until(() => engine!.queue.counts(batchId).succeeded === 40, 30_000)
+    expect(engine.queue.batch(batchId)!.state).toBe('done')
+  })
+})

@@ -7,8 +7,8 @@ describe('contract validation', () => {
     ['http://127.0.0.1:8080/v1', true],
     ['http://localhost:11434/v1', true],
     ['http://[::1]:8000/v1', true],
-    ['http://10.0.0.5:8080/v1', false], // a key over plain http to another machine
-    ['http://evil.example/v1', false],
+    ['http://10.0.0.5:8080/v1', true], // a LAN model server (keys are refused over plain http)
+    ['http://gpu-box.local:8000/v1', true],
     ['https://user:pw@api.example.com/v1', false],
     ['ftp://files.example/v1', false],
     ['javascript:alert(1)', false],

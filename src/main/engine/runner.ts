@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events'
 import type { TaskStatus } from '../../shared/contract'
 import { classify, isDeterministicFailure, retryDelayMs } from './classify'
 import type { Ledger } from './ledger'
-import { continueMessage, taskMessages } from './prompt'
+import { continueMessage, estimateTokens, taskMessages } from './prompt'
 import type { QueuedTask, TaskQueue } from './queue'
 import type { Scheduler } from './scheduler'
 import type {
@@ -72,8 +72,9 @@ type Finish =
   | { status: 'requeue'; error: string | null }
 
 class StopSignal extends Error {
-  constructor(readonly mode: 'stop' | 'cancel') {
-    super(mode === 'stop' ? 'runner stopping' : 'batch cancelled')
+  /** stop: this runner shuts down; pause: the batch was paused; cancel: it was cancelled. */
+  constructor(readonly mode: 'stop' | 'pause' | 'cancel') {
+    super(mode === 'cancel' ? 'batch cancelled' : `runner ${mode}`)
   }
 }
 
@@ -186,6 +187,17 @@ export class Runner extends EventEmitter<RunnerEvents> {
     for (const b of this.#o.batchIds ?? []) {
       if (this.#o.queue.setBatchState(b, 'running', ['interrupted'])) this.emit('batch', b)
     }
+  }
+
+  /**
+   * Pause and cancel take effect before the next call, in whichever process runs the task: a
+   * cancelled batch sends nothing more; a paused one starts no new task (one already under way
+   * finishes its steps, so the calls already paid for are not thrown away).
+   */
+  #checkBatch(task: QueuedTask, notStarted: boolean): void {
+    const state = this.#o.queue.batchState(task.batchId)
+    if (state === 'cancelled') throw new StopSignal('cancel')
+    if (state === 'paused' && notStarted) throw new StopSignal('pause')
   }
 
   /** Runs background work that must not crash the process: a failure becomes a warning. */
@@ -458,7 +470,16 @@ export class Runner extends EventEmitter<RunnerEvents> {
       if (active.lost) return { kind: 'lost', text: '' }
       // Stopping means no new calls: the next step or retry waits for the next run.
       if (this.#stopping) throw new StopSignal('stop')
+      const notStarted = step === 1 && attempts === 0 && throttles === 0
+      this.#checkBatch(task, notStarted)
       const permit = await scheduler.acquire(partition, active.controller.signal)
+      try {
+        // The wait for a slot may have been long: look again before sending.
+        this.#checkBatch(task, notStarted)
+      } catch (err) {
+        permit.release('error')
+        throw err
+      }
       const signal = AbortSignal.any([
         active.controller.signal,
         AbortSignal.timeout(this.#o.callTimeoutMs),
@@ -501,7 +522,9 @@ export class Runner extends EventEmitter<RunnerEvents> {
         status: response.status || null,
       }
       if (outcome === 'ok' || outcome === 'near_limit') {
-        const usage = response.usage ?? ZERO_USAGE
+        // A provider that answers without usage still billed the call: estimate it (≈4 chars a
+        // token) rather than put a free call on the ledger.
+        const usage = response.usage ?? estimateUsage(messages, response.text ?? '')
         // Still the owner? A call that finished after a takeover was paid for twice.
         // A paid answer must reach the ledger even if another process holds the write lock.
         const owner = await persist(
@@ -621,6 +644,15 @@ export class Runner extends EventEmitter<RunnerEvents> {
 
   #throwIfAborted(active: Active): void {
     if (active.controller.signal.aborted) throw active.controller.signal.reason
+  }
+}
+
+function estimateUsage(messages: readonly ChatMessage[], text: string): Usage {
+  return {
+    inputTokens: estimateTokens(messages),
+    cachedInputTokens: 0,
+    cacheWriteTokens: 0,
+    outputTokens: text === '' ? 0 : estimateTokens([{ role: 'assistant', content: text }]),
   }
 }
 

@@ -9,6 +9,8 @@ import {
   checkMaxOutputTokens,
   exchangeJson,
   field,
+  mayCarryKey,
+  plainHttpKeyResponse,
   readKey,
   toProviderResponse,
 } from './openai'
@@ -66,6 +68,9 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Prov
     const base = readBaseUrl()
     const key = readKey(apiKey)
     if (key.invalid) return badKeyResponse('anthropic')
+    if (key.value !== null && !mayCarryKey(base.url)) {
+      return plainHttpKeyResponse('anthropic', base.shown)
+    }
     if (key.value === null) {
       // Deterministic: the runner caches it as a failed result instead of retrying a call that
       // cannot succeed, and no request leaves the machine.

@@ -1,3 +1,4 @@
+import { isLoopbackHostname } from '../../../shared/contract'
 import { normalizeOpenAiUsage } from '../prices'
 import type { Provider, ProviderRequest, ProviderResponse, Usage } from '../types'
 
@@ -53,6 +54,7 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleProvider
     const base = readBaseUrl()
     const key = readKey(apiKey)
     if (key.invalid) return badKeyResponse(id)
+    if (key.value !== null && !mayCarryKey(base.url)) return plainHttpKeyResponse(id, base.shown)
     const official = base.url.hostname === 'api.openai.com'
     if (key.value === null && official) {
       // api.openai.com would answer 401 anyway; failing here is deterministic and costs no request.
@@ -226,6 +228,20 @@ export function readKey(apiKey: () => string | null): { value: string | null; in
   const value = raw.trim()
   if (value === '') return { value: null, invalid: false }
   return { value, invalid: !/^[\x21-\x7e]+$/.test(value) }
+}
+
+/** @internal A key travels only over https, or plain http that never leaves this machine. */
+export function mayCarryKey(url: URL): boolean {
+  return url.protocol === 'https:' || isLoopbackHostname(url.hostname)
+}
+
+/** @internal Refused before any request: the key would cross the network in clear text. */
+export function plainHttpKeyResponse(providerId: string, shownBaseUrl: string): ProviderResponse {
+  return {
+    status: 401,
+    headers: {},
+    error: `refusing to send the ${providerId} API key over plain http to ${shownBaseUrl}: use https, or remove the key for a server that needs none`,
+  }
 }
 
 /** @internal A deterministic failure that names the problem, never the key. */
