@@ -99,6 +99,29 @@ describe('pacer run: bad input', () => {
     expect(r.stderr).not.toMatch(/\n\s+at /) // no stack trace
   })
 
+  it('summary and export refuse a database that does not exist instead of creating one', async () => {
+    const missing = join(tempDir(), 'typo.db')
+    for (const args of [['summary'], ['export', '--out', join(tempDir(), 'x.csv')]]) {
+      const r = await runPacer([...args, '--db', missing])
+      expect(r.code).toBe(2)
+      expect(r.stderr).toMatch(/no Pacer database at .*typo\.db/)
+    }
+    expect(existsSync(missing)).toBe(false)
+  })
+
+  it('a real provider without --model is one usage line, not one per task', async () => {
+    const dir = tempDir()
+    const file = writeJsonl(dir, 'b.jsonl', [
+      { type: 'a', payload: 1 },
+      { type: 'a', payload: 2 },
+    ])
+    const r = await runPacer(['run', file, '--db', join(dir, 'p.db'), '--provider', 'openai'])
+    expect(r.code).toBe(2)
+    expect(r.stderr.trim()).toBe(
+      'pacer: --model is required with --provider openai: 2 task(s) name no model',
+    )
+  })
+
   it('a key reused with a different payload is refused with its line', async () => {
     const dir = tempDir()
     const file = writeJsonl(dir, 'keys.jsonl', [

@@ -100,6 +100,11 @@ describe('runner failures', () => {
     const [row] = engine.queue.listTasks({ batchId: second, offset: 0, limit: 1 }).rows
     expect(row!.error).toMatch(/same task failed before: HTTP 400: prompt too long/)
     expect(fake.requests()).toBe(1)
+
+    // The operator retries (after fixing the prompt's limits, say): it is really sent again.
+    await engine.handlers['tasks:retry']({ batchId: second })
+    await until(() => fake.requests() === 2)
+    await until(() => engine!.queue.counts(second).failed === 1)
   })
 
   it('the same payload on another model or step count is another execution, never a reuse', async () => {

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import type { Engine, EngineOptions } from '../engine/engine'
 import { createEngine } from '../engine/engine'
@@ -9,6 +10,17 @@ export class UsageError extends Error {}
 
 export function dbPathFrom(opt: string | undefined): string {
   return opt ? resolve(opt) : defaultDbPath()
+}
+
+/** For commands that only read the ledger: a mistyped --db must not quietly create an empty one. */
+export function existingDbPath(opt: string | undefined): string {
+  const path = dbPathFrom(opt)
+  if (!existsSync(path)) {
+    throw new UsageError(
+      `no Pacer database at ${path}: run a batch first (pacer run FILE.jsonl), or check --db`,
+    )
+  }
+  return path
 }
 
 /** Opens the engine, turning database problems (unwritable path, newer schema) into usage errors. */

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import type { ForecastView } from '../../shared/contract'
@@ -17,7 +18,9 @@ export async function forecastCommand(
       `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
     )
   }
-  const engine = openEngine({ dbPath: dbPathFrom(opts.db) })
+  // Prices and defaults come from the database when there is one; a forecast creates nothing.
+  const dbPath = dbPathFrom(opts.db)
+  const engine = openEngine({ dbPath: existsSync(dbPath) ? dbPath : ':memory:' })
   try {
     const preview = await engine.handlers['batches:preview']({
       fileName: path,

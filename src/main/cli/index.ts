@@ -46,6 +46,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--lease <seconds>', 'claim lease, renewed while a task runs', num(0.1, 3600), 30)
     .option('--audit', 'no deduplication: run duplicates and price them (measure, then stop)')
     .option('--skip-invalid', 'queue the valid lines and report the invalid ones')
+    .option('--retry-failed', 'run again tasks whose failure was kept as a result (after a fix)')
     .option('--new', 'start a new batch even if an interrupted run of this file can be resumed')
     .option('--json', 'print one JSON object with the totals at the end')
     .action(async (file: string, opts) => {

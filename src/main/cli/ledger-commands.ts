@@ -2,11 +2,11 @@ import { createWriteStream } from 'node:fs'
 import { resolve } from 'node:path'
 import { once } from 'node:events'
 import type { TypeRollupView } from '../../shared/contract'
-import { UsageError, dbPathFrom, dollars, openEngine, table, thousands, usd } from './common'
+import { UsageError, existingDbPath, dollars, openEngine, table, thousands, usd } from './common'
 
 /** `pacer summary`: the rollup per task type, as a table or JSON. */
 export async function summaryCommand(opts: { db?: string; json?: boolean }): Promise<number> {
-  const engine = openEngine({ dbPath: dbPathFrom(opts.db) })
+  const engine = openEngine({ dbPath: existingDbPath(opts.db) })
   try {
     const { byType, totals } = engine.handlers['ledger:rollup']({}) as {
       byType: TypeRollupView[]
@@ -86,7 +86,7 @@ export async function exportCommand(opts: {
   out: string
   kind: 'events' | 'summary'
 }): Promise<number> {
-  const engine = openEngine({ dbPath: dbPathFrom(opts.db) })
+  const engine = openEngine({ dbPath: existingDbPath(opts.db) })
   const path = resolve(opts.out)
   try {
     const out = createWriteStream(path)

@@ -22,6 +22,7 @@ export interface RunOptions {
   lease: number
   audit?: boolean
   skipInvalid?: boolean
+  retryFailed?: boolean
   new?: boolean
   json?: boolean
 }
@@ -75,6 +76,15 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
 
   const audit = opts.audit ?? engine.settings.get().audit
   const model = opts.model ?? (opts.provider === 'sim' ? SIM_DEFAULT_MODEL : undefined)
+  const unnamed = parsed.tasks.filter(
+    (t) => !t.model && (t.provider ?? opts.provider) === opts.provider,
+  )
+  if (!model && unnamed.length > 0) {
+    await engine.shutdown()
+    throw new UsageError(
+      `--model is required with --provider ${opts.provider}: ${unnamed.length} task(s) name no model`,
+    )
+  }
   const resolved = engine.resolve(parsed.tasks, { provider: opts.provider, model })
   const errors = [...parsed.errors, ...resolved.errors].sort((a, b) => a.line - b.line)
   const tasks = resolved.tasks
@@ -84,6 +94,12 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
       rejectLines(file, errors, tasks.length)
     }
     reportLineErrors(file, errors)
+  }
+  if (opts.retryFailed) {
+    let forgotten = 0
+    for (const t of tasks) if (engine.claims.forgetFailure(t.fp)) forgotten++
+    if (forgotten > 0)
+      process.stderr.write(`pacer: retrying ${forgotten} task(s) that failed before\n`)
   }
   const skippedLines = new Set(errors.map((e) => e.line)).size
   if (skippedLines > 0) {

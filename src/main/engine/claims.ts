@@ -76,6 +76,7 @@ export class SqliteClaimStore implements ClaimStore {
   readonly #renew: Database.Statement<[number, string, number]>
   readonly #complete: Database.Statement<[string, string, number, string, number]>
   readonly #release: Database.Statement<[number, string, number]>
+  readonly #forgetFailure: Database.Statement<[string]>
 
   constructor({
     db,
@@ -120,6 +121,10 @@ export class SqliteClaimStore implements ClaimStore {
     this.#complete = db.prepare(
       `UPDATE claims SET state = 'completed', status = ?, result = ?, completed_at = ?
        WHERE fp = ? AND epoch = ? AND state = 'running'`,
+    )
+    this.#forgetFailure = db.prepare(
+      `UPDATE claims SET state = 'released', result = NULL
+       WHERE fp = ? AND state = 'completed' AND status = 'failed'`,
     )
     this.#release = db.prepare(
       `UPDATE claims SET state = 'released', lease_until = ?
@@ -198,6 +203,13 @@ export class SqliteClaimStore implements ClaimStore {
   /** Gives up a running claim (transient failure, shutdown) so another worker may claim it. */
   release(fp: string, epoch: number): boolean {
     const done = this.#release.run(this.#clock.now(), fp, epoch).changes === 1
+    if (done) this.#doorbell.emit(fp)
+    return done
+  }
+
+  /** Forgets a cached failure so the next claim executes again (its epoch keeps counting up). */
+  forgetFailure(fp: string): boolean {
+    const done = this.#forgetFailure.run(fp).changes === 1
     if (done) this.#doorbell.emit(fp)
     return done
   }

@@ -272,7 +272,10 @@ export function createEngine(options: EngineOptions): Engine {
         errors.push({
           line: t.line,
           field: 'model',
-          message: `required for provider "${provider}": only the default provider (${defaultProvider}) has a default model`,
+          message:
+            provider === defaultProvider
+              ? `required: no default model is set for "${provider}"`
+              : `required for provider "${provider}": only the default provider (${defaultProvider}) has a default model`,
         })
         continue
       }
@@ -493,10 +496,12 @@ export function createEngine(options: EngineOptions): Engine {
     },
     'tasks:list': (input) => queue.listTasks(input),
     'tasks:retry': (input) => {
-      const retried = queue.retry(input)
+      const { count, fps } = queue.retry(input)
+      // A retry means "try again": a failure kept as a result would answer it without trying.
+      for (const fp of fps) claims.forgetFailure(fp)
       if (input.batchId) runner.addBatch(input.batchId)
       runner.pump()
-      return { retried }
+      return { retried: count }
     },
     'scheduler:get': () => partitionViews(scheduler.snapshot()),
     'scheduler:set': ({ partition, params }) => {
@@ -536,6 +541,22 @@ export function createEngine(options: EngineOptions): Engine {
         throw EngineError.from(err, 'priceOverrides')
       }
       if (patch.baseUrls) guardKeysOnNewOrigins(patch.baseUrls)
+      const current = settings.get()
+      if (
+        patch.defaultProvider !== undefined &&
+        patch.defaultProvider !== current.defaultProvider &&
+        patch.defaultModel === undefined
+      ) {
+        // The old default model belongs to the old provider (sim-small on openai is a 404).
+        if (patch.defaultProvider !== 'sim') {
+          throw new EngineError(
+            'invalid_input',
+            `defaultModel: required when the default provider changes to ${patch.defaultProvider}`,
+            'defaultModel',
+          )
+        }
+        patch = { ...patch, defaultModel: SIM_DEFAULT_MODEL }
+      }
       settings.set(patch)
       if (patch.resultTtlMs !== undefined) claims.resultTtlMs = patch.resultTtlMs
       return settingsView()

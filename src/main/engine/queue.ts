@@ -255,7 +255,10 @@ export class TaskQueue {
   }
 
   /** Failed or cancelled tasks go back to the queue; their batches run again. */
-  retry(filter: { batchId?: string; taskIds?: readonly number[] }): number {
+  retry(filter: { batchId?: string; taskIds?: readonly number[] }): {
+    count: number
+    fps: string[]
+  } {
     return this.#db
       .transaction(() => {
         let ids: number[]
@@ -272,12 +275,16 @@ export class TaskQueue {
           ids = (this.#stmts.retryableAll.all() as { id: number }[]).map((r) => r.id)
         }
         const batches = new Set<string>()
+        const fps = new Set<string>()
         for (const id of ids) {
-          const row = this.#stmts.retryTask.get(id) as { batch_id: string } | undefined
-          if (row) batches.add(row.batch_id)
+          const row = this.#stmts.retryTask.get(id) as { batch_id: string; fp: string } | undefined
+          if (row) {
+            batches.add(row.batch_id)
+            fps.add(row.fp)
+          }
         }
         for (const b of batches) this.#stmts.setBatchState.run('running', this.#clock.now(), b)
-        return ids.length
+        return { count: ids.length, fps: [...fps] }
       })
       .immediate()
   }
@@ -483,7 +490,7 @@ function prepare(db: Database.Database) {
     retryableAll: db.prepare(`SELECT id FROM tasks WHERE status IN ('failed','cancelled')`),
     retryTask: db.prepare(
       `UPDATE tasks SET status='queued', error=NULL, finished_at=NULL, result=NULL
-       WHERE id=? AND status IN ('failed','cancelled') RETURNING batch_id`,
+       WHERE id=? AND status IN ('failed','cancelled') RETURNING batch_id, fp`,
     ),
     findResumable: db.prepare(
       `SELECT id FROM batches WHERE source_hash=? AND state='interrupted'

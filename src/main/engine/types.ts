@@ -60,6 +60,8 @@ export interface ClaimStore {
   complete(fp: string, epoch: number, result: string, status: 'succeeded' | 'failed'): boolean
   /** Gives up a running claim (transient failure, shutdown) so another worker may claim it. */
   release(fp: string, epoch: number): boolean
+  /** Forgets a cached failure (the operator retries after fixing the cause): the next claim runs. */
+  forgetFailure(fp: string): boolean
   /** Waits for the claim to complete, be released, or expire (then takes it over by CAS). */
   wait(
     fp: string,
