@@ -1,11 +1,18 @@
 import type { Prices } from './prices'
-import { estimateTokens, taskMessages } from './prompt'
-import type { JsonValue } from './types'
+import { continueMessage, estimateTokens, taskMessages } from './prompt'
+import type { ChatMessage, JsonValue } from './types'
 
 /**
- * Input tokens a multi-step agent sends in total: every step resends the whole history, so step k
- * sends k × avg and the sum is avg × steps × (steps + 1) / 2 (seed: 1, 5, 10, 20 steps at 1,000 →
- * 1,000 / 15,000 / 55,000 / 210,000).
+ * Input tokens a multi-step agent sends in total when every step sends `avgPerStep` new tokens and
+ * resends the whole history: step k sends k × avg and the sum is avg × steps × (steps + 1) / 2
+ * (seed: 1, 5, 10, 20 steps at 1,000 → 1,000 / 15,000 / 55,000 / 210,000).
+ *
+ * This is the closed form of the growth, not what forecastBatch computes: the forecast replays the
+ * runner step by step (see forecastTask). With a prompt of P tokens answered in O ≈ P tokens and a
+ * short "Continue" turn of C tokens, step k sends P + (k − 1) × (O + C), so a task's input is
+ * P × steps + (O + C) × steps × (steps − 1) / 2 ≈ cumulativeInputTokens(steps, P) when O ≈ P ≫ C.
+ * For short prompts the two differ a lot (the answer is at least 16 tokens and C is ~6), which is
+ * why the forecast does not use this formula.
  */
 export function cumulativeInputTokens(steps: number, avgPerStep = 1000): number {
   if (!Number.isSafeInteger(steps) || steps < 0) {
@@ -30,7 +37,11 @@ export interface ForecastTask {
 }
 
 export interface ForecastOptions {
-  /** Output tokens per step. @default the task's per-step prompt estimate (what the sim answers) */
+  /**
+   * Output tokens per step, for every task (an explicit assumption wins over the defaults).
+   * @default on the simulated provider, what it answers (about the longest user message, 16 to
+   * 4,096 tokens); on any other provider, the task's step-1 prompt estimate
+   */
   outputTokensPerStep?: number
   /** Identical fingerprints run once (the first in batch order); the others reuse it. @default true */
   dedup?: boolean
@@ -69,6 +80,103 @@ interface Acc extends ForecastRollup {
   pricedTasks: number
 }
 
+/**
+ * How the built-in simulated provider sizes an answer (src/main/engine/providers/sim.ts): the
+ * longest user message's token estimate times a factor drawn uniformly from [0.8, 1.2], rounded and
+ * clamped to [16, 4096] (the runner sends no max_tokens). Kept in step with the provider by
+ * test/unit/forecast.test.ts, which replays tasks against it.
+ */
+const SIM_PROVIDER = 'sim'
+const SIM_MIN_OUTPUT_TOKENS = 16
+const SIM_MAX_OUTPUT_TOKENS = 4096
+const SIM_FACTOR_MIN = 0.8
+const SIM_FACTOR_MAX = 1.2
+/** prompt.ts estimates 4 characters a token, and the sim writes exactly 4 characters per token. */
+const CHARS_PER_TOKEN = 4
+
+/** Expected tokens of one task: what its run would put on the ledger. */
+export interface TaskTokens {
+  /** Provider calls: one per step. */
+  calls: number
+  inputTokens: number
+  outputTokens: number
+}
+
+/**
+ * Replays the runner's steps for one task (runner.ts `#execute`), without calling anything:
+ *
+ * - step 1 sends taskMessages(type, payload): P = estimateTokens of them;
+ * - step k > 1 resends the whole history plus the previous answer (O tokens) and
+ *   continueMessage(k, steps) (C ≈ 6 tokens), so it sends P + (k − 1) × (O + C);
+ * - every step answers O tokens: on the simulated provider, what it answers (the expected value of
+ *   clamp(longest user message × [0.8, 1.2], 16, 4096)), on other providers `outputTokensPerStep`
+ *   or, without it, P.
+ *
+ * Counting is done in characters and converted like estimateTokens (ceil(chars / 4) per call), so
+ * for the simulated provider the input matches a real run to within rounding. With O ≈ P ≫ C the
+ * sum is about cumulativeInputTokens(steps, P) = P × steps × (steps + 1) / 2.
+ */
+export function forecastTask(
+  task: Pick<ForecastTask, 'type' | 'payload' | 'steps' | 'provider'>,
+  opts: Pick<ForecastOptions, 'outputTokensPerStep'> = {},
+): TaskTokens {
+  const { steps } = task
+  const fixedOutput = opts.outputTokensPerStep
+  const sim = task.provider === SIM_PROVIDER
+  const first = taskMessages(task.type, task.payload)
+  const promptTokens = estimateTokens(first)
+  let chars = contentChars(first)
+  // The sim sizes its answer on the longest user message; -1: none yet (it then uses them all).
+  let longestUser = -1
+  for (const m of first)
+    if (m.role === 'user') longestUser = Math.max(longestUser, m.content.length)
+  let inputTokens = 0
+  let outputTokens = 0
+  let answerChars = 0
+  for (let step = 1; step <= steps; step++) {
+    if (step > 1) {
+      const next = continueMessage(step, steps).content.length
+      chars += answerChars + next
+      longestUser = Math.max(longestUser, next)
+    }
+    const input = Math.max(1, Math.ceil(chars / CHARS_PER_TOKEN))
+    inputTokens += input
+    const output =
+      fixedOutput ??
+      (sim
+        ? expectedSimOutput(
+            longestUser < 0 ? input : Math.max(1, Math.ceil(longestUser / CHARS_PER_TOKEN)),
+          )
+        : promptTokens)
+    outputTokens += output
+    answerChars = Math.round(output * CHARS_PER_TOKEN)
+  }
+  return { calls: steps, inputTokens, outputTokens: Math.round(outputTokens) }
+}
+
+/** Mean of clamp(tokens × f, 16, 4096) for f uniform on [0.8, 1.2]: the sim's expected answer. */
+export function expectedSimOutput(tokens: number): number {
+  const lo = tokens * SIM_FACTOR_MIN
+  const hi = tokens * SIM_FACTOR_MAX
+  const min = SIM_MIN_OUTPUT_TOKENS
+  const max = SIM_MAX_OUTPUT_TOKENS
+  if (hi <= min) return min
+  if (lo >= max) return max
+  // Integrate the clamped value over [lo, hi]: flat at min, linear in between, flat at max.
+  const clampedUp = Math.max(0, Math.min(hi, min) - lo)
+  const clampedDown = Math.max(0, hi - Math.max(lo, max))
+  const from = Math.max(lo, min)
+  const to = Math.min(hi, max)
+  const linear = to > from ? (to * to - from * from) / 2 : 0
+  return (min * clampedUp + linear + max * clampedDown) / (hi - lo)
+}
+
+function contentChars(messages: readonly ChatMessage[]): number {
+  let chars = 0
+  for (const m of messages) chars += m.content.length
+  return chars
+}
+
 /** Forecast of a batch before it runs: tokens, calls and cost per task type and in total. */
 export function forecastBatch(
   tasks: readonly ForecastTask[],
@@ -85,8 +193,9 @@ export function forecastBatch(
   const total = emptyAcc()
   const byType = new Map<string, Acc>()
   const seen = new Set<string>()
-  // Duplicates share the payload, so their prompt estimate is computed once per fingerprint.
-  const perStep = new Map<string, number>()
+  // Duplicates share the payload (and, for one fingerprint, the steps and provider), so a task's
+  // tokens are computed once per fingerprint.
+  const perTask = new Map<string, TaskTokens>()
 
   tasks.forEach((t, i) => {
     if (!Number.isSafeInteger(t.steps) || t.steps < 0) {
@@ -94,13 +203,13 @@ export function forecastBatch(
         `tasks[${i}].steps must be a non-negative integer, got ${String(t.steps)}`,
       )
     }
-    let avg = perStep.get(t.fp)
-    if (avg === undefined) {
-      avg = estimateTokens(taskMessages(t.type, t.payload))
-      perStep.set(t.fp, avg)
+    const memoKey = `${t.fp}\u0000${t.steps}\u0000${t.provider}`
+    let tokens = perTask.get(memoKey)
+    if (tokens === undefined) {
+      tokens = forecastTask(t, { outputTokensPerStep: fixedOutput })
+      perTask.set(memoKey, tokens)
     }
-    const inputTokens = cumulativeInputTokens(t.steps, avg)
-    const outputTokens = t.steps * (fixedOutput ?? avg)
+    const { inputTokens, outputTokens } = tokens
     const cost = prices.costMicros(
       { inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens },
       prices.priceFor(t.provider, t.model),
@@ -118,7 +227,7 @@ export function forecastBatch(
       } else {
         a.distinctTasks++
       }
-      a.calls += t.steps
+      a.calls += tokens.calls
       a.inputTokens += inputTokens
       a.outputTokens += outputTokens
       if (cost === null) {

@@ -6,7 +6,8 @@ import { QueueView } from './features/queue/queue-view'
 import { SettingsView } from './features/settings/settings-view'
 import { SpendView } from './features/spend/spend-view'
 import { formatInt, formatMicros, formatRollupCost } from './lib/format'
-import { selectLiveLoad, useStore, type View } from './store'
+import { selectLiveLoad, useStore, type Store, type View } from './store'
+import type { ConnectionState } from './transport'
 
 const NAV: { view: View; label: string; icon: IconName }[] = [
   { view: 'queue', label: 'Queue', icon: 'queue' },
@@ -21,6 +22,7 @@ export function App() {
     <div className="app">
       <Sidebar />
       <Header />
+      <ConnectionBanner />
       <main className="content">
         {view === 'queue' && <QueueView />}
         {view === 'concurrency' && <ConcurrencyView />}
@@ -61,20 +63,38 @@ function Sidebar() {
 
 function Header() {
   const load = useStore(useShallow(selectLiveLoad))
+  const perPartition = useStore((s) =>
+    s.partitions.map((p) => `${p.partition}: ${formatInt(Math.floor(p.limit))}`).join('\n'),
+  )
   const totals = useStore((s) => s.ledgerTotals)
   const view = useStore((s) => s.view)
+  const stale = useStore(selectDisconnected)
   const title = NAV.find((n) => n.view === view)?.label ?? ''
   return (
     <header className="header">
       <h1>{title}</h1>
-      <dl className="header-stats">
+      <dl
+        className={`header-stats${stale ? ' stale' : ''}`}
+        title={stale ? 'From before the connection to the server dropped' : undefined}
+      >
         <div className="stat" data-testid="header-inflight">
           <dt>In flight</dt>
           <dd>{formatInt(load.inflight)}</dd>
         </div>
-        <div className="stat" data-testid="header-limit">
-          <dt>Limit</dt>
-          <dd>{formatInt(load.limit)}</dd>
+        <div
+          className="stat"
+          data-testid="header-limit"
+          title={load.partitions > 1 ? perPartition : undefined}
+        >
+          <dt>
+            Limit
+            {load.only !== null ? (
+              <span className="stat-scope mono"> {load.only}</span>
+            ) : load.partitions > 1 ? (
+              <span className="stat-scope"> (all partitions)</span>
+            ) : null}
+          </dt>
+          <dd>{load.partitions === 0 ? '—' : formatInt(load.limit)}</dd>
         </div>
         <div className="stat" data-testid="header-cost">
           <dt>Cost</dt>
@@ -89,17 +109,72 @@ function Header() {
   )
 }
 
+/** Over HTTP, whether the event stream is down: everything on screen may be old. */
+function selectDisconnected(s: Store): boolean {
+  return (
+    s.transport === 'http' && (s.connection === 'reconnecting' || s.connection === 'unauthorized')
+  )
+}
+
+function ConnectionBanner() {
+  const connection = useStore((s) => (selectDisconnected(s) ? s.connection : null))
+  if (connection === null) return null
+  return (
+    <div
+      className="connection-banner"
+      role="alert"
+      data-testid="connection-banner"
+      data-connection={connection}
+    >
+      {connection === 'unauthorized' ? (
+        <>
+          <strong>The server restarted: open the new URL it printed</strong>
+          <span>
+            This page&apos;s session token is no longer accepted; every start of{' '}
+            <code>pacer serve</code> makes a new one.
+          </span>
+        </>
+      ) : (
+        <>
+          <strong>Disconnected from the Pacer server — retrying…</strong>
+          <span>
+            What is on screen is from before the connection dropped. If you restarted{' '}
+            <code>pacer serve</code> on another port, open the new URL it printed.
+          </span>
+        </>
+      )}
+    </div>
+  )
+}
+
+const HTTP_LABELS: Record<ConnectionState, string> = {
+  connecting: 'HTTP (loopback) — connecting…',
+  open: 'HTTP (loopback)',
+  reconnecting: 'HTTP (loopback) — disconnected',
+  unauthorized: 'HTTP (loopback) — session token refused',
+}
+
 function Footer() {
   const transport = useStore((s) => s.transport)
+  const connection = useStore((s) => s.connection)
+  const down = useStore(selectDisconnected)
   const dbPath = useStore((s) => s.settings?.dbPath)
+  const on = transport === 'ipc' || (transport === 'http' && connection === 'open')
   return (
     <footer className="footer">
-      <span data-testid="transport">
-        <span className={`dot${transport ? ' dot-on' : ''}`} aria-hidden="true" />
+      <span
+        data-testid="transport"
+        data-connection={transport === 'http' ? connection : transport === 'ipc' ? 'open' : ''}
+      >
+        <span
+          className={`dot${on ? ' dot-on' : down ? ' dot-off' : ''}`}
+          aria-hidden="true"
+          data-testid="transport-dot"
+        />
         {transport === 'ipc'
           ? 'Electron IPC'
           : transport === 'http'
-            ? 'HTTP (loopback)'
+            ? HTTP_LABELS[connection]
             : 'Connecting…'}
       </span>
       {dbPath ? (

@@ -7,6 +7,7 @@
 import { createPacerClient, type Invoke, type PacerApi, type Subscribe } from '../../shared/client'
 import { EVENTS, parseCommand, type EventName, type Reply } from '../../shared/contract'
 import { HTTP_ROUTES, TOKEN_PARAM } from '../../shared/http'
+import { findNonJson } from './lib/json-value'
 
 /** Where the session token is kept once it has been taken out of the address bar. */
 export const TOKEN_STORAGE_KEY = 'pacer.sessionToken'
@@ -15,6 +16,25 @@ export const TOKEN_STORAGE_KEY = 'pacer.sessionToken'
 export interface EventSourceLike {
   addEventListener(type: string, listener: (event: { data: string }) => void): void
   close(): void
+  /** 2 (CLOSED) after an `error` means the browser gave up and will not retry by itself. */
+  readonly readyState?: number
+}
+
+/**
+ * The event stream as the console shows it. `reconnecting`: the server cannot be reached (stopped,
+ * network down) and the client keeps trying; `unauthorized`: the server answers but refuses the
+ * token, which happens when `pacer serve` was restarted (every start makes a new token).
+ */
+export type ConnectionState = 'connecting' | 'open' | 'reconnecting' | 'unauthorized'
+
+/**
+ * The HTTP client: the contract's API plus the stream's connection state, which only this
+ * transport has (the Electron bridge cannot drop), so it stays out of the shared PacerApi.
+ */
+export type HttpPacer = PacerApi & {
+  readonly connectionState: () => ConnectionState
+  /** Called on every change of state; returns an unsubscribe. */
+  readonly onConnectionChanged: (listener: (state: ConnectionState) => void) => () => void
 }
 
 export interface HttpClientOptions {
@@ -28,10 +48,24 @@ export interface HttpClientOptions {
   createEventSource: (url: string) => EventSourceLike
   /** Starts a download of `url` (the browser: an `<a download>` click). */
   download: (url: string) => void
+  /**
+   * First wait before probing the server after the browser gave up on the stream; doubles up to
+   * 15 s, back to this once the stream opens. @default 1000
+   */
+  retryMs?: number
 }
 
-function failure(code: string, message: string): Reply<never> {
-  return { ok: false, error: { code, message } }
+const EVENT_SOURCE_CLOSED = 2
+const MAX_RETRY_MS = 15_000
+
+function failure(code: string, message: string, field?: string): Reply<never> {
+  return { ok: false, error: field === undefined ? { code, message } : { code, message, field } }
+}
+
+/** JSON.stringify would send null for Infinity (and drop or mangle worse): refuse, naming where. */
+function unsendable(input: unknown): Reply<never> | null {
+  const bad = findNonJson(input)
+  return bad ? failure('invalid_input', bad.message, bad.path) : null
 }
 
 function isReply(value: unknown): value is Reply<unknown> {
@@ -57,14 +91,31 @@ const NO_TOKEN = failure(
  * `{ ok: true, value: { path: null, rows: -1 } }`: the browser owns the file from there, so the
  * path and the row count are unknown (-1) to the page.
  */
-export function createHttpPacer(options: HttpClientOptions): PacerApi {
+export function createHttpPacer(options: HttpClientOptions): HttpPacer {
   const base = options.baseUrl.replace(/\/+$/, '')
   const { token } = options
   const doFetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init))
   const { createEventSource, download } = options
+  const retryMs = options.retryMs ?? 1000
+
+  let state: ConnectionState = 'connecting'
+  const stateListeners = new Set<(state: ConnectionState) => void>()
+  const setState = (next: ConnectionState): void => {
+    if (next === state) return
+    state = next
+    for (const listener of [...stateListeners]) {
+      try {
+        listener(next)
+      } catch (err) {
+        console.error('pacer: a connection listener failed', err)
+      }
+    }
+  }
 
   const exportLedger = (input: unknown): Reply<unknown> => {
     // Validate here: a 400 answered to a download would be saved as a file, not shown.
+    const refused = unsendable(input)
+    if (refused) return refused
     const parsed = parseCommand('ledger:export', input)
     if (!parsed.ok) return parsed
     if (!token) return NO_TOKEN
@@ -81,6 +132,8 @@ export function createHttpPacer(options: HttpClientOptions): PacerApi {
 
   const invoke: Invoke = async (channel, input) => {
     if (channel === 'ledger:export') return exportLedger(input)
+    const refused = unsendable(input ?? {})
+    if (refused) return refused
     if (!token) return NO_TOKEN
     let response: Response
     try {
@@ -98,6 +151,9 @@ export function createHttpPacer(options: HttpClientOptions): PacerApi {
     } catch {
       body = undefined
     }
+    // Only a server restarted with a new token refuses ours; the stream will say so too, but a
+    // command may get there first.
+    if (response.status === 401) setState('unauthorized')
     if (isReply(body)) return body
     return failure('network', `unexpected answer from the Pacer server (HTTP ${response.status})`)
   }
@@ -105,7 +161,53 @@ export function createHttpPacer(options: HttpClientOptions): PacerApi {
   // One EventSource for every listener: browsers cap connections per origin (6 over HTTP/1.1).
   const listeners = new Map<EventName, Set<(payload: unknown) => void>>()
   let source: EventSourceLike | null = null
+  let everOpened = false
+  let probeTimer: ReturnType<typeof setTimeout> | null = null
+  let nextProbeMs = retryMs
   const listenerTotal = () => [...listeners.values()].reduce((n, set) => n + set.size, 0)
+
+  const dispatch = (name: EventName, payload: unknown): void => {
+    for (const listener of [...(listeners.get(name) ?? [])]) {
+      try {
+        listener(payload)
+      } catch (err) {
+        // One broken view must not starve the others of events.
+        console.error(`pacer: a ${name} listener failed`, err)
+      }
+    }
+  }
+
+  // Any answer but a 401 means the server is back and takes the token; a throw means unreachable.
+  const probe = async (): Promise<'up' | 'unauthorized' | 'down'> => {
+    try {
+      const response = await doFetch(`${base}${HTTP_ROUTES.command('scheduler:get')}`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        body: '{}',
+      })
+      return response.status === 401 ? 'unauthorized' : 'up'
+    } catch {
+      return 'down'
+    }
+  }
+
+  const scheduleProbe = (): void => {
+    if (probeTimer !== null) return
+    const wait = nextProbeMs
+    nextProbeMs = Math.min(nextProbeMs * 2, MAX_RETRY_MS)
+    probeTimer = setTimeout(() => {
+      void probe().then((answer) => {
+        probeTimer = null
+        if (source || listenerTotal() === 0) return
+        if (answer === 'up') {
+          open()
+          return
+        }
+        setState(answer === 'unauthorized' ? 'unauthorized' : 'reconnecting')
+        scheduleProbe()
+      })
+    }, wait)
+  }
 
   const open = () => {
     if (source || !token) return
@@ -120,24 +222,30 @@ export function createHttpPacer(options: HttpClientOptions): PacerApi {
         } catch {
           return
         }
-        for (const listener of [...(listeners.get(name) ?? [])]) {
-          try {
-            listener(payload)
-          } catch (err) {
-            // One broken view must not starve the others of events.
-            console.error(`pacer: a ${name} listener failed`, err)
-          }
-        }
+        dispatch(name, payload)
       })
     }
-    // EventSource reconnects by itself, but what was pushed while it was away is gone: after a
-    // reconnect, tell the views to reload (a truncated change makes the queue refetch).
-    let opened = 0
     es.addEventListener('open', () => {
-      opened++
-      if (opened < 2) return
-      const stale = { batches: [], tasks: [], truncated: true }
-      for (const listener of [...(listeners.get('tasks:changed') ?? [])]) listener(stale)
+      if (source !== es) return
+      nextProbeMs = retryMs
+      setState('open')
+      // What was pushed while the stream was away is gone: tell the views to reload (a truncated
+      // change makes the queue refetch; the console reloads the other views on `open`).
+      if (everOpened) dispatch('tasks:changed', { batches: [], tasks: [], truncated: true })
+      everOpened = true
+    })
+    es.addEventListener('error', () => {
+      if (source !== es) return
+      // A token refused earlier stays refused until a probe or an open says otherwise.
+      if (state !== 'unauthorized') setState('reconnecting')
+      // EventSource retries a dropped connection by itself (the server's `retry:`), but not a
+      // non-2xx answer such as the 401 of a server restarted with a new token: then it is
+      // CLOSED for good, and this client probes the server and opens a new one.
+      if (es.readyState === EVENT_SOURCE_CLOSED) {
+        es.close()
+        source = null
+        scheduleProbe()
+      }
     })
     source = es
   }
@@ -149,14 +257,24 @@ export function createHttpPacer(options: HttpClientOptions): PacerApi {
     open()
     return () => {
       set.delete(listener)
-      if (listenerTotal() === 0 && source) {
-        source.close()
-        source = null
-      }
+      if (listenerTotal() > 0) return
+      source?.close()
+      source = null
+      if (probeTimer !== null) clearTimeout(probeTimer)
+      probeTimer = null
     }
   }
 
-  return createPacerClient('http', invoke, subscribe)
+  return Object.freeze({
+    ...createPacerClient('http', invoke, subscribe),
+    connectionState: () => state,
+    onConnectionChanged: (listener: (state: ConnectionState) => void) => {
+      stateListeners.add(listener)
+      return () => {
+        stateListeners.delete(listener)
+      }
+    },
+  })
 }
 
 export interface TokenPlaces {

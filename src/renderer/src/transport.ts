@@ -8,9 +8,16 @@
  * page knows neither its path nor its row count.
  */
 import type { PacerApi } from '../../shared/client'
-import { createHttpPacer, takeSessionToken, type EventSourceLike } from './http-client'
+import {
+  createHttpPacer,
+  takeSessionToken,
+  type ConnectionState,
+  type EventSourceLike,
+  type HttpPacer,
+} from './http-client'
 
 export { TOKEN_STORAGE_KEY, createHttpPacer, takeSessionToken } from './http-client'
+export type { ConnectionState } from './http-client'
 
 function clickDownload(url: string): void {
   const a = document.createElement('a')
@@ -32,7 +39,7 @@ function sessionStorageOrNull(): Storage | null {
   }
 }
 
-let cached: PacerApi | null = null
+let cached: HttpPacer | null = null
 
 /**
  * The console's client: the preload's in Electron, the HTTP one in a browser. Throws (once, at
@@ -60,4 +67,17 @@ export function getPacer(): PacerApi {
     download: clickDownload,
   })
   return cached
+}
+
+/**
+ * The event stream's state over HTTP (once getPacer has made the client). The Electron bridge has
+ * no connection to lose: there it is always `open`.
+ */
+export function connectionState(): ConnectionState {
+  return cached?.connectionState() ?? 'open'
+}
+
+/** Calls `listener` on each change of connection state (never in Electron); returns an unsubscribe. */
+export function onConnectionChanged(listener: (state: ConnectionState) => void): () => void {
+  return cached?.onConnectionChanged(listener) ?? (() => undefined)
 }

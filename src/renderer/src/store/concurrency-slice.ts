@@ -5,6 +5,7 @@ import type {
   Reply,
 } from '../../../shared/contract'
 import { call } from './api'
+import { seedSamples } from './samples'
 import type { SliceCreator } from './types'
 
 /** The partition name that addresses every partition at once in setScheduler. */
@@ -17,6 +18,11 @@ export interface ConcurrencySlice {
   /** Newest first. */
   limitChanges: LimitChangeView[]
   applyToAll: boolean
+  /**
+   * Accepted parameter changes per partition, counted: a slider whose own change was refused
+   * drops its error once another change to its partition goes through.
+   */
+  paramChanges: Record<string, number>
 
   loadScheduler(): Promise<void>
   setPartitions(partitions: readonly PartitionView[]): void
@@ -39,6 +45,7 @@ export const createConcurrencySlice: SliceCreator<ConcurrencySlice> = (set, get)
   schedulerLoaded: false,
   limitChanges: [],
   applyToAll: false,
+  paramChanges: {},
 
   loadScheduler: async () => {
     const reply = await call((api) => api.getScheduler({}))
@@ -51,6 +58,8 @@ export const createConcurrencySlice: SliceCreator<ConcurrencySlice> = (set, get)
       .filter((c): c is LimitChangeView => c !== null)
     set({ partitions: mergePartitions(get().partitions, reply.value), schedulerLoaded: true })
     if (get().limitChanges.length === 0) get().addLimitChanges(seeded)
+    // An idle engine sends no samples: without a first point a freshly opened chart is blank.
+    seedSamples(reply.value, Date.now())
   },
 
   setPartitions: (partitions) =>
@@ -69,7 +78,12 @@ export const createConcurrencySlice: SliceCreator<ConcurrencySlice> = (set, get)
 
   setSchedulerParams: async (partition, params) => {
     const reply = await call((api) => api.setScheduler({ partition, params }))
-    if (reply.ok) get().setPartitions(reply.value)
+    if (!reply.ok) return reply
+    get().setPartitions(reply.value)
+    const changed = partition === ALL_PARTITIONS ? reply.value.map((p) => p.partition) : [partition]
+    const paramChanges = { ...get().paramChanges }
+    for (const name of changed) paramChanges[name] = (paramChanges[name] ?? 0) + 1
+    set({ paramChanges })
     return reply
   },
 })

@@ -21,13 +21,22 @@ export const useStore = create<Store>()((...a) => ({
 export type { Store } from './types'
 export type { View } from './ui-slice'
 
-/** Header numbers: what is running now against what the scheduler allows. */
-export function selectLiveLoad(s: Store): { inflight: number; limit: number } {
+/**
+ * Header numbers: what is running now against what the scheduler allows, summed over partitions.
+ * `only` names the partition when there is exactly one, so the header can say whose limit it is.
+ */
+export function selectLiveLoad(s: Store): {
+  inflight: number
+  limit: number
+  partitions: number
+  only: string | null
+} {
   let inflight = 0
   let limit = 0
   for (const p of s.partitions) {
     inflight += p.inflight
     limit += Math.floor(p.limit)
   }
-  return { inflight, limit }
+  const only = s.partitions.length === 1 ? s.partitions[0]!.partition : null
+  return { inflight, limit, partitions: s.partitions.length, only }
 }

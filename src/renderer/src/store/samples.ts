@@ -4,7 +4,7 @@
  * partition gets a fixed-size ring of typed arrays; charts read it on requestAnimationFrame and
  * only a version counter tells them something changed.
  */
-import type { SchedulerSample } from '../../../shared/contract'
+import type { PartitionView, SchedulerSample } from '../../../shared/contract'
 
 /** ~2 min of samples at up to 30 per second, with room to spare. */
 const CAPACITY = 4096
@@ -19,12 +19,18 @@ export class SampleRing {
   private head = 0
   /** Samples currently held (≤ CAPACITY). */
   size = 0
-  /** Samples ever received: what end-to-end tests read from the chart's data-samples. */
+  /** Samples ever received from the engine (seeds not counted): the chart's data-samples. */
   received = 0
   /** Bumped on every push, so a reader knows whether to redraw. */
   version = 0
 
-  push(s: SchedulerSample): void {
+  /** The newest sample's time, or null when there is none. */
+  get lastTs(): number | null {
+    return this.size === 0 ? null : (this.ts[(this.head - 1 + CAPACITY) % CAPACITY] ?? null)
+  }
+
+  /** `seed`: a point made from a scheduler snapshot rather than sent by the engine. */
+  push(s: SchedulerSample, seed = false): void {
     const i = this.head
     this.ts[i] = s.ts
     this.limit[i] = s.limit
@@ -33,11 +39,17 @@ export class SampleRing {
     this.throttles[i] = s.throttles
     this.head = (i + 1) % CAPACITY
     if (this.size < CAPACITY) this.size++
-    this.received++
+    if (!seed) this.received++
     this.version++
   }
 
-  /** Copies samples with ts >= since, oldest first, into plain arrays (uPlot's data shape). */
+  /**
+   * The samples from `sinceMs` on, oldest first, as plain arrays (uPlot's data shape). The last
+   * sample before `sinceMs` is carried in at `sinceMs`: a step chart's value at its left edge is
+   * the last one known, so an idle partition still draws its line. Times only go forward: a
+   * sample older than one already taken (a seed stamped by this page's clock just after the
+   * engine's) is skipped, as uPlot needs sorted x values.
+   */
   since(sinceMs: number): {
     ts: number[]
     limit: number[]
@@ -53,17 +65,33 @@ export class SampleRing {
       throttles: number[]
     }
     const start = (this.head - this.size + CAPACITY) % CAPACITY
+    let before = -1
+    let lastTs = -Infinity
     for (let k = 0; k < this.size; k++) {
       const i = (start + k) % CAPACITY
       const ts = this.ts[i] ?? 0
-      if (ts < sinceMs) continue
-      out.ts.push(ts)
-      out.limit.push(this.limit[i] ?? 0)
-      out.concurrency.push(this.concurrency[i] ?? 0)
-      out.inflight.push(this.inflight[i] ?? 0)
-      out.throttles.push(this.throttles[i] ?? 0)
+      if (ts < sinceMs) {
+        before = i
+        continue
+      }
+      if (ts < lastTs) continue
+      if (before >= 0 && out.ts.length === 0 && ts > sinceMs) {
+        this.#take(out, before, sinceMs, 0)
+        before = -1
+      }
+      this.#take(out, i, ts, this.throttles[i] ?? 0)
+      lastTs = ts
     }
+    if (before >= 0 && out.ts.length === 0) this.#take(out, before, sinceMs, 0)
     return out
+  }
+
+  #take(out: ReturnType<SampleRing['since']>, i: number, ts: number, throttles: number): void {
+    out.ts.push(ts)
+    out.limit.push(this.limit[i] ?? 0)
+    out.concurrency.push(this.concurrency[i] ?? 0)
+    out.inflight.push(this.inflight[i] ?? 0)
+    out.throttles.push(throttles)
   }
 }
 
@@ -86,6 +114,33 @@ export function pushSamples(samples: readonly SchedulerSample[]): string[] {
     ringFor(s.partition).push(s)
   }
   return fresh
+}
+
+/** A seed is added when the newest sample is older than this (or there is none). */
+const SEED_AFTER_MS = 1000
+
+/**
+ * Adds each partition's current state as a point, unless the engine sent one just now. The engine
+ * only samples while a partition is busy, so a page opened on an idle engine has nothing to draw.
+ */
+export function seedSamples(partitions: readonly PartitionView[], now: number): void {
+  for (const p of partitions) {
+    const ring = ringFor(p.partition)
+    const last = ring.lastTs
+    if (last !== null && last >= now - SEED_AFTER_MS) continue
+    ring.push(
+      {
+        partition: p.partition,
+        ts: now,
+        limit: p.limit,
+        concurrency: p.concurrency,
+        inflight: p.inflight,
+        waiting: p.waiting,
+        throttles: 0,
+      },
+      true,
+    )
+  }
 }
 
 export function samplePartitions(): string[] {

@@ -1,4 +1,5 @@
 import type { CommandError } from '../../../shared/contract'
+import type { ConnectionState } from '../transport'
 import type { SliceCreator } from './types'
 
 export type View = 'queue' | 'concurrency' | 'spend' | 'settings'
@@ -15,9 +16,12 @@ export interface Toast {
 export interface UiSlice {
   view: View
   transport: 'ipc' | 'http' | null
+  /** The HTTP event stream's state; what is on screen is stale unless `open`. */
+  connection: ConnectionState
   toasts: Toast[]
   setView(view: View): void
   setTransport(transport: 'ipc' | 'http'): void
+  setConnection(connection: ConnectionState): void
   /** For errors nobody is looking at a control for: background loads, event handling. */
   reportError(title: string, error: CommandError | string): void
   notify(title: string, message: string): void
@@ -45,9 +49,11 @@ export const createUiSlice: SliceCreator<UiSlice> = (set, get) => {
   return {
     view: 'queue',
     transport: null,
+    connection: 'connecting',
     toasts: [],
     setView: (view) => set({ view }),
     setTransport: (transport) => set({ transport }),
+    setConnection: (connection) => set({ connection }),
     reportError: (title, error) => {
       const message =
         typeof error === 'string'

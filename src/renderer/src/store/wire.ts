@@ -5,6 +5,7 @@
  */
 import type { PartitionView, TypeRollupView } from '../../../shared/contract'
 import { throttle } from '../lib/timing'
+import { connectionState, onConnectionChanged } from '../transport'
 import { call, pacer } from './api'
 import { useStore } from './index'
 import { pushSamples } from './samples'
@@ -18,6 +19,7 @@ export function wirePacer(): () => void {
   const api = pacer()
   const store = useStore.getState
   store().setTransport(api.transport)
+  store().setConnection(connectionState())
 
   const setPartitions = throttle((p: PartitionView[]) => store().setPartitions(p), PARTITIONS_MS)
   const setTotals = throttle((t: TypeRollupView) => store().setLedgerTotals(t), PARTITIONS_MS)
@@ -56,6 +58,22 @@ export function wirePacer(): () => void {
     ),
   ]
 
+  // Back from a dropped stream, everything on screen may be old and the events in between are
+  // lost: reload every view's data (the HTTP client also sends a truncated tasks:changed).
+  const offConnection = onConnectionChanged((state) => {
+    const was = store().connection
+    store().setConnection(state)
+    if (state !== 'open' || (was !== 'reconnecting' && was !== 'unauthorized')) return
+    const s = store()
+    void s.loadBatches()
+    s.refreshTasks()
+    void s.loadScheduler()
+    void s.loadSettings()
+    void loadAllTimeTotals()
+    if (s.view === 'spend') void s.refreshSpend()
+    else s.markSpendStale()
+  })
+
   // Coming back to Spend after the ledger moved refreshes it once.
   const unsubscribeView = useStore.subscribe((s, prev) => {
     if (s.view === 'spend' && prev.view !== 'spend' && s.spendStale) void s.refreshSpend()
@@ -73,6 +91,7 @@ export function wirePacer(): () => void {
 
   return () => {
     for (const off of unsubscribers) off()
+    offConnection()
     unsubscribeView()
     setPartitions.cancel()
     setTotals.cancel()

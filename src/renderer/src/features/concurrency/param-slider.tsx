@@ -1,14 +1,24 @@
-import { useState } from 'react'
+import { useRef, useState } from 'react'
 import type { AimdParamsPatch, CommandError, Reply } from '../../../../shared/contract'
 import { InlineError } from '../../components/inline-error'
 import { useDebouncedCallback } from '../../lib/hooks'
+import { useStore } from '../../store'
 import type { ParamSpec } from './param-specs'
 
 const SEND_DELAY_MS = 150
 
+/** A refused change, with what was true when it was refused. */
+interface Refusal {
+  error: CommandError
+  applied: number
+  changes: number
+}
+
 /**
  * One AIMD parameter. While dragging, the slider shows the value being set; once the engine
  * answers, it shows the value read back, so what is on screen is what the scheduler uses.
+ * A refusal stays shown only while nothing has moved since: once the applied value changes or
+ * another change to the partition goes through (Max raised, so Min 32 would now fit), it is old.
  */
 export function ParamSlider({
   spec,
@@ -23,15 +33,23 @@ export function ParamSlider({
 }) {
   const [draft, setDraft] = useState<number | null>(null)
   const [pending, setPending] = useState(false)
-  const [error, setError] = useState<CommandError | null>(null)
+  const [refusal, setRefusal] = useState<Refusal | null>(null)
+  const changes = useStore((s) => s.paramChanges[partition] ?? 0)
+  // Answers can come back out of order over HTTP: only the latest change's answer counts.
+  const sent = useRef(0)
 
   const commit = useDebouncedCallback(async (value: number) => {
+    const seq = ++sent.current
     setPending(true)
     const reply = await send(spec.patch(value))
+    if (seq !== sent.current) return
     setPending(false)
     setDraft(null)
-    setError(reply.ok ? null : reply.error)
+    setRefusal(reply.ok ? null : { error: reply.error, applied, changes })
   }, SEND_DELAY_MS)
+
+  const error =
+    refusal && refusal.applied === applied && refusal.changes === changes ? refusal.error : null
 
   const value = draft ?? applied
   const id = `slider-${partition}-${spec.name}`
@@ -50,7 +68,7 @@ export function ParamSlider({
         onChange={(e) => {
           const v = Number(e.target.value)
           setDraft(v)
-          setError(null)
+          setRefusal(null)
           commit(v)
         }}
         data-testid={`slider-${spec.name}`}

@@ -3,7 +3,8 @@ import uPlot from 'uplot'
 import 'uplot/dist/uPlot.min.css'
 import { axis, chartTheme, fitWidth } from '../../lib/chart-theme'
 import { formatClock } from '../../lib/format'
-import { ringFor } from '../../store/samples'
+import { useStore } from '../../store'
+import { ringFor, seedSamples } from '../../store/samples'
 
 const WINDOW_MS = 120_000
 const HEIGHT = 220
@@ -21,6 +22,11 @@ export function PartitionChart({ partition }: { partition: string }) {
     const el = box.current
     if (!el) return
     const ring = ringFor(partition)
+    // A partition that has been idle since the page opened has no samples: start from its view.
+    if (ring.size === 0) {
+      const view = useStore.getState().partitions.find((p) => p.partition === partition)
+      if (view) seedSamples([view], Date.now())
+    }
     const theme = chartTheme()
     let nowSec = Date.now() / 1000
     // Throttle counts per drawn point, for the legend (the marker itself sits on the limit line).
@@ -86,6 +92,17 @@ export function PartitionChart({ partition }: { partition: string }) {
       const now = Date.now()
       nowSec = now / 1000
       const d = ring.since(now - WINDOW_MS)
+      el.dataset.points = String(d.ts.length)
+      // The last value holds until the next sample (an idle engine sends none): draw it up to
+      // now — unless the stream is down, where the line stopping is the honest picture.
+      const last = d.ts.length - 1
+      if (last >= 0 && d.ts[last]! < now && useStore.getState().connection === 'open') {
+        d.ts.push(now)
+        d.limit.push(d.limit[last]!)
+        d.concurrency.push(d.concurrency[last]!)
+        d.inflight.push(d.inflight[last]!)
+        d.throttles.push(0)
+      }
       throttleCounts = d.throttles
       chart.setData([
         d.ts.map((ts) => ts / 1000),
@@ -115,6 +132,7 @@ export function PartitionChart({ partition }: { partition: string }) {
       className="chart"
       data-testid={`concurrency-chart-${partition}`}
       data-samples={0}
+      data-points={0}
     />
   )
 }

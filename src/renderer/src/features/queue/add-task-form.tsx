@@ -114,7 +114,9 @@ export function AddTaskForm({ onClose }: { onClose: () => void }) {
             ) : (
               <em className="hint-bad" data-testid="payload-json-error">
                 {' '}
-                {json.message} — line {json.line}, column {json.column}
+                {json.line === null
+                  ? json.message
+                  : `${json.message} — line ${json.line}, column ${json.column}`}
               </em>
             )}
           </span>

@@ -1,6 +1,7 @@
 /** The add-task form's rules, kept out of the component: what the fields turn into, and why not. */
 import type { CommandError, ProviderId, TaskInput } from '../../../../shared/contract'
-import { checkJson, type JsonCheck } from '../../lib/json-error'
+import { checkJson } from '../../lib/json-error'
+import { findNonJson } from '../../lib/json-value'
 
 export interface TaskForm {
   type: string
@@ -24,21 +25,36 @@ export const EMPTY_TASK_FORM: TaskForm = {
 export type BuiltTask =
   { ok: true; task: TaskInput } | { ok: false; field: TaskField; message: string }
 
-export function checkPayload(text: string): JsonCheck {
-  return checkJson(text)
+/**
+ * The payload field's live check. Failing to parse gives a line and column; parsing into
+ * something JSON cannot carry (`1e400` is Infinity, which would travel as null) gives its path
+ * instead, worded as the engine words it.
+ */
+export type PayloadCheck =
+  | { ok: true; value: unknown }
+  | { ok: false; message: string; line: number; column: number }
+  | { ok: false; message: string; line: null; column: null; path: string }
+
+export function checkPayload(text: string): PayloadCheck {
+  const parsed = checkJson(text)
+  if (!parsed.ok) return parsed
+  const bad = findNonJson(parsed.value, 'payload')
+  if (bad) return { ok: false, message: bad.message, line: null, column: null, path: bad.path }
+  return parsed
+}
+
+/** The check's failure as one sentence, with the position when there is one. */
+export function describePayloadError(check: Exclude<PayloadCheck, { ok: true }>): string {
+  return check.line === null
+    ? check.message
+    : `${check.message} at line ${check.line}, column ${check.column}`
 }
 
 export function buildTaskInput(form: TaskForm): BuiltTask {
   const type = form.type.trim()
   if (!type) return { ok: false, field: 'type', message: 'Give the task a type, e.g. summarize' }
-  const payload = checkJson(form.payload)
-  if (!payload.ok) {
-    return {
-      ok: false,
-      field: 'payload',
-      message: `${payload.message} at line ${payload.line}, column ${payload.column}`,
-    }
-  }
+  const payload = checkPayload(form.payload)
+  if (!payload.ok) return { ok: false, field: 'payload', message: describePayloadError(payload) }
   const steps = Number(form.steps)
   if (!Number.isInteger(steps) || steps < 1 || steps > 1000) {
     return { ok: false, field: 'steps', message: 'Steps must be a whole number from 1 to 1000' }
