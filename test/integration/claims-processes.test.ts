@@ -6,6 +6,7 @@ import { createInterface } from 'node:readline'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { SqliteClaimStore } from '../../src/main/engine/claims'
 import { openDatabase } from '../../src/main/engine/db'
+import { MIGRATIONS } from '../../src/main/engine/db/schema'
 import { fingerprint } from '../../src/main/engine/fingerprint'
 import type { ClaimAttempt } from '../../src/main/engine/types'
 
@@ -84,9 +85,13 @@ describe('database across real processes', () => {
     const results = await Promise.all(
       children.map((c) => Promise.race([c.next('opened'), c.next('failed')])),
     )
-    expect(results).toEqual(children.map(() => ({ event: 'opened', version: 1 })))
+    const latest = MIGRATIONS.length
+    expect(results).toEqual(children.map(() => ({ event: 'opened', version: latest })))
     const db = openDatabase(dbPath)
-    expect(db.prepare('SELECT version FROM migrations').all()).toEqual([{ version: 1 }])
+    // Every migration applied exactly once, however many processes raced to open the new file.
+    expect(db.prepare('SELECT version FROM migrations').all()).toEqual(
+      MIGRATIONS.map((m) => ({ version: m.version })),
+    )
     db.close()
   })
 })
@@ -138,7 +143,9 @@ describe('claims across real processes', () => {
       }
       const expected = new Set(Array.from({ length: count }, (_, i) => fingerprint('race', { i })))
       expect(new Set(rows.map((r) => r.fp))).toEqual(expected)
-      expect(db.prepare('SELECT version FROM migrations').all()).toEqual([{ version: 1 }])
+      expect(db.prepare('SELECT version FROM migrations').all()).toEqual(
+        MIGRATIONS.map((m) => ({ version: m.version })),
+      )
     } finally {
       db.close()
     }

@@ -57,6 +57,33 @@ describe('batch files', () => {
     expect(errors).toEqual([expect.objectContaining({ line: 5, field: 'payload' })])
   })
 
+  it('refuses a CSV row with more fields than the header, and accepts one with fewer', () => {
+    const text = [
+      'type,payload',
+      'q,"{""a"":1}",toomany',
+      'r,"{""a"":2}"',
+      's,"{""a"":3}",,',
+      'only-type',
+      't,"{""a"":',
+      '4}",extra',
+    ].join('\n')
+    const { tasks, errors } = parseBatchFile(text, 'csv')
+    expect(tasks.map((t) => [t.line, t.type])).toEqual([[3, 'r']])
+    expect(errors).toEqual([
+      { line: 2, message: '3 fields, but the header names 2 columns' },
+      { line: 4, message: '4 fields, but the header names 2 columns' },
+      expect.objectContaining({ line: 5, field: 'payload' }),
+      { line: 7, message: '3 fields, but the header names 2 columns' },
+    ])
+    // Optional columns may be left out at the end of a row.
+    const short = parseBatchFile('type,payload,steps,key\na,1\nb,2,3\n', 'csv')
+    expect(short.errors).toEqual([])
+    expect(short.tasks.map((t) => [t.type, t.steps])).toEqual([
+      ['a', 1],
+      ['b', 3],
+    ])
+  })
+
   it('a CSV without the required columns says which', () => {
     const { errors } = parseBatchFile('kind,prompt\na,b\n', 'csv')
     expect(errors[0]!.message).toMatch(/type and payload required.*unknown: kind, prompt/)

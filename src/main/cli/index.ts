@@ -67,7 +67,7 @@ export async function main(argv: string[]): Promise<number> {
   program
     .command('export')
     .description('export the ledger as CSV (streamed; formula-injection safe)')
-    .requiredOption('--out <file>', 'CSV file to write')
+    .requiredOption('--out <file>', 'CSV file to write ("-" for stdout)')
     .addOption(dbOption())
     .addOption(
       new Option('--kind <kind>', 'one row per call, or per task type')

@@ -1,6 +1,7 @@
 import { createWriteStream } from 'node:fs'
 import { resolve } from 'node:path'
 import { once } from 'node:events'
+import { PassThrough } from 'node:stream'
 import type { TypeRollupView } from '../../shared/contract'
 import { UsageError, existingDbPath, dollars, openEngine, table, thousands, usd } from './common'
 
@@ -80,15 +81,22 @@ export async function summaryCommand(opts: { db?: string; json?: boolean }): Pro
   }
 }
 
-/** `pacer export --out FILE.csv`: streams the ledger (events or summary) to a file. */
+/** `pacer export --out FILE.csv`: streams the ledger (events or summary) to a file; `-` is stdout. */
 export async function exportCommand(opts: {
   db?: string
   out: string
   kind: 'events' | 'summary'
 }): Promise<number> {
   const engine = openEngine({ dbPath: existingDbPath(opts.db) })
-  const path = resolve(opts.out)
   try {
+    if (opts.out === '-') {
+      const rows = await exportToStdout(engine, opts.kind)
+      // The reader went away (`pacer export --out - | head`): like any filter, stop quietly.
+      if (rows === null) return 0
+      process.stderr.write(`wrote ${rows} ${opts.kind} row(s) to stdout\n`)
+      return 0
+    }
+    const path = resolve(opts.out)
     const out = createWriteStream(path)
     const opened = once(out, 'open').then(
       () => null,
@@ -102,5 +110,39 @@ export async function exportCommand(opts: {
     return 0
   } finally {
     await engine.shutdown({ graceMs: 0 })
+  }
+}
+
+/**
+ * Streams the CSV to process.stdout without ending it (exportCsv ends the stream it is given, and an
+ * ended stdout would swallow anything printed after): the CSV goes through a PassThrough piped with
+ * `end: false`, which keeps backpressure. Returns the row count, or null when stdout was closed by
+ * its reader (EPIPE) before the end.
+ */
+async function exportToStdout(
+  engine: ReturnType<typeof openEngine>,
+  kind: 'events' | 'summary',
+): Promise<number | null> {
+  const stdout = process.stdout
+  const relay = new PassThrough()
+  let closed: NodeJS.ErrnoException | null = null
+  const onError = (err: NodeJS.ErrnoException) => {
+    closed = err
+    relay.destroy(err)
+  }
+  stdout.on('error', onError)
+  relay.pipe(stdout, { end: false })
+  try {
+    const { rows } = await engine.exportCsv(kind, relay)
+    // Everything was written into the relay; wait until it has all been handed to stdout.
+    if (!relay.readableEnded) await once(relay, 'end')
+    if (stdout.writableNeedDrain) await once(stdout, 'drain')
+    return rows
+  } catch (err) {
+    if ((closed as NodeJS.ErrnoException | null)?.code === 'EPIPE') return null
+    throw closed ?? err
+  } finally {
+    relay.unpipe(stdout)
+    stdout.off('error', onError)
   }
 }

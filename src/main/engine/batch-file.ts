@@ -165,6 +165,15 @@ function csvRows(text: string): Rows {
   }
   for (const { record, info } of records.slice(1)) {
     const line = info.lines
+    // Fewer fields than columns is fine (optional columns left out); more would drop a value
+    // silently, and usually means a shifted row (an unquoted comma in a payload).
+    if (record.length > header.length) {
+      errors.push({
+        line,
+        message: `${record.length} fields, but the header names ${header.length} columns`,
+      })
+      continue
+    }
     const obj: Record<string, unknown> = {}
     let bad = false
     header.forEach((column, i) => {

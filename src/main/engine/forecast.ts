@@ -114,7 +114,8 @@ export interface TaskTokens {
  *
  * Counting is done in characters and converted like estimateTokens (ceil(chars / 4) per call), so
  * for the simulated provider the input matches a real run to within rounding. With O ≈ P ≫ C the
- * sum is about cumulativeInputTokens(steps, P) = P × steps × (steps + 1) / 2.
+ * sum is about cumulativeInputTokens(steps, P) = P × steps × (steps + 1) / 2. Inputs are assumed
+ * valid (forecastBatch checks them).
  */
 export function forecastTask(
   task: Pick<ForecastTask, 'type' | 'payload' | 'steps' | 'provider'>,
@@ -128,8 +129,9 @@ export function forecastTask(
   let chars = contentChars(first)
   // The sim sizes its answer on the longest user message; -1: none yet (it then uses them all).
   let longestUser = -1
-  for (const m of first)
+  for (const m of first) {
     if (m.role === 'user') longestUser = Math.max(longestUser, m.content.length)
+  }
   let inputTokens = 0
   let outputTokens = 0
   let answerChars = 0
