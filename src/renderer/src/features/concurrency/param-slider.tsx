@@ -82,7 +82,7 @@ export function ParamSlider({
       </span>
       {error ? (
         <div className="param-error">
-          <InlineError error={error} />
+          <InlineError error={error} testId={`slider-${spec.name}-error`} />
         </div>
       ) : null}
     </div>

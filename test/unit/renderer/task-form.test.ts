@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest'
+import {
+  buildTaskInput,
+  checkPayload,
+  EMPTY_TASK_FORM,
+} from '../../../src/renderer/src/features/queue/task-form'
+
+describe('the add-task form payload', () => {
+  it('refuses 1e400: JSON.parse makes it Infinity, which would be sent as null', () => {
+    const text = '{"items":[{"price":1},{"price":2},{"price":3},{"price":1e400}]}'
+    expect(checkPayload(text)).toEqual({
+      ok: false,
+      message: 'payload.items[3].price is Infinity, which is not JSON',
+      path: 'payload.items[3].price',
+      line: null,
+      column: null,
+    })
+    expect(buildTaskInput({ ...EMPTY_TASK_FORM, type: 'summarize', payload: text })).toEqual({
+      ok: false,
+      field: 'payload',
+      message: 'payload.items[3].price is Infinity, which is not JSON',
+    })
+    expect(checkPayload('-1e999')).toMatchObject({ ok: false, path: 'payload' })
+  })
+
+  it('still places a syntax error by line and column', () => {
+    const check = checkPayload('{\n  "a": 1,\n  "b": }')
+    expect(check).toMatchObject({ ok: false, line: 3, column: expect.any(Number) })
+    const built = buildTaskInput({
+      ...EMPTY_TASK_FORM,
+      type: 't',
+      payload: '{\n  "a": 1,\n  "b": }',
+    })
+    expect(built).toMatchObject({ ok: false, field: 'payload' })
+    expect(!built.ok && built.message).toMatch(/at line 3, column \d+$/)
+  })
+
+  it('accepts large but finite numbers', () => {
+    expect(checkPayload('{"n": 1e308, "m": -1e-400}')).toEqual({
+      ok: true,
+      value: { n: 1e308, m: -0 },
+    })
+    const built = buildTaskInput({ ...EMPTY_TASK_FORM, type: 't', payload: '{"n": 1e308}' })
+    expect(built).toEqual({ ok: true, task: { type: 't', payload: { n: 1e308 }, steps: 1 } })
+  })
+})
