@@ -208,8 +208,6 @@ export const PriceView = z.strictObject({
 })
 export type PriceView = z.infer<typeof PriceView>
 
-const LOOPBACK_HOSTS = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i
-
 /**
  * Where a provider's requests go: http(s), never credentials inside the URL. (An API key is only
  * ever sent over https or to this machine: the providers refuse plain http elsewhere.)
@@ -222,9 +220,15 @@ export const BaseUrl = z.url().refine(
   { message: 'must be an http:// or https:// URL, without user:password' },
 )
 
-/** True for a URL hostname that is this machine (localhost, 127.x.x.x, [::1]). */
-export function isLoopbackHostname(hostname: string): boolean {
-  return LOOPBACK_HOSTS.test(hostname)
+/** True for 127.0.0.0/8, ::1 and localhost: the addresses only this machine can reach. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1')
+  if (h === 'localhost' || h === '::1' || h === '0:0:0:0:0:0:0:1') return true
+  if (h.startsWith('::ffff:')) return isLoopbackHost(h.slice('::ffff:'.length))
+  return /^127(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/.test(h)
 }
 
 export const SettingsPatch = z.strictObject({

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { basename, resolve } from 'node:path'
 import cliProgress from 'cli-progress'
-import type { LineError } from '../../shared/contract'
+import type { BatchSummary, LineError } from '../../shared/contract'
 import { formatFromName, parseBatchFile } from '../engine/batch-file'
 import type { Engine } from '../engine/engine'
 import { SIM_DEFAULT_MODEL } from '../engine/providers/sim'
@@ -239,8 +239,10 @@ async function drive(engine: Engine, batchId: string, opts: RunOptions): Promise
           cliProgress.Presets.shades_classic,
         )
       : null
-  const total = engine.queue.batch(batchId)?.total ?? 0
-  bar?.start(total, 0, progressPayload(engine, batchId))
+  if (bar) {
+    const first = engine.queue.batch(batchId)
+    bar.start(first?.total ?? 0, 0, progressPayload(engine, batchId, first))
+  }
 
   engine.start()
   let pausedNoticed = false
@@ -248,7 +250,7 @@ async function drive(engine: Engine, batchId: string, opts: RunOptions): Promise
     const tick = () => {
       const b = engine.queue.batch(batchId)
       const unfinished = b ? b.counts.queued + b.counts.running : 0
-      if (bar && b) bar.update(b.total - unfinished, progressPayload(engine, batchId))
+      if (bar && b) bar.update(b.total - unfinished, progressPayload(engine, batchId, b))
       if (b?.state === 'paused' && !pausedNoticed) {
         pausedNoticed = true
         bar?.stop()
@@ -281,8 +283,7 @@ async function drive(engine: Engine, batchId: string, opts: RunOptions): Promise
 // The batch's cost is a ledger rollup: refreshed once a second, not on every progress tick.
 let costCache = { at: 0, micros: null as number | null }
 
-function progressPayload(engine: Engine, batchId: string) {
-  const b = engine.queue.batch(batchId)
+function progressPayload(engine: Engine, batchId: string, b: BatchSummary | null) {
   const partitions = engine.scheduler.snapshot()
   if (Date.now() - costCache.at >= 1000) {
     costCache = { at: Date.now(), micros: engine.ledger.totals({ batchId }).costMicros }

@@ -3,6 +3,7 @@
  * dialogs as parameters, so both are tested without Electron. Edit/View/Window use Electron roles:
  * without an Edit menu, Cmd+C / Cmd+V do nothing in macOS text fields.
  */
+import { formatUsd } from '../engine/prices'
 import { readFile, stat } from 'node:fs/promises'
 import { basename, extname } from 'node:path'
 import type { MenuItemConstructorOptions } from 'electron'
@@ -104,10 +105,6 @@ function describeErrors(errors: LineError[], limit = 5): string {
   return lines.join('\n')
 }
 
-function usd(micros: number | null): string {
-  return micros === null ? 'unpriced' : `$${(micros / 1_000_000).toFixed(2)}`
-}
-
 /**
  * File > Import batch…: choose a file, preview it (valid count, line errors, forecast), confirm,
  * import. Goes through the same validation as the console's own import.
@@ -147,7 +144,9 @@ export async function importBatchFromMenu(
     return
   }
   const detail = [
-    forecast ? `Forecast: ${forecast.total.calls} calls, ${usd(forecast.total.costMicros)}.` : '',
+    forecast
+      ? `Forecast: ${forecast.total.calls} calls, ${formatUsd(forecast.total.costMicros)}.`
+      : '',
     errors.length > 0
       ? `${errors.length} invalid line(s) will be skipped:\n${describeErrors(errors)}`
       : '',

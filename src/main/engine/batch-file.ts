@@ -13,7 +13,10 @@ export interface ParsedTask {
   payloadJson: string
   /** sha256 of {type, payload}: what the task is. */
   payloadFp: string
-  /** Claim identity: the explicit key's fingerprint if the task has one, else payloadFp. */
+  /**
+   * The explicit key's fingerprint if the task has one, else payloadFp. The engine's resolve()
+   * turns keyless tasks into their execution fingerprint (+ provider, model, steps) for claims.
+   */
   fp: string
   key: string | null
   steps: number

@@ -76,7 +76,7 @@ export async function csvStream<T>(
     // csv-stringify stops quoting lone CR / LF once a record_delimiter is given; RFC 4180 (and any
     // parser) needs them quoted, or a note with a newline splits a ledger row in two.
     quote_record_delimiter: true,
-    // Our own guard above applies (and is shared with other exports); do not prefix twice.
+    // Our own guard above applies; do not prefix twice.
     escape_formulas: false,
   })
   await pipeline(Readable.from(records()), stringifier, out)

@@ -13,9 +13,9 @@ export class EngineError extends Error {
   }
 
   /** Wraps a thrown value, keeping its own `code` when it has one (KeyReusedError, TypeError...). */
-  static from(err: unknown, field?: string, _index?: number): EngineError {
+  static from(err: unknown, field?: string): EngineError {
     if (err instanceof EngineError) return err
-    const e = err as { code?: unknown; message?: unknown; path?: unknown }
+    const e = err as { code?: unknown; message?: unknown }
     const code = typeof e?.code === 'string' ? e.code : 'invalid_input'
     const message = typeof e?.message === 'string' ? e.message : String(err)
     return new EngineError(code, field ? `${field}: ${message}` : message, field)

@@ -40,8 +40,9 @@ function prepared(db: Database.Database): Statements {
 }
 
 /**
- * Records the first payload fingerprint seen with `key`; throws KeyReusedError when the key comes
- * back with another one. Safe across processes: the insert-or-ignore decides who was first.
+ * Records the first fingerprint seen with `key` (the engine passes the execution's: payload,
+ * provider, model, steps); throws KeyReusedError when the key comes back with another one. Safe
+ * across processes: the insert-or-ignore decides who was first.
  */
 export function checkIdempotencyKey(
   db: Database.Database,

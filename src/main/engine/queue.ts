@@ -55,8 +55,6 @@ const EMPTY_COUNTS: StatusCounts = {
   cancelled: 0,
 }
 
-const FINISHED: readonly TaskStatus[] = ['succeeded', 'reused', 'failed', 'cancelled']
-
 interface TaskDbRow {
   id: number
   batch_id: string
@@ -93,6 +91,7 @@ export class TaskQueue {
   readonly #db: Database.Database
   readonly #clock: Clock
   readonly #stmts: ReturnType<typeof prepare>
+  readonly #transitions = new Map<string, Database.Statement>()
 
   constructor(db: Database.Database, clock: Clock) {
     this.#db = db
@@ -237,14 +236,17 @@ export class TaskQueue {
   setBatchState(batchId: string, state: BatchState, from?: readonly BatchState[]): boolean {
     const now = this.#clock.now()
     if (from) {
-      const placeholders = from.map(() => '?').join(',')
-      return (
-        this.#db
-          .prepare(
-            `UPDATE batches SET state=?, updated_at=? WHERE id=? AND state IN (${placeholders})`,
-          )
-          .run(state, now, batchId, ...from).changes === 1
-      )
+      // Called every poll by the CLI's runner: compile each shape of the statement once.
+      const key = from.join(',')
+      let stmt = this.#transitions.get(key)
+      if (!stmt) {
+        const placeholders = from.map(() => '?').join(',')
+        stmt = this.#db.prepare(
+          `UPDATE batches SET state=?, updated_at=? WHERE id=? AND state IN (${placeholders})`,
+        )
+        this.#transitions.set(key, stmt)
+      }
+      return stmt.run(state, now, batchId, ...from).changes === 1
     }
     return this.#stmts.setBatchState.run(state, now, batchId).changes === 1
   }
@@ -311,7 +313,19 @@ export class TaskQueue {
   }
 
   listBatches(limit = 200): BatchSummary[] {
-    return (this.#stmts.listBatches.all(limit) as BatchDbRow[]).map((b) => this.#summary(b))
+    const rows = this.#stmts.listBatches.all(limit) as BatchDbRow[]
+    // One GROUP BY for the whole page of batches, not one count query per batch.
+    const counts = new Map<string, StatusCounts>()
+    for (const r of this.#stmts.countsOfRecent.all(limit) as {
+      batch_id: string
+      status: TaskStatus
+      n: number
+    }[]) {
+      const c = counts.get(r.batch_id) ?? { ...EMPTY_COUNTS }
+      c[r.status] = r.n
+      counts.set(r.batch_id, c)
+    }
+    return rows.map((b) => this.#summary(b, counts.get(b.id) ?? { ...EMPTY_COUNTS }))
   }
 
   counts(batchId: string): StatusCounts {
@@ -368,14 +382,7 @@ export class TaskQueue {
     return row?.result ?? null
   }
 
-  /** Tasks of a batch that are not finished (for shutdown bookkeeping and tests). */
-  unfinished(batchId: string): number {
-    const c = this.counts(batchId)
-    return c.queued + c.running
-  }
-
-  #summary(b: BatchDbRow): BatchSummary {
-    const counts = this.counts(b.id)
+  #summary(b: BatchDbRow, counts: StatusCounts = this.counts(b.id)): BatchSummary {
     const total = Object.values(counts).reduce((a, n) => a + n, 0)
     return {
       id: b.id,
@@ -389,10 +396,6 @@ export class TaskQueue {
       counts,
     }
   }
-}
-
-export function isFinished(status: TaskStatus): boolean {
-  return FINISHED.includes(status)
 }
 
 const TASK_COLUMNS =
@@ -497,6 +500,11 @@ function prepare(db: Database.Database) {
        ORDER BY created_at DESC LIMIT 1`,
     ),
     listBatches: db.prepare('SELECT * FROM batches ORDER BY created_at DESC LIMIT ?'),
+    countsOfRecent: db.prepare(
+      `SELECT batch_id, status, COUNT(*) AS n FROM tasks
+       WHERE batch_id IN (SELECT id FROM batches ORDER BY created_at DESC LIMIT ?)
+       GROUP BY batch_id, status`,
+    ),
     countByStatus: db.prepare(
       'SELECT status, COUNT(*) AS n FROM tasks WHERE batch_id=? GROUP BY status',
     ),

@@ -303,10 +303,6 @@ export class Runner extends EventEmitter<RunnerEvents> {
     } catch (err) {
       const reason = err instanceof StopSignal ? err : active.controller.signal.reason
       if (reason instanceof StopSignal) {
-        finish =
-          reason.mode === 'cancel'
-            ? { status: 'failed', result: null, error: 'cancelled' }
-            : { status: 'requeue', error: null }
         if (reason.mode === 'cancel') {
           this.#releaseClaim(active)
           if (this.#o.queue.finishTask(task.id, this.#o.workerId, 'cancelled', null, 'cancelled')) {
@@ -314,6 +310,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
           }
           return
         }
+        finish = { status: 'requeue', error: null }
       } else if (isBusy(err)) {
         // Another process held the database's write lock past busy_timeout: try again later.
         finish = { status: 'requeue', error: `database busy: ${(err as Error).message}` }

@@ -8,11 +8,12 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import { isIPv4, type AddressInfo } from 'node:net'
+import type { AddressInfo } from 'node:net'
 import { pipeline } from 'node:stream/promises'
 import {
   EVENTS,
   isCommandName,
+  isLoopbackHost,
   parseCommand,
   type CommandHandlers,
   type Reply,
@@ -76,17 +77,6 @@ const DEFAULT_HEARTBEAT_MS = 15_000
 // past this much unsent event data the stream is dropped and EventSource reconnects.
 const MAX_SSE_BACKLOG = 8 * 1024 * 1024
 const COMMAND_PREFIX = HTTP_ROUTES.command('')
-
-/** True for 127.0.0.0/8, ::1 and localhost: the addresses only this machine can reach. */
-export function isLoopbackHost(host: string): boolean {
-  const h = host
-    .trim()
-    .toLowerCase()
-    .replace(/^\[(.*)\]$/, '$1')
-  if (h === 'localhost' || h === '::1' || h === '0:0:0:0:0:0:0:1') return true
-  if (h.startsWith('::ffff:')) return isLoopbackHost(h.slice('::ffff:'.length))
-  return isIPv4(h) && h.startsWith('127.')
-}
 
 function urlHost(host: string): string {
   if (host === '0.0.0.0' || host === '::' || host === '') return '127.0.0.1'

@@ -1,4 +1,5 @@
 /** The headless transport, for `pacer serve`: the same contract as the Electron shell, over HTTP. */
-export { isLoopbackHost, startHttpServer } from './http-server'
+export { startHttpServer } from './http-server'
+export { isLoopbackHost } from '../../shared/contract'
 export type { HttpServerHandle, HttpServerOptions } from './http-server'
 export type { EventSubscribe, ExportCsv, ExportFilter, ExportKind } from './commands'

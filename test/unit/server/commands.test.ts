@@ -10,7 +10,7 @@ import {
   httpStatusFor,
   toCommandError,
 } from '../../../src/main/server/commands'
-import { isLoopbackHost } from '../../../src/main/server/http-server'
+import { isLoopbackHost } from '../../../src/shared/contract'
 import { contentTypeFor, lookupStatic } from '../../../src/main/server/static-files'
 import { createFakeEngine } from './fake-engine'
 

@@ -1,4 +1,4 @@
-import { isLoopbackHostname } from '../../../shared/contract'
+import { isLoopbackHost } from '../../../shared/contract'
 import { normalizeOpenAiUsage } from '../prices'
 import type { Provider, ProviderRequest, ProviderResponse, Usage } from '../types'
 
@@ -232,7 +232,7 @@ export function readKey(apiKey: () => string | null): { value: string | null; in
 
 /** @internal A key travels only over https, or plain http that never leaves this machine. */
 export function mayCarryKey(url: URL): boolean {
-  return url.protocol === 'https:' || isLoopbackHostname(url.hostname)
+  return url.protocol === 'https:' || isLoopbackHost(url.hostname)
 }
 
 /** @internal Refused before any request: the key would cross the network in clear text. */

@@ -14,11 +14,6 @@ export function pacer(): PacerApi {
   return api
 }
 
-/** Lets a test or a story run the store against a fake client. */
-export function setPacer(client: PacerApi): void {
-  api = client
-}
-
 export async function call<T>(invoke: (api: PacerApi) => Promise<Reply<T>>): Promise<Reply<T>> {
   try {
     return await invoke(pacer())

@@ -27,10 +27,6 @@ export function windowKeysFor(start: number, end: number, total: number): number
   return keys
 }
 
-export function rowAt(windows: TaskWindows, index: number): TaskRow | undefined {
-  return windows[Math.floor(index / WINDOW_SIZE)]?.[index % WINDOW_SIZE]
-}
-
 export function matchesFilter(row: TaskRow, filter: TaskFilter): boolean {
   if (filter.batchId !== null && row.batchId !== filter.batchId) return false
   return filter.statuses.length === 0 || filter.statuses.includes(row.status)
