@@ -58,6 +58,20 @@ function runForwarding(command, args, env = process.env) {
 }
 
 const electron = await resolveElectron()
+// The desktop app loads better-sqlite3 built for Electron's ABI, kept apart from the Node build
+// the CLI and tests use. Build it on the first start (it needs Electron's headers: internet).
+const NATIVE = join(ROOT, 'build', 'electron-native', 'better_sqlite3.node')
+if (electron.path && !existsSync(NATIVE)) {
+  console.log('start: building better-sqlite3 for Electron (first start only)...')
+  const native = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build-electron-native.mjs')], {
+    cwd: ROOT,
+    stdio: 'inherit',
+  })
+  if (native.status !== 0) {
+    electron.path = null
+    electron.reason = 'better-sqlite3 could not be built for Electron'
+  }
+}
 if (electron.path) {
   // ELECTRON_RUN_AS_NODE (set by some shells and IDE terminals) would run main as plain Node.
   const env = { ...process.env }
