@@ -55,7 +55,7 @@ class NodeEventSource implements EventSourceLike {
 let dir: string
 let engine: FakeEngine
 let server: HttpServerHandle
-let downloads: string[]
+let downloads: { file: Blob; fileName: string }[]
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'pacer-client-'))
@@ -84,7 +84,7 @@ function client(token: string | null = server.token, extra: { fetch?: typeof fet
     baseUrl: `http://127.0.0.1:${server.port}/`,
     token,
     createEventSource: (url) => new NodeEventSource(url),
-    download: (url) => downloads.push(url),
+    download: (file, fileName) => downloads.push({ file, fileName }),
     ...extra,
   })
 }
@@ -180,21 +180,29 @@ describe('createHttpPacer: events', () => {
 })
 
 describe('createHttpPacer: exportLedger', () => {
-  it('starts a download of /api/export that the server answers with the CSV', async () => {
-    const reply = await client().exportLedger({ kind: 'events', since: 10, batchId: 'b 1' })
+  it('fetches /api/export with the Authorization header and saves the CSV it answers', async () => {
+    const urls: string[] = []
+    const spy: typeof fetch = (input, init) => {
+      urls.push(String(input))
+      return fetch(input, init)
+    }
+    const reply = await client(server.token, { fetch: spy }).exportLedger({
+      kind: 'events',
+      since: 10,
+      batchId: 'b 1',
+    })
     expect(reply).toEqual({ ok: true, value: { path: null, rows: -1 } })
     expect(downloads).toHaveLength(1)
-    const url = new URL(downloads[0]!)
+    expect(downloads[0]!.fileName).toMatch(/^pacer-events-\d{8}\.csv$/)
+    expect(await downloads[0]!.file.text()).toMatch(/^ts,task_type,cost_usd\r\n/)
+    // The token travels in the header, never in a URL the browser would keep in its history.
+    const url = new URL(urls[0]!)
     expect(url.pathname).toBe('/api/export')
     expect(Object.fromEntries(url.searchParams)).toEqual({
       kind: 'events',
       since: '10',
       batchId: 'b 1',
-      token: server.token,
     })
-    const res = await fetch(url)
-    expect(res.status).toBe(200)
-    expect(await res.text()).toMatch(/^ts,task_type,cost_usd\r\n/)
     expect(engine.exports).toEqual([{ kind: 'events', filter: { since: 10, batchId: 'b 1' } }])
   })
 

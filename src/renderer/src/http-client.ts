@@ -46,8 +46,8 @@ export interface HttpClientOptions {
   fetch?: typeof fetch
   /** Opens the event stream. */
   createEventSource: (url: string) => EventSourceLike
-  /** Starts a download of `url` (the browser: an `<a download>` click). */
-  download: (url: string) => void
+  /** Saves a fetched file (the browser: an object URL and an `<a download>` click). */
+  download: (file: Blob, fileName: string) => void
   /**
    * First wait before probing the server after the browser gave up on the stream; doubles up to
    * 15 s, back to this once the stream opens. @default 1000
@@ -112,7 +112,7 @@ export function createHttpPacer(options: HttpClientOptions): HttpPacer {
     }
   }
 
-  const exportLedger = (input: unknown): Reply<unknown> => {
+  const exportLedger = async (input: unknown): Promise<Reply<unknown>> => {
     // Validate here: a 400 answered to a download would be saved as a file, not shown.
     const refused = unsendable(input)
     if (refused) return refused
@@ -123,10 +123,25 @@ export function createHttpPacer(options: HttpClientOptions): HttpPacer {
     if (parsed.value.since !== undefined) query.set('since', String(parsed.value.since))
     if (parsed.value.until !== undefined) query.set('until', String(parsed.value.until))
     if (parsed.value.batchId !== undefined) query.set('batchId', parsed.value.batchId)
-    // A download cannot carry an Authorization header; Referrer-Policy: no-referrer keeps the
-    // token from leaking onward.
-    query.set(TOKEN_PARAM, token)
-    download(`${base}${HTTP_ROUTES.export}?${query}`)
+    // Fetched with the Authorization header, then saved from memory: a plain link would need the
+    // token in its URL, and the browser keeps download URLs in its history.
+    let response: Response
+    try {
+      response = await doFetch(`${base}${HTTP_ROUTES.export}?${query}`, {
+        headers: { authorization: `Bearer ${token}` },
+      })
+    } catch (err) {
+      return failure('network', `could not reach the Pacer server: ${(err as Error).message}`)
+    }
+    if (!response.ok) {
+      const text = await response.text().catch(() => '')
+      return failure('export_failed', `export failed (HTTP ${response.status}) ${text}`.trim())
+    }
+    const file = await response.blob()
+    const disposition = response.headers.get('content-disposition') ?? ''
+    const fileName =
+      /filename="?([^";]+)"?/.exec(disposition)?.[1] ?? `pacer-${parsed.value.kind}.csv`
+    download(file, fileName)
     return { ok: true, value: { path: null, rows: -1 } }
   }
 

@@ -19,16 +19,18 @@ import {
 export { TOKEN_STORAGE_KEY, createHttpPacer, takeSessionToken } from './http-client'
 export type { ConnectionState } from './http-client'
 
-function clickDownload(url: string): void {
+function clickDownload(file: Blob, fileName: string): void {
+  const url = URL.createObjectURL(file)
   const a = document.createElement('a')
   a.href = url
-  // Same origin, so `download` is honoured; the server's Content-Disposition names the file.
-  a.download = ''
+  a.download = fileName
   a.rel = 'noopener'
   a.style.display = 'none'
   document.body.appendChild(a)
   a.click()
   a.remove()
+  // The click has handed the file to the browser; free the memory a little later.
+  setTimeout(() => URL.revokeObjectURL(url), 60_000)
 }
 
 function sessionStorageOrNull(): Storage | null {

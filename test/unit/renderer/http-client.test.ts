@@ -51,13 +51,13 @@ function reply(status: number, body: unknown): Response {
 function setup(fetchImpl: (url: string, init?: RequestInit) => Promise<Response>) {
   ScriptedEventSource.all = []
   const fetchSpy = vi.fn(fetchImpl)
-  const downloads: string[] = []
+  const downloads: { file: Blob; fileName: string }[] = []
   const api = createHttpPacer({
     baseUrl: 'http://127.0.0.1:4123',
     token: 'a'.repeat(64),
     fetch: fetchSpy as unknown as typeof fetch,
     createEventSource: (url) => new ScriptedEventSource(url),
-    download: (url) => downloads.push(url),
+    download: (file, fileName) => downloads.push({ file, fileName }),
     retryMs: 5,
   })
   const states: ConnectionState[] = []

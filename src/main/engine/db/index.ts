@@ -67,6 +67,20 @@ export interface OpenDatabaseOptions {
   nativeBinding?: string
 }
 
+function retryWhileBusy<T>(step: () => T): T {
+  const pause = new Int32Array(new SharedArrayBuffer(4))
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return step()
+    } catch (err) {
+      const code = (err as { code?: unknown }).code
+      if (typeof code !== 'string' || !code.startsWith('SQLITE_BUSY') || attempt >= 40) throw err
+      // A synchronous pause: opening is synchronous, and this only happens at start-up.
+      Atomics.wait(pause, 0, 0, 25 + Math.floor(Math.random() * 50))
+    }
+  }
+}
+
 /** Opens (creating if needed) a Pacer database file: pragmas set, migrations applied. */
 export function openDatabase(file: string, opts: OpenDatabaseOptions = {}): Database.Database {
   const busyTimeoutMs = opts.busyTimeoutMs ?? 5000
@@ -95,10 +109,13 @@ export function openDatabase(file: string, opts: OpenDatabaseOptions = {}): Data
     db.pragma(`busy_timeout = ${busyTimeoutMs}`)
     // WAL lets readers run beside the one writer (console + CLI on one file). NORMAL is the
     // documented WAL pairing: a power cut may lose the last commits, never corrupt the file.
-    db.pragma('journal_mode = WAL')
+    // Several processes opening a brand-new file at once (four `pacer run` started together)
+    // contend for the switch to WAL and the migrations; SQLite may answer SQLITE_BUSY at once,
+    // without waiting in the busy handler. Both steps are idempotent: try again briefly.
+    retryWhileBusy(() => db.pragma('journal_mode = WAL'))
     db.pragma('synchronous = NORMAL')
     db.pragma('foreign_keys = ON')
-    migrate(db, opts.migrations ?? MIGRATIONS, opts.clock)
+    retryWhileBusy(() => migrate(db, opts.migrations ?? MIGRATIONS, opts.clock))
   } catch (err) {
     db.close()
     if (err instanceof SchemaTooNewError || err instanceof MigrationError) throw err
