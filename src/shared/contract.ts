@@ -151,7 +151,8 @@ export interface TypeRollupView {
   /** Null when calls were made but none could be priced: unknown never reads as free. */
   costMicros: number | null
   unpricedCalls: number
-  savedMicros: number
+  /** Null when every reuse was of an unpriced model's result. */
+  savedMicros: number | null
   wastedMicros: number
   throttled: number
   errors: number

@@ -262,7 +262,7 @@ describe('pacer run: interruption, resume, audit', () => {
     expect(d.executed).toBe(2)
     expect(d.reused).toBe(2)
     expect(d.savedUsd).toBeCloseTo(a.wastedUsd, 6)
-    expect(d.costUsd! + d.savedUsd).toBeCloseTo(a.costUsd!, 6)
+    expect(d.costUsd! + d.savedUsd!).toBeCloseTo(a.costUsd!, 6)
   })
 })
 

@@ -119,6 +119,8 @@ describe('runner failures', () => {
     ])
     expect(engine.queue.counts(batchId)).toMatchObject({ succeeded: 3, reused: 1 })
     expect(fake.requests()).toBe(4) // 1 + 1 + 2 steps
+    // A local model has no price: what its reuse saved is unknown, not $0.
+    expect(engine.ledger.totals()).toMatchObject({ costMicros: null, savedMicros: null, reused: 1 })
   })
 
   it('a task on a provider other than the default must name its model', async () => {

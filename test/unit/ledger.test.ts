@@ -245,7 +245,7 @@ describe('rollupByType', () => {
     ledger.record(ev({ taskId: 2, model: 'mystery-1', outcome: 'reused', usage: NO_TOKENS }))
     const saved = h.db.prepare("SELECT saved_micros FROM ledger WHERE outcome = 'reused'")
     expect(saved.pluck().get()).toBeNull()
-    expect(ledger.totals()).toMatchObject({ reused: 1, savedMicros: 0, costMicros: null })
+    expect(ledger.totals()).toMatchObject({ reused: 1, savedMicros: null, costMicros: null })
   })
 
   it('counts throttled, errors and abandoned rows', () => {

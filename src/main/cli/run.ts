@@ -41,7 +41,7 @@ export interface RunSummary {
   inputTokens: number
   outputTokens: number
   costUsd: number | null
-  savedUsd: number
+  savedUsd: number | null
   wastedUsd: number
   throttled: number
   abandoned: number
@@ -325,7 +325,7 @@ function summarize(
     inputTokens: t.inputTokens,
     outputTokens: t.outputTokens,
     costUsd: dollars(t.costMicros),
-    savedUsd: dollars(t.savedMicros) ?? 0,
+    savedUsd: dollars(t.savedMicros),
     wastedUsd: dollars(t.wastedMicros) ?? 0,
     throttled: t.throttled,
     abandoned: t.abandoned,

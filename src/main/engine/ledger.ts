@@ -63,8 +63,8 @@ export interface LedgerTotals {
   costMicros: number | null
   /** Rows with tokens but no price; their cost is missing from costMicros. */
   unpricedCalls: number
-  /** Sum of saved_micros of 'reused' rows. */
-  savedMicros: number
+  /** Sum of saved_micros of 'reused' rows; null when every reuse was of an unpriced result. */
+  savedMicros: number | null
   /** Cost of duplicate executions: every call of them, including steps before the claim was lost. */
   wastedMicros: number
   throttled: number
@@ -118,6 +118,7 @@ function rowTotalsSql(where: string, byType: boolean): string {
       COALESCE(SUM(cost_micros IS NOT NULL AND input_tokens + output_tokens > 0), 0) AS pricedCalls,
       COALESCE(SUM(cost_micros IS NULL AND input_tokens + output_tokens > 0), 0) AS unpricedCalls,
       COALESCE(SUM(CASE WHEN outcome = 'reused' THEN saved_micros END), 0) AS savedMicros,
+      COALESCE(SUM(outcome = 'reused' AND saved_micros IS NULL), 0) AS unpricedReuses,
       COALESCE(SUM(outcome = 'throttled'), 0) AS throttled,
       COALESCE(SUM(outcome = 'error'), 0) AS errors,
       COALESCE(SUM(outcome = 'abandoned'), 0) AS abandoned
@@ -169,6 +170,7 @@ interface RawRows {
   pricedCalls: number
   unpricedCalls: number
   savedMicros: number
+  unpricedReuses: number
   throttled: number
   errors: number
   abandoned: number
@@ -464,7 +466,8 @@ function toTotals(r: RawRows, e: RawExecutions): LedgerTotals {
     totalTokens: r.inputTokens + r.outputTokens,
     costMicros: r.unpricedCalls > 0 && r.pricedCalls === 0 ? null : r.costMicros,
     unpricedCalls: r.unpricedCalls,
-    savedMicros: r.savedMicros,
+    // Reuses of an unpriced model's result saved an unknown amount: unknown, never $0.
+    savedMicros: r.reused > 0 && r.unpricedReuses === r.reused ? null : r.savedMicros,
     wastedMicros: e.wastedMicros,
     throttled: r.throttled,
     errors: r.errors,

@@ -5,6 +5,8 @@ import { formatMicros, UNPRICED } from '../../lib/format'
  * Saved / wasted amounts of a rollup row. When no call of the row could be priced, the ledger's
  * 0 means "unknown", and showing $0.00 would read as "dedup saved nothing".
  */
-export function formatRowMoney(row: TypeRollupView, micros: number): string {
-  return row.costMicros === null && micros === 0 ? UNPRICED : formatMicros(micros)
+export function formatRowMoney(row: TypeRollupView, micros: number | null): string {
+  return micros === null || (row.costMicros === null && micros === 0)
+    ? UNPRICED
+    : formatMicros(micros)
 }
