@@ -421,13 +421,16 @@ function toTaskRow(r: TaskDbRow): TaskRow {
 }
 
 function prepare(db: Database.Database) {
-  const pick = (batchFilter: string) => `
+  // The batch is chosen first, then its next task through tasks_batch_status (batch_id, status,
+  // seq): one index probe per pick. (Ordering a join of all queued tasks by batch and seq sorted
+  // the whole queue on every pick: quadratic over a batch.)
+  const pick = (batchId: string) => `
     UPDATE tasks SET status='running', worker=?, lease_until=?, attempts=attempts+1,
       started_at=COALESCE(started_at, ?)
     WHERE id = (
-      SELECT t.id FROM tasks t JOIN batches b ON b.id = t.batch_id
-      WHERE t.status='queued' AND b.state='running' ${batchFilter}
-      ORDER BY b.created_at, t.seq LIMIT 1)
+      SELECT t.id FROM tasks t
+      WHERE t.batch_id = ${batchId} AND t.status='queued'
+      ORDER BY t.seq LIMIT 1)
     RETURNING *`
   return {
     insertBatch: db.prepare(
@@ -439,8 +442,13 @@ function prepare(db: Database.Database) {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?)`,
     ),
     // Consoles run console batches; a `pacer run` batch runs with that process's keys and limits.
-    pickAny: db.prepare(pick('AND b.driver IS NULL')),
-    pickIn: db.prepare(pick('AND t.batch_id = ?')),
+    pickAny: db.prepare(
+      pick(`(SELECT b.id FROM batches b
+             WHERE b.state='running' AND b.driver IS NULL
+               AND EXISTS (SELECT 1 FROM tasks q WHERE q.batch_id = b.id AND q.status='queued')
+             ORDER BY b.created_at LIMIT 1)`),
+    ),
+    pickIn: db.prepare(pick(`(SELECT id FROM batches WHERE id = ? AND state='running')`)),
     getBatch: db.prepare('SELECT * FROM batches WHERE id = ?'),
     getBatchState: db.prepare('SELECT state FROM batches WHERE id = ?'),
     setDriver: db.prepare('UPDATE batches SET driver = ? WHERE id = ?'),
