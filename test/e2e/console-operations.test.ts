@@ -1,0 +1,149 @@
+// Operator flows in the console not covered by console.test.ts: the add-task form, a CSV import,
+// the pause / resume buttons, and settings saved from the Settings view — each checked against the
+// engine through the API, in real Chromium over `pacer serve`.
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { chromium, type Browser, type Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ROOT, query, startPacer, tempDir, until } from '../helpers/cli'
+
+const CHROMIUM = process.env.PACER_CHROMIUM ?? '/usr/bin/chromium'
+
+let server: ReturnType<typeof startPacer>
+let browser: Browser
+let page: Page
+let origin: string
+let token: string
+let db: string
+
+async function api<T>(channel: string, input: unknown = {}): Promise<T> {
+  const res = await fetch(`${origin}/api/commands/${channel}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(input),
+  })
+  const reply = (await res.json()) as { ok: boolean; value?: T; error?: unknown }
+  if (!reply.ok) throw new Error(`${channel}: ${JSON.stringify(reply.error)}`)
+  return reply.value as T
+}
+
+beforeAll(async () => {
+  db = join(tempDir('pacer-e2e-ops-'), 'pacer.db')
+  server = startPacer(['serve', '--db', db, '--port', '0', '--sim-latency-scale', '4'])
+  const url = new URL(
+    await until(() => /Pacer console: (\S+)/.exec(server.output().stdout)?.[1], 30_000),
+  )
+  origin = url.origin
+  token = url.searchParams.get('token') ?? ''
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  })
+  page = await browser.newPage({ viewport: { width: 1440, height: 900 } })
+  await page.goto(url.href)
+  await page.getByTestId('nav-queue').waitFor()
+}, 120_000)
+
+afterAll(async () => {
+  await browser?.close()
+  if (server) {
+    server.child.kill('SIGINT')
+    await server.done
+  }
+})
+
+describe('console operations', () => {
+  it('the add-task form queues one task that runs', async () => {
+    await page.getByTestId('add-task-toggle').click()
+    await page.getByTestId('task-type').fill('greet')
+    await page.getByTestId('task-payload').fill('{"prompt": "say hello", "n": 1}')
+    await page.getByTestId('task-steps').fill('2')
+    await page.getByTestId('task-submit').click()
+    await until(
+      () => query(db, `SELECT 1 FROM tasks WHERE status = 'succeeded'`).length === 1,
+      20_000,
+    )
+    const [task] = query<{ type: string; steps: number; payload: string }>(
+      db,
+      'SELECT type, steps, payload FROM tasks',
+    )
+    expect(task).toEqual({ type: 'greet', steps: 2, payload: '{"n":1,"prompt":"say hello"}' })
+  })
+
+  it('a CSV batch imports with its forecast and runs, the duplicate reused', async () => {
+    await page.getByTestId('import-file').setInputFiles({
+      name: 'tickets.csv',
+      mimeType: 'text/csv',
+      buffer: readFileSync(join(ROOT, 'resources/examples/tickets.csv')),
+    })
+    await page.getByTestId('import-forecast').waitFor()
+    await expect(page.getByTestId('import-valid').textContent()).resolves.toContain('4')
+    await page.getByTestId('import-confirm').click()
+    const batch = await until(async () => {
+      const list =
+        await api<{ id: string; name: string; counts: Record<string, number> }[]>('batches:list')
+      const b = list.find((x) => x.name === 'tickets.csv')
+      return b && (b.counts.succeeded ?? 0) + (b.counts.reused ?? 0) === 4 ? b : undefined
+    }, 30_000)
+    expect(batch.counts).toMatchObject({ succeeded: 3, reused: 1 })
+  })
+
+  it('Pause and Resume on a batch row stop and restart it', async () => {
+    const content = Array.from({ length: 60 }, (_, i) =>
+      JSON.stringify({ type: 'slow', payload: { i } }),
+    ).join('\n')
+    const { batchId } = await api<{ batchId: string }>('batches:import', {
+      fileName: 'slow.jsonl',
+      content,
+    })
+    const row = page.getByTestId('batch-row').filter({ hasText: 'slow.jsonl' })
+    await row.getByTestId('batch-pause').click()
+    await until(
+      async () =>
+        (await api<{ id: string; state: string }[]>('batches:list')).find((b) => b.id === batchId)
+          ?.state === 'paused',
+    )
+    await row.getByTestId('batch-resume').click()
+    await until(
+      async () =>
+        (await api<{ id: string; state: string }[]>('batches:list')).find((b) => b.id === batchId)
+          ?.state === 'running',
+    )
+    await api('batches:cancel', { batchId })
+  })
+
+  it('retention and a price override saved in Settings reach the engine', async () => {
+    await page.getByTestId('nav-settings').click()
+    await page.getByTestId('retention-hours').fill('2')
+    await page.getByTestId('save-retention').click()
+    await until(
+      async () =>
+        (await api<{ resultTtlMs: number }>('settings:get')).resultTtlMs === 2 * 3_600_000,
+    )
+
+    await page.getByTestId('add-price').click()
+    const prices = page.getByTestId('price-overrides')
+    await prices.getByPlaceholder('model id').last().fill('my-local-model')
+    const cells = prices.locator('tbody tr').last().locator('input[inputmode="decimal"]')
+    const count = await cells.count()
+    for (let i = 0; i < count; i++) await cells.nth(i).fill(String(i + 1))
+    await page.getByTestId('save-prices').click()
+    const view = await until(async () => {
+      const s = await api<{ priceOverrides: Record<string, { input: number; output: number }> }>(
+        'settings:get',
+      )
+      return s.priceOverrides['my-local-model']
+    })
+    expect(view.input).toBe(1)
+    expect(view.output).toBeGreaterThan(0)
+  })
+})
