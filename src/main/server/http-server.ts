@@ -219,7 +219,9 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
         write(`event: ${name}\ndata: ${data}\n\n`)
       }),
     )
-    const heartbeat = setInterval(() => write(': heartbeat\n\n'), heartbeatMs)
+    // A named event, not an SSE comment: EventSource hides comments from the page, and the
+    // console needs to see the stream is alive to notice one that hangs without closing.
+    const heartbeat = setInterval(() => write('event: heartbeat\ndata: {}\n\n'), heartbeatMs)
     heartbeat.unref()
     res.on('close', () => {
       clearInterval(heartbeat)

@@ -53,6 +53,11 @@ export interface HttpClientOptions {
    * 15 s, back to this once the stream opens. @default 1000
    */
   retryMs?: number
+  /**
+   * A stream silent this long is taken for hung (the server sends a heartbeat every 15 s) and
+   * replaced. @default 45_000
+   */
+  staleMs?: number
 }
 
 const EVENT_SOURCE_CLOSED = 2
@@ -97,6 +102,7 @@ export function createHttpPacer(options: HttpClientOptions): HttpPacer {
   const doFetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init))
   const { createEventSource, download } = options
   const retryMs = options.retryMs ?? 1000
+  const staleMs = options.staleMs ?? 45_000
 
   let state: ConnectionState = 'connecting'
   const stateListeners = new Set<(state: ConnectionState) => void>()
@@ -224,13 +230,39 @@ export function createHttpPacer(options: HttpClientOptions): HttpPacer {
     }, wait)
   }
 
+  // A connection can hang without closing (a frozen server, a sleeping laptop's socket): no error
+  // event ever comes. Anything received, heartbeats included, proves the stream alive.
+  let lastSeen = 0
+  let watchdog: ReturnType<typeof setInterval> | null = null
+  const stopWatchdog = () => {
+    if (watchdog !== null) clearInterval(watchdog)
+    watchdog = null
+  }
+
   const open = () => {
     if (source || !token) return
     const es = createEventSource(
       `${base}${HTTP_ROUTES.events}?${TOKEN_PARAM}=${encodeURIComponent(token)}`,
     )
+    lastSeen = Date.now()
+    stopWatchdog()
+    watchdog = setInterval(
+      () => {
+        if (source !== es || state !== 'open' || Date.now() - lastSeen < staleMs) return
+        es.close()
+        source = null
+        stopWatchdog()
+        setState('reconnecting')
+        scheduleProbe()
+      },
+      Math.min(5000, staleMs / 3),
+    )
+    es.addEventListener('heartbeat', () => {
+      lastSeen = Date.now()
+    })
     for (const name of EVENTS) {
       es.addEventListener(name, (event) => {
+        lastSeen = Date.now()
         let payload: unknown
         try {
           payload = JSON.parse(event.data)
@@ -242,6 +274,7 @@ export function createHttpPacer(options: HttpClientOptions): HttpPacer {
     }
     es.addEventListener('open', () => {
       if (source !== es) return
+      lastSeen = Date.now()
       nextProbeMs = retryMs
       setState('open')
       // What was pushed while the stream was away is gone: tell the views to reload (a truncated
@@ -259,6 +292,7 @@ export function createHttpPacer(options: HttpClientOptions): HttpPacer {
       if (es.readyState === EVENT_SOURCE_CLOSED) {
         es.close()
         source = null
+        stopWatchdog()
         scheduleProbe()
       }
     })
@@ -275,6 +309,7 @@ export function createHttpPacer(options: HttpClientOptions): HttpPacer {
       if (listenerTotal() > 0) return
       source?.close()
       source = null
+      stopWatchdog()
       if (probeTimer !== null) clearTimeout(probeTimer)
       probeTimer = null
     }

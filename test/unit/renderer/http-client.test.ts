@@ -48,7 +48,10 @@ function reply(status: number, body: unknown): Response {
   })
 }
 
-function setup(fetchImpl: (url: string, init?: RequestInit) => Promise<Response>) {
+function setup(
+  fetchImpl: (url: string, init?: RequestInit) => Promise<Response>,
+  extra: { staleMs?: number } = {},
+) {
   ScriptedEventSource.all = []
   const fetchSpy = vi.fn(fetchImpl)
   const downloads: { file: Blob; fileName: string }[] = []
@@ -59,6 +62,7 @@ function setup(fetchImpl: (url: string, init?: RequestInit) => Promise<Response>
     createEventSource: (url) => new ScriptedEventSource(url),
     download: (file, fileName) => downloads.push({ file, fileName }),
     retryMs: 5,
+    ...extra,
   })
   const states: ConnectionState[] = []
   api.onConnectionChanged((s) => states.push(s))
@@ -173,5 +177,29 @@ describe('createHttpPacer: connection state', () => {
     off()
     await new Promise((r) => setTimeout(r, 50))
     expect(fetchSpy).not.toHaveBeenCalled()
+  })
+})
+
+describe('createHttpPacer: a stream that hangs without closing', () => {
+  it('is kept while heartbeats come, and replaced once it goes silent', async () => {
+    const { api, states } = setup(async () => reply(200, { ok: true, value: [] }), { staleMs: 60 })
+    const off = api.onTasksChanged(() => {})
+    const first = ScriptedEventSource.all.at(-1)!
+    first.open()
+    for (let i = 0; i < 6; i++) {
+      await new Promise((r) => setTimeout(r, 20))
+      first.fire('heartbeat', '{}')
+    }
+    expect(first.closed).toBe(false)
+    // Silence: no heartbeat, no event, no error — the watchdog gives up on it and reconnects.
+    const deadline = Date.now() + 2000
+    while (!first.closed && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10))
+    expect(first.closed).toBe(true)
+    expect(states).toContain('reconnecting')
+    while (ScriptedEventSource.all.length < 2 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 10))
+    }
+    expect(ScriptedEventSource.all.length).toBeGreaterThanOrEqual(2)
+    off()
   })
 })
