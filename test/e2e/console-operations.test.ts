@@ -3,53 +3,31 @@
 // engine through the API, in real Chromium over `pacer serve`.
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ROOT, query, startPacer, tempDir, until } from '../helpers/cli'
+import {
+  ensureConsoleBuilt,
+  launchChromium,
+  serveConsole,
+  type ServedConsole,
+} from '../helpers/browser'
+import { ROOT, query, tempDir, until } from '../helpers/cli'
 
-const CHROMIUM = process.env.PACER_CHROMIUM ?? '/usr/bin/chromium'
-
-let server: ReturnType<typeof startPacer>
+let server: ServedConsole['proc']
 let browser: Browser
 let page: Page
-let origin: string
-let token: string
 let db: string
-
-async function api<T>(channel: string, input: unknown = {}): Promise<T> {
-  const res = await fetch(`${origin}/api/commands/${channel}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify(input),
-  })
-  const reply = (await res.json()) as { ok: boolean; value?: T; error?: unknown }
-  if (!reply.ok) throw new Error(`${channel}: ${JSON.stringify(reply.error)}`)
-  return reply.value as T
-}
+let api: ServedConsole['api']
 
 beforeAll(async () => {
+  ensureConsoleBuilt()
   db = join(tempDir('pacer-e2e-ops-'), 'pacer.db')
-  server = startPacer(['serve', '--db', db, '--port', '0', '--sim-latency-scale', '4'])
-  const url = new URL(
-    await until(() => /Pacer console: (\S+)/.exec(server.output().stdout)?.[1], 30_000),
-  )
-  origin = url.origin
-  token = url.searchParams.get('token') ?? ''
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  })
+  const served = await serveConsole(db, ['--sim-latency-scale', '4'])
+  server = served.proc
+  api = served.api
+  browser = await launchChromium()
   page = await browser.newPage({ viewport: { width: 1440, height: 900 } })
-  await page.goto(url.href)
+  await page.goto(served.url.href)
   await page.getByTestId('nav-queue').waitFor()
 }, 120_000)
 

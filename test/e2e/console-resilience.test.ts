@@ -2,16 +2,15 @@
 // page, `pacer serve` stopping and coming back with a new token. Real Chromium, a real
 // `pacer serve` on a temporary database, and between them a small HTTP relay that can cut every
 // connection and come back on the same port (a dropped network, without restarting the server).
-import { existsSync, mkdirSync } from 'node:fs'
-import { spawnSync } from 'node:child_process'
+import { mkdirSync } from 'node:fs'
 import { createServer, request, type Server } from 'node:http'
 import type { Socket } from 'node:net'
 import { join } from 'node:path'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ensureConsoleBuilt, launchChromium } from '../helpers/browser'
 import { ROOT, query, startPacer, tempDir, until } from '../helpers/cli'
 
-const CHROMIUM = process.env.PACER_CHROMIUM ?? '/usr/bin/chromium'
 const SHOTS = join(ROOT, 'test-results', 'screenshots')
 
 let server: ReturnType<typeof startPacer>
@@ -114,32 +113,14 @@ async function openConsole(url: string): Promise<Page> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} not found: install Debian's chromium (apt-get install chromium)`)
-  }
-  if (!existsSync(join(ROOT, 'out/renderer/index.html'))) {
-    const built = spawnSync('npx', ['electron-vite', 'build'], { cwd: ROOT, stdio: 'inherit' })
-    if (built.status !== 0) throw new Error('electron-vite build failed')
-  }
+  ensureConsoleBuilt()
   mkdirSync(SHOTS, { recursive: true })
   db = join(tempDir('pacer-e2e-resilience-'), 'pacer.db')
   const started = await serve(0)
   server = started.proc
   serverUrl = started.url
   relay = await startRelay(serverUrl)
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  })
+  browser = await launchChromium()
   page = await openConsole(`http://127.0.0.1:${relay.port}/${serverUrl.search}`)
 }, 120_000)
 

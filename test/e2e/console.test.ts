@@ -1,34 +1,27 @@
 // The console as an operator uses it: real Chromium (Debian's) driving the built renderer served
 // by a real `pacer serve` on a temporary database, with the simulated provider behind it.
-import { existsSync, mkdirSync, readFileSync } from 'node:fs'
-import { spawnSync } from 'node:child_process'
+import { mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parse } from 'csv-parse/sync'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ROOT, query, runPacer, shuffle, startPacer, tempDir, until } from '../helpers/cli'
+import {
+  ensureConsoleBuilt,
+  launchChromium,
+  serveConsole,
+  type ServedConsole,
+} from '../helpers/browser'
+import { ROOT, query, runPacer, shuffle, tempDir, until } from '../helpers/cli'
 
-const CHROMIUM = process.env.PACER_CHROMIUM ?? '/usr/bin/chromium'
 const SHOTS = join(ROOT, 'test-results', 'screenshots')
 
-let server: ReturnType<typeof startPacer>
+let server: ServedConsole['proc']
 let browser: Browser
 let page: Page
-let origin: string
 let token: string
 let db: string
+let api: ServedConsole['api']
 const pageErrors: string[] = []
-
-async function api<T>(channel: string, input: unknown = {}): Promise<T> {
-  const res = await fetch(`${origin}/api/commands/${channel}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify(input),
-  })
-  const reply = (await res.json()) as { ok: boolean; value?: T; error?: unknown }
-  if (!reply.ok) throw new Error(`${channel}: ${JSON.stringify(reply.error)}`)
-  return reply.value as T
-}
 
 function jsonl(tasks: unknown[]): Buffer {
   return Buffer.from(tasks.map((t) => JSON.stringify(t)).join('\n') + '\n')
@@ -44,42 +37,23 @@ async function importFile(name: string, content: Buffer): Promise<void> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} not found: install Debian's chromium (apt-get install chromium)`)
-  }
-  if (!existsSync(join(ROOT, 'out/renderer/index.html'))) {
-    const built = spawnSync('npx', ['electron-vite', 'build'], { cwd: ROOT, stdio: 'inherit' })
-    if (built.status !== 0) throw new Error('electron-vite build failed')
-  }
+  ensureConsoleBuilt()
   mkdirSync(SHOTS, { recursive: true })
   db = join(tempDir('pacer-e2e-'), 'pacer.db')
   // Slow enough calls that a batch is still running while the views are checked.
-  server = startPacer(['serve', '--db', db, '--port', '0', '--sim-latency-scale', '4'])
-  const url = await until(() => /Pacer console: (\S+)/.exec(server.output().stdout)?.[1], 30_000)
-  const parsed = new URL(url)
-  origin = parsed.origin
-  token = parsed.searchParams.get('token') ?? ''
+  const served = await serveConsole(db, ['--sim-latency-scale', '4'])
+  server = served.proc
+  api = served.api
+  token = served.token
   expect(token.length).toBeGreaterThanOrEqual(32)
 
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  })
+  browser = await launchChromium()
   page = await browser.newPage({ viewport: { width: 1440, height: 900 }, acceptDownloads: true })
   page.on('pageerror', (err) => pageErrors.push(err.message))
   page.on('console', (msg) => {
     if (msg.type() === 'error') pageErrors.push(msg.text())
   })
-  await page.goto(url)
+  await page.goto(served.url.href)
   await page.getByTestId('nav-queue').waitFor()
 }, 120_000)
 

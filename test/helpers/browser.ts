@@ -1,0 +1,65 @@
+// Shared by the browser tests: Debian's Chromium launched the way this machine (and CI) allows,
+// the console built once, and a `pacer serve` on a temp database with its command API.
+import { existsSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { join } from 'node:path'
+import { chromium, type Browser } from 'playwright-core'
+import { ROOT, startPacer, until } from './cli'
+
+export const CHROMIUM = process.env.PACER_CHROMIUM ?? '/usr/bin/chromium'
+
+/** Headless Chromium without the background traffic this closed network refuses. */
+export async function launchChromium(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`${CHROMIUM} not found: install Debian's chromium (apt-get install chromium)`)
+  }
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  })
+}
+
+/** Builds the console if this checkout has no build yet (`npm test` builds it first anyway). */
+export function ensureConsoleBuilt(): void {
+  if (existsSync(join(ROOT, 'out/renderer/index.html'))) return
+  const built = spawnSync('npx', ['electron-vite', 'build'], { cwd: ROOT, stdio: 'inherit' })
+  if (built.status !== 0) throw new Error('electron-vite build failed')
+}
+
+export interface ServedConsole {
+  proc: ReturnType<typeof startPacer>
+  /** The URL `pacer serve` printed, token included. */
+  url: URL
+  token: string
+  /** Calls a command over HTTP with the session token; throws the error reply. */
+  api<T>(channel: string, input?: unknown): Promise<T>
+}
+
+/** Starts `pacer serve` on `db` and waits for the URL it prints. */
+export async function serveConsole(db: string, extraArgs: string[] = []): Promise<ServedConsole> {
+  const proc = startPacer(['serve', '--db', db, '--port', '0', ...extraArgs])
+  const url = new URL(
+    await until(() => /Pacer console: (\S+)/.exec(proc.output().stdout)?.[1], 30_000),
+  )
+  const token = url.searchParams.get('token') ?? ''
+  const api = async <T>(channel: string, input: unknown = {}): Promise<T> => {
+    const res = await fetch(`${url.origin}/api/commands/${channel}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(input),
+    })
+    const reply = (await res.json()) as { ok: boolean; value?: T; error?: unknown }
+    if (!reply.ok) throw new Error(`${channel}: ${JSON.stringify(reply.error)}`)
+    return reply.value as T
+  }
+  return { proc, url, token, api }
+}
