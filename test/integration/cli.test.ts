@@ -267,6 +267,24 @@ describe('pacer run: interruption, resume, audit', () => {
 })
 
 describe('pacer summary, export, forecast', () => {
+  it('pacer batches lists what ran, with its counts', async () => {
+    const dir = tempDir()
+    const db = join(dir, 'pacer.db')
+    const task = { type: 'a', payload: { q: 1 } }
+    const file = writeJsonl(dir, 'b.jsonl', [task, task, { type: 'b', payload: 2 }])
+    expect((await runPacer(['run', file, '--db', db, ...FAST])).code).toBe(0)
+    const r = await runPacer(['batches', '--db', db, '--json'])
+    expect(r.code, r.stderr).toBe(0)
+    const { batches } = JSON.parse(r.stdout) as {
+      batches: { name: string; state: string; total: number; counts: Record<string, number> }[]
+    }
+    expect(batches).toHaveLength(1)
+    expect(batches[0]).toMatchObject({ name: 'b.jsonl', state: 'done', total: 3 })
+    expect(batches[0]!.counts).toMatchObject({ succeeded: 2, reused: 1, queued: 0 })
+    const text = await runPacer(['batches', '--db', db])
+    expect(text.stdout).toMatch(/b\.jsonl\s+done\s+3\s+2\s+1/)
+  })
+
   it('summary, CSV export and forecast agree with the run', async () => {
     const dir = tempDir()
     const db = join(dir, 'pacer.db')

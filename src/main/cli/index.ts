@@ -1,6 +1,6 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import { runCommand } from './run'
-import { exportCommand, summaryCommand } from './ledger-commands'
+import { batchesCommand, exportCommand, summaryCommand } from './ledger-commands'
 import { forecastCommand } from './forecast'
 import { serveCommand } from './serve'
 import { demoCommand } from './demo'
@@ -62,6 +62,15 @@ export async function main(argv: string[]): Promise<number> {
     .option('--json', 'print {"byType": [...], "totals": {...}}')
     .action(async (opts) => {
       exitCode = await summaryCommand(opts)
+    })
+
+  program
+    .command('batches')
+    .description('the batches on the ledger: state and task counts, newest first')
+    .addOption(dbOption())
+    .option('--json', 'print the list as JSON')
+    .action(async (opts) => {
+      exitCode = await batchesCommand(opts)
     })
 
   program

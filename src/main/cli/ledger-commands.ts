@@ -146,3 +146,51 @@ async function exportToStdout(
     stdout.off('error', onError)
   }
 }
+
+/** `pacer batches`: what is queued, running, interrupted or done, with task counts. */
+export async function batchesCommand(opts: { db?: string; json?: boolean }): Promise<number> {
+  const engine = openEngine({ dbPath: existingDbPath(opts.db) })
+  try {
+    const batches = await engine.handlers['batches:list']({})
+    if (opts.json) {
+      process.stdout.write(`${JSON.stringify({ batches })}\n`)
+      return 0
+    }
+    if (batches.length === 0) {
+      process.stdout.write(`no batches in ${engine.dbPath}: run one with pacer run FILE.jsonl\n`)
+      return 0
+    }
+    const rows = batches.map((b) => [
+      b.id,
+      b.name,
+      b.state,
+      b.total,
+      b.counts.succeeded,
+      b.counts.reused,
+      b.counts.failed,
+      b.counts.cancelled,
+      b.counts.queued + b.counts.running,
+      new Date(b.createdAt).toISOString().replace('T', ' ').slice(0, 19),
+    ])
+    process.stdout.write(
+      `${table(
+        [
+          'batch',
+          'name',
+          'state',
+          'tasks',
+          'succeeded',
+          'reused',
+          'failed',
+          'cancelled',
+          'left',
+          'created (UTC)',
+        ],
+        rows,
+      )}\n`,
+    )
+    return 0
+  } finally {
+    await engine.shutdown({ graceMs: 0 })
+  }
+}
