@@ -138,21 +138,35 @@ export interface SchedulerSample {
   throttles: number
 }
 
+/** Spend of one task type (or of all of them: taskType 'total'), as the ledger rolls it up. */
 export interface TypeRollupView {
   taskType: string
+  /** executed + reused + duplicates. */
   runs: number
+  /** Distinct executions (task, fingerprint, epoch) with 'executed' rows: 10 steps = 1 execution. */
   executed: number
+  /** 'reused' rows: tasks answered from a stored result (dedup hits). */
   reused: number
+  /**
+   * Distinct executions with 'duplicate' rows: billed work dedup should have prevented. Such an
+   * execution is not also counted as executed.
+   */
   duplicates: number
+  /** Input tokens of executed + duplicate rows per such execution (integer, floored). */
   avgInputTokens: number
   inputTokens: number
   outputTokens: number
   totalTokens: number
-  /** Null when calls were made but none could be priced: unknown never reads as free. */
+  /**
+   * Sum of every priced row, whatever its outcome: what was actually billed. Null when calls were
+   * made but none of them could be priced, so an unknown model never reads as free.
+   */
   costMicros: number | null
+  /** Rows with tokens but no price; their cost is missing from costMicros. */
   unpricedCalls: number
-  /** Null when every reuse was of an unpriced model's result. */
+  /** Sum of saved_micros of 'reused' rows; null when every reuse was of an unpriced result. */
   savedMicros: number | null
+  /** Cost of duplicate executions: every call of them, including steps before the claim was lost. */
   wastedMicros: number
   throttled: number
   errors: number

@@ -164,15 +164,8 @@ export class SqliteClaimStore implements ClaimStore {
       if (row.lease_until >= now) {
         return { kind: 'busy', owner: row.owner, epoch: row.epoch, leaseUntil: row.lease_until }
       }
-      if (this.#takeOver.run(owner, now + leaseMs, now, fp, row.epoch, now).changes === 1) {
-        return {
-          kind: 'owned',
-          epoch: row.epoch + 1,
-          tookOver: true,
-          previousOwner: row.owner,
-          previousEpoch: row.epoch,
-        }
-      }
+      const taken = this.#tryTakeOver(fp, owner, leaseMs, row, now)
+      if (taken) return taken
     }
     throw new Error(`claim of ${fp} lost ${MAX_CAS_ROUNDS} compare-and-set rounds in a row`)
   }
@@ -304,17 +297,22 @@ export class SqliteClaimStore implements ClaimStore {
       }
       assertRunning(fp, row)
       if (row.lease_until >= now) return { kind: 'pending', leaseUntil: row.lease_until }
-      if (this.#takeOver.run(owner, now + leaseMs, now, fp, row.epoch, now).changes === 1) {
-        return {
-          kind: 'owned',
-          epoch: row.epoch + 1,
-          tookOver: true,
-          previousOwner: row.owner,
-          previousEpoch: row.epoch,
-        }
-      }
+      const taken = this.#tryTakeOver(fp, owner, leaseMs, row, now)
+      if (taken) return taken
     }
     throw new Error(`wait on ${fp} lost ${MAX_CAS_ROUNDS} compare-and-set rounds in a row`)
+  }
+
+  /** The compare-and-set takeover of an expired lease; null when another worker moved first. */
+  #tryTakeOver(fp: string, owner: string, leaseMs: number, row: ClaimRow, now: number) {
+    if (this.#takeOver.run(owner, now + leaseMs, now, fp, row.epoch, now).changes !== 1) return null
+    return {
+      kind: 'owned' as const,
+      epoch: row.epoch + 1,
+      tookOver: true as const,
+      previousOwner: row.owner,
+      previousEpoch: row.epoch,
+    }
   }
 
   #retained(row: ClaimRow, now: number): boolean {

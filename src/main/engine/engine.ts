@@ -631,24 +631,7 @@ function partitionViews(snapshot: PartitionSnapshot[]): PartitionView[] {
 }
 
 function rollupView(taskType: string, t: LedgerTotals): TypeRollupView {
-  return {
-    taskType,
-    runs: t.runs,
-    executed: t.executed,
-    reused: t.reused,
-    duplicates: t.duplicates,
-    avgInputTokens: t.avgInputTokens,
-    inputTokens: t.inputTokens,
-    outputTokens: t.outputTokens,
-    totalTokens: t.totalTokens,
-    costMicros: t.costMicros,
-    unpricedCalls: t.unpricedCalls,
-    savedMicros: t.savedMicros,
-    wastedMicros: t.wastedMicros,
-    throttled: t.throttled,
-    errors: t.errors,
-    abandoned: t.abandoned,
-  }
+  return { ...t, taskType }
 }
 
 /** Headless mode: keys come from the environment and are never written anywhere. */

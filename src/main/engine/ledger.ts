@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3'
+import type { TypeRollupView } from '../../shared/contract'
 import { csvStream, type CsvColumn } from './csv'
 import { microsToUsdString, type Prices } from './prices'
 import { systemClock, type Clock, type LedgerEventInput, type LedgerOutcome } from './types'
@@ -36,40 +37,10 @@ export interface LedgerRow {
   priceVersion: string | null
 }
 
-/** Spend of a set of ledger rows; see TypeRollup for one task type. */
-export interface LedgerTotals {
-  /** executed + reused + duplicates. */
-  runs: number
-  /** Distinct executions (task, fingerprint, epoch) with 'executed' rows: 10 steps = 1 execution. */
-  executed: number
-  /** 'reused' rows: tasks answered from a stored result (dedup hits). */
-  reused: number
-  /**
-   * Distinct executions with 'duplicate' rows: billed work dedup should have prevented. Such an
-   * execution is not also counted as executed.
-   */
-  duplicates: number
-  /** Input tokens of executed + duplicate rows per such execution (integer, floored). */
-  avgInputTokens: number
-  inputTokens: number
+/** Spend of a set of ledger rows (the contract's view, plus the cache token counts). */
+export interface LedgerTotals extends Omit<TypeRollupView, 'taskType'> {
   cachedInputTokens: number
   cacheWriteTokens: number
-  outputTokens: number
-  totalTokens: number
-  /**
-   * Sum of every priced row, whatever its outcome: what was actually billed. Null when calls were
-   * made but none of them could be priced, so an unknown model never reads as free.
-   */
-  costMicros: number | null
-  /** Rows with tokens but no price; their cost is missing from costMicros. */
-  unpricedCalls: number
-  /** Sum of saved_micros of 'reused' rows; null when every reuse was of an unpriced result. */
-  savedMicros: number | null
-  /** Cost of duplicate executions: every call of them, including steps before the claim was lost. */
-  wastedMicros: number
-  throttled: number
-  errors: number
-  abandoned: number
 }
 
 /** Spend of one task type. */
