@@ -63,25 +63,6 @@ export function query<T>(dbPath: string, sql: string, ...args: unknown[]): T[] {
   }
 }
 
-/** Polls until `check` returns a value (or throws after timeoutMs). */
-export async function until<T>(
-  check: () => T | undefined | null | false | Promise<T | undefined | null | false>,
-  timeoutMs = 20_000,
-  everyMs = 25,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    try {
-      const v = await check()
-      if (v) return v
-    } catch {
-      // the database may not exist yet
-    }
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`)
-    await new Promise((r) => setTimeout(r, everyMs))
-  }
-}
-
 export function shuffle<T>(items: T[], seed = 1): T[] {
   const out = [...items]
   let s = seed
@@ -92,3 +73,5 @@ export function shuffle<T>(items: T[], seed = 1): T[] {
   }
   return out
 }
+
+export { until } from './until'

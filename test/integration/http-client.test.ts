@@ -17,6 +17,7 @@ import {
 } from '../../src/renderer/src/http-client'
 import type { TypeRollupView } from '../../src/shared/contract'
 import { createFakeEngine, type FakeEngine } from '../unit/server/fake-engine'
+import { until } from '../helpers/until'
 
 /** Just enough of EventSource: one GET, `event:` + `data:` blocks dispatched by name. */
 class NodeEventSource implements EventSourceLike {
@@ -89,12 +90,6 @@ function client(token: string | null = server.token, extra: { fetch?: typeof fet
   })
 }
 
-async function waitFor(predicate: () => boolean): Promise<void> {
-  await vi.waitFor(() => {
-    if (!predicate()) throw new Error('not yet')
-  })
-}
-
 const totals = { taskType: 'total', runs: 1 } as TypeRollupView
 
 describe('createHttpPacer: commands', () => {
@@ -151,16 +146,16 @@ describe('createHttpPacer: events', () => {
     const offB = api.onLedgerChanged((p) => b.push(p))
     const offT = api.onTasksChanged((p) => tasks.push(p))
     expect(NodeEventSource.opened).toBe(1)
-    await waitFor(() => engine.listenerCount() === 3)
+    await until(() => engine.listenerCount() === 3)
     engine.emit('ledger:changed', { totals })
-    await waitFor(() => a.length === 1 && b.length === 1)
+    await until(() => a.length === 1 && b.length === 1)
     expect(a).toEqual([{ totals }])
     expect(tasks).toEqual([])
     offA()
     offB()
     offT()
     // The last unsubscribe closes the stream; the server lets go of the engine.
-    await waitFor(() => engine.listenerCount() === 0)
+    await until(() => engine.listenerCount() === 0)
   })
 
   it('keeps delivering to the others when one listener throws', async () => {
@@ -171,9 +166,9 @@ describe('createHttpPacer: events', () => {
       throw new Error('broken view')
     })
     api.onLedgerChanged((p) => got.push(p))
-    await waitFor(() => engine.listenerCount() === 3)
+    await until(() => engine.listenerCount() === 3)
     engine.emit('ledger:changed', { totals })
-    await waitFor(() => got.length === 1)
+    await until(() => got.length === 1)
     expect(log).toHaveBeenCalled()
     log.mockRestore()
   })

@@ -11,6 +11,7 @@ import { startHttpServer, type HttpServerHandle } from '../../src/main/server/ht
 import { CONTENT_SECURITY_POLICY } from '../../src/main/server/security-headers'
 import type { Reply, TypeRollupView } from '../../src/shared/contract'
 import { createFakeEngine, type FakeEngine } from '../unit/server/fake-engine'
+import { until } from '../helpers/until'
 
 let dir: string
 let rendererDir: string
@@ -349,30 +350,22 @@ describe('startHttpServer: events (SSE)', () => {
       signal: controller.signal,
     })
     expect(res.status).toBe(200)
-    await waitFor(() => engine.listenerCount() === 3)
+    await until(() => engine.listenerCount() === 3)
     controller.abort()
-    await waitFor(() => engine.listenerCount() === 0)
+    await until(() => engine.listenerCount() === 0)
     expect(engine.listenerCount()).toBe(0)
   })
 
   it('close() ends open streams instead of hanging', async () => {
     await start()
     const res = await fetch(`${base}/api/events?token=${server.token}`)
-    await waitFor(() => engine.listenerCount() === 3)
+    await until(() => engine.listenerCount() === 3)
     const reading = readEvents(res, 5).catch(() => [])
     await server.close()
     await reading
     expect(engine.listenerCount()).toBe(0)
   })
 })
-
-async function waitFor(predicate: () => boolean, timeoutMs = 2000): Promise<void> {
-  const until = Date.now() + timeoutMs
-  while (!predicate()) {
-    if (Date.now() > until) throw new Error('condition not met in time')
-    await new Promise((r) => setTimeout(r, 10))
-  }
-}
 
 describe('startHttpServer: CSV export', () => {
   it('streams text/csv as an attachment named pacer-events-YYYYMMDD.csv, with the filter', async () => {

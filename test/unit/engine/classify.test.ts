@@ -4,7 +4,7 @@ import {
   isDeterministicFailure,
   parseDuration,
   retryDelayMs,
-} from '../../src/main/engine/classify'
+} from '../../../src/main/engine/classify'
 
 const res = (status: number, headers: Record<string, string> = {}) => ({ status, headers })
 const NOW = Date.UTC(2025, 4, 1, 12, 0, 0)

@@ -9,8 +9,8 @@ import {
   PRICE_TABLE_VERSION,
   Prices,
   providerFamily,
-} from '../../src/main/engine/prices'
-import type { Usage } from '../../src/main/engine/types'
+} from '../../../src/main/engine/prices'
+import type { Usage } from '../../../src/main/engine/types'
 
 const usage = (inputTokens: number, outputTokens: number, cached = 0, write = 0): Usage => ({
   inputTokens,

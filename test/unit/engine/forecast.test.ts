@@ -5,11 +5,11 @@ import {
   forecastBatch,
   forecastTask,
   type ForecastTask,
-} from '../../src/main/engine/forecast'
-import { PRICE_TABLE_VERSION, Prices } from '../../src/main/engine/prices'
-import { continueMessage, taskMessages } from '../../src/main/engine/prompt'
-import { createSimProvider } from '../../src/main/engine/providers/sim'
-import type { ChatMessage, JsonValue } from '../../src/main/engine/types'
+} from '../../../src/main/engine/forecast'
+import { PRICE_TABLE_VERSION, Prices } from '../../../src/main/engine/prices'
+import { continueMessage, taskMessages } from '../../../src/main/engine/prompt'
+import { createSimProvider } from '../../../src/main/engine/providers/sim'
+import type { ChatMessage, JsonValue } from '../../../src/main/engine/types'
 
 describe('cumulativeInputTokens', () => {
   it('reproduces the seed: 1, 5, 10, 20 steps → 1,000 / 15,000 / 55,000 / 210,000', () => {

@@ -4,8 +4,8 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { openDatabase } from '../../src/main/engine/db'
-import { MIGRATIONS } from '../../src/main/engine/db/schema'
+import { openDatabase } from '../../../../src/main/engine/db'
+import { MIGRATIONS } from '../../../../src/main/engine/db/schema'
 
 const file = () => join(mkdtempSync(join(tmpdir(), 'pacer-mig-')), 'pacer.db')
 

@@ -12,8 +12,8 @@ import {
   MigrationError,
   openDatabase,
   SchemaTooNewError,
-} from '../../src/main/engine/db'
-import { MIGRATIONS, type Migration } from '../../src/main/engine/db/schema'
+} from '../../../../src/main/engine/db'
+import { MIGRATIONS, type Migration } from '../../../../src/main/engine/db/schema'
 
 const fixedClock = (t: number) => ({ now: () => t })
 

@@ -6,7 +6,7 @@ import {
   fingerprint,
   keyFingerprint,
   NonJsonValueError,
-} from '../../src/main/engine/fingerprint'
+} from '../../../src/main/engine/fingerprint'
 
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex')
 

@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import type Database from 'better-sqlite3'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { openDatabase } from '../../src/main/engine/db'
-import { fingerprint } from '../../src/main/engine/fingerprint'
-import { checkIdempotencyKey, KeyReusedError } from '../../src/main/engine/idempotency-keys'
+import { openDatabase } from '../../../src/main/engine/db'
+import { fingerprint } from '../../../src/main/engine/fingerprint'
+import { checkIdempotencyKey, KeyReusedError } from '../../../src/main/engine/idempotency-keys'
 
 let dir: string
 let file: string

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { SeedAimd, mergeAimdParams } from '../../src/main/engine/aimd'
-import type { Outcome } from '../../src/main/engine/types'
-import { SEED_AIMD } from '../../src/main/engine/types'
+import { SeedAimd, mergeAimdParams } from '../../../src/main/engine/aimd'
+import type { Outcome } from '../../../src/main/engine/types'
+import { SEED_AIMD } from '../../../src/main/engine/types'
 
 const ctx = (now: number) => ({ now, sentAt: now, inflight: 1 })
 

@@ -1,16 +1,14 @@
 import { describe, expect, it } from 'vitest'
-import { classify, parseDuration, retryDelayMs } from '../../src/main/engine/classify'
-import { continueMessage, estimateTokens } from '../../src/main/engine/prompt'
-import { SIM_DEFAULT_MODEL, createSimProvider } from '../../src/main/engine/providers/sim'
-import type { ChatMessage, ProviderResponse } from '../../src/main/engine/types'
+import { classify, parseDuration, retryDelayMs } from '../../../../src/main/engine/classify'
+import { continueMessage, estimateTokens } from '../../../../src/main/engine/prompt'
+import { SIM_DEFAULT_MODEL, createSimProvider } from '../../../../src/main/engine/providers/sim'
+import type { ChatMessage, ProviderResponse } from '../../../../src/main/engine/types'
+import { fakeClock as newFakeClock } from '../../../helpers/clock'
+
+const fakeClock = (start = 1_000_000) => newFakeClock(start)
 
 const FAST = { latencyScale: 0.01 }
 const user = (content: string): ChatMessage[] => [{ role: 'user', content }]
-
-function fakeClock(start = 1_000_000) {
-  let t = start
-  return { now: () => t, advance: (ms: number) => (t += ms) }
-}
 
 describe('sim provider', () => {
   it('is the sim provider with a default model', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { parseCommand } from '../../src/shared/contract'
+import { parseCommand } from '../../../src/shared/contract'
 
 describe('contract validation', () => {
   it.each([

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { Ledger, type LedgerRecordInput } from '../../src/main/engine/ledger'
-import { PRICE_TABLE_VERSION, Prices } from '../../src/main/engine/prices'
-import type { Usage } from '../../src/main/engine/types'
-import { openLedgerDb } from '../helpers/ledger-db'
+import { Ledger, type LedgerRecordInput } from '../../../src/main/engine/ledger'
+import { PRICE_TABLE_VERSION, Prices } from '../../../src/main/engine/prices'
+import type { Usage } from '../../../src/main/engine/types'
+import { openLedgerDb } from '../../helpers/ledger-db'
 
 const T0 = 1_700_000_040_000 // a multiple of 60,000: minute buckets start here
 

@@ -3,20 +3,11 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import type Database from 'better-sqlite3'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { SqliteClaimStore, type SqliteClaimStoreOptions } from '../../src/main/engine/claims'
-import { openDatabase } from '../../src/main/engine/db'
-import { fingerprint } from '../../src/main/engine/fingerprint'
-import { systemClock, type Clock } from '../../src/main/engine/types'
-
-class FakeClock implements Clock {
-  constructor(public t = 1_700_000_000_000) {}
-  now(): number {
-    return this.t
-  }
-  advance(ms: number): void {
-    this.t += ms
-  }
-}
+import { SqliteClaimStore, type SqliteClaimStoreOptions } from '../../../src/main/engine/claims'
+import { openDatabase } from '../../../src/main/engine/db'
+import { fingerprint } from '../../../src/main/engine/fingerprint'
+import { systemClock } from '../../../src/main/engine/types'
+import { FakeClock } from '../../helpers/clock'
 
 const LEASE = 10_000
 const FP = fingerprint('summarize', { text: 'hello' })

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { formatFromName, parseBatchFile } from '../../src/main/engine/batch-file'
-import { fingerprint } from '../../src/main/engine/fingerprint'
+import { formatFromName, parseBatchFile } from '../../../src/main/engine/batch-file'
+import { fingerprint } from '../../../src/main/engine/fingerprint'
 
 describe('batch files', () => {
   it('reads JSONL with CRLF, a BOM, blank lines and comments', () => {

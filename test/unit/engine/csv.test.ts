@@ -3,10 +3,10 @@ import v8 from 'node:v8'
 import vm from 'node:vm'
 import { parse } from 'csv-parse/sync'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { csvStream, neutralizeCell, type CsvColumn } from '../../src/main/engine/csv'
-import { Ledger, type LedgerRecordInput } from '../../src/main/engine/ledger'
-import { Prices } from '../../src/main/engine/prices'
-import { openLedgerDb } from '../helpers/ledger-db'
+import { csvStream, neutralizeCell, type CsvColumn } from '../../../src/main/engine/csv'
+import { Ledger, type LedgerRecordInput } from '../../../src/main/engine/ledger'
+import { Prices } from '../../../src/main/engine/prices'
+import { openLedgerDb } from '../../helpers/ledger-db'
 
 /** A writable that keeps the text (or only counts it) and reports how it was fed. */
 function sink(opts: { keep?: boolean; slow?: boolean; highWaterMark?: number } = {}) {

@@ -1,15 +1,13 @@
 import fc from 'fast-check'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import type { ConcurrencyController, OutcomeContext } from '../../src/main/engine/aimd'
-import { SeedAimd } from '../../src/main/engine/aimd'
-import type { Permit, SchedulerSample } from '../../src/main/engine/scheduler'
-import { Scheduler, SchedulerClosedError } from '../../src/main/engine/scheduler'
-import type { LimitChange, Outcome } from '../../src/main/engine/types'
+import type { ConcurrencyController, OutcomeContext } from '../../../src/main/engine/aimd'
+import { SeedAimd } from '../../../src/main/engine/aimd'
+import type { Permit, SchedulerSample } from '../../../src/main/engine/scheduler'
+import { Scheduler, SchedulerClosedError } from '../../../src/main/engine/scheduler'
+import type { LimitChange, Outcome } from '../../../src/main/engine/types'
+import { fakeClock as newFakeClock } from '../../helpers/clock'
 
-function fakeClock(start = 1_000_000) {
-  let t = start
-  return { now: () => t, advance: (ms: number) => (t += ms) }
-}
+const fakeClock = (start = 1_000_000) => newFakeClock(start)
 
 /** Lets resolved acquire promises run their callbacks. */
 const flush = () => new Promise<void>((resolve) => setImmediate(resolve))
