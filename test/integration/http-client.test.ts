@@ -16,7 +16,7 @@ import {
   type EventSourceLike,
 } from '../../src/renderer/src/http-client'
 import type { TypeRollupView } from '../../src/shared/contract'
-import { createFakeEngine, type FakeEngine } from '../unit/server/fake-engine'
+import { createFakeEngine, type FakeEngine } from '../helpers/fake-engine'
 import { until } from '../helpers/until'
 
 /** Just enough of EventSource: one GET, `event:` + `data:` blocks dispatched by name. */

@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { startHttpServer, type HttpServerHandle } from '../../src/main/server/http-server'
-import { CONTENT_SECURITY_POLICY } from '../../src/main/server/security-headers'
+import { CONTENT_SECURITY_POLICY } from '../../src/main/transport/security-headers'
 import type { Reply, TypeRollupView } from '../../src/shared/contract'
-import { createFakeEngine, type FakeEngine } from '../unit/server/fake-engine'
+import { createFakeEngine, type FakeEngine } from '../helpers/fake-engine'
 import { until } from '../helpers/until'
 
 let dir: string

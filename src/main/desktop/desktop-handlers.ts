@@ -10,7 +10,7 @@ import {
   exportFilterOf,
   type ExportFilter,
   type ExportKind,
-} from '../server/commands'
+} from '../transport/ledger-export'
 
 export interface DesktopHandlerDeps {
   /** Shows the save dialog; resolves the chosen path, or null when the operator cancels. */

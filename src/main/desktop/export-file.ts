@@ -6,7 +6,7 @@
 import { createWriteStream } from 'node:fs'
 import { rename, rm } from 'node:fs/promises'
 import { finished } from 'node:stream/promises'
-import type { ExportCsv, ExportFilter, ExportKind } from '../server/commands'
+import type { ExportCsv, ExportFilter, ExportKind } from '../transport/ledger-export'
 
 /** Writes the export to `path`; resolves with the row count once the file is complete. */
 export async function exportCsvToFile(

@@ -2,10 +2,11 @@
  * The contract over Electron IPC: one `ipcMain.handle` per command, one `webContents.send` per
  * event. `ipcMain` and `webContents` come in as parameters (Bruno's IpcMainLike), so this is tested
  * without Electron. Validation, unknown channels and error mapping are shared with the HTTP
- * transport (server/commands.ts); what IPC adds is the sender check.
+ * transport (transport/commands.ts); what IPC adds is the sender check.
  */
 import { COMMANDS, EVENTS, type CommandHandlers, type Reply } from '../../shared/contract'
-import { dispatchCommand, errorReply, type EventSubscribe } from '../server/commands'
+import { errorReply } from '../../shared/reply'
+import { dispatchCommand, type EventSubscribe } from '../transport/commands'
 
 /** The frame that sent an invoke (Electron's WebFrameMain, as far as this module cares). */
 export interface SenderFrameLike {

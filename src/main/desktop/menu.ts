@@ -8,7 +8,8 @@ import { readFile, stat } from 'node:fs/promises'
 import { basename, extname } from 'node:path'
 import type { MenuItemConstructorOptions } from 'electron'
 import type { BatchFormat, CommandHandlers, LineError } from '../../shared/contract'
-import { runCommand, type ExportKind } from '../server/commands'
+import { runCommand } from '../transport/commands'
+import type { ExportKind } from '../transport/ledger-export'
 
 export interface MenuActions {
   importBatch(): void

@@ -13,7 +13,7 @@ import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node
 import { dirname } from 'node:path'
 import { ProviderId } from '../../shared/contract'
 import type { SecretsAccess } from '../engine/engine'
-import { CommandFailure } from '../server/commands'
+import { CommandFailure } from '../transport/commands'
 
 /** The subset of Electron's `safeStorage` used here. */
 export interface SafeStorageLike {

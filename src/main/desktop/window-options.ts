@@ -8,7 +8,7 @@ export {
   CONTENT_SECURITY_POLICY,
   META_CONTENT_SECURITY_POLICY,
   devContentSecurityPolicy,
-} from '../server/security-headers'
+} from '../transport/security-headers'
 
 /** The console window. Shown on `ready-to-show`, so it never flashes an empty frame. */
 export function createWindowOptions(

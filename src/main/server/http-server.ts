@@ -19,17 +19,16 @@ import {
   type Reply,
 } from '../../shared/contract'
 import { HTTP_ROUTES, TOKEN_PARAM } from '../../shared/http'
+import { errorReply } from '../../shared/reply'
 import {
   dispatchCommand,
-  errorReply,
-  exportFileName,
-  exportFilterOf,
-  httpStatusFor,
   toCommandError,
+  unknownCommand,
   type EventSubscribe,
-  type ExportCsv,
-} from './commands'
-import { SECURITY_HEADERS } from './security-headers'
+} from '../transport/commands'
+import { exportFileName, exportFilterOf, type ExportCsv } from '../transport/ledger-export'
+import { SECURITY_HEADERS } from '../transport/security-headers'
+import { httpStatusFor } from './responses'
 import { contentTypeFor, lookupStatic } from './static-files'
 
 export interface HttpServerOptions {
@@ -149,10 +148,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
       channel = url.pathname.slice(COMMAND_PREFIX.length)
     }
     if (!isCommandName(channel)) {
-      return sendReply(
-        res,
-        errorReply('unknown_command', `unknown command "${channel.slice(0, 100)}"`),
-      )
+      return sendReply(res, unknownCommand(channel))
     }
     // Belt and braces next to the token: a page from another origin never gets to run commands.
     const origin = req.headers.origin

@@ -2,4 +2,5 @@
 export { startHttpServer } from './http-server'
 export { isLoopbackHost } from '../../shared/contract'
 export type { HttpServerHandle, HttpServerOptions } from './http-server'
-export type { EventSubscribe, ExportCsv, ExportFilter, ExportKind } from './commands'
+export type { EventSubscribe } from '../transport/commands'
+export type { ExportCsv, ExportFilter, ExportKind } from '../transport/ledger-export'

@@ -15,8 +15,8 @@ import {
   importBatchFromMenu,
   type ImportDialogs,
 } from '../../../src/main/desktop/menu'
-import type { ExportCsv } from '../../../src/main/server/commands'
-import { createFakeEngine } from '../server/fake-engine'
+import type { ExportCsv } from '../../../src/main/transport/ledger-export'
+import { createFakeEngine } from '../../helpers/fake-engine'
 
 let dir: string
 beforeEach(async () => {

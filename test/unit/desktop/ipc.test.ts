@@ -11,7 +11,7 @@ import {
 } from '../../../src/main/desktop/ipc'
 import { createAppUrlMatcher } from '../../../src/main/desktop/app-url'
 import { COMMANDS, EVENTS, type Reply } from '../../../src/shared/contract'
-import { createFakeEngine } from '../server/fake-engine'
+import { createFakeEngine } from '../../helpers/fake-engine'
 
 /** ipcMain as far as bindIpc can tell: records handlers and lets the test invoke them. */
 class FakeIpcMain implements IpcMainLike {

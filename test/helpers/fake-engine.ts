@@ -9,12 +9,9 @@ import {
   type CommandHandlers,
   type EventName,
   type EventPayloads,
-} from '../../../src/shared/contract'
-import {
-  CommandFailure,
-  type ExportFilter,
-  type ExportKind,
-} from '../../../src/main/server/commands'
+} from '../../src/shared/contract'
+import { CommandFailure } from '../../src/main/transport/commands'
+import type { ExportFilter, ExportKind } from '../../src/main/transport/ledger-export'
 
 export interface FakeEngine {
   handlers: CommandHandlers

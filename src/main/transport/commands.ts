@@ -1,7 +1,7 @@
 /**
- * The transport-neutral half of both bindings (Electron IPC in desktop/, HTTP in server/): look up
- * the command, validate its input with the shared schema, run the handler, and turn whatever it
- * throws into the contract's error data. Plain Node: desktop/ imports it, it never imports Electron.
+ * Command dispatch for both bindings (Electron IPC in desktop/, HTTP in server/): look up the
+ * command, validate its input with the shared schema, run the handler, and turn whatever it throws
+ * into the contract's error data. Plain Node: desktop/ imports it, it never imports Electron.
  */
 import { z } from 'zod'
 import {
@@ -12,26 +12,11 @@ import {
   type CommandHandlers,
   type CommandInput,
   type CommandName,
-  type CommandParsed,
   type CommandResult,
   type EventName,
   type Reply,
 } from '../../shared/contract'
-
-export type ExportKind = CommandParsed<'ledger:export'>['kind']
-
-export interface ExportFilter {
-  since?: number
-  until?: number
-  batchId?: string
-}
-
-/** The engine's streaming CSV export: writes header + rows to `out`, resolves with the row count. */
-export type ExportCsv = (
-  kind: ExportKind,
-  out: NodeJS.WritableStream,
-  filter: ExportFilter,
-) => Promise<{ rows: number }>
+import { errorReply } from '../../shared/reply'
 
 /** The engine's event subscription, as both transports consume it. Returns an unsubscribe. */
 export type EventSubscribe = (event: EventName, listener: (payload: unknown) => void) => () => void
@@ -71,10 +56,9 @@ export function toCommandError(err: unknown): CommandError {
   return { code: 'internal', message: String(err).slice(0, MAX_MESSAGE) }
 }
 
-export function errorReply(code: string, message: string, field?: string): Reply<never> {
-  const error: CommandError = { code, message }
-  if (field !== undefined) error.field = field
-  return { ok: false, error }
+/** The reply to a channel the contract does not have (its name capped: it came from outside). */
+export function unknownCommand(channel: string): Reply<never> {
+  return errorReply('unknown_command', `unknown command "${channel.slice(0, 100)}"`)
 }
 
 /** Logs what the console cannot act on (no code: a bug, not a domain error), with its stack. */
@@ -92,9 +76,7 @@ export async function dispatchCommand(
   input: unknown,
   onInternalError: (channel: string, err: unknown) => void = logInternal,
 ): Promise<Reply<unknown>> {
-  if (!isCommandName(channel)) {
-    return errorReply('unknown_command', `unknown command "${channel.slice(0, 100)}"`)
-  }
+  if (!isCommandName(channel)) return unknownCommand(channel)
   const parsed = parseCommand(channel, input)
   if (!parsed.ok) return parsed
   try {
@@ -116,46 +98,4 @@ export function runCommand<C extends CommandName>(
   input: CommandInput<C>,
 ): Promise<Reply<CommandResult<C>>> {
   return dispatchCommand(handlers, channel, input) as Promise<Reply<CommandResult<C>>>
-}
-
-/** The HTTP status that goes with a reply: the body is the `Reply` either way. */
-export function httpStatusFor(reply: Reply<unknown>): number {
-  if (reply.ok) return 200
-  switch (reply.error.code) {
-    case 'invalid_input':
-    case 'invalid_json':
-    case 'use_download':
-      return 400
-    case 'unauthorized':
-      return 401
-    case 'forbidden':
-      return 403
-    case 'unknown_command':
-    case 'not_found':
-      return 404
-    case 'payload_too_large':
-      return 413
-    case 'internal':
-      return 500
-    default:
-      // A domain error the engine raised on purpose (e.g. key_reused_with_different_payload).
-      return 422
-  }
-}
-
-/** `pacer-events-20250131.csv`: the local date, as the operator's calendar shows it. */
-export function exportFileName(kind: ExportKind, now: Date = new Date()): string {
-  const y = now.getFullYear()
-  const m = String(now.getMonth() + 1).padStart(2, '0')
-  const d = String(now.getDate()).padStart(2, '0')
-  return `pacer-${kind}-${y}${m}${d}.csv`
-}
-
-/** The filter half of a validated `ledger:export` input. */
-export function exportFilterOf(input: CommandParsed<'ledger:export'>): ExportFilter {
-  const filter: ExportFilter = {}
-  if (input.since !== undefined) filter.since = input.since
-  if (input.until !== undefined) filter.until = input.until
-  if (input.batchId !== undefined) filter.batchId = input.batchId
-  return filter
 }
