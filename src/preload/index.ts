@@ -5,6 +5,7 @@
  */
 import { contextBridge, ipcRenderer, type IpcRendererEvent } from 'electron'
 import { createPacerClient, type Invoke, type Subscribe } from '../shared/client'
+import { errorReply } from '../shared/reply'
 
 const invoke: Invoke = async (channel, input) => {
   try {
@@ -12,7 +13,7 @@ const invoke: Invoke = async (channel, input) => {
   } catch (err) {
     // Main answers every command with a Reply; a rejection means the bridge itself failed
     // (no handler yet, main process gone). The console still gets data, never an exception.
-    return { ok: false, error: { code: 'ipc', message: (err as Error)?.message ?? String(err) } }
+    return errorReply('ipc', (err as Error)?.message ?? String(err))
   }
 }
 

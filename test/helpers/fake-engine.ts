@@ -10,7 +10,7 @@ import {
   type EventName,
   type EventPayloads,
 } from '../../src/shared/contract'
-import { CommandFailure } from '../../src/main/transport/commands'
+import { EngineError } from '../../src/main/engine/errors'
 import type { ExportFilter, ExportKind } from '../../src/main/transport/ledger-export'
 
 export interface FakeEngine {
@@ -36,7 +36,7 @@ export function createFakeEngine(): FakeEngine {
       channel,
       (input: unknown) => {
         calls.push({ channel, input })
-        throw new CommandFailure('not_implemented', `${channel} is not part of this fake`)
+        throw new EngineError('not_implemented', `${channel} is not part of this fake`)
       },
     ]),
   ) as unknown as CommandHandlers
@@ -47,7 +47,7 @@ export function createFakeEngine(): FakeEngine {
   }
   handlers['batches:list'] = () => []
   handlers['batches:pause'] = (input) => {
-    throw new CommandFailure('batch_not_found', `no batch ${input.batchId}`, 'batchId')
+    throw new EngineError('batch_not_found', `no batch ${input.batchId}`, 'batchId')
   }
   handlers['scheduler:get'] = () => {
     // An unexpected failure: the transport must not leak this stack.

@@ -13,7 +13,7 @@ import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node
 import { dirname } from 'node:path'
 import { ProviderId } from '../../shared/contract'
 import type { SecretsAccess } from '../engine/engine'
-import { CommandFailure } from '../transport/commands'
+import { EngineError } from '../engine/errors'
 
 /** The subset of Electron's `safeStorage` used here. */
 export interface SafeStorageLike {
@@ -127,7 +127,7 @@ export function createSecretStore(options: {
   const assertProvider = (provider: unknown): ProviderKey => {
     const parsed = ProviderId.safeParse(provider)
     if (!parsed.success) {
-      throw new CommandFailure(
+      throw new EngineError(
         'invalid_input',
         `unknown provider ${JSON.stringify(provider)}`,
         'provider',
@@ -165,11 +165,11 @@ export function createSecretStore(options: {
       }
       const state = status()
       if (!state.available) {
-        throw new CommandFailure(SECRET_STORAGE_UNAVAILABLE, state.reason ?? NO_KEYRING, 'apiKey')
+        throw new EngineError(SECRET_STORAGE_UNAVAILABLE, state.reason ?? NO_KEYRING, 'apiKey')
       }
       const trimmed = apiKey.trim()
       if (trimmed.length === 0) {
-        throw new CommandFailure('invalid_input', 'the API key is empty', 'apiKey')
+        throw new EngineError('invalid_input', 'the API key is empty', 'apiKey')
       }
       const ciphertext = safeStorage.encryptString(trimmed).toString('base64')
       data.keys[id] = { ciphertext, updatedAt: Date.now() }

@@ -1,6 +1,8 @@
 /**
  * An error the engine answers with on purpose: a stable `code`, a message for a person, and the
- * field or line at fault. Transports turn it into `{ ok: false, error }`.
+ * field or line at fault. Transports turn it into `{ ok: false, error }` (transport/commands.ts).
+ * The one domain error class: the parts given to the engine (the desktop's secret store) throw it
+ * too, so main has a single shape for "refused on purpose".
  */
 export class EngineError extends Error {
   constructor(

@@ -21,18 +21,6 @@ import { errorReply } from '../../shared/reply'
 /** The engine's event subscription, as both transports consume it. Returns an unsubscribe. */
 export type EventSubscribe = (event: EventName, listener: (payload: unknown) => void) => () => void
 
-/** An error whose `code` travels to the console as is (domain errors raised by the engine). */
-export class CommandFailure extends Error {
-  readonly code: string
-  readonly field?: string
-  constructor(code: string, message: string, field?: string) {
-    super(message)
-    this.name = 'CommandFailure'
-    this.code = code
-    if (field !== undefined) this.field = field
-  }
-}
-
 // A code is an identifier the console can switch on (`invalid_input`, `SQLITE_BUSY`); anything
 // else (numbers, sentences, objects) is not trusted to be one.
 const CODE_PATTERN = /^[A-Za-z][A-Za-z0-9_.:-]{0,63}$/

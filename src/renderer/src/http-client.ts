@@ -7,6 +7,7 @@
 import { createPacerClient, type Invoke, type PacerApi, type Subscribe } from '../../shared/client'
 import { EVENTS, parseCommand, type EventName, type Reply } from '../../shared/contract'
 import { HTTP_ROUTES, TOKEN_PARAM } from '../../shared/http'
+import { errorReply } from '../../shared/reply'
 import { findNonJson } from './lib/json-value'
 
 /** Where the session token is kept once it has been taken out of the address bar. */
@@ -63,14 +64,10 @@ export interface HttpClientOptions {
 const EVENT_SOURCE_CLOSED = 2
 const MAX_RETRY_MS = 15_000
 
-function failure(code: string, message: string, field?: string): Reply<never> {
-  return { ok: false, error: field === undefined ? { code, message } : { code, message, field } }
-}
-
 /** JSON.stringify would send null for Infinity (and drop or mangle worse): refuse, naming where. */
 function unsendable(input: unknown): Reply<never> | null {
   const bad = findNonJson(input)
-  return bad ? failure('invalid_input', bad.message, bad.path) : null
+  return bad ? errorReply('invalid_input', bad.message, bad.path) : null
 }
 
 function isReply(value: unknown): value is Reply<unknown> {
@@ -86,7 +83,7 @@ function isReply(value: unknown): value is Reply<unknown> {
   )
 }
 
-const NO_TOKEN = failure(
+const NO_TOKEN = errorReply(
   'unauthorized',
   'no session token: open the console with the URL that `pacer serve` printed',
 )
@@ -137,11 +134,11 @@ export function createHttpPacer(options: HttpClientOptions): HttpPacer {
         headers: { authorization: `Bearer ${token}` },
       })
     } catch (err) {
-      return failure('network', `could not reach the Pacer server: ${(err as Error).message}`)
+      return errorReply('network', `could not reach the Pacer server: ${(err as Error).message}`)
     }
     if (!response.ok) {
       const text = await response.text().catch(() => '')
-      return failure('export_failed', `export failed (HTTP ${response.status}) ${text}`.trim())
+      return errorReply('export_failed', `export failed (HTTP ${response.status}) ${text}`.trim())
     }
     const file = await response.blob()
     const disposition = response.headers.get('content-disposition') ?? ''
@@ -164,7 +161,7 @@ export function createHttpPacer(options: HttpClientOptions): HttpPacer {
         body: JSON.stringify(input ?? {}),
       })
     } catch (err) {
-      return failure('network', `could not reach the Pacer server: ${(err as Error).message}`)
+      return errorReply('network', `could not reach the Pacer server: ${(err as Error).message}`)
     }
     let body: unknown
     try {
@@ -176,7 +173,10 @@ export function createHttpPacer(options: HttpClientOptions): HttpPacer {
     // command may get there first.
     if (response.status === 401) setState('unauthorized')
     if (isReply(body)) return body
-    return failure('network', `unexpected answer from the Pacer server (HTTP ${response.status})`)
+    return errorReply(
+      'network',
+      `unexpected answer from the Pacer server (HTTP ${response.status})`,
+    )
   }
 
   // One EventSource for every listener: browsers cap connections per origin (6 over HTTP/1.1).

@@ -1,17 +1,14 @@
 import { describe, expect, it, vi } from 'vitest'
 import { z } from 'zod'
-import {
-  CommandFailure,
-  dispatchCommand,
-  toCommandError,
-} from '../../../src/main/transport/commands'
+import { EngineError } from '../../../src/main/engine/errors'
+import { dispatchCommand, toCommandError } from '../../../src/main/transport/commands'
 import { createFakeEngine } from '../../helpers/fake-engine'
 
 describe('toCommandError', () => {
   it.each<[string, unknown, object]>([
     [
       'a domain error keeps code and field',
-      new CommandFailure('not_found', 'no batch b1', 'batchId'),
+      new EngineError('not_found', 'no batch b1', 'batchId'),
       { code: 'not_found', message: 'no batch b1', field: 'batchId' },
     ],
     [

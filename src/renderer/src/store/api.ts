@@ -5,6 +5,7 @@
  */
 import type { PacerApi } from '../../../shared/client'
 import type { Reply } from '../../../shared/contract'
+import { errorReply } from '../../../shared/reply'
 import { getPacer } from '../transport'
 
 let api: PacerApi | null = null
@@ -18,12 +19,6 @@ export async function call<T>(invoke: (api: PacerApi) => Promise<Reply<T>>): Pro
   try {
     return await invoke(pacer())
   } catch (err) {
-    return {
-      ok: false,
-      error: {
-        code: 'transport_error',
-        message: err instanceof Error ? err.message : String(err),
-      },
-    }
+    return errorReply('transport_error', err instanceof Error ? err.message : String(err))
   }
 }
