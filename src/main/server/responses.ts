@@ -1,4 +1,5 @@
 /** How the HTTP server writes its answers: a `Reply` as JSON with its status, or plain text. */
+import type { ServerResponse } from 'node:http'
 import type { Reply } from '../../shared/contract'
 
 /** The HTTP status that goes with a reply: the body is the `Reply` either way. */
@@ -24,4 +25,27 @@ export function httpStatusFor(reply: Reply<unknown>): number {
       // A domain error the engine raised on purpose (e.g. key_reused_with_different_payload).
       return 422
   }
+}
+
+/** Writes a `Reply` as JSON, never cached; a 401 names the scheme the client should use. */
+export function sendReply(
+  res: ServerResponse,
+  reply: Reply<unknown>,
+  status = httpStatusFor(reply),
+): void {
+  const body = JSON.stringify(reply)
+  res.statusCode = status
+  res.setHeader('Content-Type', 'application/json; charset=utf-8')
+  res.setHeader('Content-Length', Buffer.byteLength(body))
+  res.setHeader('Cache-Control', 'no-store')
+  if (status === 401) res.setHeader('WWW-Authenticate', 'Bearer')
+  res.end(body)
+}
+
+/** A plain-text answer, for the routes outside /api (the static console). */
+export function sendText(res: ServerResponse, status: number, text: string): void {
+  res.statusCode = status
+  res.setHeader('Content-Type', 'text/plain; charset=utf-8')
+  res.setHeader('Content-Length', Buffer.byteLength(text))
+  res.end(text)
 }

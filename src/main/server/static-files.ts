@@ -1,9 +1,15 @@
 /**
- * The built console's files (out/renderer) for the headless server: content types and a path
- * resolution that cannot leave the folder (no `..`, no encoded `..`, no symlink out).
+ * The built console's files (out/renderer) for the headless server: content types, a path
+ * resolution that cannot leave the folder (no `..`, no encoded `..`, no symlink out), and the
+ * route that serves them. No token here: the console holds no data, and it needs to load before it
+ * can read the token from its own URL.
  */
+import { createReadStream } from 'node:fs'
 import { realpath, stat } from 'node:fs/promises'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import { extname, resolve, sep } from 'node:path'
+import { pipeline } from 'node:stream/promises'
+import { sendText } from './responses'
 
 const CONTENT_TYPES: Readonly<Record<string, string>> = {
   '.html': 'text/html; charset=utf-8',
@@ -66,5 +72,64 @@ export async function lookupStatic(root: string, pathname: string): Promise<Stat
     return { kind: 'file', path: realFile, size: info.size, contentType: contentTypeFor(realFile) }
   } catch {
     return { kind: 'not_found' }
+  }
+}
+
+export interface StaticSite {
+  /** The built console (electron-vite's out/renderer). */
+  rendererDir: string
+  /** Served as /favicon.ico when rendererDir has none; without it that answers 204. */
+  faviconPath?: string | undefined
+}
+
+async function fileSize(path: string): Promise<number | null> {
+  try {
+    const info = await stat(path)
+    return info.isFile() ? info.size : null
+  } catch {
+    return null
+  }
+}
+
+/** Answers GET and HEAD for the console's files; anything else is 405. */
+export async function serveStatic(
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  site: StaticSite,
+): Promise<void> {
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    res.setHeader('Allow', 'GET, HEAD')
+    return sendText(res, 405, 'method not allowed')
+  }
+  let found = await lookupStatic(site.rendererDir, url.pathname)
+  if (found.kind === 'not_found' && url.pathname === '/favicon.ico') {
+    // Browsers ask for it on their own; a 404 would show up as a console error in every test.
+    const size = site.faviconPath ? await fileSize(site.faviconPath) : null
+    if (site.faviconPath && size !== null) {
+      const contentType = contentTypeFor(site.faviconPath)
+      found = { kind: 'file', path: site.faviconPath, size, contentType }
+    } else {
+      res.statusCode = 204
+      res.end()
+      return
+    }
+  }
+  if (found.kind === 'bad_request') return sendText(res, 400, 'bad path')
+  if (found.kind === 'not_found') return sendText(res, 404, 'not found')
+  res.statusCode = 200
+  res.setHeader('Content-Type', found.contentType)
+  res.setHeader('Content-Length', found.size)
+  // The first page load carries the session token in its URL: keep it out of the disk cache.
+  res.setHeader('Cache-Control', 'no-store')
+  if (req.method === 'HEAD') {
+    res.end()
+    return
+  }
+  try {
+    await pipeline(createReadStream(found.path), res)
+  } catch (err) {
+    // The client went away mid-file (a reload, a closed tab): nothing to answer or log.
+    if ((err as { code?: unknown }).code !== 'ERR_STREAM_PREMATURE_CLOSE') throw err
   }
 }
