@@ -3,13 +3,125 @@ import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
 import reactHooks from 'eslint-plugin-react-hooks'
 import globals from 'globals'
+import { builtinModules } from 'node:module'
+
+// Layering by runtime, as DESIGN.md draws it: shared under everything; the engine under the
+// transports; desktop/ (Electron IPC) and server/ (HTTP) side by side, sharing transport/; the
+// renderer and the preload on top of shared only. Import strings are matched as written, so a
+// folder is named at any depth: '../server', '../server/commands', '../../main/server/x'.
+const folders = (...names) => names.flatMap((name) => [`**/${name}`, `**/${name}/**`])
+const layer = (message, ...names) => ({ group: folders(...names), message })
 
 const noElectron = {
   paths: [
-    { name: 'electron', message: 'engine and shared are plain Node/web: never import electron.' },
+    {
+      name: 'electron',
+      message:
+        'only desktop/ and the preload import electron: this code runs on plain Node or the web.',
+    },
   ],
-  patterns: [{ group: ['electron/*'], message: 'engine and shared never import electron.' }],
+  patterns: [{ group: ['electron/*'], message: 'only desktop/ and the preload import electron.' }],
 }
+
+/** One `no-restricted-imports` per area (a later config object would replace, not merge, it). */
+const restrictImports = (patterns, { allowElectron = false, paths = [] } = {}) => [
+  'error',
+  {
+    paths: [...(allowElectron ? [] : noElectron.paths), ...paths],
+    patterns: [...patterns, ...(allowElectron ? [] : noElectron.patterns)],
+  },
+]
+
+const BINDINGS_APART =
+  'desktop/ and server/ never import each other: what both bindings share lives in transport/.'
+const NO_NODE = 'the renderer never imports Node built-ins.'
+
+const layering = [
+  {
+    files: ['src/shared/**'],
+    rules: {
+      'no-restricted-imports': restrictImports([
+        layer(
+          'shared is the contract under all three processes: it imports nothing of main, the preload or the renderer.',
+          'main',
+          'preload',
+          'renderer',
+        ),
+      ]),
+    },
+  },
+  {
+    files: ['src/main/engine/**'],
+    rules: {
+      'no-restricted-imports': restrictImports([
+        layer(
+          'the engine is the core the transports and the cli bind: it imports none of them.',
+          'transport',
+          'server',
+          'desktop',
+          'cli',
+        ),
+      ]),
+    },
+  },
+  {
+    files: ['src/main/transport/**'],
+    rules: {
+      'no-restricted-imports': restrictImports([
+        layer(
+          'transport/ is what both bindings share: it imports neither of them, nor the cli.',
+          'server',
+          'desktop',
+          'cli',
+        ),
+      ]),
+    },
+  },
+  {
+    files: ['src/main/server/**'],
+    rules: {
+      'no-restricted-imports': restrictImports([
+        layer(BINDINGS_APART, 'desktop'),
+        layer('server/ never imports the cli (the cli starts it).', 'cli'),
+      ]),
+    },
+  },
+  {
+    files: ['src/main/desktop/**'],
+    rules: {
+      'no-restricted-imports': restrictImports(
+        [
+          layer(BINDINGS_APART, 'server'),
+          layer('desktop/ never imports the cli: both are entry points.', 'cli'),
+        ],
+        { allowElectron: true },
+      ),
+    },
+  },
+  {
+    files: ['src/main/cli/**'],
+    rules: {
+      'no-restricted-imports': restrictImports([
+        layer('the cli runs without Electron: it never imports desktop/.', 'desktop'),
+      ]),
+    },
+  },
+  {
+    files: ['src/preload/**'],
+    rules: {
+      'no-restricted-imports': restrictImports(
+        [
+          layer(
+            'the preload exposes the contract client: it imports shared, never main or the renderer.',
+            'main',
+            'renderer',
+          ),
+        ],
+        { allowElectron: true },
+      ),
+    },
+  },
+]
 
 export default tseslint.config(
   {
@@ -33,10 +145,7 @@ export default tseslint.config(
     languageOptions: { sourceType: 'commonjs', globals: { ...globals.node } },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
-  {
-    files: ['src/main/engine/**', 'src/shared/**', 'src/main/cli/**', 'src/main/server/**'],
-    rules: { 'no-restricted-imports': ['error', noElectron] },
-  },
+  ...layering,
   {
     // Opening external URLs is only allowed through the tested isSafeExternalUrl gate.
     files: ['src/**'],
@@ -58,20 +167,17 @@ export default tseslint.config(
     plugins: { 'react-hooks': reactHooks },
     rules: {
       ...reactHooks.configs.recommended.rules,
-      'no-restricted-imports': [
-        'error',
-        {
-          paths: noElectron.paths,
-          patterns: [
-            { group: ['node:*'], message: 'the renderer never imports Node built-ins.' },
-            {
-              group: ['**/main/**', '../../main/*'],
-              message: 'the renderer talks to the engine only through window.pacer.',
-            },
-            ...noElectron.patterns,
-          ],
-        },
-      ],
+      'no-restricted-imports': restrictImports(
+        [
+          { group: ['node:*'], message: NO_NODE },
+          layer(
+            'the renderer imports only shared: it talks to the engine only through window.pacer.',
+            'main',
+            'preload',
+          ),
+        ],
+        { paths: builtinModules.map((name) => ({ name, message: NO_NODE })) },
+      ),
     },
   },
 )
