@@ -3,11 +3,11 @@
  * dialogs as parameters, so both are tested without Electron. Edit/View/Window use Electron roles:
  * without an Edit menu, Cmd+C / Cmd+V do nothing in macOS text fields.
  */
-import { formatUsd } from '../engine/prices'
 import { readFile, stat } from 'node:fs/promises'
 import { basename, extname } from 'node:path'
 import type { MenuItemConstructorOptions } from 'electron'
 import type { BatchFormat, CommandHandlers, LineError } from '../../shared/contract'
+import { formatUsd } from '../../shared/money'
 import { runCommand, type ExportKind } from '../server/commands'
 
 export interface MenuActions {
