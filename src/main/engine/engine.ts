@@ -17,7 +17,8 @@ import type {
   TypeRollupView,
 } from '../../shared/contract'
 import type { ParsedTask } from './batch-file'
-import { formatFromName, parseBatchFile, validateTask } from './batch-file'
+import { formatFromName } from '../../shared/batch-format'
+import { parseBatchFile, validateTask } from './batch-file'
 import { SqliteClaimStore } from './claims'
 import { openDatabase } from './db'
 import { EngineError } from './errors'
