@@ -29,6 +29,9 @@ export interface NewTask {
   model: string
 }
 
+/** The statuses a worker can finish a task with. */
+export type FinalTaskStatus = Extract<TaskStatus, 'succeeded' | 'reused' | 'failed' | 'cancelled'>
+
 interface TaskDbRow {
   id: number
   batch_id: string
@@ -126,7 +129,7 @@ export class TaskTable {
   finish(
     taskId: number,
     worker: string,
-    status: Extract<TaskStatus, 'succeeded' | 'reused' | 'failed' | 'cancelled'>,
+    status: FinalTaskStatus,
     result: string | null,
     error: string | null,
   ): boolean {

@@ -9,11 +9,11 @@ import type {
   TaskStatus,
 } from '../../shared/contract'
 import { BatchTable, type NewBatch } from './queue-batches'
-import { TaskTable, type NewTask, type QueuedTask } from './queue-tasks'
+import { TaskTable, type FinalTaskStatus, type NewTask, type QueuedTask } from './queue-tasks'
 import type { Clock } from './types'
 
 export type { NewBatch } from './queue-batches'
-export type { NewTask, QueuedTask } from './queue-tasks'
+export type { FinalTaskStatus, NewTask, QueuedTask } from './queue-tasks'
 
 /**
  * The queue: batches (queue-batches.ts) and their tasks (queue-tasks.ts), each table's SQL next to
@@ -67,7 +67,7 @@ export class TaskQueue {
   finishTask(
     taskId: number,
     worker: string,
-    status: Extract<TaskStatus, 'succeeded' | 'reused' | 'failed' | 'cancelled'>,
+    status: FinalTaskStatus,
     result: string | null,
     error: string | null,
   ): boolean {
