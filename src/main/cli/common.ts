@@ -3,7 +3,6 @@ import { resolve } from 'node:path'
 import type { Engine, EngineOptions } from '../engine/engine'
 import { createEngine } from '../engine/engine'
 import { defaultDbPath } from '../engine/db'
-import { formatUsd } from '../engine/prices'
 
 /** Bad input or usage: one clear line on stderr and exit code 2. */
 export class UsageError extends Error {}
@@ -54,13 +53,6 @@ export function table(headers: string[], rows: (string | number)[][]): string {
         .trimEnd(),
     )
     .join('\n')
-}
-
-export const usd = formatUsd
-
-/** Integer micro-dollars to a JSON number of dollars (null stays null: unpriced). */
-export function dollars(micros: number | null): number | null {
-  return micros === null ? null : Math.round(micros) / 1_000_000
 }
 
 export function thousands(n: number): string {

@@ -2,7 +2,8 @@ import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import type { ForecastView } from '../../shared/contract'
-import { UsageError, dbPathFrom, openEngine, table, thousands, usd } from './common'
+import { formatUsd } from '../../shared/money'
+import { UsageError, dbPathFrom, openEngine, table, thousands } from './common'
 
 /** `pacer forecast FILE`: what a batch will cost before it runs (tokens grow with steps²). */
 export async function forecastCommand(
@@ -52,8 +53,8 @@ function printForecast(f: ForecastView): void {
     r.calls,
     thousands(r.inputTokens),
     thousands(r.outputTokens),
-    usd(r.costMicros),
-    usd(r.savedByDedupMicros),
+    formatUsd(r.costMicros),
+    formatUsd(r.savedByDedupMicros),
   ]
   process.stdout.write(
     `${table(

@@ -3,7 +3,8 @@ import { resolve } from 'node:path'
 import { once } from 'node:events'
 import { PassThrough } from 'node:stream'
 import type { TypeRollupView } from '../../shared/contract'
-import { UsageError, existingDbPath, dollars, openEngine, table, thousands, usd } from './common'
+import { formatUsd, microsToUsd } from '../../shared/money'
+import { UsageError, existingDbPath, openEngine, table, thousands } from './common'
 
 /** `pacer summary`: the rollup per task type, as a table or JSON. */
 export async function summaryCommand(opts: { db?: string; json?: boolean }): Promise<number> {
@@ -24,11 +25,11 @@ export async function summaryCommand(opts: { db?: string; json?: boolean }): Pro
         inputTokens: r.inputTokens,
         outputTokens: r.outputTokens,
         totalTokens: r.totalTokens,
-        costUsd: dollars(r.costMicros),
+        costUsd: microsToUsd(r.costMicros),
         costMicros: r.costMicros,
-        savedUsd: dollars(r.savedMicros),
+        savedUsd: microsToUsd(r.savedMicros),
         savedMicros: r.savedMicros,
-        wastedUsd: dollars(r.wastedMicros),
+        wastedUsd: microsToUsd(r.wastedMicros),
         wastedMicros: r.wastedMicros,
         unpricedCalls: r.unpricedCalls,
         throttled: r.throttled,
@@ -54,9 +55,9 @@ export async function summaryCommand(opts: { db?: string; json?: boolean }): Pro
       r.duplicates,
       thousands(r.avgInputTokens),
       thousands(r.totalTokens),
-      usd(r.costMicros) + (r.unpricedCalls ? ` (+${r.unpricedCalls} unpriced)` : ''),
-      usd(r.savedMicros),
-      usd(r.wastedMicros),
+      formatUsd(r.costMicros) + (r.unpricedCalls ? ` (+${r.unpricedCalls} unpriced)` : ''),
+      formatUsd(r.savedMicros),
+      formatUsd(r.wastedMicros),
     ]
     process.stdout.write(
       `${table(

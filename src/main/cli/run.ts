@@ -3,11 +3,13 @@ import { readFile } from 'node:fs/promises'
 import { basename, resolve } from 'node:path'
 import cliProgress from 'cli-progress'
 import type { BatchSummary, LineError } from '../../shared/contract'
-import { formatFromName, parseBatchFile } from '../engine/batch-file'
+import { formatUsd, microsToUsd, usdToMicros } from '../../shared/money'
+import { formatFromName } from '../../shared/batch-format'
+import { parseBatchFile } from '../engine/batch-file'
 import type { Engine } from '../engine/engine'
 import { SIM_DEFAULT_MODEL } from '../engine/providers/sim'
 import type { AimdParams } from '../engine/types'
-import { UsageError, dbPathFrom, dollars, openEngine, usd } from './common'
+import { UsageError, dbPathFrom, openEngine } from './common'
 
 export interface RunOptions {
   db?: string
@@ -295,7 +297,7 @@ function progressPayload(engine: Engine, batchId: string, b: BatchSummary | null
     failed: b?.counts.failed ?? 0,
     inflight: partitions.reduce((n, p) => n + p.inflight, 0),
     limit: partitions.map((p) => p.limit.toFixed(1)).join('/') || '-',
-    cost: usd(cost),
+    cost: formatUsd(cost),
   }
 }
 
@@ -324,9 +326,9 @@ function summarize(
     duplicates: t.duplicates,
     inputTokens: t.inputTokens,
     outputTokens: t.outputTokens,
-    costUsd: dollars(t.costMicros),
-    savedUsd: dollars(t.savedMicros),
-    wastedUsd: dollars(t.wastedMicros) ?? 0,
+    costUsd: microsToUsd(t.costMicros),
+    savedUsd: microsToUsd(t.savedMicros),
+    wastedUsd: microsToUsd(t.wastedMicros) ?? 0,
     throttled: t.throttled,
     abandoned: t.abandoned,
     elapsedMs: Date.now() - extra.started,
@@ -338,7 +340,7 @@ function summarize(
 
 function printSummary(s: RunSummary, file: string): void {
   const micros = (usdValue: number | null) =>
-    usd(usdValue === null ? null : Math.round(usdValue * 1_000_000))
+    formatUsd(usdValue === null ? null : usdToMicros(usdValue))
   const lines = [
     `${s.interrupted ? 'interrupted' : 'done'}: ${file} (batch ${s.batchId}) in ${(s.elapsedMs / 1000).toFixed(1)} s`,
     `  tasks ${s.tasks} (${s.distinct} distinct): executed ${s.executed}, reused ${s.reused}, failed ${s.failed}` +

@@ -3,11 +3,12 @@
  * dialogs as parameters, so both are tested without Electron. Edit/View/Window use Electron roles:
  * without an Edit menu, Cmd+C / Cmd+V do nothing in macOS text fields.
  */
-import { formatUsd } from '../engine/prices'
 import { readFile, stat } from 'node:fs/promises'
-import { basename, extname } from 'node:path'
+import { basename } from 'node:path'
 import type { MenuItemConstructorOptions } from 'electron'
-import type { BatchFormat, CommandHandlers, LineError } from '../../shared/contract'
+import { batchFormatOf } from '../../shared/batch-format'
+import type { CommandHandlers, LineError } from '../../shared/contract'
+import { formatUsd } from '../../shared/money'
 import { runCommand } from '../transport/commands'
 import type { ExportKind } from '../transport/ledger-export'
 
@@ -82,13 +83,6 @@ export function buildMenuTemplate(
 /** Batch files larger than the contract accepts are refused before being read into memory. */
 export const MAX_BATCH_FILE_BYTES = 200 * 1024 * 1024
 
-export function formatFromFileName(fileName: string): BatchFormat | undefined {
-  const ext = extname(fileName).toLowerCase()
-  if (ext === '.csv') return 'csv'
-  if (ext === '.jsonl' || ext === '.ndjson') return 'jsonl'
-  return undefined
-}
-
 export interface ImportDialogs {
   /** The open-file dialog; null when cancelled. */
   chooseFile(): Promise<string | null>
@@ -131,7 +125,7 @@ export async function importBatchFromMenu(
     return
   }
   const content = await readFile(path, 'utf8')
-  const format = formatFromFileName(fileName)
+  const format = batchFormatOf(fileName)
   const base = { fileName, content, ...(format ? { format } : {}) }
 
   const preview = await runCommand(handlers, 'batches:preview', base)

@@ -32,11 +32,6 @@ export interface ParsedBatch {
 
 const CSV_COLUMNS = ['type', 'payload', 'steps', 'key', 'model', 'provider'] as const
 
-/** Picks the format from the file name; JSONL unless it ends in .csv. */
-export function formatFromName(fileName: string): BatchFormat {
-  return /\.csv$/i.test(fileName) ? 'csv' : 'jsonl'
-}
-
 /**
  * Parses and validates a whole batch file. Never throws for bad content: every problem becomes a
  * LineError with its 1-based line number and field, so the operator sees all of them at once.

@@ -17,7 +17,8 @@ import type {
   TypeRollupView,
 } from '../../shared/contract'
 import type { ParsedTask } from './batch-file'
-import { formatFromName, parseBatchFile, validateTask } from './batch-file'
+import { formatFromName } from '../../shared/batch-format'
+import { parseBatchFile, validateTask } from './batch-file'
 import { SqliteClaimStore } from './claims'
 import { openDatabase } from './db'
 import { EngineError } from './errors'
@@ -470,7 +471,7 @@ export function createEngine(options: EngineOptions): Engine {
     'batches:list': () => queue.listBatches(),
     'batches:pause': ({ batchId }) => {
       batchOrThrow(batchId)
-      queue.setBatchState(batchId, 'paused', ['running', 'interrupted'])
+      queue.applyBatchAction(batchId, 'pause')
       changedBatches.add(batchId)
       return batchOrThrow(batchId)
     },
@@ -479,7 +480,7 @@ export function createEngine(options: EngineOptions): Engine {
       // Resumed from the console, a stopped `pacer run` batch becomes the consoles' to run.
       const b = queue.batch(batchId)
       if (b && b.state === 'interrupted') queue.setDriver(batchId, null)
-      queue.setBatchState(batchId, 'running', ['paused', 'interrupted'])
+      queue.applyBatchAction(batchId, 'resume')
       // Everything may have finished while it was paused: then it is simply done.
       queue.settleBatch(batchId)
       runner.addBatch(batchId)
@@ -488,7 +489,7 @@ export function createEngine(options: EngineOptions): Engine {
     },
     'batches:cancel': ({ batchId }) => {
       batchOrThrow(batchId)
-      queue.setBatchState(batchId, 'cancelled', ['running', 'paused', 'interrupted'])
+      queue.applyBatchAction(batchId, 'cancel')
       queue.cancelQueued(batchId)
       runner.cancelRunning(batchId)
       changedBatches.add(batchId)

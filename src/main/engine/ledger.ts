@@ -1,7 +1,8 @@
 import type Database from 'better-sqlite3'
 import type { TypeRollupView } from '../../shared/contract'
+import { microsToUsdString } from '../../shared/money'
 import { csvStream, type CsvColumn } from './csv'
-import { microsToUsdString, type Prices } from './prices'
+import type { Prices } from './prices'
 import { systemClock, type Clock, type LedgerEventInput, type LedgerOutcome } from './types'
 
 /** Which ledger rows a query covers. `since` is inclusive, `until` exclusive (epoch ms). */
@@ -446,9 +447,6 @@ function toTotals(r: RawRows, e: RawExecutions): LedgerTotals {
   }
 }
 
-const usd = (micros: number | null): string | null =>
-  micros === null ? null : microsToUsdString(micros)
-
 const EVENT_COLUMNS: readonly CsvColumn<LedgerRow>[] = [
   { header: 'id', value: (r) => r.id },
   { header: 'ts', value: (r) => r.ts },
@@ -467,8 +465,8 @@ const EVENT_COLUMNS: readonly CsvColumn<LedgerRow>[] = [
   { header: 'cached_input_tokens', value: (r) => r.cachedInputTokens },
   { header: 'cache_write_tokens', value: (r) => r.cacheWriteTokens },
   { header: 'output_tokens', value: (r) => r.outputTokens },
-  { header: 'cost_usd', value: (r) => usd(r.costMicros), numeric: true },
-  { header: 'saved_usd', value: (r) => usd(r.savedMicros), numeric: true },
+  { header: 'cost_usd', value: (r) => microsToUsdString(r.costMicros), numeric: true },
+  { header: 'saved_usd', value: (r) => microsToUsdString(r.savedMicros), numeric: true },
   { header: 'latency_ms', value: (r) => r.latencyMs },
   { header: 'status', value: (r) => r.status },
   { header: 'epoch', value: (r) => r.epoch },
@@ -487,10 +485,10 @@ const SUMMARY_COLUMNS: readonly CsvColumn<TypeRollup>[] = [
   { header: 'cache_write_tokens', value: (r) => r.cacheWriteTokens },
   { header: 'output_tokens', value: (r) => r.outputTokens },
   { header: 'total_tokens', value: (r) => r.totalTokens },
-  { header: 'cost_usd', value: (r) => usd(r.costMicros), numeric: true },
+  { header: 'cost_usd', value: (r) => microsToUsdString(r.costMicros), numeric: true },
   { header: 'unpriced_calls', value: (r) => r.unpricedCalls },
-  { header: 'saved_usd', value: (r) => usd(r.savedMicros), numeric: true },
-  { header: 'wasted_usd', value: (r) => usd(r.wastedMicros), numeric: true },
+  { header: 'saved_usd', value: (r) => microsToUsdString(r.savedMicros), numeric: true },
+  { header: 'wasted_usd', value: (r) => microsToUsdString(r.wastedMicros), numeric: true },
   { header: 'throttled', value: (r) => r.throttled },
   { header: 'errors', value: (r) => r.errors },
   { header: 'abandoned', value: (r) => r.abandoned },

@@ -288,6 +288,10 @@ function describeIssue(issue: z.core.$ZodIssue | undefined, input: unknown, what
   return `${where}: ${issue.message}${got ? ` (got ${typeof value === 'number' ? String(value) : (JSON.stringify(value) ?? 'undefined')})` : ''}`
 }
 
+function field(obj: unknown, key: string): unknown {
+  return obj !== null && typeof obj === 'object' ? (obj as Record<string, unknown>)[key] : undefined
+}
+
 function assertUsage(usage: Usage): void {
   for (const field of ['inputTokens', 'cachedInputTokens', 'cacheWriteTokens', 'outputTokens']) {
     const v = usage[field as keyof Usage]
@@ -301,81 +305,4 @@ function assertUsage(usage: Usage): void {
         `(${usage.cachedInputTokens}) and cacheWriteTokens (${usage.cacheWriteTokens})`,
     )
   }
-}
-
-// ---------------------------------------------------------------- usage normalization
-
-/** A token count from a vendor payload; anything missing or malformed counts as 0. */
-function count(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.round(value) : 0
-}
-
-function field(obj: unknown, key: string): unknown {
-  return obj !== null && typeof obj === 'object' ? (obj as Record<string, unknown>)[key] : undefined
-}
-
-/**
- * OpenAI usage (Chat Completions or Responses API) to normalized Usage. OpenAI's cached tokens are a
- * *subset* of prompt/input tokens, which is already the normalized shape; reasoning tokens are part
- * of completion/output tokens.
- */
-export function normalizeOpenAiUsage(raw: unknown): Usage {
-  const chat = field(raw, 'prompt_tokens') !== undefined
-  const input = count(field(raw, chat ? 'prompt_tokens' : 'input_tokens'))
-  const details = field(raw, chat ? 'prompt_tokens_details' : 'input_tokens_details')
-  const output = count(field(raw, chat ? 'completion_tokens' : 'output_tokens'))
-  return {
-    inputTokens: input,
-    // A proxy reporting more cached than prompt tokens must not produce a negative uncached part.
-    cachedInputTokens: Math.min(count(field(details, 'cached_tokens')), input),
-    cacheWriteTokens: 0,
-    outputTokens: output,
-  }
-}
-
-/**
- * Anthropic usage to normalized Usage. Anthropic's `input_tokens` excludes cache reads and cache
- * writes, which are reported *separately*: all three are summed into inputTokens.
- */
-export function normalizeAnthropicUsage(raw: unknown): Usage {
-  const read = count(field(raw, 'cache_read_input_tokens'))
-  const write = count(field(raw, 'cache_creation_input_tokens'))
-  return {
-    inputTokens: count(field(raw, 'input_tokens')) + read + write,
-    cachedInputTokens: read,
-    cacheWriteTokens: write,
-    outputTokens: count(field(raw, 'output_tokens')),
-  }
-}
-
-// ---------------------------------------------------------------- formatting (edges only)
-
-/** Exact decimal USD with 6 decimals ('1.234567', '-0.000001'); no float ever touches the digits. */
-export function microsToUsdString(micros: number): string {
-  if (!Number.isSafeInteger(micros)) {
-    throw new RangeError(`micro-dollars must be a safe integer, got ${String(micros)}`)
-  }
-  const abs = Math.abs(micros)
-  const whole = Math.floor(abs / 1_000_000)
-  const frac = String(abs % 1_000_000).padStart(6, '0')
-  return `${micros < 0 ? '-' : ''}${whole}.${frac}`
-}
-
-/** Micro-dollars as a USD number, for charts and arithmetic at the edges (never for storage). */
-export function microsToUsd(micros: number): number {
-  return micros / 1_000_000
-}
-
-/**
- * Display form: '$' + thousands separators + 2 to 6 decimals, trailing zeros past the cents
- * dropped, so cents read as money ('$1,234.50') and small LLM costs stay visible ('$0.003',
- * '$0.000015') without rounding a cost to '$0.00'. Null is 'unpriced', never '$0.00'.
- */
-export function formatUsd(micros: number | null): string {
-  if (micros === null) return 'unpriced'
-  const exact = microsToUsdString(micros)
-  const negative = exact.startsWith('-')
-  const [whole = '0', frac = ''] = (negative ? exact.slice(1) : exact).split('.')
-  const decimals = frac.replace(/0+$/, '').padEnd(2, '0')
-  return `${negative ? '-' : ''}$${whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}.${decimals}`
 }

@@ -5,7 +5,8 @@ import { ConcurrencyView } from './features/concurrency/concurrency-view'
 import { QueueView } from './features/queue/queue-view'
 import { SettingsView } from './features/settings/settings-view'
 import { SpendView } from './features/spend/spend-view'
-import { formatInt, formatMicros, formatRollupCost } from './lib/format'
+import { formatUsd } from '../../shared/money'
+import { formatInt, formatRollupCost } from './lib/format'
 import { selectLiveLoad, useStore, type Store, type View } from './store'
 import type { ConnectionState } from './transport'
 
@@ -102,7 +103,7 @@ function Header() {
         </div>
         <div className="stat stat-good" data-testid="header-saved">
           <dt>Saved by dedup</dt>
-          <dd>{totals ? formatMicros(totals.savedMicros) : '—'}</dd>
+          <dd>{totals ? formatUsd(totals.savedMicros, 'glance') : '—'}</dd>
         </div>
       </dl>
     </header>

@@ -7,8 +7,8 @@
 import { createPacerClient, type Invoke, type PacerApi, type Subscribe } from '../../shared/client'
 import { EVENTS, parseCommand, type EventName, type Reply } from '../../shared/contract'
 import { HTTP_ROUTES, TOKEN_PARAM } from '../../shared/http'
+import { findNonJson } from '../../shared/json-value'
 import { errorReply } from '../../shared/reply'
-import { findNonJson } from './lib/json-value'
 
 /** Where the session token is kept once it has been taken out of the address bar. */
 export const TOKEN_STORAGE_KEY = 'pacer.sessionToken'

@@ -11,7 +11,6 @@ import { exportCsvToFile } from '../../../src/main/desktop/export-file'
 import {
   buildMenuTemplate,
   exportCsvFromMenu,
-  formatFromFileName,
   importBatchFromMenu,
   type ImportDialogs,
 } from '../../../src/main/desktop/menu'
@@ -212,13 +211,6 @@ describe('importBatchFromMenu', () => {
       expect.objectContaining({ kind: 'error', message: 'Could not read gone.csv' }),
     ])
     expect(engine.calls).toEqual([])
-  })
-
-  it('guesses the format from the extension only when it is clear', () => {
-    expect(formatFromFileName('a.CSV')).toBe('csv')
-    expect(formatFromFileName('a.ndjson')).toBe('jsonl')
-    expect(formatFromFileName('a.jsonl')).toBe('jsonl')
-    expect(formatFromFileName('a.txt')).toBeUndefined()
   })
 })
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { formatFromName, parseBatchFile } from '../../../src/main/engine/batch-file'
+import { parseBatchFile } from '../../../src/main/engine/batch-file'
 import { fingerprint } from '../../../src/main/engine/fingerprint'
 
 describe('batch files', () => {
@@ -99,11 +99,5 @@ describe('batch files', () => {
     const deep = '{"type":"a","payload":' + '['.repeat(5000) + ']'.repeat(5000) + '}'
     const { errors } = parseBatchFile(deep, 'jsonl')
     expect(errors[0]!.message).toMatch(/nested deeper than 256 levels/)
-  })
-
-  it('picks the format from the name', () => {
-    expect(formatFromName('x.CSV')).toBe('csv')
-    expect(formatFromName('x.jsonl')).toBe('jsonl')
-    expect(formatFromName('x.ndjson')).toBe('jsonl')
   })
 })

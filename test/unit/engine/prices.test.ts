@@ -1,15 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import {
-  formatUsd,
-  microsToUsd,
-  microsToUsdString,
-  normalizeAnthropicUsage,
-  normalizeOpenAiUsage,
-  PRICE_TABLE_VERSION,
-  Prices,
-  providerFamily,
-} from '../../../src/main/engine/prices'
+import { PRICE_TABLE_VERSION, Prices, providerFamily } from '../../../src/main/engine/prices'
+import { normalizeAnthropicUsage } from '../../../src/main/engine/providers/anthropic'
 import type { Usage } from '../../../src/main/engine/types'
 
 const usage = (inputTokens: number, outputTokens: number, cached = 0, write = 0): Usage => ({
@@ -237,111 +229,5 @@ describe('Prices overrides', () => {
     expect(bad({ 'a/b/c': { input: 1, output: 2 } })).toThrow(/'a\/b\/c'/)
     // A rejected set leaves the previous overrides in force.
     expect(prices.priceFor('openai', 'gpt-4o')?.input).toBe(5)
-  })
-})
-
-describe('usage normalization', () => {
-  it('OpenAI chat: cached tokens are a subset of prompt tokens', () => {
-    const u = normalizeOpenAiUsage({
-      prompt_tokens: 10_000,
-      completion_tokens: 500,
-      total_tokens: 10_500,
-      prompt_tokens_details: { cached_tokens: 4_000 },
-      completion_tokens_details: { reasoning_tokens: 200 },
-    })
-    expect(u).toEqual({
-      inputTokens: 10_000,
-      cachedInputTokens: 4_000,
-      cacheWriteTokens: 0,
-      outputTokens: 500,
-    })
-  })
-
-  it('OpenAI Responses API: input_tokens already include cached ones', () => {
-    const u = normalizeOpenAiUsage({
-      input_tokens: 10_000,
-      output_tokens: 500,
-      input_tokens_details: { cached_tokens: 4_000 },
-      output_tokens_details: { reasoning_tokens: 200 },
-    })
-    expect(u).toEqual({
-      inputTokens: 10_000,
-      cachedInputTokens: 4_000,
-      cacheWriteTokens: 0,
-      outputTokens: 500,
-    })
-  })
-
-  it('Anthropic: cache reads and writes are separate from input_tokens and summed in', () => {
-    const u = normalizeAnthropicUsage({
-      input_tokens: 1_000,
-      cache_read_input_tokens: 20_000,
-      cache_creation_input_tokens: 5_000,
-      output_tokens: 800,
-    })
-    expect(u).toEqual({
-      inputTokens: 26_000,
-      cachedInputTokens: 20_000,
-      cacheWriteTokens: 5_000,
-      outputTokens: 800,
-    })
-  })
-
-  it('the two vendors read the same-looking payload differently (the trap)', () => {
-    const raw = { input_tokens: 1_000, output_tokens: 10, cache_read_input_tokens: 900 }
-    const openai = normalizeOpenAiUsage({ ...raw, input_tokens_details: { cached_tokens: 900 } })
-    expect(openai.inputTokens).toBe(1_000)
-    expect(normalizeAnthropicUsage(raw).inputTokens).toBe(1_900)
-    const prices = new Prices()
-    const gpt = prices.priceFor('openai', 'gpt-4o')
-    // 100 × 2.5 + 900 × 1.25 + 10 × 10 = 250 + 1,125 + 100
-    expect(prices.costMicros(openai, gpt)).toBe(1_475)
-  })
-
-  it('tolerates missing and malformed fields', () => {
-    const zero = { inputTokens: 0, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 0 }
-    for (const raw of [undefined, null, {}, 'x', 42, { prompt_tokens: 'many' }]) {
-      expect(normalizeOpenAiUsage(raw)).toEqual(zero)
-      expect(normalizeAnthropicUsage(raw)).toEqual(zero)
-    }
-    expect(normalizeOpenAiUsage({ prompt_tokens: 7 })).toEqual({ ...zero, inputTokens: 7 })
-    expect(normalizeOpenAiUsage({ prompt_tokens: 7, prompt_tokens_details: null })).toEqual({
-      ...zero,
-      inputTokens: 7,
-    })
-    expect(normalizeAnthropicUsage({ output_tokens: 3, input_tokens: -5 })).toEqual({
-      ...zero,
-      outputTokens: 3,
-    })
-    // A proxy claiming more cached than prompt tokens is clamped, never a negative uncached part.
-    expect(
-      normalizeOpenAiUsage({ prompt_tokens: 10, prompt_tokens_details: { cached_tokens: 50 } }),
-    ).toMatchObject({ inputTokens: 10, cachedInputTokens: 10 })
-  })
-})
-
-describe('formatting', () => {
-  it('formatUsd shows 2 to 6 decimals and unpriced for null', () => {
-    expect(formatUsd(null)).toBe('unpriced')
-    expect(formatUsd(0)).toBe('$0.00')
-    expect(formatUsd(1_500_000)).toBe('$1.50')
-    expect(formatUsd(1_234_567)).toBe('$1.234567')
-    expect(formatUsd(3_000)).toBe('$0.003')
-    expect(formatUsd(15)).toBe('$0.000015')
-    expect(formatUsd(1_234_567_890_000)).toBe('$1,234,567.89')
-    expect(formatUsd(-500_000)).toBe('-$0.50')
-  })
-
-  it('microsToUsdString is exact with 6 decimals', () => {
-    expect(microsToUsdString(1)).toBe('0.000001')
-    expect(microsToUsdString(630_000)).toBe('0.630000')
-    expect(microsToUsdString(9_007_199_254_740_991)).toBe('9007199254.740991')
-    expect(microsToUsdString(-1)).toBe('-0.000001')
-    expect(() => microsToUsdString(0.5)).toThrow(RangeError)
-  })
-
-  it('microsToUsd converts at the edge', () => {
-    expect(microsToUsd(1_500_000)).toBe(1.5)
-    expect(microsToUsd(0)).toBe(0)
   })
 })

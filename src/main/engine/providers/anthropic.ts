@@ -1,6 +1,4 @@
-import { normalizeAnthropicUsage } from '../prices'
-import type { ChatMessage, Provider, ProviderRequest, ProviderResponse } from '../types'
-import type { OkAnswer } from './openai'
+import type { ChatMessage, Provider, ProviderRequest, ProviderResponse, Usage } from '../types'
 import {
   badKeyResponse,
   baseUrlReader,
@@ -12,8 +10,10 @@ import {
   mayCarryKey,
   plainHttpKeyResponse,
   readKey,
+  tokenCount,
   toProviderResponse,
-} from './openai'
+  type OkAnswer,
+} from './http'
 
 /** Where the `anthropic` provider sends calls unless told otherwise. */
 export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com'
@@ -135,4 +135,19 @@ function readMessage(json: Record<string, unknown>): OkAnswer {
     .map((block) => field(block, 'text') as string)
     .join('')
   return { text, usage }
+}
+
+/**
+ * Anthropic usage to normalized Usage. Anthropic's `input_tokens` excludes cache reads and cache
+ * writes, which are reported *separately*: all three are summed into inputTokens.
+ */
+export function normalizeAnthropicUsage(raw: unknown): Usage {
+  const read = tokenCount(field(raw, 'cache_read_input_tokens'))
+  const write = tokenCount(field(raw, 'cache_creation_input_tokens'))
+  return {
+    inputTokens: tokenCount(field(raw, 'input_tokens')) + read + write,
+    cachedInputTokens: read,
+    cacheWriteTokens: write,
+    outputTokens: tokenCount(field(raw, 'output_tokens')),
+  }
 }

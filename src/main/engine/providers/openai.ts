@@ -1,6 +1,20 @@
-import { isLoopbackHost } from '../../../shared/contract'
-import { normalizeOpenAiUsage } from '../prices'
 import type { Provider, ProviderRequest, ProviderResponse, Usage } from '../types'
+import {
+  badKeyResponse,
+  baseUrlReader,
+  checkApiKeyOption,
+  checkExtraHeaders,
+  checkFetch,
+  checkMaxOutputTokens,
+  exchangeJson,
+  field,
+  mayCarryKey,
+  plainHttpKeyResponse,
+  readKey,
+  tokenCount,
+  toProviderResponse,
+  type OkAnswer,
+} from './http'
 
 /** Where the `openai` provider sends calls unless told otherwise. */
 export const OPENAI_BASE_URL = 'https://api.openai.com/v1'
@@ -111,391 +125,25 @@ function readChatCompletion(json: Record<string, unknown>): OkAnswer {
   return { text, usage }
 }
 
-// ---------------------------------------------------------------- shared by the HTTP adapters
-// Exported for anthropic.ts only; not part of the engine's API.
-
-/** What a 2xx body means; text is undefined when the JSON is not the expected shape. */
-export interface OkAnswer {
-  text: string | undefined
-  usage: Usage
-}
-
-interface BaseUrl {
-  url: URL
-  /** The URL of an endpoint under the base: `path` joins the base path, its query is kept. */
-  endpoint(path: string): string
-  /** For messages: no credentials, query or fragment, which may carry secrets. */
-  shown: string
-}
-
-/** @internal Parses a base URL option, or throws a TypeError naming the field and value. */
-export function parseBaseUrl(value: unknown, name = 'baseUrl'): BaseUrl {
-  let url: URL | undefined
-  if (typeof value === 'string') {
-    try {
-      url = new URL(value.trim())
-    } catch {
-      url = undefined
-    }
-  }
-  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
-    throw new TypeError(`Expected \`${name}\` to be an http(s) URL, got \`${shownValue(value)}\``)
-  }
-  const base = url
-  const path = base.pathname.replace(/\/+$/, '')
-  const shown = new URL(base.href)
-  shown.username = ''
-  shown.password = ''
-  shown.search = ''
-  shown.hash = ''
-  return {
-    url: base,
-    // A query stays where it belongs (Azure-style gateways want `?api-version=` on every call).
-    endpoint(suffix) {
-      const u = new URL(base.href)
-      u.pathname = `${path}${suffix}`
-      u.hash = ''
-      return u.href
-    },
-    shown: `${shown.origin}${shown.pathname.replace(/\/+$/, '')}`,
-  }
-}
-
-/** @internal A constant base URL is checked once; a function is checked at every call. */
-export function baseUrlReader(value: string | (() => string)): () => BaseUrl {
-  if (typeof value === 'function') return () => parseBaseUrl(value())
-  const parsed = parseBaseUrl(value)
-  return () => parsed
-}
-
-/** @internal */
-export function checkApiKeyOption(apiKey: unknown): void {
-  if (typeof apiKey !== 'function') {
-    throw new TypeError(
-      `Expected \`apiKey\` to be a function returning the key or null, got \`${shownValue(apiKey)}\``,
-    )
-  }
-}
-
-/** @internal */
-export function checkMaxOutputTokens(value: unknown): void {
-  if (value !== undefined && !(Number.isInteger(value) && (value as number) >= 1)) {
-    throw new TypeError(
-      `Expected \`maxOutputTokens\` to be an integer >= 1, got \`${shownValue(value)}\``,
-    )
-  }
-}
-
-/** @internal */
-export function checkFetch(value: unknown): void {
-  if (value !== undefined && typeof value !== 'function') {
-    throw new TypeError(`Expected \`fetch\` to be a function, got \`${shownValue(value)}\``)
-  }
-}
-
-function checkExtraHeaders(value: unknown): Record<string, string> {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new TypeError(`Expected \`extraHeaders\` to be an object, got \`${shownValue(value)}\``)
-  }
-  const out: Record<string, string> = {}
-  for (const [name, v] of Object.entries(value)) {
-    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
-      throw new TypeError(
-        `Expected \`extraHeaders\` names to be HTTP header names, got \`${name}\``,
-      )
-    }
-    // The value is not echoed: extra headers often carry a proxy's own credentials.
-    if (typeof v !== 'string' || !HEADER_VALUE.test(v)) {
-      throw new TypeError(
-        `Expected \`extraHeaders["${name}"]\` to be a string without line breaks or control characters, got a ${typeof v}`,
-      )
-    }
-    out[name.toLowerCase()] = v
-  }
-  return out
-}
-
-const HEADER_VALUE = /^[\x20-\x7e\x80-\xff]*$/
-
 /**
- * @internal The key as it will be sent: trimmed (a pasted key often ends in a line break), null when
- * blank, `invalid` when fetch would reject it, since fetch's error would quote the whole key.
+ * OpenAI usage (Chat Completions or Responses API) to normalized Usage. OpenAI's cached tokens are a
+ * *subset* of prompt/input tokens, which is already the normalized shape; reasoning tokens are part
+ * of completion/output tokens.
  */
-export function readKey(apiKey: () => string | null): { value: string | null; invalid: boolean } {
-  const raw = apiKey()
-  if (raw === null || raw === undefined) return { value: null, invalid: false }
-  if (typeof raw !== 'string') return { value: null, invalid: true }
-  const value = raw.trim()
-  if (value === '') return { value: null, invalid: false }
-  return { value, invalid: !/^[\x21-\x7e]+$/.test(value) }
-}
-
-/** @internal A key travels only over https, or plain http that never leaves this machine. */
-export function mayCarryKey(url: URL): boolean {
-  return url.protocol === 'https:' || isLoopbackHost(url.hostname)
-}
-
-/** @internal Refused before any request: the key would cross the network in clear text. */
-export function plainHttpKeyResponse(providerId: string, shownBaseUrl: string): ProviderResponse {
+export function normalizeOpenAiUsage(raw: unknown): Usage {
+  const chat = field(raw, 'prompt_tokens') !== undefined
+  const input = tokenCount(field(raw, chat ? 'prompt_tokens' : 'input_tokens'))
+  const details = field(raw, chat ? 'prompt_tokens_details' : 'input_tokens_details')
+  const output = tokenCount(field(raw, chat ? 'completion_tokens' : 'output_tokens'))
   return {
-    status: 401,
-    headers: {},
-    error: `refusing to send the ${providerId} API key over plain http to ${shownBaseUrl}: use https, or remove the key for a server that needs none`,
+    inputTokens: input,
+    // A proxy reporting more cached than prompt tokens must not produce a negative uncached part.
+    cachedInputTokens: Math.min(tokenCount(field(details, 'cached_tokens')), input),
+    cacheWriteTokens: 0,
+    outputTokens: output,
   }
-}
-
-/** @internal A deterministic failure that names the problem, never the key. */
-export function badKeyResponse(providerId: string): ProviderResponse {
-  return {
-    status: 401,
-    headers: {},
-    error: `the ${providerId} API key cannot be sent in an HTTP header (a line break, space or non-ASCII character in it?): set it again in Settings`,
-  }
-}
-
-/** @internal The HTTP answer, before it is read as a provider's format. */
-export interface JsonAnswer {
-  status: number
-  statusText: string
-  headers: Record<string, string>
-  /** Parsed body, or undefined when the body is not JSON. */
-  json: unknown
-  raw: string
-}
-
-/**
- * @internal POSTs JSON once. Aborts reject as fetch rejects them (the runner tells its own abort
- * from its timeout by its signals); any other failure becomes an Error naming the base URL and the
- * cause, with the key scrubbed.
- */
-export async function exchangeJson(x: {
-  fetch: typeof fetch
-  url: string
-  shownBaseUrl: string
-  headers: Record<string, string>
-  body: unknown
-  signal?: AbortSignal
-  secret: string | null
-}): Promise<JsonAnswer> {
-  let res: Response
-  try {
-    res = await x.fetch(x.url, {
-      method: 'POST',
-      headers: { accept: 'application/json', 'content-type': 'application/json', ...x.headers },
-      body: JSON.stringify(x.body),
-      signal: x.signal,
-      // Never follow: fetch re-sends custom headers such as x-api-key to wherever a redirect
-      // points (it only drops Authorization across origins), and turns a POST into a GET.
-      redirect: 'manual',
-    })
-  } catch (err) {
-    if (x.signal?.aborted) throw err
-    throw networkError(`cannot reach ${x.shownBaseUrl}`, err, x.secret)
-  }
-  const headers: Record<string, string> = {}
-  // Headers iterates lower-cased names: the contract's shape, so every x-ratelimit-* and
-  // retry-after header reaches the classifier.
-  res.headers.forEach((value, name) => {
-    headers[name] = value
-  })
-  let raw: string
-  try {
-    raw = await res.text()
-  } catch (err) {
-    if (x.signal?.aborted) throw err
-    throw networkError(
-      `${x.shownBaseUrl} answered HTTP ${res.status} but the connection failed mid-body`,
-      err,
-      x.secret,
-    )
-  }
-  let json: unknown
-  try {
-    json = raw.trim() === '' ? undefined : JSON.parse(raw)
-  } catch {
-    json = undefined
-  }
-  return { status: res.status, statusText: res.statusText, headers, json, raw }
-}
-
-/**
- * @internal Maps an HTTP answer to a ProviderResponse, status and headers unchanged (the classifier
- * reads them), the key scrubbed from every string.
- */
-export function toProviderResponse(
-  answer: JsonAnswer,
-  secret: string | null,
-  readOk: (json: Record<string, unknown>) => OkAnswer,
-): ProviderResponse {
-  const { status, headers, json } = answer
-  let response: ProviderResponse
-  if (status >= 200 && status < 300) {
-    if (json === null || typeof json !== 'object' || Array.isArray(json)) {
-      // The call may have been billed, but there is nothing to keep: a 5xx makes it a transient
-      // failure the runner retries, which is also what a proxy's truncated answer deserves.
-      response = { status: 502, headers, error: 'invalid JSON from provider' }
-    } else {
-      const body = json as Record<string, unknown>
-      const ok = readOk(body)
-      if (ok.text !== undefined) {
-        response = { status, headers, text: ok.text, usage: ok.usage }
-      } else {
-        const reported = errorMessage(body)
-        // Usage, when reported, stays: the ledger records what this call was billed.
-        response = {
-          status: 502,
-          headers,
-          usage: ok.usage,
-          error: reported
-            ? `provider answered ${status} with an error: ${reported}`
-            : `unexpected answer from provider: ${snippet(answer.raw)}`,
-        }
-      }
-    }
-  } else if (status >= 300 && status < 400) {
-    const location = headers['location']
-    response = {
-      status,
-      headers,
-      error: `provider redirected (HTTP ${status})${location ? ` to ${shownLocation(location)}` : ''}: set the base URL to the final address`,
-    }
-  } else {
-    response = {
-      status,
-      headers,
-      error:
-        errorMessage(json) ??
-        (answer.raw.trim() === ''
-          ? `HTTP ${status}${answer.statusText ? ` ${answer.statusText}` : ''}`
-          : snippet(answer.raw)),
-    }
-  }
-  return redactResponse(response, secret)
-}
-
-/** The vendor's error text: OpenAI/Anthropic `error.message`, Ollama `error`, vLLM `message`, FastAPI `detail`. */
-function errorMessage(json: unknown): string | undefined {
-  const error = field(json, 'error')
-  const candidates = [field(error, 'message'), error, field(json, 'message'), field(json, 'detail')]
-  for (const c of candidates) {
-    if (typeof c === 'string' && c.trim() !== '') return truncate(c.trim(), 1000)
-  }
-  return undefined
-}
-
-/** A short readable excerpt of a non-JSON body: an HTML error page's title, else its text. */
-function snippet(raw: string): string {
-  const title = /<title[^>]*>([\s\S]*?)<\/title>/i.exec(raw)?.[1]
-  const text = (title ?? raw)
-    .replace(/<(script|style)[^>]*>[\s\S]*?<\/\1>/gi, ' ')
-    .replace(/<[^>]*>/g, ' ')
-    .replace(/\s+/g, ' ')
-    .trim()
-  return truncate(text === '' ? 'empty body' : text, 200)
-}
-
-function truncate(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`
-}
-
-function shownLocation(location: string): string {
-  try {
-    const u = new URL(location)
-    return `${u.origin}${u.pathname}`
-  } catch {
-    return truncate(location.split(/[?#]/)[0] ?? '', 200)
-  }
-}
-
-function networkError(prefix: string, err: unknown, secret: string | null): Error {
-  const message = redact(`${prefix}: ${describeCause(err)}`, secret)
-  // The cause (errno, address, port) is kept for debugging unless something in it quotes the key.
-  const leaks = secret !== null && chainMessages(err).some((m) => m.includes(secret))
-  return new Error(message, leaks ? undefined : { cause: deepestCause(err) })
-}
-
-function chainMessages(err: unknown, depth = 0): string[] {
-  if (depth > 10) return []
-  if (!(err instanceof Error)) return [String(err)]
-  const nested = err instanceof AggregateError ? (err.errors as unknown[]) : []
-  return [
-    err.message,
-    String(err.stack),
-    ...nested.flatMap((e) => chainMessages(e, depth + 1)),
-    ...(err.cause === undefined ? [] : chainMessages(err.cause, depth + 1)),
-  ]
-}
-
-/** fetch fails with "fetch failed"; the reason is down its cause chain (an AggregateError when every address of a host refused). */
-function describeCause(err: unknown): string {
-  const cause = deepestCause(err)
-  if (cause instanceof AggregateError && cause.errors.length > 0) {
-    const parts = [...new Set(cause.errors.map((e: unknown) => describeCause(e)))]
-    return parts.join('; ')
-  }
-  if (cause instanceof Error) {
-    const code = (cause as Error & { code?: unknown }).code
-    if (cause.message) return cause.message
-    return typeof code === 'string' ? code : cause.name
-  }
-  return String(cause)
-}
-
-function deepestCause(err: unknown): unknown {
-  let current = err
-  for (let depth = 0; depth < 10; depth++) {
-    const next = current instanceof Error ? current.cause : undefined
-    if (next === undefined || next === null) break
-    current = next
-  }
-  return current
-}
-
-/** @internal Replaces the key wherever a server (or a library) echoed it. */
-export function redact(text: string, secret: string | null): string {
-  if (secret === null) return text
-  let out = text.split(secret).join('[redacted]')
-  // Error text is cut to a length before it gets here: a key echoed across the cut survives as a
-  // prefix at the very end (maybe followed by the ellipsis). Remove that too.
-  const ellipsis = out.endsWith('…') ? '…' : ''
-  const body = ellipsis ? out.slice(0, -1) : out
-  for (let n = secret.length - 1; n >= 6; n--) {
-    if (body.endsWith(secret.slice(0, n))) {
-      out = `${body.slice(0, -n)}[redacted]${ellipsis}`
-      break
-    }
-  }
-  return out
-}
-
-function redactResponse(response: ProviderResponse, secret: string | null): ProviderResponse {
-  if (secret === null) return response
-  const headers: Record<string, string> = {}
-  for (const [name, value] of Object.entries(response.headers))
-    headers[name] = redact(value, secret)
-  const out: ProviderResponse = { ...response, headers }
-  if (out.error !== undefined) out.error = redact(out.error, secret)
-  // A model cannot know the key (it is never in the prompt); scrubbing text is a last line of
-  // defence, skipped for toy keys ('x', 'none') that would mangle ordinary words.
-  if (out.text !== undefined && secret.length >= 8) out.text = redact(out.text, secret)
-  return out
-}
-
-/** @internal */
-export function field(obj: unknown, key: string): unknown {
-  return obj !== null && typeof obj === 'object' ? (obj as Record<string, unknown>)[key] : undefined
 }
 
 function stringOr(value: unknown, fallback: string): string {
   return typeof value === 'string' ? value : fallback
-}
-
-function shownValue(value: unknown): string {
-  if (typeof value === 'function') return 'function'
-  if (typeof value === 'string') return value
-  try {
-    return JSON.stringify(value) ?? String(value)
-  } catch {
-    return String(value)
-  }
 }

@@ -1,40 +1,11 @@
 /**
  * Formatting at the edge: the engine speaks integer micro-dollars, integer tokens and epoch
- * milliseconds; only these functions turn them into text for people.
+ * milliseconds; only these functions (and shared/money for dollars) turn them into text for people.
  */
+import { formatUsd, UNPRICED } from '../../../shared/money'
 
-export const UNPRICED = 'unpriced'
-
-const usd2 = new Intl.NumberFormat('en-US', {
-  style: 'currency',
-  currency: 'USD',
-  minimumFractionDigits: 2,
-  maximumFractionDigits: 2,
-})
-const usd4 = new Intl.NumberFormat('en-US', {
-  style: 'currency',
-  currency: 'USD',
-  minimumFractionDigits: 4,
-  maximumFractionDigits: 4,
-})
 const integer = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 })
 const compact = new Intl.NumberFormat('en-US', { notation: 'compact', maximumFractionDigits: 1 })
-
-/**
- * Money from micro-dollars. `null` means the model has no price: saying "$0" there would tell an
- * operator a call was free when nobody knows what it cost.
- */
-export function formatMicros(micros: number | null | undefined): string {
-  if (micros === null || micros === undefined) return UNPRICED
-  const usd = micros / 1_000_000
-  if (micros === 0) return usd2.format(0)
-  // LLM calls cost fractions of a cent; two decimals would print most of them as $0.00.
-  if (Math.abs(usd) < 1) {
-    if (Math.abs(micros) < 100) return usd < 0 ? '-<$0.0001' : '<$0.0001'
-    return usd4.format(usd)
-  }
-  return usd2.format(usd)
-}
 
 /**
  * Cost of a rollup. The ledger sums priced calls only: null means none could be priced, and a
@@ -42,7 +13,7 @@ export function formatMicros(micros: number | null | undefined): string {
  */
 export function formatRollupCost(costMicros: number | null, unpricedCalls: number): string {
   if (costMicros === null) return UNPRICED
-  const money = formatMicros(costMicros)
+  const money = formatUsd(costMicros, 'glance')
   return unpricedCalls > 0 ? `${money} + ${integer.format(unpricedCalls)} unpriced` : money
 }
 

@@ -9,7 +9,7 @@ import type {
   TaskStatus,
   TasksChangedEvent,
 } from '../../../shared/contract'
-import { batchFormatOf } from '../lib/batch-file'
+import { batchFormatOf } from '../../../shared/batch-format'
 import { throttle } from '../lib/timing'
 import { call } from './api'
 import {

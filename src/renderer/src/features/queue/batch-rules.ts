@@ -1,20 +1,23 @@
 /** What an operator may do with a batch in each state, and how far along it is. */
+import { allowsBatchAction } from '../../../../shared/batch-states'
 import type { BatchState, BatchSummary } from '../../../../shared/contract'
 
+// The engine's table decides; the console only offers what it would do.
 export function canPause(state: BatchState): boolean {
-  return state === 'running'
+  return allowsBatchAction('pause', state)
 }
 
 export function canResume(state: BatchState): boolean {
-  return state === 'paused' || state === 'interrupted'
+  return allowsBatchAction('resume', state)
 }
 
 export function canCancel(state: BatchState): boolean {
-  return state === 'running' || state === 'paused' || state === 'interrupted'
+  return allowsBatchAction('cancel', state)
 }
 
+/** Retry is offered when the batch has failed or cancelled tasks and its state allows it. */
 export function retryableCount(b: BatchSummary): number {
-  return b.counts.failed + b.counts.cancelled
+  return allowsBatchAction('retry', b.state) ? b.counts.failed + b.counts.cancelled : 0
 }
 
 export function finishedCount(b: BatchSummary): number {

@@ -1,5 +1,6 @@
 import type { ForecastTypeView, ForecastView } from '../../../../shared/contract'
-import { formatInt, formatMicros, formatTokens } from '../../lib/format'
+import { formatUsd } from '../../../../shared/money'
+import { formatInt, formatTokens } from '../../lib/format'
 
 /** What the batch will cost before it runs, per task type, and what dedup takes off it. */
 export function ForecastTable({ forecast }: { forecast: ForecastView }) {
@@ -49,8 +50,8 @@ function ForecastRow({ row, label }: { row: ForecastTypeView; label?: string }) 
       <td className="num">{formatInt(row.calls)}</td>
       <td className="num">{formatTokens(row.inputTokens)}</td>
       <td className="num">{formatTokens(row.outputTokens)}</td>
-      <td className="num">{formatMicros(row.costMicros)}</td>
-      <td className="num good">{formatMicros(row.savedByDedupMicros)}</td>
+      <td className="num">{formatUsd(row.costMicros, 'glance')}</td>
+      <td className="num good">{formatUsd(row.savedByDedupMicros, 'glance')}</td>
     </tr>
   )
 }

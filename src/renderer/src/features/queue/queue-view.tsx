@@ -1,7 +1,7 @@
 import { useRef, useState, type DragEvent } from 'react'
 import { EmptyState } from '../../components/empty-state'
 import { Icon } from '../../components/icons'
-import { BATCH_FILE_ACCEPT } from '../../lib/batch-file'
+import { BATCH_FILE_ACCEPT } from '../../../../shared/batch-format'
 import { formatInt } from '../../lib/format'
 import { useStore } from '../../store'
 import { AddTaskForm } from './add-task-form'

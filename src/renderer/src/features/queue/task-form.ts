@@ -1,7 +1,7 @@
 /** The add-task form's rules, kept out of the component: what the fields turn into, and why not. */
 import type { CommandError, ProviderId, TaskInput } from '../../../../shared/contract'
 import { checkJson } from '../../lib/json-error'
-import { findNonJson } from '../../lib/json-value'
+import { findNonJson } from '../../../../shared/json-value'
 
 export interface TaskForm {
   type: string

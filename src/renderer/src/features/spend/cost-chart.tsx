@@ -3,7 +3,8 @@ import uPlot from 'uplot'
 import 'uplot/dist/uPlot.min.css'
 import type { CostPoint } from '../../../../shared/contract'
 import { axis, chartTheme, fitWidth } from '../../lib/chart-theme'
-import { formatInt, formatMicros } from '../../lib/format'
+import { formatUsd, microsToUsd, usdToMicros } from '../../../../shared/money'
+import { formatInt } from '../../lib/format'
 
 const HEIGHT = 200
 
@@ -38,7 +39,7 @@ export function CostChart({
         axis(theme, {
           scale: 'usd',
           size: 64,
-          values: (_u, ticks) => ticks.map((t) => formatMicros(Math.round(t * 1_000_000))),
+          values: (_u, ticks) => ticks.map((t) => formatUsd(usdToMicros(t), 'glance')),
         }),
         axis(theme, { scale: 'calls', side: 1, size: 44, grid: { show: false } }),
       ],
@@ -51,7 +52,7 @@ export function CostChart({
           fill: `${theme.accent}99`,
           paths: uPlot.paths.bars!({ size: [0.7, 40], align: 0 }),
           points: { show: false },
-          value: (_u, v) => (v == null ? '–' : formatMicros(Math.round(v * 1_000_000))),
+          value: (_u, v) => (v == null ? '–' : formatUsd(usdToMicros(v), 'glance')),
         },
         {
           label: 'calls',
@@ -78,7 +79,7 @@ export function CostChart({
     if (!u) return
     u.setData([
       points.map((p) => p.ts / 1000),
-      points.map((p) => p.costMicros / 1_000_000),
+      points.map((p) => microsToUsd(p.costMicros)),
       points.map((p) => p.calls),
     ])
     // The selected range, not just the buckets that had spend; "all" spans the data itself.

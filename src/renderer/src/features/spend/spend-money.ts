@@ -1,5 +1,5 @@
 import type { TypeRollupView } from '../../../../shared/contract'
-import { formatMicros, UNPRICED } from '../../lib/format'
+import { formatUsd, UNPRICED } from '../../../../shared/money'
 
 /**
  * Saved / wasted amounts of a rollup row. When no call of the row could be priced, the ledger's
@@ -8,5 +8,5 @@ import { formatMicros, UNPRICED } from '../../lib/format'
 export function formatRowMoney(row: TypeRollupView, micros: number | null): string {
   return micros === null || (row.costMicros === null && micros === 0)
     ? UNPRICED
-    : formatMicros(micros)
+    : formatUsd(micros, 'glance')
 }

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest'
-import { findNonJson } from '../../../src/renderer/src/lib/json-value'
+import {
+  CANONICAL_JSON_RULES,
+  canonicalJsonOf,
+  findNonJson,
+  nonJsonAt,
+} from '../../../src/shared/json-value'
 
 describe('findNonJson', () => {
   it('accepts every value JSON carries as is', () => {
@@ -72,5 +77,59 @@ describe('findNonJson', () => {
     for (let i = 0; i < 200_000; i++) deep = [deep]
     const found = findNonJson(deep, 'p')
     expect(found?.message).toMatch(/^p(\[0\]){200000} is Infinity, which is not JSON$/)
+  })
+})
+
+describe('the engine rules (CANONICAL_JSON_RULES) and canonicalJsonOf', () => {
+  it('writes canonical JSON in the same walk: keys sorted, no whitespace, -0 as 0', () => {
+    expect(canonicalJsonOf({ b: [1, -0, { d: null, c: 'x' }], a: true })).toEqual({
+      ok: true,
+      json: '{"a":true,"b":[1,0,{"c":"x","d":null}]}',
+    })
+    expect(canonicalJsonOf([])).toEqual({ ok: true, json: '[]' })
+  })
+
+  it('reports what findNonJson reports under the same rules', () => {
+    const value = { z: 1, list: [{ price: NaN }] }
+    const written = canonicalJsonOf(value)
+    expect(written).toEqual({
+      ok: false,
+      nonJson: {
+        path: 'payload.list[0].price',
+        message: 'payload.list[0].price is NaN, which is not JSON',
+      },
+    })
+    expect(findNonJson(value, 'payload', CANONICAL_JSON_RULES)).toEqual(
+      written.ok ? null : written.nonJson,
+    )
+  })
+
+  it('refuses an undefined property and reports the first bad key in sorted order', () => {
+    expect(findNonJson({ a: undefined }, 'payload', CANONICAL_JSON_RULES)?.message).toBe(
+      'payload.a is undefined, which is not JSON',
+    )
+    const twoBad = { b: NaN, a: Infinity }
+    expect(findNonJson(twoBad, 'payload', CANONICAL_JSON_RULES)?.path).toBe('payload.a')
+    // The console's rules read in insertion order.
+    expect(findNonJson(twoBad, 'payload')?.path).toBe('payload.b')
+  })
+
+  it('refuses nesting deeper than its limit, naming where', () => {
+    let deep: unknown = 1
+    for (let i = 0; i < 300; i++) deep = { n: deep }
+    const found = findNonJson(deep, 'payload', CANONICAL_JSON_RULES)
+    expect(found?.path).toBe(`payload${'.n'.repeat(256)}`)
+    expect(found?.message).toMatch(/ is nested deeper than 256 levels: flatten the payload$/)
+    expect(findNonJson(deep, 'payload')).toBeNull()
+  })
+
+  it('reports a hole after a bad item in reading order', () => {
+    // eslint-disable-next-line no-sparse-arrays
+    expect(findNonJson([NaN, , 1], 'p')?.path).toBe('p[0]')
+  })
+
+  it('words a value found in the wrong place the same way', () => {
+    expect(nonJsonAt('type', 5)).toEqual({ path: 'type', message: 'type is 5, which is not JSON' })
+    expect(nonJsonAt('key', null).message).toBe('key is null, which is not JSON')
   })
 })
