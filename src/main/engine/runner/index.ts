@@ -1,10 +1,10 @@
 import { EventEmitter } from 'node:events'
-import type { TaskStatus } from '../../shared/contract'
-import { classify, isDeterministicFailure, retryDelayMs } from './classify'
-import type { Ledger } from './ledger'
-import { continueMessage, estimateTokens, taskMessages } from './prompt'
-import type { QueuedTask, TaskQueue } from './queue'
-import type { Scheduler } from './scheduler'
+import type { TaskStatus } from '../../../shared/contract'
+import { classify, isDeterministicFailure, retryDelayMs } from '../classify'
+import type { Ledger } from '../ledger'
+import { continueMessage, estimateTokens, taskMessages } from '../prompt'
+import type { QueuedTask, TaskQueue } from '../queue'
+import type { Scheduler } from '../scheduler'
 import type {
   ChatMessage,
   ClaimStore,
@@ -16,7 +16,7 @@ import type {
   ProviderResponse,
   StoredResult,
   Usage,
-} from './types'
+} from '../types'
 
 const ZERO_USAGE: Usage = {
   inputTokens: 0,
