@@ -72,7 +72,7 @@ export async function callProvider(
   }
 }
 
-/** Sends the request once a slot is free; a send aborted mid-call is kept on the ledger, rethrown. */
+/** Sends the request once a slot is free; a send aborted mid-call stays on the ledger, rethrown. */
 async function send(
   ctx: RunContext,
   active: Active,

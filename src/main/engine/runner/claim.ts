@@ -63,7 +63,7 @@ export async function processTask(ctx: RunContext, active: Active): Promise<Fini
   }
 }
 
-/** Another execution's stored result becomes this task's; a reuse is on the ledger unless fenced. */
+/** Another execution's stored result becomes this task's; a reuse on the ledger unless fenced. */
 function reuse(ctx: RunContext, task: QueuedTask, stored: StoredResult, fenced: boolean): Finish {
   const { ledger } = ctx.o
   if (!fenced) {
