@@ -1,5 +1,5 @@
 // The runner on its own: a real SQLite file, the real claims, queue, ledger and scheduler, and a
-// provider written in the test, so each case decides what the provider answers and counts the calls.
+// provider written in the test, so each case decides what it answers and counts the calls.
 import { afterEach, describe, expect, it } from 'vitest'
 import { SqliteClaimStore } from '../../../src/main/engine/claims'
 import { executionFingerprint, fingerprint } from '../../../src/main/engine/fingerprint'

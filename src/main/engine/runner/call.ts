@@ -6,6 +6,14 @@ import { checkBatch, StopSignal, type Active, type CallResult, type RunContext }
 import { estimateUsage, ledgerRow, ZERO_USAGE } from './ledger-rows'
 import { backoffMs, persist, sleep } from './retry'
 
+/** What one step sends: the conversation so far, which step it is, under which claim epoch. */
+export interface StepCall {
+  messages: ChatMessage[]
+  step: number
+  /** Null for an audit-mode duplicate, which owns no claim. */
+  epoch: number | null
+}
+
 /** One request's answer (or the failure standing in for it), with its ledger row's fields. */
 interface Sent {
   response: ProviderResponse
@@ -18,9 +26,7 @@ export async function callProvider(
   ctx: RunContext,
   active: Active,
   provider: Provider,
-  messages: ChatMessage[],
-  step: number,
-  epoch: number | null,
+  call: StepCall,
 ): Promise<CallResult> {
   const { o } = ctx
   let attempts = 0
@@ -29,11 +35,11 @@ export async function callProvider(
     if (active.lost) return { kind: 'lost', text: '' }
     // Stopping means no new calls: the next step or retry waits for the next run.
     if (ctx.stopping()) throw new StopSignal('stop')
-    const notStarted = step === 1 && attempts === 0 && throttles === 0
-    const sent = await send(ctx, active, provider, messages, step, epoch, notStarted)
+    const notStarted = call.step === 1 && attempts === 0 && throttles === 0
+    const sent = await send(ctx, active, provider, call, notStarted)
     const { response, outcome, base } = sent
     if (outcome === 'ok' || outcome === 'near_limit') {
-      return answered(ctx, active, sent, messages, epoch)
+      return answered(ctx, active, sent, call)
     }
     const pushback = outcome === 'throttled' || outcome === 'overloaded'
     o.ledger.record({
@@ -77,9 +83,7 @@ async function send(
   ctx: RunContext,
   active: Active,
   provider: Provider,
-  messages: ChatMessage[],
-  step: number,
-  epoch: number | null,
+  { messages, step, epoch }: StepCall,
   notStarted: boolean,
 ): Promise<Sent> {
   const { task } = active
@@ -142,8 +146,7 @@ async function answered(
   ctx: RunContext,
   active: Active,
   { response, base }: Sent,
-  messages: ChatMessage[],
-  epoch: number | null,
+  { messages, epoch }: StepCall,
 ): Promise<CallResult> {
   const { task } = active
   const { claims, ledger, leaseMs } = ctx.o

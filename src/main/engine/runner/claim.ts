@@ -1,9 +1,9 @@
 // Claim handling of one task: own the claim and execute, reuse a completed result, or wait for
 // another worker's execution without holding a slot.
 import type { QueuedTask } from '../queue'
-import type { StoredResult } from '../types'
+import type { ClaimAttempt, Provider, StoredResult } from '../types'
 import { throwIfAborted, type Active, type Finish, type RunContext } from './context'
-import { execute } from './execute'
+import { execute, type Execution } from './execute'
 import { ledgerRow, recordAbandoned, ZERO_USAGE } from './ledger-rows'
 
 /** Claims the task's fingerprint and executes it, reuses its result, or waits for its owner. */
@@ -20,11 +20,7 @@ export async function processTask(ctx: RunContext, active: Active): Promise<Fini
     throwIfAborted(active)
     const attempt = claims.claim(task.fp, workerId, leaseMs)
     if (attempt.kind === 'owned') {
-      if (attempt.tookOver)
-        recordAbandoned(ctx.o, task, attempt.previousOwner, attempt.previousEpoch)
-      active.epoch = attempt.epoch
-      active.lost = false
-      const outcome = await execute(ctx, active, provider, attempt.epoch)
+      const outcome = await executeOwned(ctx, active, provider, attempt)
       if (outcome.status !== 'fenced') return outcome
       fenced = true
       continue
@@ -52,15 +48,25 @@ export async function processTask(ctx: RunContext, active: Active): Promise<Fini
     throwIfAborted(active)
     if (waited.kind === 'completed') return reuse(ctx, task, waited.result, fenced)
     if (waited.kind === 'owned') {
-      recordAbandoned(ctx.o, task, waited.previousOwner, waited.previousEpoch)
-      active.epoch = waited.epoch
-      active.lost = false
-      const outcome = await execute(ctx, active, provider, waited.epoch)
+      const outcome = await executeOwned(ctx, active, provider, waited)
       if (outcome.status !== 'fenced') return outcome
       fenced = true
     }
     // released or wait_timeout: try to claim again.
   }
+}
+
+/** Executes under a claim this worker owns; after a takeover, the lost attempt goes on the ledger. */
+function executeOwned(
+  ctx: RunContext,
+  active: Active,
+  provider: Provider,
+  owned: Extract<ClaimAttempt, { kind: 'owned' }>,
+): Promise<Execution> {
+  if (owned.tookOver) recordAbandoned(ctx.o, active.task, owned.previousOwner, owned.previousEpoch)
+  active.epoch = owned.epoch
+  active.lost = false
+  return execute(ctx, active, provider, owned.epoch)
 }
 
 /** Another execution's stored result becomes this task's; a reuse on the ledger unless fenced. */

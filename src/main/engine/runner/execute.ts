@@ -25,7 +25,7 @@ export async function execute(
       messages.push({ role: 'assistant', content: text })
       messages.push(continueMessage(step, task.steps))
     }
-    const call = await callProvider(ctx, active, provider, messages, step, epoch)
+    const call = await callProvider(ctx, active, provider, { messages, step, epoch })
     if (call.kind === 'lost') return { status: 'fenced' }
     if (call.kind === 'failed') return failedStep(ctx, active, call, step, epoch)
     text = call.text
