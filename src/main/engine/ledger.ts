@@ -1,7 +1,19 @@
 import type Database from 'better-sqlite3'
 import type { TypeRollupView } from '../../shared/contract'
-import { microsToUsdString } from '../../shared/money'
-import { csvStream, type CsvColumn } from './csv'
+import { csvStream } from './csv'
+import { EVENT_COLUMNS, SUMMARY_COLUMNS } from './ledger-csv'
+import {
+  costBucketsSql,
+  eventsPageSql,
+  executionsSql,
+  NO_EXECUTIONS,
+  PAGE_ROWS,
+  rowTotalsSql,
+  toTotals,
+  type RawExecutions,
+  type RawRows,
+} from './ledger-queries'
+import { checkRecordInput, INSERT_SQL, ORIGINAL_COST_SQL } from './ledger-record'
 import type { Prices } from './prices'
 import { systemClock, type Clock, type LedgerEventInput, type LedgerOutcome } from './types'
 
@@ -68,101 +80,6 @@ export interface LedgerOptions {
 /** A ledger event as `record` takes it; `ts` defaults to the clock. */
 export type LedgerRecordInput = Omit<LedgerEventInput, 'ts'> & { ts?: number }
 
-const OUTCOMES: ReadonlySet<string> = new Set<LedgerOutcome>([
-  'executed',
-  'reused',
-  'duplicate',
-  'throttled',
-  'error',
-  'abandoned',
-])
-
-/** Row-level sums: one pass, no grouping by execution. */
-function rowTotalsSql(where: string, byType: boolean): string {
-  return `
-    SELECT ${byType ? 'task_type AS taskType,' : ''}
-      COALESCE(SUM(outcome = 'reused'), 0) AS reused,
-      COALESCE(SUM(input_tokens), 0) AS inputTokens,
-      COALESCE(SUM(cached_input_tokens), 0) AS cachedInputTokens,
-      COALESCE(SUM(cache_write_tokens), 0) AS cacheWriteTokens,
-      COALESCE(SUM(output_tokens), 0) AS outputTokens,
-      COALESCE(SUM(cost_micros), 0) AS costMicros,
-      COALESCE(SUM(cost_micros IS NOT NULL AND input_tokens + output_tokens > 0), 0) AS pricedCalls,
-      COALESCE(SUM(cost_micros IS NULL AND input_tokens + output_tokens > 0), 0) AS unpricedCalls,
-      COALESCE(SUM(CASE WHEN outcome = 'reused' THEN saved_micros END), 0) AS savedMicros,
-      COALESCE(SUM(outcome = 'reused' AND saved_micros IS NULL), 0) AS unpricedReuses,
-      COALESCE(SUM(outcome = 'throttled'), 0) AS throttled,
-      COALESCE(SUM(outcome = 'error'), 0) AS errors,
-      COALESCE(SUM(outcome = 'abandoned'), 0) AS abandoned
-    FROM ledger ${where} ${byType ? 'GROUP BY task_type' : ''}`
-}
-
-/**
- * Execution-level sums. One execution = one task at one fencing epoch (GROUP BY treats NULL task
- * ids and epochs as equal, so rows recorded without them still group). An execution with any
- * 'duplicate' row counts as a duplicate and not also as executed: a stale owner whose first steps
- * were 'executed' before it learned it had lost its claim ran once, and every call of it was wasted.
- */
-function executionsSql(where: string, byType: boolean): string {
-  const filter = `outcome IN ('executed', 'duplicate')`
-  return `
-    WITH executions AS (
-      SELECT task_type,
-        MAX(outcome = 'duplicate') AS isDuplicate,
-        SUM(input_tokens) AS inputTokens,
-        SUM(cost_micros) AS costMicros
-      FROM ledger ${where ? `${where} AND ${filter}` : `WHERE ${filter}`}
-      GROUP BY fp, task_id, epoch, task_type
-    )
-    SELECT ${byType ? 'task_type AS taskType,' : ''}
-      COALESCE(SUM(NOT isDuplicate), 0) AS executed,
-      COALESCE(SUM(isDuplicate), 0) AS duplicates,
-      COALESCE(SUM(inputTokens), 0) AS executionInputTokens,
-      COALESCE(SUM(CASE WHEN isDuplicate THEN costMicros END), 0) AS wastedMicros
-    FROM executions ${byType ? 'GROUP BY task_type' : ''}`
-}
-
-const ROW_COLUMNS = `id, ts, task_id AS taskId, batch_id AS batchId, fp, worker,
-  task_type AS taskType, provider, model, step, input_tokens AS inputTokens,
-  cached_input_tokens AS cachedInputTokens, cache_write_tokens AS cacheWriteTokens,
-  output_tokens AS outputTokens, cost_micros AS costMicros, saved_micros AS savedMicros, outcome,
-  latency_ms AS latencyMs, status, epoch, price_version AS priceVersion`
-
-// Big enough to amortize the query, small enough (~0.5 MB) to keep an export's memory flat.
-const PAGE_ROWS = 2000
-
-interface RawRows {
-  taskType?: string
-  reused: number
-  inputTokens: number
-  cachedInputTokens: number
-  cacheWriteTokens: number
-  outputTokens: number
-  costMicros: number
-  pricedCalls: number
-  unpricedCalls: number
-  savedMicros: number
-  unpricedReuses: number
-  throttled: number
-  errors: number
-  abandoned: number
-}
-
-interface RawExecutions {
-  taskType?: string
-  executed: number
-  duplicates: number
-  executionInputTokens: number
-  wastedMicros: number
-}
-
-const NO_EXECUTIONS: RawExecutions = {
-  executed: 0,
-  duplicates: 0,
-  executionInputTokens: 0,
-  wastedMicros: 0,
-}
-
 interface FilterParams {
   since?: number
   until?: number
@@ -172,7 +89,8 @@ interface FilterParams {
 /**
  * The append-only cost ledger: one immutable row per provider call attempt and per reuse, priced
  * when recorded with the price table of that moment (its version is on the row), and the rollups,
- * time series and CSV exports built from those rows.
+ * time series and CSV exports built from those rows. Their SQL and checks live beside it:
+ * ledger-record.ts (the write side), ledger-queries.ts (rollups, pages), ledger-csv.ts (columns).
  */
 export class Ledger {
   readonly #db: Database.Database
@@ -191,24 +109,8 @@ export class Ledger {
     this.#db = db
     this.#prices = prices
     this.#clock = clock
-    this.#insert = db.prepare(`
-      INSERT INTO ledger (ts, task_id, batch_id, fp, worker, task_type, provider, model, step,
-        input_tokens, cached_input_tokens, cache_write_tokens, output_tokens, cost_micros,
-        saved_micros, outcome, latency_ms, status, epoch, price_version)
-      VALUES (@ts, @taskId, @batchId, @fp, @worker, @taskType, @provider, @model, @step,
-        @inputTokens, @cachedInputTokens, @cacheWriteTokens, @outputTokens, @costMicros,
-        @savedMicros, @outcome, @latencyMs, @status, @epoch, @priceVersion)`)
-    // The result being reused comes from the fingerprint's latest execution (a re-run after the
-    // retention window or a takeover is a new execution): sum that one, not every execution ever.
-    this.#original = db.prepare(`
-      WITH last AS (
-        SELECT task_id, epoch FROM ledger WHERE fp = @fp AND outcome = 'executed'
-        ORDER BY id DESC LIMIT 1
-      )
-      SELECT COUNT(*) AS n, COALESCE(SUM(l.cost_micros), 0) AS cost,
-        COALESCE(SUM(l.cost_micros IS NULL AND l.input_tokens + l.output_tokens > 0), 0) AS unpriced
-      FROM ledger l JOIN last ON l.task_id IS last.task_id AND l.epoch IS last.epoch
-      WHERE l.fp = @fp AND l.outcome = 'executed'`)
+    this.#insert = db.prepare(INSERT_SQL)
+    this.#original = db.prepare(ORIGINAL_COST_SQL)
     this.#maxId = db.prepare('SELECT COALESCE(MAX(id), 0) AS maxId FROM ledger')
   }
 
@@ -218,27 +120,9 @@ export class Ledger {
    */
   record(e: LedgerRecordInput): { id: number; costMicros: number | null } {
     const ts = e.ts ?? this.#clock.now()
-    if (!Number.isSafeInteger(ts)) {
-      throw new TypeError(`ledger event ts must be epoch ms, got ${ts}`)
-    }
-    if (!OUTCOMES.has(e.outcome)) {
-      throw new TypeError(
-        `ledger event outcome must be one of ${[...OUTCOMES].join(', ')}, got ${JSON.stringify(e.outcome)}`,
-      )
-    }
+    checkRecordInput(e, ts)
     const { usage } = e
     const tokens = usage.inputTokens + usage.outputTokens
-    if (e.outcome === 'reused' && tokens > 0) {
-      throw new TypeError(
-        `a 'reused' ledger event makes no provider call and carries no tokens, got ${tokens}`,
-      )
-    }
-    if (e.outcome !== 'reused' && e.savedMicros != null) {
-      throw new TypeError(`savedMicros belongs on 'reused' ledger events, got it on '${e.outcome}'`)
-    }
-    if (e.savedMicros != null && (!Number.isSafeInteger(e.savedMicros) || e.savedMicros < 0)) {
-      throw new TypeError(`savedMicros must be integer micro-dollars ≥ 0, got ${e.savedMicros}`)
-    }
     const price = this.#prices.priceFor(e.provider, e.model)
     // costMicros also validates the usage (integers, cached ⊆ input) before anything is written.
     let costMicros = this.#prices.costMicros(usage, price)
@@ -316,18 +200,10 @@ export class Ledger {
       throw new TypeError(`bucketMs must be a positive integer of milliseconds, got ${bucketMs}`)
     }
     const filter: LedgerFilter = { since: opts.since, until: opts.until }
-    // better-sqlite3 binds JS numbers as REAL: cast, or ts / bucket is not integer division.
-    const rows = this.#query(
-      'buckets',
-      filter,
-      (where) => `
-        SELECT (ts / CAST(@bucketMs AS INTEGER)) * CAST(@bucketMs AS INTEGER) AS bucket,
-          COALESCE(SUM(cost_micros), 0) AS costMicros,
-          COALESCE(SUM(outcome <> 'reused'), 0) AS calls,
-          COALESCE(SUM(input_tokens + output_tokens), 0) AS tokens
-        FROM ledger ${where}
-        GROUP BY 1 ORDER BY 1`,
-    ).all({ ...params(filter), bucketMs }) as (Omit<CostBucket, 'ts'> & { bucket: number })[]
+    const rows = this.#query('buckets', filter, costBucketsSql).all({
+      ...params(filter),
+      bucketMs,
+    }) as (Omit<CostBucket, 'ts'> & { bucket: number })[]
     return rows.map(({ bucket, ...rest }) => ({ ts: bucket, ...rest }))
   }
 
@@ -351,13 +227,7 @@ export class Ledger {
    * snapshot.
    */
   *events(filter: LedgerFilter = {}): Generator<LedgerRow> {
-    const page = this.#query(
-      'events',
-      filter,
-      (where) =>
-        `SELECT ${ROW_COLUMNS} FROM ledger ${where ? `${where} AND` : 'WHERE'}
-          id > @after AND id <= @maxId ORDER BY id LIMIT ${PAGE_ROWS}`,
-    )
+    const page = this.#query('events', filter, eventsPageSql)
     const maxId = this.#maxId.get()?.maxId ?? 0
     const base = params(filter)
     let after = 0
@@ -422,74 +292,3 @@ function params(filter: LedgerFilter): FilterParams {
   if (filter.batchId !== undefined) p.batchId = filter.batchId
   return p
 }
-
-function toTotals(r: RawRows, e: RawExecutions): LedgerTotals {
-  const executions = e.executed + e.duplicates
-  return {
-    runs: e.executed + r.reused + e.duplicates,
-    executed: e.executed,
-    reused: r.reused,
-    duplicates: e.duplicates,
-    avgInputTokens: executions === 0 ? 0 : Math.floor(e.executionInputTokens / executions),
-    inputTokens: r.inputTokens,
-    cachedInputTokens: r.cachedInputTokens,
-    cacheWriteTokens: r.cacheWriteTokens,
-    outputTokens: r.outputTokens,
-    totalTokens: r.inputTokens + r.outputTokens,
-    costMicros: r.unpricedCalls > 0 && r.pricedCalls === 0 ? null : r.costMicros,
-    unpricedCalls: r.unpricedCalls,
-    // Reuses of an unpriced model's result saved an unknown amount: unknown, never $0.
-    savedMicros: r.reused > 0 && r.unpricedReuses === r.reused ? null : r.savedMicros,
-    wastedMicros: e.wastedMicros,
-    throttled: r.throttled,
-    errors: r.errors,
-    abandoned: r.abandoned,
-  }
-}
-
-const EVENT_COLUMNS: readonly CsvColumn<LedgerRow>[] = [
-  { header: 'id', value: (r) => r.id },
-  { header: 'ts', value: (r) => r.ts },
-  // Finance reads dates, not epoch ms; UTC so the file means the same everywhere.
-  { header: 'time_utc', value: (r) => new Date(r.ts).toISOString() },
-  { header: 'task_id', value: (r) => r.taskId },
-  { header: 'batch_id', value: (r) => r.batchId },
-  { header: 'fp', value: (r) => r.fp },
-  { header: 'worker', value: (r) => r.worker },
-  { header: 'task_type', value: (r) => r.taskType },
-  { header: 'provider', value: (r) => r.provider },
-  { header: 'model', value: (r) => r.model },
-  { header: 'step', value: (r) => r.step },
-  { header: 'outcome', value: (r) => r.outcome },
-  { header: 'input_tokens', value: (r) => r.inputTokens },
-  { header: 'cached_input_tokens', value: (r) => r.cachedInputTokens },
-  { header: 'cache_write_tokens', value: (r) => r.cacheWriteTokens },
-  { header: 'output_tokens', value: (r) => r.outputTokens },
-  { header: 'cost_usd', value: (r) => microsToUsdString(r.costMicros), numeric: true },
-  { header: 'saved_usd', value: (r) => microsToUsdString(r.savedMicros), numeric: true },
-  { header: 'latency_ms', value: (r) => r.latencyMs },
-  { header: 'status', value: (r) => r.status },
-  { header: 'epoch', value: (r) => r.epoch },
-  { header: 'price_version', value: (r) => r.priceVersion },
-]
-
-const SUMMARY_COLUMNS: readonly CsvColumn<TypeRollup>[] = [
-  { header: 'task_type', value: (r) => r.taskType },
-  { header: 'runs', value: (r) => r.runs },
-  { header: 'executed', value: (r) => r.executed },
-  { header: 'reused', value: (r) => r.reused },
-  { header: 'duplicates', value: (r) => r.duplicates },
-  { header: 'avg_input_tokens', value: (r) => r.avgInputTokens },
-  { header: 'input_tokens', value: (r) => r.inputTokens },
-  { header: 'cached_input_tokens', value: (r) => r.cachedInputTokens },
-  { header: 'cache_write_tokens', value: (r) => r.cacheWriteTokens },
-  { header: 'output_tokens', value: (r) => r.outputTokens },
-  { header: 'total_tokens', value: (r) => r.totalTokens },
-  { header: 'cost_usd', value: (r) => microsToUsdString(r.costMicros), numeric: true },
-  { header: 'unpriced_calls', value: (r) => r.unpricedCalls },
-  { header: 'saved_usd', value: (r) => microsToUsdString(r.savedMicros), numeric: true },
-  { header: 'wasted_usd', value: (r) => microsToUsdString(r.wastedMicros), numeric: true },
-  { header: 'throttled', value: (r) => r.throttled },
-  { header: 'errors', value: (r) => r.errors },
-  { header: 'abandoned', value: (r) => r.abandoned },
-]

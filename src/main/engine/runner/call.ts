@@ -1,0 +1,168 @@
+// One provider call of one step: admitted by the scheduler, classified, put on the ledger, and
+// retried on throttles and transient errors.
+import { classify, isDeterministicFailure, retryDelayMs } from '../classify'
+import type { ChatMessage, LedgerOutcome, Outcome, Provider, ProviderResponse } from '../types'
+import { checkBatch, StopSignal, type Active, type CallResult, type RunContext } from './context'
+import { estimateUsage, ledgerRow, ZERO_USAGE } from './ledger-rows'
+import { backoffMs, persist, sleep } from './retry'
+
+/** What one step sends: the conversation so far, which step it is, under which claim epoch. */
+export interface StepCall {
+  messages: ChatMessage[]
+  step: number
+  /** Null for an audit-mode duplicate, which owns no claim. */
+  epoch: number | null
+}
+
+/** One request's answer (or the failure standing in for it), with its ledger row's fields. */
+interface Sent {
+  response: ProviderResponse
+  outcome: Outcome
+  base: ReturnType<typeof ledgerRow> & { latencyMs: number; status: number | null }
+}
+
+/** One provider call, admitted by the scheduler, retried on throttles and transient errors. */
+export async function callProvider(
+  ctx: RunContext,
+  active: Active,
+  provider: Provider,
+  call: StepCall,
+): Promise<CallResult> {
+  const { o } = ctx
+  let attempts = 0
+  let throttles = 0
+  for (;;) {
+    if (active.lost) return { kind: 'lost', text: '' }
+    // Stopping means no new calls: the next step or retry waits for the next run.
+    if (ctx.stopping()) throw new StopSignal('stop')
+    const notStarted = call.step === 1 && attempts === 0 && throttles === 0
+    const sent = await send(ctx, active, provider, call, notStarted)
+    const { response, outcome, base } = sent
+    if (outcome === 'ok' || outcome === 'near_limit') {
+      return answered(ctx, active, sent, call)
+    }
+    const pushback = outcome === 'throttled' || outcome === 'overloaded'
+    o.ledger.record({
+      ...base,
+      usage: response.usage ?? ZERO_USAGE,
+      outcome: pushback ? 'throttled' : 'error',
+    })
+    const message = response.error ?? `HTTP ${response.status}`
+    if (pushback) {
+      throttles++
+      if (throttles > o.maxThrottleRetries) {
+        return {
+          kind: 'failed',
+          deterministic: false,
+          error: `gave up after ${throttles} throttles: ${message}`,
+          status: response.status || null,
+        }
+      }
+      const wait = retryDelayMs(response.headers, o.clock.now()) ?? backoffMs(throttles)
+      await sleep(Math.min(wait, 60_000), active.controller.signal)
+      continue
+    }
+    if (response.status > 0 && isDeterministicFailure(response.status)) {
+      return { kind: 'failed', deterministic: true, error: message, status: response.status }
+    }
+    attempts++
+    if (attempts >= o.maxAttempts) {
+      return {
+        kind: 'failed',
+        deterministic: false,
+        error: `gave up after ${attempts} attempts: ${message}`,
+        status: response.status || null,
+      }
+    }
+    await sleep(backoffMs(attempts), active.controller.signal)
+  }
+}
+
+/** Sends the request once a slot is free; a send aborted mid-call stays on the ledger, rethrown. */
+async function send(
+  ctx: RunContext,
+  active: Active,
+  provider: Provider,
+  { messages, step, epoch }: StepCall,
+  notStarted: boolean,
+): Promise<Sent> {
+  const { task } = active
+  const { scheduler, clock, ledger } = ctx.o
+  const partition = `${task.provider}:${task.model}`
+  checkBatch(ctx, task, notStarted)
+  const permit = await scheduler.acquire(partition, active.controller.signal)
+  try {
+    // The wait for a slot may have been long: look again before sending.
+    checkBatch(ctx, task, notStarted)
+  } catch (err) {
+    permit.release('error')
+    throw err
+  }
+  const signal = AbortSignal.any([
+    active.controller.signal,
+    AbortSignal.timeout(ctx.o.callTimeoutMs),
+  ])
+  let response: ProviderResponse
+  let outcome: Outcome
+  try {
+    response = await provider.call({ model: task.model, messages: [...messages], signal })
+    outcome = classify(response, scheduler.getParams(partition).nearLimitRemaining)
+  } catch (err) {
+    if (active.controller.signal.aborted) {
+      permit.release('error')
+      // The request was sent and may be billed; its usage is unknown. Keep it on the ledger.
+      ctx.guard('ledger', () =>
+        ledger.record({
+          ...ledgerRow(ctx.o, task, step, epoch),
+          usage: ZERO_USAGE,
+          outcome: 'abandoned',
+          latencyMs: clock.now() - permit.sentAt,
+          status: null,
+        }),
+      )
+      throw err
+    }
+    const timedOut = signal.aborted
+    outcome = timedOut ? 'timeout' : 'error'
+    response = {
+      status: 0,
+      headers: {},
+      error: timedOut
+        ? `no answer within ${ctx.o.callTimeoutMs} ms`
+        : `request failed: ${(err as Error).message}`,
+    }
+  }
+  permit.release(outcome)
+  const latencyMs = clock.now() - permit.sentAt
+  return {
+    response,
+    outcome,
+    base: { ...ledgerRow(ctx.o, task, step, epoch), latencyMs, status: response.status || null },
+  }
+}
+
+/** A paid answer: on the ledger as executed, or as a duplicate if the claim was lost meanwhile. */
+async function answered(
+  ctx: RunContext,
+  active: Active,
+  { response, base }: Sent,
+  { messages, epoch }: StepCall,
+): Promise<CallResult> {
+  const { task } = active
+  const { claims, ledger, leaseMs } = ctx.o
+  // A provider that answers without usage still billed the call: estimate it (≈4 chars a
+  // token) rather than put a free call on the ledger.
+  const usage = response.usage ?? estimateUsage(messages, response.text ?? '')
+  // Still the owner? A call that finished after a takeover was paid for twice.
+  // A paid answer must reach the ledger even if another process holds the write lock.
+  const owner = await persist(
+    () => epoch !== null && !active.lost && claims.renew(task.fp, epoch, leaseMs),
+  )
+  const kind: LedgerOutcome = owner ? 'executed' : 'duplicate'
+  await persist(() => ledger.record({ ...base, usage, outcome: kind }))
+  if (epoch !== null && !owner) {
+    active.lost = true
+    return { kind: 'lost', text: response.text ?? '' }
+  }
+  return { kind: 'ok', text: response.text ?? '', usage }
+}

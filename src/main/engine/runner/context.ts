@@ -1,0 +1,58 @@
+import type { QueuedTask } from '../queue'
+import type { Usage } from '../types'
+import type { ResolvedRunnerOptions } from './options'
+
+/** How one task ended, before the queue is told. */
+export type Finish =
+  | { status: 'succeeded' | 'reused' | 'failed'; result: string | null; error: string | null }
+  | { status: 'requeue'; error: string | null }
+
+/** One provider call's end, after its retries. */
+export type CallResult =
+  | { kind: 'ok'; text: string; usage: Usage }
+  | { kind: 'lost'; text: string }
+  | { kind: 'failed'; deterministic: boolean; error: string; status: number | null }
+
+export class StopSignal extends Error {
+  /** stop: this runner shuts down; pause: the batch was paused; cancel: it was cancelled. */
+  constructor(readonly mode: 'stop' | 'pause' | 'cancel') {
+    super(mode === 'cancel' ? 'batch cancelled' : `runner ${mode}`)
+  }
+}
+
+/** A task this process is executing or waiting on. */
+export interface Active {
+  task: QueuedTask
+  controller: AbortController
+  /** The claim epoch while this worker owns the task's claim. */
+  epoch: number | null
+  /** Set when a renewal found the claim taken over: later steps are not sent. */
+  lost: boolean
+  done: Promise<void>
+}
+
+/** What one task's execution needs of the Runner that started it. */
+export interface RunContext {
+  readonly o: ResolvedRunnerOptions
+  /** True once stop() began: no new calls are sent. */
+  stopping(): boolean
+  /** Runs background work that must not crash the process: a failure becomes a warning. */
+  guard(what: string, fn: () => void): void
+  /** The task waits on another worker's claim (true) or no longer does: a waiter holds no slot. */
+  setWaiting(taskId: number, waiting: boolean): void
+}
+
+/**
+ * Pause and cancel take effect before the next call, in whichever process runs the task: a
+ * cancelled batch sends nothing more; a paused one starts no new task (one already under way
+ * finishes its steps, so the calls already paid for are not thrown away).
+ */
+export function checkBatch(ctx: RunContext, task: QueuedTask, notStarted: boolean): void {
+  const state = ctx.o.queue.batchState(task.batchId)
+  if (state === 'cancelled') throw new StopSignal('cancel')
+  if (state === 'paused' && notStarted) throw new StopSignal('pause')
+}
+
+export function throwIfAborted(active: Active): void {
+  if (active.controller.signal.aborted) throw active.controller.signal.reason
+}

@@ -1,0 +1,71 @@
+// One execution of a task: every step in turn, then the claim completed (fenced) with the result.
+import { continueMessage, taskMessages } from '../prompt'
+import type { ChatMessage, JsonValue, Provider, Usage } from '../types'
+import { callProvider } from './call'
+import type { Active, CallResult, Finish, RunContext } from './context'
+import { addUsage, ZERO_USAGE } from './ledger-rows'
+import { isInputFailure, persist } from './retry'
+
+/** An execution whose claim a newer epoch took: its result is not ours to save. */
+export type Execution = Finish | { status: 'fenced' }
+
+/** Runs every step; completes the claim (fenced) unless this is an audit-mode duplicate. */
+export async function execute(
+  ctx: RunContext,
+  active: Active,
+  provider: Provider,
+  epoch: number | null,
+): Promise<Execution> {
+  const { task } = active
+  const messages: ChatMessage[] = taskMessages(task.type, JSON.parse(task.payload) as JsonValue)
+  const usage: Usage = { ...ZERO_USAGE }
+  let text = ''
+  for (let step = 1; step <= task.steps; step++) {
+    if (step > 1) {
+      messages.push({ role: 'assistant', content: text })
+      messages.push(continueMessage(step, task.steps))
+    }
+    const call = await callProvider(ctx, active, provider, { messages, step, epoch })
+    if (call.kind === 'lost') return { status: 'fenced' }
+    if (call.kind === 'failed') return failedStep(ctx, active, call, step, epoch)
+    text = call.text
+    addUsage(usage, call.usage)
+  }
+  const result = JSON.stringify({ text, steps: task.steps, usage })
+  if (epoch !== null) {
+    const completed =
+      !active.lost &&
+      (await persist(() => ctx.o.claims.complete(task.fp, epoch, result, 'succeeded')))
+    if (!completed) {
+      active.epoch = null
+      return { status: 'fenced' }
+    }
+    active.epoch = null
+  }
+  return { status: 'succeeded', result, error: null }
+}
+
+/** A step that failed for good: the failure is kept as the claim's result or the claim released. */
+function failedStep(
+  ctx: RunContext,
+  active: Active,
+  call: Extract<CallResult, { kind: 'failed' }>,
+  step: number,
+  epoch: number | null,
+): Execution {
+  const { task } = active
+  const error = call.status ? `HTTP ${call.status}: ${call.error}` : call.error
+  if (epoch !== null) {
+    const stored = JSON.stringify({ error, status: call.status, step })
+    if (call.deterministic && call.status !== null && isInputFailure(call.status)) {
+      // The request itself was refused (400/413/422): the same input fails the same way, so
+      // the failure is kept like a result. Auth, quota or unknown-model errors (401/403/404)
+      // are about the setup, not the task: those release the claim for a later retry.
+      if (!ctx.o.claims.complete(task.fp, epoch, stored, 'failed')) return { status: 'fenced' }
+    } else {
+      ctx.o.claims.release(task.fp, epoch)
+    }
+    active.epoch = null
+  }
+  return { status: 'failed', result: null, error }
+}

@@ -1,0 +1,280 @@
+import { EventEmitter } from 'node:events'
+import type { TaskStatus } from '../../../shared/contract'
+import type { QueuedTask } from '../queue'
+import { processTask } from './claim'
+import { StopSignal, type Active, type Finish, type RunContext } from './context'
+import { resolveRunnerOptions, type ResolvedRunnerOptions, type RunnerOptions } from './options'
+import { isBusy } from './retry'
+
+export type { RunnerOptions } from './options'
+
+export interface TaskEvent {
+  taskId: number
+  batchId: string
+  status: TaskStatus
+}
+
+export interface RunnerEvents {
+  task: [event: TaskEvent]
+  /** Something went wrong in the background (a database write that failed); work goes on. */
+  warning: [message: string]
+  /** A batch may have changed state (finished, interrupted). */
+  batch: [batchId: string]
+}
+
+/**
+ * queue → claim → run steps through the scheduler → save → ledger. One per process; any number of
+ * processes may run on one database: the queue pick and the claims are atomic across them.
+ */
+export class Runner extends EventEmitter<RunnerEvents> {
+  readonly #o: ResolvedRunnerOptions
+  readonly #active = new Map<number, Active>()
+  /** Tasks waiting on another worker's claim: they hold no slot. */
+  readonly #waiting = new Set<number>()
+  #running = false
+  #stopping = false
+  #pumping = false
+  #pollTimer: NodeJS.Timeout | undefined
+  #renewTimer: NodeJS.Timeout | undefined
+  /** What a task's execution (claim.ts, execute.ts, call.ts) sees of this runner. */
+  readonly #ctx: RunContext
+
+  constructor(options: RunnerOptions) {
+    super()
+    this.#o = resolveRunnerOptions(options)
+    this.#ctx = {
+      o: this.#o,
+      stopping: () => this.#stopping,
+      guard: (what, fn) => this.#guard(what, fn),
+      setWaiting: (taskId, waiting) => {
+        if (!waiting) {
+          this.#waiting.delete(taskId)
+          return
+        }
+        // The waiter gave its slot back: another task may take it now.
+        this.#waiting.add(taskId)
+        this.pump()
+      },
+    }
+    options.scheduler.on('limit', () => this.pump())
+  }
+
+  get workerId(): string {
+    return this.#o.workerId
+  }
+
+  /** Tasks this process is executing or waiting on. */
+  get activeCount(): number {
+    return this.#active.size
+  }
+
+  /** Starts picking work; requeues tasks whose worker died first. */
+  start(): void {
+    if (this.#running) return
+    this.#running = true
+    this.#stopping = false
+    this.sweepExpired()
+    const renewEvery = Math.max(50, Math.floor(this.#o.leaseMs / 3))
+    this.#renewTimer = setInterval(
+      () => this.#guard('lease renewal', () => this.#renewAll()),
+      renewEvery,
+    )
+    this.#renewTimer.unref()
+    this.#pollTimer = setInterval(
+      () =>
+        this.#guard('queue poll', () => {
+          this.sweepExpired()
+          this.#reassertOwnBatches()
+          this.pump()
+        }),
+      this.#o.pollMs,
+    )
+    this.#pollTimer.unref()
+    this.pump()
+  }
+
+  /** Adds batches to a scoped runner (the CLI resuming or joining a batch). */
+  addBatch(batchId: string): void {
+    if (this.#o.batchIds && !this.#o.batchIds.includes(batchId)) this.#o.batchIds.push(batchId)
+    this.pump()
+  }
+
+  /** Tasks left running by a dead worker go back to the queue (lease expiry): never lost. */
+  sweepExpired(): void {
+    const { requeued, batchIds } = this.#o.queue.requeueExpired()
+    if (requeued === 0) return
+    for (const b of batchIds) {
+      // A scoped runner is the live driver of its own batches: keep them running.
+      if (this.#o.batchIds?.includes(b)) this.#o.queue.setBatchState(b, 'running', ['interrupted'])
+      this.emit('batch', b)
+    }
+  }
+
+  /**
+   * A scoped runner (the CLI) is the live driver of its batches: if another process saw it stall
+   * past its lease and marked them interrupted, take them back, or this run would wait forever.
+   */
+  #reassertOwnBatches(): void {
+    for (const b of this.#o.batchIds ?? []) {
+      if (this.#o.queue.setBatchState(b, 'running', ['interrupted'])) this.emit('batch', b)
+    }
+  }
+
+  /** Runs background work that must not crash the process: a failure becomes a warning. */
+  #guard(what: string, fn: () => void): void {
+    try {
+      fn()
+    } catch (err) {
+      this.emit('warning', `${what} failed: ${(err as Error).message}`)
+    }
+  }
+
+  /** Picks as many tasks as the scheduler can take now (plus a small prefetch). */
+  pump(): void {
+    if (!this.#running || this.#stopping || this.#pumping) return
+    this.#pumping = true
+    try {
+      while (this.#executing() < this.#capacity()) {
+        const task = this.#o.queue.pick(this.#o.workerId, this.#o.leaseMs, this.#o.batchIds)
+        if (!task) break
+        this.#begin(task)
+      }
+    } finally {
+      this.#pumping = false
+    }
+  }
+
+  /** Aborts this process's running tasks of a cancelled batch (they end cancelled, claims released). */
+  cancelRunning(batchId: string): void {
+    for (const a of this.#active.values()) {
+      if (a.task.batchId === batchId) a.controller.abort(new StopSignal('cancel'))
+    }
+  }
+
+  /**
+   * Stops admitting, lets in-flight tasks finish for up to graceMs, then aborts the rest: their
+   * claims are released and their tasks requeued, so a later run resumes them.
+   */
+  async stop(opts: { graceMs?: number } = {}): Promise<void> {
+    if (!this.#running) return
+    this.#stopping = true
+    clearInterval(this.#pollTimer)
+    // Waiters hold no claim and have nothing to finish: give them back at once.
+    for (const id of this.#waiting) this.#active.get(id)?.controller.abort(new StopSignal('stop'))
+    const all = () => Promise.all([...this.#active.values()].map((a) => a.done))
+    const grace = opts.graceMs ?? 10_000
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([all(), new Promise<void>((r) => (timer = setTimeout(r, grace)))])
+    clearTimeout(timer)
+    for (const a of this.#active.values()) a.controller.abort(new StopSignal('stop'))
+    await all()
+    clearInterval(this.#renewTimer)
+    this.#running = false
+    // Leave the queue tidy: a dead worker's tasks are visible as queued, not stuck as running.
+    this.sweepExpired()
+  }
+
+  /** Aborts every task now (a second Ctrl-C): claims released, tasks requeued. */
+  abortAll(): void {
+    for (const a of this.#active.values()) a.controller.abort(new StopSignal('stop'))
+  }
+
+  #executing(): number {
+    return this.#active.size - this.#waiting.size
+  }
+
+  #capacity(): number {
+    const partitions = this.#o.scheduler.snapshot()
+    const concurrency =
+      partitions.length === 0
+        ? Math.floor(this.#o.scheduler.getParams('*').initial)
+        : partitions.reduce((sum, p) => sum + p.concurrency, 0)
+    return Math.max(1, concurrency) + this.#o.prefetch
+  }
+
+  #begin(task: QueuedTask): void {
+    const active: Active = {
+      task,
+      controller: new AbortController(),
+      epoch: null,
+      lost: false,
+      done: Promise.resolve(),
+    }
+    this.#active.set(task.id, active)
+    this.emit('task', { taskId: task.id, batchId: task.batchId, status: 'running' })
+    active.done = this.#run(active)
+      .catch((err: unknown) => {
+        this.emit('warning', `task ${task.id}: ${(err as Error).message}`)
+      })
+      .finally(() => {
+        this.#active.delete(task.id)
+        this.#waiting.delete(task.id)
+        this.#guard('batch settle', () => this.#o.queue.settleBatch(task.batchId))
+        this.emit('batch', task.batchId)
+        this.pump()
+      })
+  }
+
+  async #run(active: Active): Promise<void> {
+    const { task } = active
+    let finish: Finish
+    try {
+      finish = await processTask(this.#ctx, active)
+    } catch (err) {
+      const reason = err instanceof StopSignal ? err : active.controller.signal.reason
+      if (reason instanceof StopSignal) {
+        if (reason.mode === 'cancel') {
+          this.#releaseClaim(active)
+          if (this.#o.queue.finishTask(task.id, this.#o.workerId, 'cancelled', null, 'cancelled')) {
+            this.emit('task', { taskId: task.id, batchId: task.batchId, status: 'cancelled' })
+          }
+          return
+        }
+        finish = { status: 'requeue', error: null }
+      } else if (isBusy(err)) {
+        // Another process held the database's write lock past busy_timeout: try again later.
+        finish = { status: 'requeue', error: `database busy: ${(err as Error).message}` }
+      } else {
+        finish = {
+          status: 'failed',
+          result: null,
+          error: `internal error: ${(err as Error).message}`,
+        }
+      }
+      this.#releaseClaim(active)
+    }
+    if (finish.status === 'requeue') {
+      if (this.#o.queue.requeueTask(task.id, this.#o.workerId, finish.error)) {
+        this.emit('task', { taskId: task.id, batchId: task.batchId, status: 'queued' })
+      }
+      return
+    }
+    if (
+      this.#o.queue.finishTask(
+        task.id,
+        this.#o.workerId,
+        finish.status,
+        finish.result,
+        finish.error,
+      )
+    ) {
+      this.emit('task', { taskId: task.id, batchId: task.batchId, status: finish.status })
+    }
+  }
+
+  #releaseClaim(active: Active): void {
+    if (active.epoch !== null) {
+      this.#o.claims.release(active.task.fp, active.epoch)
+      active.epoch = null
+    }
+  }
+
+  #renewAll(): void {
+    for (const a of this.#active.values()) {
+      this.#o.queue.renewTask(a.task.id, this.#o.workerId, this.#o.leaseMs)
+      if (a.epoch !== null && !a.lost) {
+        if (!this.#o.claims.renew(a.task.fp, a.epoch, this.#o.leaseMs)) a.lost = true
+      }
+    }
+  }
+}

@@ -1,0 +1,56 @@
+import type { Ledger } from '../ledger'
+import type { TaskQueue } from '../queue'
+import type { Scheduler } from '../scheduler'
+import type { ClaimStore, Clock, Provider } from '../types'
+
+export interface RunnerOptions {
+  queue: TaskQueue
+  claims: ClaimStore
+  scheduler: Scheduler
+  ledger: Ledger
+  clock: Clock
+  /** Resolves a task's provider id; undefined = unknown provider (the task fails, visibly). */
+  provider: (id: string) => Provider | undefined
+  /** Who this process is in claims, task leases and the ledger. */
+  workerId: string
+  /** Only these batches (the CLI runs its own); null = every running batch (the console). @default null */
+  batchIds?: string[] | null
+  /** Claim and task lease, renewed every third of it while the task runs. @default 30_000 */
+  leaseMs?: number
+  /** One provider call's deadline; a timeout counts as a throttle signal. @default 120_000 */
+  callTimeoutMs?: number
+  /** Attempts per call for transient errors (5xx, network, timeout). @default 4 */
+  maxAttempts?: number
+  /** Retries per call for throttles (429/503/529) before the task fails visibly. @default 50 */
+  maxThrottleRetries?: number
+  /** A waiter re-checks its claim at least this often. @default 60_000 */
+  waitTimeoutMs?: number
+  /** Tasks picked beyond the scheduler's current concurrency, to keep the pipe full. @default 2 */
+  prefetch?: number
+  /** How often the queue is re-read for work other processes queued or left. @default 500 */
+  pollMs?: number
+}
+
+/** The options with every default filled in. */
+export type ResolvedRunnerOptions = Required<Omit<RunnerOptions, 'batchIds'>> & {
+  batchIds: string[] | null
+}
+
+/** Fills in the defaults; a lease too short to renew in time is a TypeError. */
+export function resolveRunnerOptions(options: RunnerOptions): ResolvedRunnerOptions {
+  const leaseMs = options.leaseMs ?? 30_000
+  if (!Number.isInteger(leaseMs) || leaseMs < 100) {
+    throw new TypeError(`leaseMs must be an integer ≥ 100, got ${String(options.leaseMs)}`)
+  }
+  return {
+    ...options,
+    batchIds: options.batchIds ?? null,
+    leaseMs,
+    callTimeoutMs: options.callTimeoutMs ?? 120_000,
+    maxAttempts: options.maxAttempts ?? 4,
+    maxThrottleRetries: options.maxThrottleRetries ?? 50,
+    waitTimeoutMs: options.waitTimeoutMs ?? 60_000,
+    prefetch: options.prefetch ?? 2,
+    pollMs: options.pollMs ?? 500,
+  }
+}

@@ -1,0 +1,48 @@
+// Retry policy and failure classification of the runner: what is worth sending again, how long to
+// wait before it, and which database errors are only a busy lock.
+
+/** Exponential backoff with full jitter (AWS architecture blog), capped at 30 s. */
+export function backoffMs(attempt: number): number {
+  const cap = Math.min(30_000, 250 * 2 ** Math.min(attempt, 10))
+  return Math.floor(cap / 2 + Math.random() * (cap / 2))
+}
+
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason)
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort)
+      resolve()
+    }, ms)
+    const onAbort = () => {
+      clearTimeout(timer)
+      reject(signal.reason)
+    }
+    signal.addEventListener('abort', onAbort, { once: true })
+  })
+}
+
+/**
+ * Runs a database write that must not be lost, retrying while another process holds the write
+ * lock past busy_timeout (each try already waited that long), for up to about a minute.
+ */
+export async function persist<T>(write: () => T): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return write()
+    } catch (err) {
+      if (!isBusy(err) || attempt >= 8) throw err
+      await new Promise((r) => setTimeout(r, Math.min(8000, 250 * 2 ** attempt)))
+    }
+  }
+}
+
+/** The provider refused the request itself: sending it again would fail the same way. */
+export function isInputFailure(status: number): boolean {
+  return status === 400 || status === 413 || status === 422
+}
+
+export function isBusy(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code
+  return typeof code === 'string' && code.startsWith('SQLITE_BUSY')
+}

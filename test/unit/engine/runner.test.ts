@@ -1,0 +1,241 @@
+// The runner on its own: a real SQLite file, the real claims, queue, ledger and scheduler, and a
+// provider written in the test, so each case decides what it answers and counts the calls.
+import { afterEach, describe, expect, it } from 'vitest'
+import { SqliteClaimStore } from '../../../src/main/engine/claims'
+import { executionFingerprint, fingerprint } from '../../../src/main/engine/fingerprint'
+import { Ledger } from '../../../src/main/engine/ledger'
+import { Prices } from '../../../src/main/engine/prices'
+import { TaskQueue } from '../../../src/main/engine/queue'
+import { Runner, type RunnerOptions } from '../../../src/main/engine/runner'
+import { Scheduler } from '../../../src/main/engine/scheduler'
+import type { ProviderRequest, ProviderResponse, Usage } from '../../../src/main/engine/types'
+import { fakeClock } from '../../helpers/clock'
+import { openLedgerDb } from '../../helpers/ledger-db'
+import { until } from '../../helpers/until'
+
+const USAGE: Usage = { inputTokens: 10, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 5 }
+const answer = (text: string): ProviderResponse => ({
+  status: 200,
+  headers: {},
+  text,
+  usage: USAGE,
+})
+
+type Answer = (request: ProviderRequest, n: number) => ProviderResponse
+
+interface TaskSpec {
+  payload: unknown
+  steps?: number
+}
+
+const cleanups: (() => Promise<void>)[] = []
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup()
+})
+
+/** A started runner over a fresh database whose provider 'test' answers with `next`. */
+function harness(next: Answer, options: Partial<RunnerOptions> = {}) {
+  const file = openLedgerDb()
+  const { db } = file
+  const clock = fakeClock()
+  const claims = new SqliteClaimStore({ db, clock })
+  const ledger = new Ledger({ db, prices: new Prices(), clock })
+  const scheduler = new Scheduler({ clock })
+  const queue = new TaskQueue(db, clock)
+  const requests: ProviderRequest[] = []
+  const provider = {
+    id: 'test',
+    call: (request: ProviderRequest) => {
+      requests.push(request)
+      return Promise.resolve(next(request, requests.length))
+    },
+  }
+  const runner = new Runner({
+    queue,
+    claims,
+    scheduler,
+    ledger,
+    clock,
+    workerId: 'worker-1',
+    provider: (id) => (id === 'test' ? provider : undefined),
+    // Sweeps of expired task leases would follow the fake clock: keep them out of the way.
+    pollMs: 60_000,
+    ...options,
+  })
+  cleanups.push(async () => {
+    await runner.stop({ graceMs: 0 })
+    scheduler.close()
+    file.close()
+  })
+
+  const fpOf = ({ payload, steps = 1 }: TaskSpec) =>
+    executionFingerprint(fingerprint('job', payload), { provider: 'test', model: 'm', steps })
+
+  /** Enqueues the tasks as one batch, starts the runner, and waits until none is left to run. */
+  async function run(tasks: TaskSpec[]): Promise<string> {
+    const batchId = queue.createBatch(
+      { name: 'test', source: null, sourceHash: null, audit: false },
+      tasks.map((t, seq) => ({
+        seq,
+        type: 'job',
+        payloadJson: JSON.stringify(t.payload),
+        fp: fpOf(t),
+        key: null,
+        steps: t.steps ?? 1,
+        provider: 'test',
+        model: 'm',
+      })),
+    )
+    runner.start()
+    await until(() => {
+      const c = queue.counts(batchId)
+      return c.queued + c.running === 0
+    })
+    return batchId
+  }
+
+  const tasks = (batchId: string) => queue.listTasks({ batchId, offset: 0, limit: 100 }).rows
+  const outcomes = () => [...ledger.events()].map((r) => r.outcome)
+  return { clock, claims, ledger, queue, requests, run, tasks, outcomes, fpOf }
+}
+
+describe('Runner', () => {
+  it('runs a task once and puts one executed row on the ledger', async () => {
+    const h = harness(() => answer('done'))
+    const batchId = await h.run([{ payload: { i: 1 } }])
+    expect(h.requests).toHaveLength(1)
+    expect(h.tasks(batchId)).toMatchObject([{ status: 'succeeded', error: null }])
+    const [row, ...rest] = [...h.ledger.events()]
+    expect(rest).toEqual([])
+    expect(row).toMatchObject({
+      outcome: 'executed',
+      worker: 'worker-1',
+      provider: 'test',
+      model: 'm',
+      step: 1,
+      inputTokens: 10,
+      outputTokens: 5,
+      epoch: 1,
+    })
+    const [task] = h.tasks(batchId)
+    expect(JSON.parse(h.queue.taskResult(task!.id)!)).toEqual({
+      text: 'done',
+      steps: 1,
+      usage: USAGE,
+    })
+  })
+
+  it('two identical tasks: one executes, the other reuses its result', async () => {
+    const h = harness(() => answer('once'))
+    const batchId = await h.run([{ payload: { same: true } }, { payload: { same: true } }])
+    expect(h.requests).toHaveLength(1)
+    expect(
+      h
+        .tasks(batchId)
+        .map((t) => t.status)
+        .sort(),
+    ).toEqual(['reused', 'succeeded'])
+    expect(h.outcomes().sort()).toEqual(['executed', 'reused'])
+    expect(h.ledger.totals()).toMatchObject({ runs: 2, executed: 1, reused: 1, duplicates: 0 })
+  })
+
+  it('a task of N steps makes N calls, each carrying the conversation so far', async () => {
+    const h = harness((_, n) => answer(`answer ${n}`))
+    const batchId = await h.run([{ payload: { prompt: 'plan it' }, steps: 3 }])
+    expect(h.requests).toHaveLength(3)
+    expect(h.requests.map((r) => r.messages.length)).toEqual([1, 3, 5])
+    expect(h.requests[2]!.messages[3]).toEqual({ role: 'assistant', content: 'answer 2' })
+    expect([...h.ledger.events()].map((r) => [r.outcome, r.step])).toEqual([
+      ['executed', 1],
+      ['executed', 2],
+      ['executed', 3],
+    ])
+    // Three calls, one execution.
+    expect(h.ledger.totals()).toMatchObject({ executed: 1, inputTokens: 30, outputTokens: 15 })
+    const [task] = h.tasks(batchId)
+    expect(task!.status).toBe('succeeded')
+    expect(JSON.parse(h.queue.taskResult(task!.id)!)).toMatchObject({
+      text: 'answer 3',
+      steps: 3,
+      usage: { inputTokens: 30, outputTokens: 15 },
+    })
+  })
+
+  it('retries a throttled call and succeeds', async () => {
+    const h = harness((_, n) =>
+      n === 1
+        ? { status: 429, headers: { 'retry-after-ms': '0' }, error: 'slow down' }
+        : answer('after the wait'),
+    )
+    const batchId = await h.run([{ payload: { i: 2 } }])
+    expect(h.requests).toHaveLength(2)
+    expect(h.outcomes()).toEqual(['throttled', 'executed'])
+    expect(h.tasks(batchId)).toMatchObject([{ status: 'succeeded' }])
+  })
+
+  it('gives up after maxThrottleRetries and fails the task visibly, claim released', async () => {
+    const h = harness(() => ({ status: 429, headers: { 'retry-after-ms': '0' } }), {
+      maxThrottleRetries: 2,
+    })
+    const batchId = await h.run([{ payload: { i: 3 } }])
+    expect(h.requests).toHaveLength(3)
+    const [task] = h.tasks(batchId)
+    expect(task).toMatchObject({ status: 'failed' })
+    expect(task!.error).toMatch(/gave up after 3 throttles/)
+    // A throttle is no verdict on the task: nothing is kept, the next run may send it again.
+    expect(h.claims.getResult(h.fpOf({ payload: { i: 3 } }))).toBeUndefined()
+  })
+
+  it('a deterministic 400 is not retried and is kept as a failed result', async () => {
+    const h = harness(() => ({ status: 400, headers: {}, error: 'prompt too long' }))
+    const spec = { payload: { prompt: 'x'.repeat(50) } }
+    const batchId = await h.run([spec])
+    expect(h.requests).toHaveLength(1)
+    expect(h.outcomes()).toEqual(['error'])
+    expect(h.tasks(batchId)).toMatchObject([
+      { status: 'failed', error: 'HTTP 400: prompt too long' },
+    ])
+    const stored = h.claims.getResult(h.fpOf(spec))
+    expect(stored?.status).toBe('failed')
+    expect(JSON.parse(stored!.result)).toEqual({
+      error: 'HTTP 400: prompt too long',
+      status: 400,
+      step: 1,
+    })
+  })
+
+  it('a claim lost mid-call (fenced completion) puts the paid call on the ledger as a duplicate', async () => {
+    const leaseMs = 150
+    const spec = { payload: { i: 4 } }
+    let rivalEpoch = 0
+    const h = harness(
+      (_, n) => {
+        if (n === 1) {
+          // The call outlives the lease and a rival worker takes the claim over meanwhile.
+          h.clock.advance(leaseMs + 1)
+          const fp = h.fpOf(spec)
+          const rival = h.claims.claim(fp, 'rival', leaseMs)
+          if (rival.kind !== 'owned' || !rival.tookOver)
+            throw new Error('the rival took nothing over')
+          rivalEpoch = rival.epoch
+        }
+        return answer('stale owner')
+      },
+      { leaseMs },
+    )
+    const running = h.run([spec])
+    // Reported by the await below; without this a failed wait would also surface as unhandled.
+    running.catch(() => undefined)
+    await until(() => h.outcomes().includes('duplicate'))
+    // The stale owner waits for the rival's result instead of saving its own or calling again.
+    const rivalResult = JSON.stringify({ text: 'rival', steps: 1, usage: USAGE })
+    expect(h.claims.complete(h.fpOf(spec), rivalEpoch, rivalResult, 'succeeded')).toBe(true)
+    const batchId = await running
+    expect(h.requests).toHaveLength(1)
+    expect(h.outcomes()).toEqual(['duplicate'])
+    expect(h.ledger.totals()).toMatchObject({ executed: 0, duplicates: 1, reused: 0 })
+    const [task] = h.tasks(batchId)
+    expect(task!.status).toBe('succeeded')
+    expect(h.queue.taskResult(task!.id)).toBe(rivalResult)
+  })
+})
