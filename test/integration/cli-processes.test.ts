@@ -100,8 +100,10 @@ describe('pacer run across processes', () => {
     const file = writeJsonl(dir, 'one.jsonl', [
       { type: 'agent', steps: 2, payload: { prompt: 'a slow task' } },
     ])
-    // ~3 s per call, 1 s lease: the first owner is killed while its call is in flight.
-    const first = startPacer(['run', file, '--db', db, '--lease', '1', '--sim-latency-scale', '50'])
+    // ~10 s per call, 6 s lease: the first owner is killed while its call is in flight, and the
+    // second run starts while the dead owner's lease still holds its batch (a busy machine takes
+    // seconds to start a process), so it queues a batch of its own and takes the claim over.
+    const first = startPacer(['run', file, '--db', db, '--lease', '6', '--sim-latency-scale', '160'])
     const owner = await until(() => {
       const rows = query<{ owner: string; state: string }>(db, 'SELECT owner, state FROM claims')
       return rows[0]?.state === 'running' ? rows[0].owner : undefined
@@ -117,7 +119,7 @@ describe('pacer run across processes', () => {
       db,
       '--json',
       '--lease',
-      '1',
+      '6',
       '--sim-latency-scale',
       '0.05',
     ])
