@@ -87,26 +87,18 @@ export function createEventStream(options: EventStreamOptions): EventStream {
   // One EventSource for every listener: browsers cap connections per origin (6 over HTTP/1.1).
   let source: EventSourceLike | null = null
   let everOpened = false
-  let probeTimer: unknown = null
-  let nextProbeMs = retryMs
+  const probes = probeLoop(probe, timers, retryMs)
 
-  const scheduleProbe = (): void => {
-    if (probeTimer !== null) return
-    const wait = nextProbeMs
-    nextProbeMs = Math.min(nextProbeMs * 2, MAX_RETRY_MS)
-    probeTimer = timers.setTimeout(() => {
-      void probe().then((answer) => {
-        probeTimer = null
-        if (source || listeners.total() === 0) return
-        if (answer === 'up') {
-          open()
-          return
-        }
-        setState(answer === 'unauthorized' ? 'unauthorized' : 'reconnecting')
-        scheduleProbe()
-      })
-    }, wait)
-  }
+  const scheduleProbe = (): void =>
+    probes.schedule((answer) => {
+      if (source || listeners.total() === 0) return
+      if (answer === 'up') {
+        open()
+        return
+      }
+      setState(answer === 'unauthorized' ? 'unauthorized' : 'reconnecting')
+      scheduleProbe()
+    })
 
   // A connection can hang without closing (a frozen server, a sleeping laptop's socket): no error
   // event ever comes. Anything received, heartbeats included, proves the stream alive.
@@ -158,7 +150,7 @@ export function createEventStream(options: EventStreamOptions): EventStream {
     es.addEventListener('open', () => {
       if (source !== es) return
       lastSeen = timers.now()
-      nextProbeMs = retryMs
+      probes.reset()
       setState('open')
       // What was pushed while the stream was away is gone: tell the views to reload (a truncated
       // change makes the queue refetch; the console reloads the other views on `open`).
@@ -191,8 +183,7 @@ export function createEventStream(options: EventStreamOptions): EventStream {
       source?.close()
       source = null
       stopWatchdog()
-      if (probeTimer !== null) timers.clearTimeout(probeTimer)
-      probeTimer = null
+      probes.cancel()
     }
   }
 
@@ -202,6 +193,32 @@ export function createEventStream(options: EventStreamOptions): EventStream {
     onStateChanged: connection.onChanged,
     markUnauthorized: () => setState('unauthorized'),
   })
+}
+
+/** The probe's timer: one probe at a time, each wait double the last up to 15 s until reset. */
+function probeLoop(probe: () => Promise<ProbeAnswer>, timers: Timers, retryMs: number) {
+  let timer: unknown = null
+  let waitMs = retryMs
+  return {
+    schedule: (onAnswer: (answer: ProbeAnswer) => void): void => {
+      if (timer !== null) return
+      const wait = waitMs
+      waitMs = Math.min(waitMs * 2, MAX_RETRY_MS)
+      timer = timers.setTimeout(() => {
+        void probe().then((answer) => {
+          timer = null
+          onAnswer(answer)
+        })
+      }, wait)
+    },
+    reset: (): void => {
+      waitMs = retryMs
+    },
+    cancel: (): void => {
+      if (timer !== null) timers.clearTimeout(timer)
+      timer = null
+    },
+  }
 }
 
 /** The connection state and who is told of its changes. */

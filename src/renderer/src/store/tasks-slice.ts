@@ -66,7 +66,14 @@ export interface TasksSlice {
 
 const REFRESH_MS = 750
 
-export const createTasksSlice: SliceCreator<TasksSlice> = (set, get) => {
+/**
+ * The fetching behind the task table: which windows are in view, which are on their way, and the
+ * throttles that keep scrolling and event bursts from flooding the engine with listTasks calls.
+ */
+function taskPager(
+  set: Parameters<SliceCreator<TasksSlice>>[0],
+  get: Parameters<SliceCreator<TasksSlice>>[1],
+) {
   const patchPaging = (patch: Partial<TaskPaging>): void =>
     set({ taskPaging: { ...get().taskPaging, ...patch } })
 
@@ -149,6 +156,12 @@ export const createTasksSlice: SliceCreator<TasksSlice> = (set, get) => {
     })
     void fetchWindow(0)
   }
+
+  return { patchPaging, refreshVisible, fetchMissing, resetTasks }
+}
+
+export const createTasksSlice: SliceCreator<TasksSlice> = (set, get) => {
+  const { patchPaging, refreshVisible, fetchMissing, resetTasks } = taskPager(set, get)
 
   return {
     taskFilter: { statuses: [], batchId: null },

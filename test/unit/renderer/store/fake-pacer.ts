@@ -14,6 +14,7 @@ import type {
 } from '../../../../src/shared/contract'
 import { providePacer } from '../../../../src/renderer/src/store/api'
 import { createConsoleStore } from '../../../../src/renderer/src/store'
+import { TASK_STATUSES } from '../../../../src/renderer/src/store/task-windows'
 
 type Answer<C extends CommandName> = (
   input: CommandInput<C>,
@@ -66,14 +67,7 @@ export function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => voi
   return { promise, resolve }
 }
 
-const NO_COUNTS: StatusCounts = {
-  queued: 0,
-  running: 0,
-  succeeded: 0,
-  reused: 0,
-  failed: 0,
-  cancelled: 0,
-}
+const NO_COUNTS = Object.fromEntries(TASK_STATUSES.map((s) => [s, 0])) as StatusCounts
 
 export function batch(
   id: string,
