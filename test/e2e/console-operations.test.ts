@@ -1,6 +1,6 @@
 // Operator flows in the console not covered by console.test.ts: the add-task form, a CSV import,
 // the pause / resume buttons, and settings saved from the Settings view — each checked against the
-// engine through the API, in real Chromium over `pacer serve`.
+// engine through the API and its database, in real Chromium over `pacer serve`.
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
@@ -75,27 +75,47 @@ describe('console operations', () => {
     expect(batch.counts).toMatchObject({ succeeded: 3, reused: 1 })
   })
 
-  it('Pause and Resume on a batch row stop and restart it', async () => {
-    const content = Array.from({ length: 60 }, (_, i) =>
-      JSON.stringify({ type: 'slow', payload: { i } }),
-    ).join('\n')
+  it('Pause and Resume on a batch row stop the calls and start them again', async () => {
+    const lines = (type: string, n: number) =>
+      Array.from({ length: n }, (_, i) => JSON.stringify({ type, payload: { i } })).join('\n')
+    const state = async (id: string) =>
+      (await api<{ id: string; state: string }[]>('batches:list')).find((b) => b.id === id)?.state
+    // Every call is a ledger row (executed, throttled, error...): none may be added while paused.
+    const calls = (id: string) =>
+      query<{ n: number }>(db, 'SELECT COUNT(*) AS n FROM ledger WHERE batch_id = ?', id)[0]!.n
+    const running = (id: string) =>
+      query<{ n: number }>(
+        db,
+        `SELECT COUNT(*) AS n FROM tasks WHERE batch_id = ? AND status = 'running'`,
+        id,
+      )[0]!.n
+    // Long enough (~200 calls of ~0.3 s at a handful at once) to be paused well before it ends.
     const { batchId } = await api<{ batchId: string }>('batches:import', {
       fileName: 'slow.jsonl',
-      content,
+      content: lines('slow', 200),
     })
+    await until(() => calls(batchId) > 0)
     const row = page.getByTestId('batch-row').filter({ hasText: 'slow.jsonl' })
     await row.getByTestId('batch-pause').click()
-    await until(
-      async () =>
-        (await api<{ id: string; state: string }[]>('batches:list')).find((b) => b.id === batchId)
-          ?.state === 'paused',
-    )
+    await until(async () => (await state(batchId)) === 'paused')
+    // Tasks already under way finish their steps; after them, nothing more of this batch runs.
+    await until(() => running(batchId) === 0)
+    const callsWhenPaused = calls(batchId)
+
+    // The pause window is measured in work, not in milliseconds: another batch gets a dozen
+    // calls through the same engine meanwhile, which the paused one would have shared.
+    const control = await api<{ batchId: string }>('batches:import', {
+      fileName: 'control.jsonl',
+      content: lines('control', 200),
+    })
+    await until(() => calls(control.batchId) >= 12, 30_000)
+    expect(calls(batchId)).toBe(callsWhenPaused)
+    expect(running(batchId)).toBe(0)
+    await api('batches:cancel', { batchId: control.batchId })
+
     await row.getByTestId('batch-resume').click()
-    await until(
-      async () =>
-        (await api<{ id: string; state: string }[]>('batches:list')).find((b) => b.id === batchId)
-          ?.state === 'running',
-    )
+    await until(async () => (await state(batchId)) === 'running')
+    await until(() => calls(batchId) > callsWhenPaused, 30_000)
     await api('batches:cancel', { batchId })
   })
 

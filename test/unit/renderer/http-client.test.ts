@@ -1,45 +1,12 @@
 /**
- * The HTTP client's refusals and connection states, with a scripted EventSource and fetch: the
- * transitions (drop, browser retry, browser giving up on a 401, reopen) are driven one by one
- * here; test/e2e/console-resilience.test.ts checks the same against real Chromium and a real server.
+ * The HTTP client's refusals and connection states, with a scripted EventSource and fetch on fake
+ * time: the transitions (drop, browser retry, browser giving up on a 401, reopen) are driven one
+ * by one here; test/e2e/console-resilience.test.ts checks the same against real Chromium and a
+ * real server, and event-stream.test.ts the stream's own timing.
  */
-import { describe, expect, it, vi } from 'vitest'
-import {
-  createHttpPacer,
-  type ConnectionState,
-  type EventSourceLike,
-} from '../../../src/renderer/src/http-client'
-
-class ScriptedEventSource implements EventSourceLike {
-  static all: ScriptedEventSource[] = []
-  readyState = 0
-  closed = false
-  private listeners = new Map<string, ((event: { data: string }) => void)[]>()
-  constructor(readonly url: string) {
-    ScriptedEventSource.all.push(this)
-  }
-  addEventListener(type: string, listener: (event: { data: string }) => void) {
-    this.listeners.set(type, [...(this.listeners.get(type) ?? []), listener])
-  }
-  close() {
-    this.closed = true
-    this.readyState = 2
-  }
-  fire(type: string, data = '', readyState = this.readyState) {
-    this.readyState = readyState
-    for (const l of this.listeners.get(type) ?? []) l({ data })
-  }
-  /** As a browser does: 'open' once connected, 'error' with CONNECTING (retrying) or CLOSED. */
-  open() {
-    this.fire('open', '', 1)
-  }
-  drop() {
-    this.fire('error', '', 0)
-  }
-  giveUp() {
-    this.fire('error', '', 2)
-  }
-}
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { createHttpPacer, type ConnectionState } from '../../../src/renderer/src/http-client'
+import { ScriptedEventSource } from './scripted-event-source'
 
 function reply(status: number, body: unknown): Response {
   return new Response(JSON.stringify(body), {
@@ -48,10 +15,7 @@ function reply(status: number, body: unknown): Response {
   })
 }
 
-function setup(
-  fetchImpl: (url: string, init?: RequestInit) => Promise<Response>,
-  extra: { staleMs?: number } = {},
-) {
+function setup(fetchImpl: (url: string, init?: RequestInit) => Promise<Response>) {
   ScriptedEventSource.all = []
   const fetchSpy = vi.fn(fetchImpl)
   const downloads: { file: Blob; fileName: string }[] = []
@@ -62,12 +26,14 @@ function setup(
     createEventSource: (url) => new ScriptedEventSource(url),
     download: (file, fileName) => downloads.push({ file, fileName }),
     retryMs: 5,
-    ...extra,
   })
   const states: ConnectionState[] = []
   api.onConnectionChanged((s) => states.push(s))
-  return { api, fetchSpy, downloads, states, es: () => ScriptedEventSource.all.at(-1)! }
+  return { api, fetchSpy, downloads, states, es: () => ScriptedEventSource.last() }
 }
+
+/** Lets fake time pass, the probes' fetches and their callbacks settled on the way. */
+const elapse = (ms: number) => vi.advanceTimersByTimeAsync(ms)
 
 describe('createHttpPacer: values JSON cannot carry', () => {
   it('refuses Infinity in a command with the field named, and sends nothing', async () => {
@@ -106,6 +72,13 @@ describe('createHttpPacer: values JSON cannot carry', () => {
 })
 
 describe('createHttpPacer: connection state', () => {
+  beforeEach(() => {
+    vi.useFakeTimers()
+  })
+  afterEach(() => {
+    vi.useRealTimers()
+  })
+
   it('goes open → reconnecting on a drop, and back to open with a reload signal', () => {
     const { api, states, es } = setup(async () => reply(200, {}))
     const tasks: unknown[] = []
@@ -133,11 +106,15 @@ describe('createHttpPacer: connection state', () => {
     first.open()
     first.giveUp()
     expect(first.closed).toBe(true)
-    await vi.waitFor(() => expect(api.connectionState()).toBe('unauthorized'))
+    // The first probe, retryMs after the browser gave up.
+    await elapse(5)
+    expect(api.connectionState()).toBe('unauthorized')
     expect(fetchSpy.mock.calls[0]![0]).toBe('http://127.0.0.1:4123/api/commands/scheduler:get')
     // The server takes the token again (or a new one at the same address): a new stream opens.
     status = 200
-    await vi.waitFor(() => expect(ScriptedEventSource.all).toHaveLength(2))
+    expect(ScriptedEventSource.all).toHaveLength(1)
+    await elapse(10)
+    expect(ScriptedEventSource.all).toHaveLength(2)
     es().open()
     expect(api.connectionState()).toBe('open')
     expect(states).toEqual(['open', 'reconnecting', 'unauthorized', 'open'])
@@ -152,10 +129,14 @@ describe('createHttpPacer: connection state', () => {
     api.onLedgerChanged(() => undefined)
     es().giveUp()
     expect(api.connectionState()).toBe('reconnecting')
-    await vi.waitFor(() => expect(fetchSpy.mock.calls.length).toBeGreaterThanOrEqual(2))
+    // Probes 5 and 10 ms apart (the backoff doubles): both find the server down.
+    await elapse(15)
+    expect(fetchSpy).toHaveBeenCalledTimes(2)
     expect(api.connectionState()).toBe('reconnecting')
+    expect(ScriptedEventSource.all).toHaveLength(1)
     up = true
-    await vi.waitFor(() => expect(ScriptedEventSource.all).toHaveLength(2))
+    await elapse(20)
+    expect(ScriptedEventSource.all).toHaveLength(2)
     es().open()
     expect(api.connectionState()).toBe('open')
   })
@@ -175,31 +156,36 @@ describe('createHttpPacer: connection state', () => {
     const off = api.onLedgerChanged(() => undefined)
     es().giveUp()
     off()
-    await new Promise((r) => setTimeout(r, 50))
+    await elapse(60_000)
     expect(fetchSpy).not.toHaveBeenCalled()
   })
 })
 
 describe('createHttpPacer: a stream that hangs without closing', () => {
+  beforeEach(() => {
+    vi.useFakeTimers()
+  })
+  afterEach(() => {
+    vi.useRealTimers()
+  })
+
   it('is kept while heartbeats come, and replaced once it goes silent', async () => {
-    const { api, states } = setup(async () => reply(200, { ok: true, value: [] }), { staleMs: 60 })
+    const { api, states } = setup(async () => reply(200, { ok: true, value: [] }))
     const off = api.onTasksChanged(() => {})
-    const first = ScriptedEventSource.all.at(-1)!
+    const first = ScriptedEventSource.last()
     first.open()
-    for (let i = 0; i < 6; i++) {
-      await new Promise((r) => setTimeout(r, 20))
+    // The server's heartbeat every 15 s keeps it, well past the 45 s it may stay silent.
+    for (let i = 0; i < 8; i++) {
+      await elapse(15_000)
       first.fire('heartbeat', '{}')
     }
     expect(first.closed).toBe(false)
     // Silence: no heartbeat, no event, no error — the watchdog gives up on it and reconnects.
-    const deadline = Date.now() + 2000
-    while (!first.closed && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10))
+    await elapse(50_000)
     expect(first.closed).toBe(true)
     expect(states).toContain('reconnecting')
-    while (ScriptedEventSource.all.length < 2 && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 10))
-    }
-    expect(ScriptedEventSource.all.length).toBeGreaterThanOrEqual(2)
+    await elapse(5)
+    expect(ScriptedEventSource.all).toHaveLength(2)
     off()
   })
 })

@@ -2,16 +2,27 @@
  * The store's one handle on the engine. Every command goes through `call`, so a transport that
  * throws or rejects (bridge gone, server stopped) still answers as data, like any other error,
  * and no caller has to remember a try/catch to avoid swallowing it.
+ *
+ * The store does not pick its transport: wire.ts provides the console's (transport.ts), a test
+ * a fake, so the slices run under plain Node with no DOM.
  */
 import type { PacerApi } from '../../../shared/client'
 import type { Reply } from '../../../shared/contract'
 import { errorReply } from '../../../shared/reply'
-import { getPacer } from '../transport'
 
+let source: (() => PacerApi) | null = null
 let api: PacerApi | null = null
 
+/** Where the api comes from; asked once, on first use (so a missing transport throws then). */
+export function providePacer(get: () => PacerApi): void {
+  source = get
+  api = null
+}
+
 export function pacer(): PacerApi {
-  api ??= getPacer()
+  if (api) return api
+  if (!source) throw new Error('no Pacer api provided (providePacer was not called)')
+  api = source()
   return api
 }
 

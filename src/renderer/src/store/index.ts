@@ -3,20 +3,29 @@
  * and other non-React code call them through `useStore.getState()`.
  */
 import { create } from 'zustand'
+import { createBatchesSlice } from './batches-slice'
 import { createConcurrencySlice } from './concurrency-slice'
-import { createQueueSlice } from './queue-slice'
+import { createImportSlice } from './import-slice'
 import { createSettingsSlice } from './settings-slice'
 import { createSpendSlice } from './spend-slice'
+import { createTasksSlice } from './tasks-slice'
 import type { Store } from './types'
 import { createUiSlice } from './ui-slice'
 
-export const useStore = create<Store>()((...a) => ({
-  ...createQueueSlice(...a),
-  ...createConcurrencySlice(...a),
-  ...createSpendSlice(...a),
-  ...createSettingsSlice(...a),
-  ...createUiSlice(...a),
-}))
+/** A new store with every slice: the console makes one (`useStore`), tests one per case. */
+export function createConsoleStore() {
+  return create<Store>()((...a) => ({
+    ...createBatchesSlice(...a),
+    ...createTasksSlice(...a),
+    ...createImportSlice(...a),
+    ...createConcurrencySlice(...a),
+    ...createSpendSlice(...a),
+    ...createSettingsSlice(...a),
+    ...createUiSlice(...a),
+  }))
+}
+
+export const useStore = createConsoleStore()
 
 export type { Store } from './types'
 export type { View } from './ui-slice'

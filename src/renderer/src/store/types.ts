@@ -1,11 +1,19 @@
 import type { StateCreator } from 'zustand'
+import type { BatchesSlice } from './batches-slice'
 import type { ConcurrencySlice } from './concurrency-slice'
-import type { QueueSlice } from './queue-slice'
+import type { ImportSlice } from './import-slice'
 import type { SettingsSlice } from './settings-slice'
 import type { SpendSlice } from './spend-slice'
+import type { TasksSlice } from './tasks-slice'
 import type { UiSlice } from './ui-slice'
 
-export type Store = QueueSlice & ConcurrencySlice & SpendSlice & SettingsSlice & UiSlice
+export type Store = BatchesSlice &
+  TasksSlice &
+  ImportSlice &
+  ConcurrencySlice &
+  SpendSlice &
+  SettingsSlice &
+  UiSlice
 
 /** Each slice sees the whole store, so an action can read or call across slices. */
 export type SliceCreator<T> = StateCreator<Store, [], [], T>

@@ -1,5 +1,5 @@
 import type { CommandError } from '../../../shared/contract'
-import type { ConnectionState } from '../transport'
+import type { ConnectionState } from '../event-stream'
 import type { SliceCreator } from './types'
 
 export type View = 'queue' | 'concurrency' | 'spend' | 'settings'

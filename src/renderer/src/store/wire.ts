@@ -5,8 +5,8 @@
  */
 import type { PartitionView, TypeRollupView } from '../../../shared/contract'
 import { throttle } from '../lib/timing'
-import { connectionState, onConnectionChanged } from '../transport'
-import { call, pacer } from './api'
+import { connectionState, getPacer, onConnectionChanged } from '../transport'
+import { call, pacer, providePacer } from './api'
 import { useStore } from './index'
 import { pushSamples } from './samples'
 
@@ -16,6 +16,7 @@ const PARTITIONS_MS = 250
 const SPEND_REFRESH_MS = 2000
 
 export function wirePacer(): () => void {
+  providePacer(getPacer)
   const api = pacer()
   const store = useStore.getState
   store().setTransport(api.transport)

@@ -1,7 +1,7 @@
 import { InlineError } from '../../components/inline-error'
 import { formatInt } from '../../lib/format'
 import { useStore } from '../../store'
-import { canConfirmImport } from '../../store/queue-slice'
+import { canConfirmImport } from '../../store/import-slice'
 import { ForecastTable } from './forecast-table'
 
 /** Per-line errors can number in the thousands; the first ones are what an operator fixes. */

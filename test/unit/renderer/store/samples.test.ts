@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import type { PartitionView, SchedulerSample } from '../../../src/shared/contract'
-import { ringFor, SampleRing, seedSamples } from '../../../src/renderer/src/store/samples'
+import type { PartitionView, SchedulerSample } from '../../../../src/shared/contract'
+import { ringFor, SampleRing, seedSamples } from '../../../../src/renderer/src/store/samples'
 
 const sample = (ts: number, limit: number, inflight = 0): SchedulerSample => ({
   partition: 'p',

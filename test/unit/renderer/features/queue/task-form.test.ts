@@ -3,7 +3,7 @@ import {
   buildTaskInput,
   checkPayload,
   EMPTY_TASK_FORM,
-} from '../../../src/renderer/src/features/queue/task-form'
+} from '../../../../../src/renderer/src/features/queue/task-form'
 
 describe('the add-task form payload', () => {
   it('refuses 1e400: JSON.parse makes it Infinity, which would be sent as null', () => {

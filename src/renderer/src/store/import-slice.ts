@@ -1,0 +1,153 @@
+import type { BatchFormat, CommandError, CommandResults } from '../../../shared/contract'
+import { batchFormatOf } from '../../../shared/batch-format'
+import { call } from './api'
+import type { SliceCreator } from './types'
+
+export interface ImportDraft {
+  /** Guards against a slow preview of an earlier file landing over a newer one. */
+  id: number
+  fileName: string
+  size: number
+  format: BatchFormat | null
+  content: string | null
+  phase: 'reading' | 'previewing' | 'ready' | 'importing' | 'failed'
+  preview: CommandResults['batches:preview'] | null
+  /** The preview's or the import's own failure (not the per-line errors). */
+  error: CommandError | null
+  skipInvalid: boolean
+  audit: boolean
+}
+
+/** A batch file on its way in: read, previewed with its forecast, then imported or dropped. */
+export interface ImportSlice {
+  importDraft: ImportDraft | null
+  /** The last draft id handed out: bumped by every new file, re-preview and close. */
+  importSeq: number
+  lastImport: { fileName: string; batchId: string | null; enqueued: number; skipped: number } | null
+
+  openImportFile(file: File): Promise<void>
+  setImportOptions(options: { skipInvalid?: boolean; audit?: boolean }): void
+  confirmImport(): Promise<void>
+  closeImport(): void
+}
+
+/** Whether the previewed file may be queued: errors block it unless the operator skips them. */
+export function canConfirmImport(draft: ImportDraft | null): boolean {
+  const p = draft?.preview
+  if (!draft || !p || draft.phase !== 'ready') return false
+  return p.valid > 0 && (p.errors.length === 0 || draft.skipInvalid)
+}
+
+export const createImportSlice: SliceCreator<ImportSlice> = (set, get) => {
+  const patchDraft = (id: number, patch: Partial<ImportDraft>): boolean => {
+    const d = get().importDraft
+    if (!d || d.id !== id) return false
+    set({ importDraft: { ...d, ...patch } })
+    return true
+  }
+
+  const runPreview = async (id: number): Promise<void> => {
+    const d = get().importDraft
+    if (!d || d.id !== id || d.content === null || d.format === null) return
+    const { fileName, content, format, audit } = d
+    const reply = await call((api) => api.previewBatch({ fileName, content, format, audit }))
+    if (reply.ok) patchDraft(id, { phase: 'ready', preview: reply.value })
+    else patchDraft(id, { phase: 'failed', error: reply.error })
+  }
+
+  return {
+    importDraft: null,
+    importSeq: 0,
+    lastImport: null,
+
+    openImportFile: async (file) => {
+      const id = get().importSeq + 1
+      const format = batchFormatOf(file.name)
+      set({
+        importSeq: id,
+        importDraft: {
+          id,
+          fileName: file.name,
+          size: file.size,
+          format,
+          content: null,
+          phase: 'reading',
+          preview: null,
+          error: null,
+          skipInvalid: false,
+          audit: get().settings?.audit ?? false,
+        },
+      })
+      if (!format) {
+        patchDraft(id, {
+          phase: 'failed',
+          error: {
+            code: 'unsupported_file',
+            message: `${file.name} is not a batch file: use .jsonl (one JSON task per line) or .csv`,
+          },
+        })
+        return
+      }
+      let content: string
+      try {
+        content = await file.text()
+      } catch (err) {
+        patchDraft(id, {
+          phase: 'failed',
+          error: { code: 'read_failed', message: err instanceof Error ? err.message : String(err) },
+        })
+        return
+      }
+      if (!patchDraft(id, { content, phase: 'previewing' })) return
+      await runPreview(id)
+    },
+
+    setImportOptions: (options) => {
+      const d = get().importDraft
+      if (!d) return
+      // Audit changes the forecast (no dedup savings), so the preview is asked again.
+      if (options.audit !== undefined && options.audit !== d.audit && d.content !== null) {
+        const id = get().importSeq + 1
+        set({
+          importSeq: id,
+          importDraft: { ...d, ...options, id, phase: 'previewing', error: null },
+        })
+        void runPreview(id)
+        return
+      }
+      set({ importDraft: { ...d, ...options } })
+    },
+
+    confirmImport: async () => {
+      const d = get().importDraft
+      if (!d || !canConfirmImport(d) || d.content === null || d.format === null) return
+      patchDraft(d.id, { phase: 'importing', error: null })
+      const reply = await call((api) =>
+        api.importBatch({
+          fileName: d.fileName,
+          content: d.content!,
+          format: d.format!,
+          skipInvalid: d.skipInvalid,
+          audit: d.audit,
+        }),
+      )
+      if (!reply.ok) {
+        patchDraft(d.id, { phase: 'ready', error: reply.error })
+        return
+      }
+      if (get().importDraft?.id === d.id) set({ importDraft: null })
+      set({
+        lastImport: {
+          fileName: d.fileName,
+          batchId: reply.value.batchId,
+          enqueued: reply.value.enqueued,
+          skipped: reply.value.skipped,
+        },
+      })
+      void get().loadBatches()
+      get().refreshTasks()
+    },
+
+    closeImport: () => set({ importSeq: get().importSeq + 1, importDraft: null }),
+  }
+}
