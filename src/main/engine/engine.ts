@@ -10,11 +10,9 @@ import type {
   ForecastView,
   LimitChangeView,
   LineError,
-  PartitionView,
   ProviderId,
   SchedulerSample,
   SettingsView,
-  TypeRollupView,
 } from '../../shared/contract'
 import type { ParsedTask } from './batch-file'
 import { formatFromName, parseBatchFile, validateTask } from './batch-file'
@@ -24,7 +22,7 @@ import { EngineError } from './errors'
 import { executionFingerprint } from './fingerprint'
 import { forecastBatch } from './forecast'
 import { checkIdempotencyKey } from './idempotency-keys'
-import type { LedgerFilter, LedgerTotals } from './ledger'
+import type { LedgerFilter } from './ledger'
 import { Ledger } from './ledger'
 import { Prices } from './prices'
 import type { SimProviderOptions } from './providers/sim'
@@ -32,7 +30,6 @@ import { DEFAULT_BASE_URLS, createProviders, type HttpProviderId } from './provi
 import { SIM_DEFAULT_MODEL, createSimProvider } from './providers/sim'
 import { TaskQueue } from './queue'
 import { Runner } from './runner'
-import type { PartitionSnapshot } from './scheduler'
 import { Scheduler } from './scheduler'
 import { SettingsStore } from './settings'
 import type { AimdParams, Clock, Provider } from './types'
@@ -225,7 +222,7 @@ export function createEngine(options: EngineOptions): Engine {
       emitter.emit('scheduler:changed', {
         samples: samples.splice(0),
         changes: changes.splice(0),
-        partitions: partitionViews(scheduler.snapshot()),
+        partitions: scheduler.snapshot(),
       })
     }
     if (ledgerDirty && clock.now() - lastLedgerPush >= ledgerPushEveryMs) {
@@ -233,7 +230,7 @@ export function createEngine(options: EngineOptions): Engine {
       lastLedgerPush = clock.now()
       if (emitter.listenerCount('ledger:changed') > 0) {
         const t0 = performance.now()
-        const totals = rollupView('total', ledger.totals())
+        const totals = { ...ledger.totals(), taskType: 'total' }
         ledgerPushEveryMs = Math.max(2000, Math.round((performance.now() - t0) * 10))
         emitter.emit('ledger:changed', { totals })
       }
@@ -331,35 +328,10 @@ export function createEngine(options: EngineOptions): Engine {
   }
 
   const forecastOf = (tasks: readonly ResolvedTask[], audit?: boolean): ForecastView => {
-    const current = settings.get()
-    const f = forecastBatch(
-      tasks.map((t) => ({
-        type: t.type,
-        payload: t.payload,
-        steps: t.steps,
-        provider: t.provider,
-        model: t.model,
-        fp: t.fp,
-      })),
-      prices,
-      { dedup: !(audit ?? current.audit) },
-    )
-    const view = (type: string, r: (typeof f)['total']) => ({
-      taskType: type,
-      tasks: r.tasks,
-      distinctTasks: r.distinctTasks,
-      duplicates: r.duplicates,
-      calls: r.calls,
-      inputTokens: r.inputTokens,
-      outputTokens: r.outputTokens,
-      costMicros: r.costMicros,
-      savedByDedupMicros: r.savedByDedupMicros,
+    const { byType, total, unpricedTasks } = forecastBatch(tasks, prices, {
+      dedup: !(audit ?? settings.get().audit),
     })
-    return {
-      byType: f.byType.map((r) => view(r.type, r)),
-      total: view('total', f.total),
-      unpricedTasks: f.total.unpricedTasks,
-    }
+    return { byType, total, unpricedTasks }
   }
 
   const settingsView = (): SettingsView => {
@@ -503,7 +475,7 @@ export function createEngine(options: EngineOptions): Engine {
       runner.pump()
       return { retried: count }
     },
-    'scheduler:get': () => partitionViews(scheduler.snapshot()),
+    'scheduler:get': () => scheduler.snapshot(),
     'scheduler:set': ({ partition, params }) => {
       // Partitions come from tasks (provider:model); the console tunes those, or all of them.
       if (partition !== '*' && !scheduler.snapshot().some((p) => p.partition === partition)) {
@@ -519,11 +491,11 @@ export function createEngine(options: EngineOptions): Engine {
         throw EngineError.from(err, 'params')
       }
       runner.pump()
-      return partitionViews(scheduler.snapshot())
+      return scheduler.snapshot()
     },
     'ledger:rollup': (filter) => ({
-      byType: ledger.rollupByType(filter).map((r) => rollupView(r.taskType, r)),
-      totals: rollupView('total', ledger.totals(filter)),
+      byType: ledger.rollupByType(filter),
+      totals: { ...ledger.totals(filter), taskType: 'total' },
     }),
     'ledger:over-time': ({ bucketMs, since, until }) =>
       ledger.costOverTime({ bucketMs, since, until }),
@@ -614,24 +586,6 @@ export function createEngine(options: EngineOptions): Engine {
 
 function sortErrors(errors: LineError[]): LineError[] {
   return errors.sort((a, b) => a.line - b.line)
-}
-
-function partitionViews(snapshot: PartitionSnapshot[]): PartitionView[] {
-  return snapshot.map((p) => ({
-    partition: p.partition,
-    limit: p.limit,
-    concurrency: p.concurrency,
-    inflight: p.inflight,
-    waiting: p.waiting,
-    throttles: p.throttles,
-    successes: p.successes,
-    params: { ...p.params },
-    lastChange: p.lastChange ? { ...p.lastChange } : null,
-  }))
-}
-
-function rollupView(taskType: string, t: LedgerTotals): TypeRollupView {
-  return { ...t, taskType }
 }
 
 /** Headless mode: keys come from the environment and are never written anywhere. */
