@@ -61,14 +61,17 @@ export function driveBatch(
   const done = ended.then(async () => {
     clearInterval(timer)
     runner.off('batch', onBatch)
-    if (stopped) {
+    // A stop from here on (Ctrl-C while the last calls land) does not make a finished run
+    // an interrupted one.
+    const interrupted = stopped
+    if (interrupted) {
       await stopping
       deps.interrupt()
     }
     // A call still in flight here belongs to a task someone else finished (we lost its lease), or
     // to a cancelled batch: let it land so the ledger shows what it cost.
     await runner.stop({ graceMs })
-    return { interrupted: stopped, batch: deps.batch() }
+    return { interrupted, batch: deps.batch() }
   })
 
   const stop = () => {
