@@ -51,8 +51,12 @@ const driverOf = (dbPath: string, batchId: string) =>
   query<{ driver: string | null }>(dbPath, 'SELECT driver FROM batches WHERE id = ?', batchId)[0]
     ?.driver
 
-/** Starts the file in its own engine and stops the run at once: the batch is left interrupted. */
-async function interruptedRun(dbPath: string, content: string): Promise<string> {
+/**
+ * A new database where a first run started the file and was stopped at once: the batch is left
+ * interrupted, with some tasks done.
+ */
+async function interruptedRun(content: string): Promise<{ dbPath: string; batchId: string }> {
+  const dbPath = join(tempDir(), 'pacer.db')
   const engine = open(dbPath, 'run-a')
   const { batchId } = engine.batches.startFile(fileOf(engine, content))
   const run = engine.batches.drive(batchId)
@@ -65,7 +69,7 @@ async function interruptedRun(dbPath: string, content: string): Promise<string> 
   expect(end.batch!.counts.queued).toBeGreaterThan(0)
   expect(end.batch!.counts.running).toBe(0)
   expect(query(dbPath, `SELECT * FROM claims WHERE state = 'running'`)).toHaveLength(0)
-  return batchId
+  return { dbPath, batchId }
 }
 
 describe('engine.batches.startFile: resume or enqueue a batch file', () => {
@@ -87,9 +91,8 @@ describe('engine.batches.startFile: resume or enqueue a batch file', () => {
   })
 
   it('resumes the interrupted batch of the same file in another process, without running done tasks again', async () => {
-    const dbPath = join(tempDir(), 'pacer.db')
     const content = jsonl(20)
-    const batchId = await interruptedRun(dbPath, content)
+    const { dbPath, batchId } = await interruptedRun(content)
 
     const engine = open(dbPath, 'run-b')
     const started = engine.batches.startFile(fileOf(engine, content))
@@ -110,9 +113,8 @@ describe('engine.batches.startFile: resume or enqueue a batch file', () => {
   })
 
   it('fresh (--new) queues a new batch and leaves the interrupted one as it is', async () => {
-    const dbPath = join(tempDir(), 'pacer.db')
     const content = jsonl(20)
-    const interrupted = await interruptedRun(dbPath, content)
+    const { dbPath, batchId: interrupted } = await interruptedRun(content)
 
     const engine = open(dbPath, 'run-b')
     const started = engine.batches.startFile(fileOf(engine, content, { fresh: true }))
@@ -124,9 +126,8 @@ describe('engine.batches.startFile: resume or enqueue a batch file', () => {
   })
 
   it('the same text with other defaults or another audit mode is another file', async () => {
-    const dbPath = join(tempDir(), 'pacer.db')
     const content = jsonl(20)
-    const interrupted = await interruptedRun(dbPath, content)
+    const { dbPath, batchId: interrupted } = await interruptedRun(content)
 
     const engine = open(dbPath, 'run-b')
     const audited = engine.batches.startFile(fileOf(engine, content, { audit: true }))
@@ -162,8 +163,7 @@ describe('engine.batches.startFile: resume or enqueue a batch file', () => {
 
 describe('engine.batches.resume, as batches:resume uses it', () => {
   it('an interrupted `pacer run` batch becomes the consoles’ to run', async () => {
-    const dbPath = join(tempDir(), 'pacer.db')
-    const batchId = await interruptedRun(dbPath, jsonl(20))
+    const { dbPath, batchId } = await interruptedRun(jsonl(20))
     const consoleEngine = open(dbPath, 'console', false)
     const b = await consoleEngine.handlers['batches:resume']({ batchId })
     expect(b.state).toBe('running')
