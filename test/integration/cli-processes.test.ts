@@ -103,7 +103,16 @@ describe('pacer run across processes', () => {
     // ~10 s per call, 6 s lease: the first owner is killed while its call is in flight, and the
     // second run starts while the dead owner's lease still holds its batch (a busy machine takes
     // seconds to start a process), so it queues a batch of its own and takes the claim over.
-    const first = startPacer(['run', file, '--db', db, '--lease', '6', '--sim-latency-scale', '160'])
+    const first = startPacer([
+      'run',
+      file,
+      '--db',
+      db,
+      '--lease',
+      '6',
+      '--sim-latency-scale',
+      '160',
+    ])
     const owner = await until(() => {
       const rows = query<{ owner: string; state: string }>(db, 'SELECT owner, state FROM claims')
       return rows[0]?.state === 'running' ? rows[0].owner : undefined

@@ -119,6 +119,8 @@ const totals: TypeRollupView = {
   duplicates: 0,
   avgInputTokens: 100,
   inputTokens: 300,
+  cachedInputTokens: 0,
+  cacheWriteTokens: 0,
   outputTokens: 30,
   totalTokens: 330,
   costMicros: 4200,

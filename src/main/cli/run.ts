@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { basename, resolve } from 'node:path'
 import cliProgress from 'cli-progress'
@@ -6,7 +5,7 @@ import type { BatchSummary, LineError } from '../../shared/contract'
 import { formatUsd, microsToUsd, usdToMicros } from '../../shared/money'
 import { formatFromName } from '../../shared/batch-format'
 import { parseBatchFile } from '../engine/batch-file'
-import type { Engine } from '../engine/engine'
+import type { Engine, StartedFile } from '../engine/engine'
 import { SIM_DEFAULT_MODEL } from '../engine/providers/sim'
 import type { AimdParams } from '../engine/types'
 import { UsageError, dbPathFrom, openEngine } from './common'
@@ -87,7 +86,8 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
       `--model is required with --provider ${opts.provider}: ${unnamed.length} task(s) name no model`,
     )
   }
-  const resolved = engine.resolve(parsed.tasks, { provider: opts.provider, model })
+  const defaults = { provider: opts.provider, model }
+  const resolved = engine.resolve(parsed.tasks, defaults)
   const errors = [...parsed.errors, ...resolved.errors].sort((a, b) => a.line - b.line)
   const tasks = resolved.tasks
   if (errors.length > 0) {
@@ -97,48 +97,26 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
     }
     reportLineErrors(file, errors)
   }
-  if (opts.retryFailed) {
-    let forgotten = 0
-    for (const t of tasks) if (engine.claims.forgetFailure(t.fp)) forgotten++
-    if (forgotten > 0)
-      process.stderr.write(`pacer: retrying ${forgotten} task(s) that failed before\n`)
-  }
+
   const skippedLines = new Set(errors.map((e) => e.line)).size
   if (skippedLines > 0) {
     process.stderr.write(
       `pacer: skipped ${skippedLines} invalid line(s); queuing ${tasks.length}\n`,
     )
   }
-  const sourceHash = createHash('sha256')
-    .update(content)
-    .update(JSON.stringify({ audit, provider: opts.provider, model }))
-    .digest('hex')
 
-  let batchId: string
-  let resumed = false
+  let start: StartedFile
   try {
-    // Tasks of a killed run come back to the queue first, so this run can resume that batch.
-    engine.runner.sweepExpired()
-    const resumable = opts.new ? null : engine.queue.findResumable(sourceHash)
-    if (resumable && engine.queue.setBatchState(resumable, 'running', ['interrupted'])) {
-      batchId = resumable
-      resumed = true
-      engine.queue.setDriver(batchId, engine.runner.workerId)
-      engine.runner.addBatch(batchId)
-      const b = engine.queue.batch(batchId)
-      if (b && !opts.json) {
-        const done = b.total - b.counts.queued - b.counts.running
-        process.stderr.write(`pacer: resuming batch ${batchId} (${done} of ${b.total} done)\n`)
-      }
-    } else {
-      batchId = engine.enqueue(tasks, {
-        driver: engine.runner.workerId,
-        name: basename(path),
-        source: path,
-        sourceHash,
-        audit,
-      })
-    }
+    start = engine.batches.startFile({
+      content,
+      source: path,
+      name: basename(path),
+      tasks,
+      defaults,
+      audit,
+      fresh: opts.new,
+      retryFailed: opts.retryFailed,
+    })
   } catch (err) {
     await engine.shutdown()
     // A reused idempotency key is bad input; anything else (SQLite trouble) is not.
@@ -146,16 +124,21 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
     if (e.code === 'key_reused_with_different_payload') throw new UsageError(e.message)
     throw err
   }
+  if (start.retried > 0) {
+    process.stderr.write(`pacer: retrying ${start.retried} task(s) that failed before\n`)
+  }
+  if (start.resumed && !opts.json) {
+    const b = start.batch
+    const done = b.total - b.counts.queued - b.counts.running
+    process.stderr.write(`pacer: resuming batch ${b.id} (${done} of ${b.total} done)\n`)
+  }
 
-  engine.runner.on('warning', (message) => process.stderr.write(`pacer: warning: ${message}\n`))
-  const interrupted = await drive(engine, batchId, opts)
-  // A call still in flight here belongs to a task someone else finished (we lost its lease), or
-  // to a cancelled batch: let it land so the ledger shows what it cost, then count.
-  await engine.runner.stop({ graceMs: 15_000 })
-  const summary = summarize(engine, batchId, {
+  engine.onWarning((message) => process.stderr.write(`pacer: warning: ${message}\n`))
+  const { interrupted, batch } = await drive(engine, start.batch, opts)
+  const summary = summarize(engine, start.batchId, batch, {
     started,
     interrupted,
-    resumed,
+    resumed: start.resumed,
     skippedLines,
     distinct: new Set(tasks.map((t) => t.fp)).size,
   })
@@ -207,27 +190,12 @@ function reportLineErrors(file: string, errors: readonly LineError[]): void {
  * Runs until the batch has nothing queued or running. The first Ctrl-C stops admitting and lets
  * in-flight calls finish (bounded); a second one aborts them. Claims are released either way.
  */
-async function drive(engine: Engine, batchId: string, opts: RunOptions): Promise<boolean> {
-  let interrupted = false
-  let signals = 0
-  const stopping = new Promise<void>((resolveStop) => {
-    const onSignal = () => {
-      signals++
-      interrupted = true
-      if (signals === 1) {
-        process.stderr.write(
-          '\npacer: stopping: no new calls, letting in-flight calls finish (Ctrl-C again to abort them)\n',
-        )
-        void engine.runner.stop({ graceMs: 15_000 }).then(() => resolveStop())
-      } else {
-        void engine.runner.stop({ graceMs: 0 })
-        engine.runner.abortAll()
-      }
-    }
-    process.on('SIGINT', onSignal)
-    process.on('SIGTERM', onSignal)
-  })
-
+async function drive(
+  engine: Engine,
+  first: BatchSummary,
+  opts: RunOptions,
+): Promise<{ interrupted: boolean; batch: BatchSummary | null }> {
+  const batchId = first.id
   const bar =
     process.stderr.isTTY && !opts.json
       ? new cliProgress.SingleBar(
@@ -241,16 +209,11 @@ async function drive(engine: Engine, batchId: string, opts: RunOptions): Promise
           cliProgress.Presets.shades_classic,
         )
       : null
-  if (bar) {
-    const first = engine.queue.batch(batchId)
-    bar.start(first?.total ?? 0, 0, progressPayload(engine, batchId, first))
-  }
+  bar?.start(first.total, 0, progressPayload(engine, batchId, first))
 
-  engine.start()
   let pausedNoticed = false
-  await new Promise<void>((resolveDone) => {
-    const tick = () => {
-      const b = engine.queue.batch(batchId)
+  const run = engine.batches.drive(batchId, {
+    onProgress: (b) => {
       const unfinished = b ? b.counts.queued + b.counts.running : 0
       if (bar && b) bar.update(b.total - unfinished, progressPayload(engine, batchId, b))
       if (b?.state === 'paused' && !pausedNoticed) {
@@ -262,24 +225,25 @@ async function drive(engine: Engine, batchId: string, opts: RunOptions): Promise
       } else if (b?.state !== 'paused') {
         pausedNoticed = false
       }
-      // Cancelled from the console: stop this process's calls for it too.
-      if (b?.state === 'cancelled') engine.runner.cancelRunning(batchId)
-      if (interrupted || unfinished === 0 || b?.state === 'cancelled') {
-        clearInterval(timer)
-        resolveDone()
-      }
-    }
-    const timer = setInterval(tick, 200)
-    engine.runner.on('batch', (id) => {
-      if (id === batchId) tick()
-    })
+    },
   })
-  if (interrupted) {
-    await stopping
-    engine.queue.setBatchState(batchId, 'interrupted', ['running'])
+  let signals = 0
+  const onSignal = () => {
+    signals++
+    if (signals === 1) {
+      process.stderr.write(
+        '\npacer: stopping: no new calls, letting in-flight calls finish (Ctrl-C again to abort them)\n',
+      )
+      run.stop()
+    } else {
+      run.abort()
+    }
   }
+  process.on('SIGINT', onSignal)
+  process.on('SIGTERM', onSignal)
+  const end = await run.done
   bar?.stop()
-  return interrupted
+  return end
 }
 
 // The batch's cost is a ledger rollup: refreshed once a second, not on every progress tick.
@@ -304,6 +268,7 @@ function progressPayload(engine: Engine, batchId: string, b: BatchSummary | null
 function summarize(
   engine: Engine,
   batchId: string,
+  b: BatchSummary | null,
   extra: {
     started: number
     interrupted: boolean
@@ -312,7 +277,6 @@ function summarize(
     distinct: number
   },
 ): RunSummary {
-  const b = engine.queue.batch(batchId)
   const t = engine.ledger.totals({ batchId })
   return {
     batchId,

@@ -51,7 +51,7 @@ export async function serveCommand(opts: {
     await engine.shutdown({ graceMs: 0 })
     throw new UsageError((err as Error).message)
   }
-  engine.runner.on('warning', (message) => process.stderr.write(`pacer: warning: ${message}\n`))
+  engine.onWarning((message) => process.stderr.write(`pacer: warning: ${message}\n`))
   engine.start()
   // The URL carries the session token: print it once, on stdout, for the operator (and tests).
   process.stdout.write(`Pacer console: ${server.url}\n`)
@@ -66,7 +66,7 @@ export async function serveCommand(opts: {
       if (stopping) {
         // Second Ctrl-C: abort in-flight calls now (they stay on the ledger as abandoned and their
         // claims are released), then finish the shutdown quickly.
-        engine.runner.abortAll()
+        engine.abort()
         return
       }
       stopping = true

@@ -1,3 +1,4 @@
+import type { ForecastTypeView, ForecastView } from '../../shared/contract'
 import type { Prices } from './prices'
 import { continueMessage, estimateTokens, taskMessages } from './prompt'
 import type { ChatMessage, JsonValue } from './types'
@@ -47,31 +48,11 @@ export interface ForecastOptions {
   dedup?: boolean
 }
 
-/** Expected spend of a set of tasks. */
-export interface ForecastRollup {
-  tasks: number
-  /** Distinct fingerprints (a fingerprint belongs to the type of its first task). */
-  distinctTasks: number
-  /** tasks − distinctTasks. */
-  duplicates: number
-  /** Provider calls that would be made (one per step of every task that runs). */
-  calls: number
-  inputTokens: number
-  outputTokens: number
-  /** Priced part of the cost; null when tasks run but none of them can be priced. */
-  costMicros: number | null
-  /** Tasks that run on a model without a price: their cost is missing from costMicros. */
-  unpricedTasks: number
-  /**
-   * What the duplicates would cost if they ran: saved when dedup is on, at stake when it is off
-   * (audit mode). Unpriced duplicates are not included.
-   */
-  savedByDedupMicros: number
-}
+/** Expected spend of a set of tasks: the contract's view, without the task type. */
+type ForecastRollup = Omit<ForecastTypeView, 'taskType'>
 
-export interface Forecast {
-  byType: (ForecastRollup & { type: string })[]
-  total: ForecastRollup
+/** The contract's view of a forecast, and how it was made. */
+export interface Forecast extends ForecastView {
   dedup: boolean
   priceVersion: string
 }
@@ -241,13 +222,20 @@ export function forecastBatch(
     }
   })
 
-  const rollups = [...byType].map(([type, acc]) => ({ type, ...finish(acc) }))
+  const rollups = [...byType].map(([taskType, acc]) => ({ taskType, ...finish(acc) }))
   rollups.sort(
     (a, b) =>
       (b.costMicros ?? -1) - (a.costMicros ?? -1) ||
-      (a.type < b.type ? -1 : a.type > b.type ? 1 : 0),
+      (a.taskType < b.taskType ? -1 : a.taskType > b.taskType ? 1 : 0),
   )
-  return { byType: rollups, total: finish(total), dedup, priceVersion: prices.version }
+  const all = { taskType: 'total', ...finish(total) }
+  return {
+    byType: rollups,
+    total: all,
+    unpricedTasks: all.unpricedTasks,
+    dedup,
+    priceVersion: prices.version,
+  }
 }
 
 function emptyAcc(): Acc {

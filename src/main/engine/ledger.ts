@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3'
-import type { TypeRollupView } from '../../shared/contract'
+import type { CostPoint, LedgerFilter, TypeRollupView } from '../../shared/contract'
 import { csvStream } from './csv'
 import { EVENT_COLUMNS, SUMMARY_COLUMNS } from './ledger-csv'
 import {
@@ -17,12 +17,7 @@ import { checkRecordInput, INSERT_SQL, ORIGINAL_COST_SQL } from './ledger-record
 import type { Prices } from './prices'
 import { systemClock, type Clock, type LedgerEventInput, type LedgerOutcome } from './types'
 
-/** Which ledger rows a query covers. `since` is inclusive, `until` exclusive (epoch ms). */
-export interface LedgerFilter {
-  since?: number
-  until?: number
-  batchId?: string
-}
+export type { LedgerFilter }
 
 /** One stored ledger row. */
 export interface LedgerRow {
@@ -50,25 +45,14 @@ export interface LedgerRow {
   priceVersion: string | null
 }
 
-/** Spend of a set of ledger rows (the contract's view, plus the cache token counts). */
-export interface LedgerTotals extends Omit<TypeRollupView, 'taskType'> {
-  cachedInputTokens: number
-  cacheWriteTokens: number
-}
+/** Spend of a set of ledger rows: the contract's rollup view, without the task type. */
+export type LedgerTotals = Omit<TypeRollupView, 'taskType'>
 
 /** Spend of one task type. */
-export interface TypeRollup extends LedgerTotals {
-  taskType: string
-}
+export type TypeRollup = TypeRollupView
 
-/** One bucket of costOverTime; `ts` is the bucket start, aligned to multiples of bucketMs. */
-export interface CostBucket {
-  ts: number
-  costMicros: number
-  /** Provider calls (every row but 'reused'). */
-  calls: number
-  tokens: number
-}
+/** One bucket of costOverTime. */
+export type CostBucket = CostPoint
 
 export interface LedgerOptions {
   db: Database.Database
@@ -79,12 +63,6 @@ export interface LedgerOptions {
 
 /** A ledger event as `record` takes it; `ts` defaults to the clock. */
 export type LedgerRecordInput = Omit<LedgerEventInput, 'ts'> & { ts?: number }
-
-interface FilterParams {
-  since?: number
-  until?: number
-  batchId?: string
-}
 
 /**
  * The append-only cost ledger: one immutable row per provider call attempt and per reuse, priced
@@ -194,7 +172,7 @@ export class Ledger {
   }
 
   /** Cost, calls and tokens per time bucket (epoch-aligned), oldest first; empty buckets omitted. */
-  costOverTime(opts: { bucketMs: number; since?: number; until?: number }): CostBucket[] {
+  costOverTime(opts: Omit<LedgerFilter, 'batchId'> & { bucketMs: number }): CostBucket[] {
     const { bucketMs } = opts
     if (!Number.isSafeInteger(bucketMs) || bucketMs <= 0) {
       throw new TypeError(`bucketMs must be a positive integer of milliseconds, got ${bucketMs}`)
@@ -284,9 +262,9 @@ function checkFilter(filter: LedgerFilter): void {
   }
 }
 
-function params(filter: LedgerFilter): FilterParams {
+function params(filter: LedgerFilter): LedgerFilter {
   // Named parameters absent from a statement are an error in better-sqlite3: pass only those used.
-  const p: FilterParams = {}
+  const p: LedgerFilter = {}
   if (filter.since !== undefined) p.since = filter.since
   if (filter.until !== undefined) p.until = filter.until
   if (filter.batchId !== undefined) p.batchId = filter.batchId

@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events'
+import type { PartitionView } from '../../shared/contract'
 import type { ConcurrencyController } from './aimd'
 import { SeedAimd, mergeAimdParams } from './aimd'
 import type { AimdParams, Clock, LimitChange, Outcome } from './types'
@@ -13,24 +14,8 @@ export interface Permit {
   release(outcome: Outcome): void
 }
 
-/** One partition's state, for the console's Concurrency view and its live chart. */
-export interface PartitionSnapshot {
-  partition: string
-  /** Real-valued AIMD limit. */
-  limit: number
-  /** What admission uses: max(min, floor(limit)). */
-  concurrency: number
-  inflight: number
-  waiting: number
-  params: AimdParams
-  /** Outcomes that pushed back: throttled (429), overloaded (503/529), timeout. */
-  throttles: number
-  /** Answered calls: ok and near_limit. */
-  successes: number
-  /** Other failures ('error'), which do not move the limit. */
-  errors: number
-  lastChange: LimitChange | null
-}
+/** One partition's state: the contract's view of it. */
+export type PartitionSnapshot = PartitionView
 
 export interface SchedulerSample {
   ts: number

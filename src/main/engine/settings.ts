@@ -1,18 +1,9 @@
 import type Database from 'better-sqlite3'
-import type { PriceView, ProviderId, SettingsPatch } from '../../shared/contract'
+import type { SettingsPatch } from '../../shared/contract'
 import { SIM_DEFAULT_MODEL } from './providers/sim'
 
 /** The operator's settings, kept in the database so the CLI and the console share them. */
-export interface Settings {
-  defaultProvider: ProviderId
-  defaultModel: string
-  /** How long a completed result is reused. 24 h; the seed's 900 s is a setting; 0 = forever. */
-  resultTtlMs: number
-  /** Measure duplicates without deduplicating. */
-  audit: boolean
-  baseUrls: Partial<Record<ProviderId, string | null>>
-  priceOverrides: Record<string, PriceView>
-}
+export type Settings = Required<SettingsPatch>
 
 export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze({
   defaultProvider: 'sim',

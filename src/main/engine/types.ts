@@ -2,6 +2,7 @@
  * Shared engine types. Plain Node, no electron. Every time is integer epoch milliseconds;
  * every amount of money is integer micro-dollars (1 USD = 1_000_000).
  */
+import type { AimdParamsView, LimitChangeView } from '../../shared/contract'
 
 /** The single source of time for the engine; tests inject a fake. */
 export interface Clock {
@@ -116,22 +117,9 @@ export interface Provider {
 
 export type Outcome = 'ok' | 'near_limit' | 'throttled' | 'overloaded' | 'timeout' | 'error'
 
-export interface AimdParams {
-  /** @default 1 */
-  min: number
-  /** @default 12 */
-  max: number
-  /** @default 2 */
-  initial: number
-  /** Added to the limit per success. @default 0.5 */
-  increase: number
-  /** Multiplies the limit per throttle. @default 0.5 */
-  decrease: number
-  /** After a cut, successes do not grow the limit for this long. @default 8000 */
-  cooldownMs: number
-  /** Remaining-requests header below this holds the limit (near_limit). @default 5 */
-  nearLimitRemaining: number
-}
+// The params and the limit changes are the contract's views: one definition, in src/shared.
+export type AimdParams = AimdParamsView
+export type LimitChange = LimitChangeView
 
 export const SEED_AIMD: Readonly<AimdParams> = Object.freeze({
   min: 1,
@@ -142,14 +130,6 @@ export const SEED_AIMD: Readonly<AimdParams> = Object.freeze({
   cooldownMs: 8000,
   nearLimitRemaining: 5,
 })
-
-export interface LimitChange {
-  partition: string
-  ts: number
-  from: number
-  to: number
-  reason: string
-}
 
 // ---------------------------------------------------------------- ledger
 

@@ -3,15 +3,12 @@
  * (desktop/export-file.ts), the HTTP server streams a download (server/csv-export.ts). Both call
  * the engine's streaming export with the filter of a validated `ledger:export` input.
  */
-import type { CommandParsed } from '../../shared/contract'
+import type { CommandParsed, LedgerFilter } from '../../shared/contract'
 
 export type ExportKind = CommandParsed<'ledger:export'>['kind']
 
-export interface ExportFilter {
-  since?: number
-  until?: number
-  batchId?: string
-}
+/** Which ledger rows an export covers: the contract's filter. */
+export type ExportFilter = LedgerFilter
 
 /** The engine's streaming CSV export: writes header + rows to `out`, resolves with the row count. */
 export type ExportCsv = (

@@ -75,6 +75,7 @@ describe('forecastBatch', () => {
     const f = forecastBatch([task()], prices)
     expect(continueOverhead(10)).toBe(262)
     expect(f.total).toEqual({
+      taskType: 'total',
       tasks: 1,
       distinctTasks: 1,
       duplicates: 0,
@@ -137,7 +138,7 @@ describe('forecastBatch', () => {
       task({ type: 'classify', fp: 'c2', steps: 1 }),
     ]
     const f = forecastBatch(tasks, prices)
-    expect(f.byType.map((t) => [t.type, t.tasks, t.distinctTasks, t.duplicates])).toEqual([
+    expect(f.byType.map((t) => [t.taskType, t.tasks, t.distinctTasks, t.duplicates])).toEqual([
       ['research', 2, 1, 1],
       ['classify', 2, 2, 0],
     ])
@@ -157,7 +158,7 @@ describe('forecastBatch', () => {
       ],
       prices,
     )
-    const byType = Object.fromEntries(f.byType.map((t) => [t.type, t]))
+    const byType = Object.fromEntries(f.byType.map((t) => [t.taskType, t]))
     expect(byType['known']).toMatchObject({ costMicros: 315_786, unpricedTasks: 0 })
     expect(byType['mixed']).toMatchObject({ costMicros: 18_000, unpricedTasks: 1 })
     // The duplicate of an unpriced task is reused (not run, not unpriced) and its saving unknown.
@@ -169,7 +170,7 @@ describe('forecastBatch', () => {
       inputTokens: 55_262,
     })
     expect(f.total).toMatchObject({ costMicros: 333_786, unpricedTasks: 2 })
-    expect(f.byType.at(-1)?.type).toBe('unknown')
+    expect(f.byType.at(-1)?.taskType).toBe('unknown')
   })
 
   it('uses a fixed output per step when given, and an empty batch costs nothing', () => {

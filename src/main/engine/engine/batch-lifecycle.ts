@@ -1,0 +1,257 @@
+import { createHash } from 'node:crypto'
+import type { BatchSummary, LineError } from '../../../shared/contract'
+import type { ParsedTask } from '../batch-file'
+import { EngineError } from '../errors'
+import { executionFingerprint } from '../fingerprint'
+import { checkIdempotencyKey } from '../idempotency-keys'
+import type { NewBatch } from '../queue'
+import { driveBatch, type BatchRun, type DriveOptions } from './batch-run'
+import type { EngineEvents } from './events'
+import type { EngineParts } from './parts'
+
+/** A task ready to queue: provider and model resolved, `fp` is its claim identity. */
+export interface ResolvedTask extends ParsedTask {
+  provider: string
+  model: string
+  /** The execution's fingerprint (task + provider + model + steps). */
+  runFp: string
+}
+
+/** The provider and model of tasks that name none (a `pacer run`'s --provider and --model). */
+export interface TaskDefaults {
+  provider?: string
+  model?: string
+}
+
+/** A batch file as `pacer run` starts it. */
+export interface FileBatch {
+  /** The file's text: with `defaults` and `audit`, what makes two runs "the same file". */
+  content: string
+  /** Where it was read from (the batch's source), and the name the batch is listed under. */
+  source: string
+  name: string
+  /** Its tasks, resolved (`resolve`) with these `defaults`. */
+  tasks: readonly ResolvedTask[]
+  defaults: TaskDefaults
+  audit: boolean
+  /** Queue a new batch even when an interrupted one of the same file exists (`--new`). */
+  fresh?: boolean
+  /** Forget the stored failures of these tasks first, so they run again (`--retry-failed`). */
+  retryFailed?: boolean
+}
+
+export interface StartedFile {
+  batchId: string
+  /** True: an interrupted batch of the same file was resumed instead of queuing a new one. */
+  resumed: boolean
+  /** Stored failures forgotten (`retryFailed`). */
+  retried: number
+  batch: BatchSummary
+}
+
+/**
+ * Where a batch's state changes: queued, resumed, paused, cancelled, retried, interrupted. The
+ * console's commands and `pacer run` both go through here, so a batch moves the same way whoever
+ * moves it.
+ */
+export class BatchLifecycle {
+  readonly #parts: EngineParts
+  readonly #events: EngineEvents
+  readonly #start: () => void
+
+  /** `start` starts the engine's runner (once), for `drive`. */
+  constructor(parts: EngineParts, events: EngineEvents, start: () => void) {
+    this.#parts = parts
+    this.#events = events
+    this.#start = start
+  }
+
+  /**
+   * Gives each task its provider and model (the defaults, or the settings'), checks them, and
+   * computes its claim identity. Problems come back per line, nothing throws.
+   */
+  resolve(
+    tasks: readonly ParsedTask[],
+    defaults?: TaskDefaults,
+  ): { tasks: ResolvedTask[]; errors: LineError[] } {
+    const { providers } = this.#parts
+    const current = this.#parts.settings.get()
+    const defaultProvider = defaults?.provider ?? current.defaultProvider
+    const defaultModel =
+      defaults?.model ?? (defaultProvider === current.defaultProvider ? current.defaultModel : null)
+    const resolved: ResolvedTask[] = []
+    const errors: LineError[] = []
+    for (const t of tasks) {
+      const provider = t.provider ?? defaultProvider
+      if (!Object.prototype.hasOwnProperty.call(providers, provider)) {
+        errors.push({
+          line: t.line,
+          field: 'provider',
+          message: `unknown provider "${provider}" (known: ${Object.keys(providers).join(', ')})`,
+        })
+        continue
+      }
+      const model = t.model ?? (provider === defaultProvider ? defaultModel : null)
+      if (!model) {
+        errors.push({
+          line: t.line,
+          field: 'model',
+          message:
+            provider === defaultProvider
+              ? `required: no default model is set for "${provider}"`
+              : `required for provider "${provider}": only the default provider (${defaultProvider}) has a default model`,
+        })
+        continue
+      }
+      const runFp = executionFingerprint(t.payloadFp, { provider, model, steps: t.steps })
+      resolved.push({ ...t, provider, model, runFp, fp: t.key === null ? runFp : t.fp })
+    }
+    return { tasks: resolved, errors }
+  }
+
+  /** Queues resolved tasks as one batch (all or nothing); returns its id. */
+  enqueue(tasks: readonly ResolvedTask[], batch: Omit<NewBatch, 'state'>): string {
+    const { db, clock, queue, runner } = this.#parts
+    const now = clock.now()
+    const id = db
+      .transaction(() => {
+        for (const t of tasks) {
+          if (t.key === null) continue
+          try {
+            // A key names one execution: the same key with another payload, model or step count
+            // is a different request, refused like Stripe refuses it.
+            checkIdempotencyKey(db, t.key, t.runFp, now)
+          } catch (err) {
+            throw EngineError.from(err, `line ${t.line}`)
+          }
+        }
+        return queue.createBatch(
+          batch,
+          tasks.map((t) => ({
+            seq: t.line,
+            type: t.type,
+            payloadJson: t.payloadJson,
+            fp: t.fp,
+            key: t.key,
+            steps: t.steps,
+            provider: t.provider,
+            model: t.model,
+          })),
+        )
+      })
+      .immediate()
+    runner.addBatch(id)
+    this.#events.batchChanged(id)
+    return id
+  }
+
+  /**
+   * "Resume or enqueue this file": the latest interrupted batch of the same file (same content,
+   * defaults and audit mode) is resumed by this engine, unless `fresh`; otherwise the tasks are
+   * queued as a new batch this engine drives. Completed tasks of a resumed batch are not re-run.
+   */
+  startFile(file: FileBatch): StartedFile {
+    const { queue, runner, claims } = this.#parts
+    let retried = 0
+    if (file.retryFailed) for (const t of file.tasks) if (claims.forgetFailure(t.fp)) retried++
+    const { provider, model } = file.defaults
+    const sourceHash = createHash('sha256')
+      .update(file.content)
+      .update(JSON.stringify({ audit: file.audit, provider, model }))
+      .digest('hex')
+    // Tasks of a killed run come back to the queue first, so this run can resume that batch.
+    runner.sweepExpired()
+    const resumable = file.fresh ? null : queue.findResumable(sourceHash)
+    if (resumable && this.resume(resumable, { driver: runner.workerId, fromPaused: false })) {
+      return { batchId: resumable, resumed: true, retried, batch: this.get(resumable) }
+    }
+    const batchId = this.enqueue(file.tasks, {
+      driver: runner.workerId,
+      name: file.name,
+      source: file.source,
+      sourceHash,
+      audit: file.audit,
+    })
+    return { batchId, resumed: false, retried, batch: this.get(batchId) }
+  }
+
+  /**
+   * Puts an interrupted batch (and, `fromPaused`, a paused one) back to running. An interrupted
+   * batch's driver has stopped, so it passes to `driver`: the resuming `pacer run`, or null for
+   * the consoles; a paused one keeps its driver, which is still waiting for it. False when the
+   * batch was in neither state (then nothing changes).
+   */
+  resume(batchId: string, opts: { driver: string | null; fromPaused: boolean }): boolean {
+    const { db, queue, runner } = this.#parts
+    const resumed = db
+      .transaction(() => {
+        if (queue.setBatchState(batchId, 'running', ['interrupted'])) {
+          queue.setDriver(batchId, opts.driver)
+          return true
+        }
+        return opts.fromPaused && queue.applyBatchAction(batchId, 'resume')
+      })
+      .immediate()
+    if (!resumed) return false
+    // Everything may have finished while it was paused: then it is simply done.
+    queue.settleBatch(batchId)
+    runner.addBatch(batchId)
+    this.#events.batchChanged(batchId)
+    return true
+  }
+
+  /** No new task of the batch starts, in any process; tasks under way finish their steps. */
+  pause(batchId: string): void {
+    this.#parts.queue.applyBatchAction(batchId, 'pause')
+    this.#events.batchChanged(batchId)
+  }
+
+  /** Nothing more of the batch runs: queued tasks are cancelled, this process's calls aborted. */
+  cancel(batchId: string): void {
+    const { queue, runner } = this.#parts
+    queue.applyBatchAction(batchId, 'cancel')
+    queue.cancelQueued(batchId)
+    runner.cancelRunning(batchId)
+    this.#events.batchChanged(batchId)
+  }
+
+  /** Failed or cancelled tasks go back to the queue; returns how many. */
+  retry(filter: { batchId?: string; taskIds?: readonly number[] }): number {
+    const { queue, claims, runner } = this.#parts
+    const { count, fps } = queue.retry(filter)
+    // A retry means "try again": a failure kept as a result would answer it without trying.
+    for (const fp of fps) claims.forgetFailure(fp)
+    if (filter.batchId) runner.addBatch(filter.batchId)
+    runner.pump()
+    return count
+  }
+
+  /**
+   * Runs the engine until the batch has nothing queued or running, is cancelled, or the run is
+   * stopped: `pacer run` driving its batch. A stopped run leaves the batch interrupted, for the
+   * same command to resume later.
+   */
+  drive(batchId: string, opts: DriveOptions = {}): BatchRun {
+    const { queue, runner } = this.#parts
+    return driveBatch(
+      {
+        batchId,
+        runner,
+        start: this.#start,
+        batch: () => queue.batch(batchId),
+        interrupt: () => {
+          queue.setBatchState(batchId, 'interrupted', ['running'])
+          this.#events.batchChanged(batchId)
+        },
+      },
+      opts,
+    )
+  }
+
+  /** The batch as it stands, or a not_found error naming `batchId`. */
+  get(batchId: string): BatchSummary {
+    const b = this.#parts.queue.batch(batchId)
+    if (!b) throw new EngineError('not_found', `no batch with id ${batchId}`, 'batchId')
+    return b
+  }
+}

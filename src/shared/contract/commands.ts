@@ -1,0 +1,151 @@
+import { z } from 'zod'
+import type { PartitionView } from './scheduler'
+import { AimdParamsPatch } from './scheduler'
+import type { SettingsView } from './settings'
+import { ProviderId, SettingsPatch } from './settings'
+import type { CostPoint, ForecastView, TypeRollupView } from './spend'
+import { LedgerFilter } from './spend'
+import type { BatchSummary, LineError, TaskRow } from './tasks'
+import { BatchFormat, TaskInput, TaskStatus } from './tasks'
+
+/** Each command: its input schema and (as a type) its result. */
+export const commandSchemas = {
+  'tasks:enqueue': z.strictObject({
+    tasks: z.array(TaskInput).min(1).max(100_000),
+    name: z.string().max(200).optional(),
+    audit: z.boolean().optional(),
+  }),
+  'batches:preview': z.strictObject({
+    fileName: z.string().max(500),
+    content: z.string().max(200 * 1024 * 1024),
+    format: BatchFormat.optional(),
+    /** Forecast without deduplication; default: the audit setting. */
+    audit: z.boolean().optional(),
+  }),
+  'batches:import': z.strictObject({
+    fileName: z.string().max(500),
+    content: z.string().max(200 * 1024 * 1024),
+    format: BatchFormat.optional(),
+    skipInvalid: z.boolean().optional(),
+    audit: z.boolean().optional(),
+  }),
+  'batches:list': z.strictObject({}),
+  'batches:pause': z.strictObject({ batchId: z.string().min(1) }),
+  'batches:resume': z.strictObject({ batchId: z.string().min(1) }),
+  'batches:cancel': z.strictObject({ batchId: z.string().min(1) }),
+  'tasks:list': z.strictObject({
+    batchId: z.string().optional(),
+    statuses: z.array(TaskStatus).optional(),
+    offset: z.number().int().nonnegative().default(0),
+    limit: z.number().int().min(1).max(10_000).default(200),
+  }),
+  'tasks:retry': z.strictObject({
+    batchId: z.string().optional(),
+    taskIds: z.array(z.number().int().positive()).optional(),
+  }),
+  'scheduler:get': z.strictObject({}),
+  'scheduler:set': z.strictObject({
+    partition: z.string().min(1),
+    params: AimdParamsPatch,
+  }),
+  'ledger:rollup': LedgerFilter,
+  'ledger:over-time': LedgerFilter.extend({ bucketMs: z.number().int().min(1000) }),
+  'ledger:export': z.strictObject({
+    kind: z.enum(['events', 'summary']),
+    ...LedgerFilter.shape,
+  }),
+  'settings:get': z.strictObject({}),
+  'settings:set': SettingsPatch,
+  'secrets:set': z.strictObject({
+    provider: ProviderId,
+    apiKey: z.string().min(1).max(1000).nullable(),
+  }),
+} as const
+
+export interface CommandResults {
+  'tasks:enqueue': { batchId: string; enqueued: number }
+  'batches:preview': {
+    format: BatchFormat
+    valid: number
+    errors: LineError[]
+    forecast: ForecastView | null
+  }
+  'batches:import': {
+    batchId: string | null
+    enqueued: number
+    skipped: number
+    errors: LineError[]
+  }
+  'batches:list': BatchSummary[]
+  'batches:pause': BatchSummary
+  'batches:resume': BatchSummary
+  'batches:cancel': BatchSummary
+  'tasks:list': { rows: TaskRow[]; total: number }
+  'tasks:retry': { retried: number }
+  'scheduler:get': PartitionView[]
+  'scheduler:set': PartitionView[]
+  'ledger:rollup': { byType: TypeRollupView[]; totals: TypeRollupView }
+  'ledger:over-time': CostPoint[]
+  /** Over IPC: the file written (save dialog). Over HTTP: answered by a download instead. */
+  'ledger:export': { path: string | null; rows: number }
+  'settings:get': SettingsView
+  'settings:set': SettingsView
+  'secrets:set': SettingsView
+}
+
+export type CommandName = keyof typeof commandSchemas
+export type CommandInput<C extends CommandName> = z.input<(typeof commandSchemas)[C]>
+export type CommandParsed<C extends CommandName> = z.output<(typeof commandSchemas)[C]>
+export type CommandResult<C extends CommandName> = CommandResults[C]
+
+export const COMMANDS = Object.keys(commandSchemas) as CommandName[]
+
+/** Errors travel as data, never as thrown exceptions across a transport. */
+export interface CommandError {
+  code: string
+  message: string
+  /** Where the problem is: a field path (`tasks[3].payload`) or a line (`line 7`). */
+  field?: string
+}
+export type Reply<T> = { ok: true; value: T } | { ok: false; error: CommandError }
+
+/** The handler map the engine implements; both transports bind exactly this. */
+export type CommandHandlers = {
+  [C in CommandName]: (input: CommandParsed<C>) => Promise<CommandResult<C>> | CommandResult<C>
+}
+
+/** Turns a zod error into the contract's error shape, naming the first bad field. */
+export function validationError(error: z.ZodError): CommandError {
+  const issue = error.issues[0]
+  const field = issue ? formatPath(issue.path) : undefined
+  const message = error.issues
+    .slice(0, 5)
+    .map((i) => `${formatPath(i.path) || 'input'}: ${i.message}`)
+    .join('; ')
+  return { code: 'invalid_input', message, field: field || undefined }
+}
+
+export function formatPath(path: readonly PropertyKey[]): string {
+  let out = ''
+  for (const part of path) {
+    if (typeof part === 'number') out += `[${part}]`
+    else out += out ? `.${String(part)}` : String(part)
+  }
+  return out
+}
+
+/** Validates a command's input; the single entry check used by both transports. */
+export function parseCommand<C extends CommandName>(
+  name: C,
+  input: unknown,
+): Reply<CommandParsed<C>> {
+  const schema = commandSchemas[name] as unknown as z.ZodType<CommandParsed<C>>
+  const parsed = schema.safeParse(input ?? {})
+  return parsed.success
+    ? { ok: true, value: parsed.data }
+    : { ok: false, error: validationError(parsed.error) }
+}
+
+export function isCommandName(name: string): name is CommandName {
+  return Object.prototype.hasOwnProperty.call(commandSchemas, name)
+}

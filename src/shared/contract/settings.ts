@@ -1,0 +1,63 @@
+import { z } from 'zod'
+import { finiteNumber } from './numbers'
+
+export const ProviderId = z.enum(['sim', 'openai', 'anthropic', 'openai-compatible'])
+export type ProviderId = z.infer<typeof ProviderId>
+
+/** Settings as the console sees them: secrets are never sent, only whether one is stored. */
+export interface SettingsView {
+  dbPath: string
+  defaultProvider: ProviderId
+  defaultModel: string
+  resultTtlMs: number
+  audit: boolean
+  providers: Record<ProviderId, { baseUrl: string | null; hasKey: boolean; keyHint: string | null }>
+  priceOverrides: Record<string, PriceView>
+  priceTableVersion: string
+  /** Why keys cannot be stored here, when they cannot (no OS keyring, headless mode). */
+  secretStorage: { available: boolean; reason: string | null }
+}
+
+export const PriceView = z.strictObject({
+  input: finiteNumber.nonnegative(),
+  cachedInput: finiteNumber.nonnegative(),
+  cacheWrite: finiteNumber.nonnegative(),
+  output: finiteNumber.nonnegative(),
+})
+export type PriceView = z.infer<typeof PriceView>
+
+/**
+ * Where a provider's requests go: http(s), never credentials inside the URL. (An API key is only
+ * ever sent over https or to this machine: the providers refuse plain http elsewhere.)
+ */
+export const BaseUrl = z.url().refine(
+  (value) => {
+    const url = new URL(value)
+    return !url.username && !url.password && (url.protocol === 'https:' || url.protocol === 'http:')
+  },
+  { message: 'must be an http:// or https:// URL, without user:password' },
+)
+
+/** True for 127.0.0.0/8, ::1 and localhost: the addresses only this machine can reach. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1')
+  if (h === 'localhost' || h === '::1' || h === '0:0:0:0:0:0:0:1') return true
+  if (h.startsWith('::ffff:')) return isLoopbackHost(h.slice('::ffff:'.length))
+  return /^127(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/.test(h)
+}
+
+/** The operator's settings, as a change to them; every field set is what the engine stores. */
+export const SettingsPatch = z.strictObject({
+  defaultProvider: ProviderId.optional(),
+  defaultModel: z.string().min(1).max(200).optional(),
+  /** How long a completed result is reused. 24 h; the seed's 900 s is a setting; 0 = forever. */
+  resultTtlMs: z.number().int().nonnegative().optional(),
+  /** Measure duplicates without deduplicating. */
+  audit: z.boolean().optional(),
+  baseUrls: z.partialRecord(ProviderId, BaseUrl.nullable()).optional(),
+  priceOverrides: z.record(z.string().min(1), PriceView).optional(),
+})
+export type SettingsPatch = z.infer<typeof SettingsPatch>

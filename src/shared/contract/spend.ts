@@ -1,0 +1,88 @@
+import { z } from 'zod'
+import { epochMs } from './numbers'
+
+/** Which ledger rows a query covers. `since` is inclusive, `until` exclusive (epoch ms). */
+export const LedgerFilter = z.strictObject({
+  since: epochMs.optional(),
+  until: epochMs.optional(),
+  batchId: z.string().optional(),
+})
+export type LedgerFilter = z.infer<typeof LedgerFilter>
+
+/** Spend of one task type (or of all of them: taskType 'total'), as the ledger rolls it up. */
+export interface TypeRollupView {
+  taskType: string
+  /** executed + reused + duplicates. */
+  runs: number
+  /** Distinct executions (task, fingerprint, epoch) with 'executed' rows: 10 steps = 1 execution. */
+  executed: number
+  /** 'reused' rows: tasks answered from a stored result (dedup hits). */
+  reused: number
+  /**
+   * Distinct executions with 'duplicate' rows: billed work dedup should have prevented. Such an
+   * execution is not also counted as executed.
+   */
+  duplicates: number
+  /** Input tokens of executed + duplicate rows per such execution (integer, floored). */
+  avgInputTokens: number
+  inputTokens: number
+  /** The part of inputTokens read from a prompt cache. */
+  cachedInputTokens: number
+  /** Input tokens written to a prompt cache. */
+  cacheWriteTokens: number
+  outputTokens: number
+  totalTokens: number
+  /**
+   * Sum of every priced row, whatever its outcome: what was actually billed. Null when calls were
+   * made but none of them could be priced, so an unknown model never reads as free.
+   */
+  costMicros: number | null
+  /** Rows with tokens but no price; their cost is missing from costMicros. */
+  unpricedCalls: number
+  /** Sum of saved_micros of 'reused' rows; null when every reuse was of an unpriced result. */
+  savedMicros: number | null
+  /** Cost of duplicate executions: every call of them, including steps before the claim was lost. */
+  wastedMicros: number
+  throttled: number
+  errors: number
+  abandoned: number
+}
+
+/** One bucket of spend over time; `ts` is the bucket start, aligned to multiples of bucketMs. */
+export interface CostPoint {
+  ts: number
+  costMicros: number
+  /** Provider calls (every row but 'reused'). */
+  calls: number
+  tokens: number
+}
+
+/** Expected spend of one task type (or of all of them: taskType 'total') before a batch runs. */
+export interface ForecastTypeView {
+  taskType: string
+  tasks: number
+  /** Distinct fingerprints (a fingerprint belongs to the type of its first task). */
+  distinctTasks: number
+  /** tasks − distinctTasks. */
+  duplicates: number
+  /** Provider calls that would be made (one per step of every task that runs). */
+  calls: number
+  inputTokens: number
+  outputTokens: number
+  /** Priced part of the cost; null when tasks run but none of them can be priced. */
+  costMicros: number | null
+  /** Tasks that run on a model without a price: their cost is missing from costMicros. */
+  unpricedTasks: number
+  /**
+   * What the duplicates would cost if they ran: saved when dedup is on, at stake when it is off
+   * (audit mode). Unpriced duplicates are not included.
+   */
+  savedByDedupMicros: number
+}
+
+export interface ForecastView {
+  byType: ForecastTypeView[]
+  total: ForecastTypeView
+  /** total.unpricedTasks. */
+  unpricedTasks: number
+}

@@ -1,0 +1,227 @@
+// "Resume or enqueue this file" and the resume the console shares with it, on a real SQLite file
+// and the simulated provider: two engines on one file stand for two `pacer run` processes.
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { parseBatchFile } from '../../../../src/main/engine/batch-file'
+import { createEngine, type Engine, type FileBatch } from '../../../../src/main/engine/engine'
+import { query, tempDir } from '../../../helpers/cli'
+
+const engines: Engine[] = []
+afterEach(async () => {
+  await Promise.all(engines.splice(0).map((e) => e.shutdown({ graceMs: 0 })))
+})
+
+/** An engine as `pacer run` opens one (it runs only the batches it starts), or a console's. */
+function open(dbPath: string, workerId: string, scoped = true): Engine {
+  const engine = createEngine({
+    dbPath,
+    workerId,
+    batchIds: scoped ? [] : null,
+    sim: { latencyScale: 0.02 },
+  })
+  engines.push(engine)
+  return engine
+}
+
+function jsonl(n: number, from = 0): string {
+  return Array.from({ length: n }, (_, i) =>
+    JSON.stringify({ type: 'job', payload: { i: i + from } }),
+  )
+    .join('\n')
+    .concat('\n')
+}
+
+/** The file as `pacer run` hands it over: parsed, resolved with the run's defaults. */
+function fileOf(engine: Engine, content: string, over: Partial<FileBatch> = {}): FileBatch {
+  const defaults = over.defaults ?? { provider: 'sim', model: 'sim-small' }
+  const { tasks, errors } = engine.resolve(parseBatchFile(content, 'jsonl').tasks, defaults)
+  expect(errors).toEqual([])
+  return {
+    content,
+    source: '/batches/jobs.jsonl',
+    name: 'jobs.jsonl',
+    tasks,
+    defaults,
+    audit: false,
+    ...over,
+  }
+}
+
+const driverOf = (dbPath: string, batchId: string) =>
+  query<{ driver: string | null }>(dbPath, 'SELECT driver FROM batches WHERE id = ?', batchId)[0]
+    ?.driver
+
+/**
+ * A new database where a first run started the file and was stopped at once: the batch is left
+ * interrupted, with some tasks done.
+ */
+async function interruptedRun(content: string): Promise<{ dbPath: string; batchId: string }> {
+  const dbPath = join(tempDir(), 'pacer.db')
+  const engine = open(dbPath, 'run-a')
+  const { batchId } = engine.batches.startFile(fileOf(engine, content))
+  const run = engine.batches.drive(batchId)
+  run.stop()
+  const end = await run.done
+  expect(end.interrupted).toBe(true)
+  expect(end.batch).toMatchObject({ id: batchId, state: 'interrupted' })
+  // The calls under way when it stopped finished; nothing is left running or claimed.
+  expect(end.batch!.counts.succeeded).toBeGreaterThan(0)
+  expect(end.batch!.counts.queued).toBeGreaterThan(0)
+  expect(end.batch!.counts.running).toBe(0)
+  expect(query(dbPath, `SELECT * FROM claims WHERE state = 'running'`)).toHaveLength(0)
+  return { dbPath, batchId }
+}
+
+describe('engine.batches.startFile: resume or enqueue a batch file', () => {
+  it('queues a new batch that this engine drives, and drive runs it to done', async () => {
+    const dbPath = join(tempDir(), 'pacer.db')
+    const engine = open(dbPath, 'run-a')
+    const started = engine.batches.startFile(fileOf(engine, jsonl(5)))
+    expect(started).toMatchObject({ resumed: false, retried: 0 })
+    expect(started.batch).toMatchObject({ id: started.batchId, state: 'running', total: 5 })
+    expect(driverOf(dbPath, started.batchId)).toBe('run-a')
+
+    const seen: string[] = []
+    const end = await engine.batches.drive(started.batchId, {
+      onProgress: (b) => seen.push(b?.state ?? 'missing'),
+    }).done
+    expect(end.interrupted).toBe(false)
+    expect(end.batch).toMatchObject({ state: 'done', counts: { succeeded: 5, queued: 0 } })
+    expect(seen.length).toBeGreaterThan(0)
+  })
+
+  it('resumes the interrupted batch of the same file in another process, without running done tasks again', async () => {
+    const content = jsonl(20)
+    const { dbPath, batchId } = await interruptedRun(content)
+
+    const engine = open(dbPath, 'run-b')
+    const started = engine.batches.startFile(fileOf(engine, content))
+    expect(started).toMatchObject({ batchId, resumed: true })
+    expect(started.batch.state).toBe('running')
+    expect(driverOf(dbPath, batchId)).toBe('run-b')
+    const end = await engine.batches.drive(batchId).done
+    expect(end).toMatchObject({ interrupted: false, batch: { state: 'done', total: 20 } })
+    expect(end.batch!.counts).toMatchObject({ succeeded: 20, queued: 0, running: 0 })
+    // Every task was executed exactly once, across both runs.
+    const perTask = query<{ n: number }>(
+      dbPath,
+      `SELECT COUNT(*) AS n FROM ledger WHERE outcome = 'executed' GROUP BY fp`,
+    )
+    expect(perTask).toHaveLength(20)
+    expect(perTask.every((r) => r.n === 1)).toBe(true)
+    expect(query(dbPath, 'SELECT id FROM batches')).toHaveLength(1)
+  })
+
+  it('fresh (--new) queues a new batch and leaves the interrupted one as it is', async () => {
+    const content = jsonl(20)
+    const { dbPath, batchId: interrupted } = await interruptedRun(content)
+
+    const engine = open(dbPath, 'run-b')
+    const started = engine.batches.startFile(fileOf(engine, content, { fresh: true }))
+    expect(started.resumed).toBe(false)
+    expect(started.batchId).not.toBe(interrupted)
+    expect(started.batch).toMatchObject({ state: 'running', total: 20 })
+    const states = query<{ id: string; state: string }>(dbPath, 'SELECT id, state FROM batches')
+    expect(states).toContainEqual({ id: interrupted, state: 'interrupted' })
+  })
+
+  it('the same text with other defaults or another audit mode is another file', async () => {
+    const content = jsonl(20)
+    const { dbPath, batchId: interrupted } = await interruptedRun(content)
+
+    const engine = open(dbPath, 'run-b')
+    const audited = engine.batches.startFile(fileOf(engine, content, { audit: true }))
+    const otherModel = engine.batches.startFile(
+      fileOf(engine, content, { defaults: { provider: 'sim', model: 'sim-large' } }),
+    )
+    for (const s of [audited, otherModel]) {
+      expect(s.resumed).toBe(false)
+      expect(s.batchId).not.toBe(interrupted)
+    }
+    expect(audited.batchId).not.toBe(otherModel.batchId)
+    // And the original file still resumes its own batch.
+    expect(engine.batches.startFile(fileOf(engine, content))).toMatchObject({
+      batchId: interrupted,
+      resumed: true,
+    })
+  })
+
+  it('retryFailed forgets the stored failures of the file’s tasks, so they run again', () => {
+    const dbPath = join(tempDir(), 'pacer.db')
+    const engine = open(dbPath, 'run-a')
+    const file = fileOf(engine, jsonl(3), { retryFailed: true })
+    const failed = file.tasks[1]!.fp
+    const claim = engine.claims.claim(failed, 'earlier-run', 30_000)
+    if (claim.kind !== 'owned') throw new Error(`expected to own the claim, got ${claim.kind}`)
+    expect(engine.claims.complete(failed, claim.epoch, '{"error":"refused"}', 'failed')).toBe(true)
+    expect(engine.claims.getResult(failed)?.status).toBe('failed')
+
+    expect(engine.batches.startFile(file).retried).toBe(1)
+    expect(engine.claims.getResult(failed)).toBeUndefined()
+  })
+})
+
+describe('engine.batches.resume, as batches:resume uses it', () => {
+  it('an interrupted `pacer run` batch becomes the consoles’ to run', async () => {
+    const { dbPath, batchId } = await interruptedRun(jsonl(20))
+    const consoleEngine = open(dbPath, 'console', false)
+    const b = await consoleEngine.handlers['batches:resume']({ batchId })
+    expect(b.state).toBe('running')
+    expect(driverOf(dbPath, batchId)).toBeNull()
+  })
+
+  it('a paused one keeps its driver, which is still waiting for it', async () => {
+    const dbPath = join(tempDir(), 'pacer.db')
+    const run = open(dbPath, 'run-a')
+    const { batchId } = run.batches.startFile(fileOf(run, jsonl(3)))
+    const consoleEngine = open(dbPath, 'console', false)
+    expect((await consoleEngine.handlers['batches:pause']({ batchId })).state).toBe('paused')
+    expect((await consoleEngine.handlers['batches:resume']({ batchId })).state).toBe('running')
+    expect(driverOf(dbPath, batchId)).toBe('run-a')
+  })
+
+  it('changes nothing for a batch that is neither interrupted nor paused', async () => {
+    const dbPath = join(tempDir(), 'pacer.db')
+    const engine = open(dbPath, 'run-a')
+    const { batchId } = engine.batches.startFile(fileOf(engine, jsonl(2)))
+    await engine.batches.drive(batchId).done
+    expect(engine.batches.resume(batchId, { driver: null, fromPaused: true })).toBe(false)
+    expect(engine.batches.get(batchId).state).toBe('done')
+    expect(driverOf(dbPath, batchId)).toBe('run-a')
+    // `pacer run` resumes only an interrupted batch, never a paused one.
+    const other = engine.batches.startFile(fileOf(engine, jsonl(2, 100)))
+    engine.batches.pause(other.batchId)
+    expect(engine.batches.resume(other.batchId, { driver: 'run-b', fromPaused: false })).toBe(false)
+    expect(engine.batches.get(other.batchId).state).toBe('paused')
+  })
+})
+
+describe('engine.batches.drive', () => {
+  it('a batch cancelled from a console ends the run: nothing left queued or running', async () => {
+    const dbPath = join(tempDir(), 'pacer.db')
+    const engine = open(dbPath, 'run-a')
+    const { batchId } = engine.batches.startFile(fileOf(engine, jsonl(20)))
+    const run = engine.batches.drive(batchId)
+    const consoleEngine = open(dbPath, 'console', false)
+    await consoleEngine.handlers['batches:cancel']({ batchId })
+    const end = await run.done
+    expect(end.interrupted).toBe(false)
+    expect(end.batch).toMatchObject({ state: 'cancelled', counts: { queued: 0, running: 0 } })
+    expect(end.batch!.counts.cancelled).toBeGreaterThan(0)
+    expect(query(dbPath, `SELECT * FROM claims WHERE state = 'running'`)).toHaveLength(0)
+  })
+
+  it('abort (a second Ctrl-C) gives the calls in flight back: the batch is interrupted, nothing lost', async () => {
+    const dbPath = join(tempDir(), 'pacer.db')
+    const engine = open(dbPath, 'run-a')
+    const { batchId } = engine.batches.startFile(fileOf(engine, jsonl(20)))
+    const run = engine.batches.drive(batchId)
+    run.abort()
+    const end = await run.done
+    expect(end).toMatchObject({ interrupted: true, batch: { state: 'interrupted' } })
+    const { counts } = end.batch!
+    expect(counts.running).toBe(0)
+    expect(counts.queued + counts.succeeded).toBe(20)
+    expect(query(dbPath, `SELECT * FROM claims WHERE state = 'running'`)).toHaveLength(0)
+  })
+})
