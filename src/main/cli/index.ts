@@ -6,124 +6,15 @@ import { serveCommand } from './serve'
 import { demoCommand } from './demo'
 import { UsageError } from './common'
 
+/** What a command's action reports: the process's exit code. */
+type Done = (exitCode: number) => void
+
 /** Exit codes: 0 done, 1 some tasks failed, 2 bad input or usage, 130 interrupted. */
 export async function main(argv: string[]): Promise<number> {
   let exitCode = 0
-  const program = new Command()
-    .name('pacer')
-    .description(
-      'Run batches of LLM tasks once each, at the concurrency the provider allows, with every token on the ledger.',
-    )
-    .version(version(), '-v, --version')
-    .showHelpAfterError('(run `pacer --help` for usage)')
-    .exitOverride()
-    .configureOutput({ writeErr: (s) => process.stderr.write(s) })
-
-  const dbOption = () =>
-    new Option('--db <path>', 'database file (default: the desktop app’s, or $PACER_DB)')
-
-  program
-    .command('run')
-    .description('run a batch file (JSONL or CSV): each distinct task once, results reused')
-    .argument(
-      '<file>',
-      'batch file: one task per line, {"type","payload","steps"?,"key"?,"model"?}',
-    )
-    .addOption(dbOption())
-    .option('--provider <id>', 'provider for tasks that name none', 'sim')
-    .option('--model <name>', 'model for tasks that name none')
-    .option(
-      '--sim-capacity <n>',
-      'hidden concurrency capacity of the simulated provider',
-      int(1),
-      6,
-    )
-    .option('--sim-latency-scale <x>', 'multiply the simulated latencies', num(0), 1)
-    .option('--min-concurrency <n>', 'AIMD floor', int(1))
-    .option('--max-concurrency <n>', 'AIMD ceiling', int(1))
-    .option('--initial-concurrency <n>', 'AIMD starting limit', num(1))
-    .option('--result-ttl <seconds>', 'reuse completed results this long (0 = forever)', int(0))
-    .option('--lease <seconds>', 'claim lease, renewed while a task runs', num(0.1, 3600), 30)
-    .option('--audit', 'no deduplication: run duplicates and price them (measure, then stop)')
-    .option('--skip-invalid', 'queue the valid lines and report the invalid ones')
-    .option('--retry-failed', 'run again tasks whose failure was kept as a result (after a fix)')
-    .option('--new', 'start a new batch even if an interrupted run of this file can be resumed')
-    .option('--json', 'print one JSON object with the totals at the end')
-    .action(async (file: string, opts) => {
-      exitCode = await runCommand(file, opts)
-    })
-
-  program
-    .command('summary')
-    .description(
-      'spend per task type: runs, executed, reused, duplicates, tokens, cost, saved, wasted',
-    )
-    .addOption(dbOption())
-    .option('--json', 'print {"byType": [...], "totals": {...}}')
-    .action(async (opts) => {
-      exitCode = await summaryCommand(opts)
-    })
-
-  program
-    .command('batches')
-    .description('the batches on the ledger: state and task counts, newest first')
-    .addOption(dbOption())
-    .option('--json', 'print the list as JSON')
-    .action(async (opts) => {
-      exitCode = await batchesCommand(opts)
-    })
-
-  program
-    .command('export')
-    .description('export the ledger as CSV (streamed; formula-injection safe)')
-    .requiredOption('--out <file>', 'CSV file to write ("-" for stdout)')
-    .addOption(dbOption())
-    .addOption(
-      new Option('--kind <kind>', 'one row per call, or per task type')
-        .choices(['events', 'summary'])
-        .default('events'),
-    )
-    .action(async (opts) => {
-      exitCode = await exportCommand(opts)
-    })
-
-  program
-    .command('forecast')
-    .description('tokens and cost of a batch file before running it')
-    .argument('<file>', 'batch file (JSONL or CSV)')
-    .addOption(dbOption())
-    .option('--audit', 'forecast without deduplication')
-    .option('--json', 'print the forecast as JSON')
-    .action(async (file: string, opts) => {
-      exitCode = await forecastCommand(file, opts)
-    })
-
-  program
-    .command('serve')
-    .description('open the console in a browser: the same engine over loopback HTTP')
-    .addOption(dbOption())
-    .option('--port <n>', 'port (0 = any free one)', int(0), 0)
-    .option('--host <address>', 'bind another address than 127.0.0.1 (exposes the console!)')
-    .option('--open', 'open the console in the default browser')
-    .option(
-      '--sim-capacity <n>',
-      'hidden concurrency capacity of the simulated provider',
-      int(1),
-      6,
-    )
-    .option('--sim-latency-scale <x>', 'multiply the simulated latencies', num(0), 1)
-    .action(async (opts) => {
-      exitCode = await serveCommand(opts)
-    })
-
-  program
-    .command('demo')
-    .description('run the bundled example batch on the simulated provider and print the summary')
-    .option('--db <path>', 'database file (default: a fresh one in the temp folder)')
-    .action(async (opts) => {
-      exitCode = await demoCommand(opts)
-    })
-
+  const program = buildProgram((code) => {
+    exitCode = code
+  })
   try {
     if (argv.length === 0) {
       program.outputHelp()
@@ -142,6 +33,132 @@ export async function main(argv: string[]): Promise<number> {
     }
     throw err
   }
+}
+
+const dbOption = () =>
+  new Option('--db <path>', 'database file (default: the desktop app’s, or $PACER_DB)')
+
+/** The simulated provider's knobs, on every command that runs tasks. */
+function withSimOptions(command: Command): Command {
+  return command
+    .option(
+      '--sim-capacity <n>',
+      'hidden concurrency capacity of the simulated provider',
+      int(1),
+      6,
+    )
+    .option('--sim-latency-scale <x>', 'multiply the simulated latencies', num(0), 1)
+}
+
+function buildProgram(done: Done): Command {
+  const program = new Command()
+    .name('pacer')
+    .description(
+      'Run batches of LLM tasks once each, at the concurrency the provider allows, with every token on the ledger.',
+    )
+    .version(version(), '-v, --version')
+    .showHelpAfterError('(run `pacer --help` for usage)')
+    .exitOverride()
+    .configureOutput({ writeErr: (s) => process.stderr.write(s) })
+  addRunCommand(program, done)
+  addLedgerCommands(program, done)
+  addConsoleCommands(program, done)
+  return program
+}
+
+function addRunCommand(program: Command, done: Done): void {
+  const run = program
+    .command('run')
+    .description('run a batch file (JSONL or CSV): each distinct task once, results reused')
+    .argument(
+      '<file>',
+      'batch file: one task per line, {"type","payload","steps"?,"key"?,"model"?}',
+    )
+    .addOption(dbOption())
+    .option('--provider <id>', 'provider for tasks that name none', 'sim')
+    .option('--model <name>', 'model for tasks that name none')
+  withSimOptions(run)
+    .option('--min-concurrency <n>', 'AIMD floor', int(1))
+    .option('--max-concurrency <n>', 'AIMD ceiling', int(1))
+    .option('--initial-concurrency <n>', 'AIMD starting limit', num(1))
+    .option('--result-ttl <seconds>', 'reuse completed results this long (0 = forever)', int(0))
+    .option('--lease <seconds>', 'claim lease, renewed while a task runs', num(0.1, 3600), 30)
+    .option('--audit', 'no deduplication: run duplicates and price them (measure, then stop)')
+    .option('--skip-invalid', 'queue the valid lines and report the invalid ones')
+    .option('--retry-failed', 'run again tasks whose failure was kept as a result (after a fix)')
+    .option('--new', 'start a new batch even if an interrupted run of this file can be resumed')
+    .option('--json', 'print one JSON object with the totals at the end')
+    .action(async (file: string, opts) => {
+      done(await runCommand(file, opts))
+    })
+}
+
+function addLedgerCommands(program: Command, done: Done): void {
+  program
+    .command('summary')
+    .description(
+      'spend per task type: runs, executed, reused, duplicates, tokens, cost, saved, wasted',
+    )
+    .addOption(dbOption())
+    .option('--json', 'print {"byType": [...], "totals": {...}}')
+    .action(async (opts) => {
+      done(await summaryCommand(opts))
+    })
+
+  program
+    .command('batches')
+    .description('the batches on the ledger: state and task counts, newest first')
+    .addOption(dbOption())
+    .option('--json', 'print the list as JSON')
+    .action(async (opts) => {
+      done(await batchesCommand(opts))
+    })
+
+  program
+    .command('export')
+    .description('export the ledger as CSV (streamed; formula-injection safe)')
+    .requiredOption('--out <file>', 'CSV file to write ("-" for stdout)')
+    .addOption(dbOption())
+    .addOption(
+      new Option('--kind <kind>', 'one row per call, or per task type')
+        .choices(['events', 'summary'])
+        .default('events'),
+    )
+    .action(async (opts) => {
+      done(await exportCommand(opts))
+    })
+
+  program
+    .command('forecast')
+    .description('tokens and cost of a batch file before running it')
+    .argument('<file>', 'batch file (JSONL or CSV)')
+    .addOption(dbOption())
+    .option('--audit', 'forecast without deduplication')
+    .option('--json', 'print the forecast as JSON')
+    .action(async (file: string, opts) => {
+      done(await forecastCommand(file, opts))
+    })
+}
+
+function addConsoleCommands(program: Command, done: Done): void {
+  const serve = program
+    .command('serve')
+    .description('open the console in a browser: the same engine over loopback HTTP')
+    .addOption(dbOption())
+    .option('--port <n>', 'port (0 = any free one)', int(0), 0)
+    .option('--host <address>', 'bind another address than 127.0.0.1 (exposes the console!)')
+    .option('--open', 'open the console in the default browser')
+  withSimOptions(serve).action(async (opts) => {
+    done(await serveCommand(opts))
+  })
+
+  program
+    .command('demo')
+    .description('run the bundled example batch on the simulated provider and print the summary')
+    .option('--db <path>', 'database file (default: a fresh one in the temp folder)')
+    .action(async (opts) => {
+      done(await demoCommand(opts))
+    })
 }
 
 function int(min: number) {

@@ -48,6 +48,113 @@ const THROTTLE_LATENCY_MS = 5
  * with no key. Same seed, model and messages give the same text and usage; latency is real time.
  */
 export function createSimProvider(options: SimProviderOptions = {}): Provider {
+  const { seed, capacity, latencyScale, requestsPerMinute, errorRate, clock } =
+    checkOptions(options)
+
+  // Real-time (performance.now) end of each call in flight: tells a throttled caller when a slot frees.
+  const inflight = new Set<{ endsAt: number }>()
+  const window = new RequestWindow(requestsPerMinute)
+  // Consecutive 500s per request content. Indexing the error draw by attempt keeps runs
+  // reproducible while letting a retry succeed, as a transient 500 should; a pure content hash
+  // would fail the same request forever.
+  const errorStreaks = new Map<string, number>()
+
+  function throttled(model: string, waitMs: number, now: number): ProviderResponse {
+    const wait = Math.max(1, Math.ceil(waitMs))
+    return {
+      status: 429,
+      headers: {
+        ...window.headers(now, 0),
+        'x-ratelimit-reset-requests': formatDuration(wait),
+        'retry-after': String(Math.ceil(wait / 1000)),
+        'retry-after-ms': String(wait),
+      },
+      error:
+        `Rate limit reached for ${model} in organization org-sim on requests. ` +
+        `Please try again in ${formatDuration(wait)}.`,
+    }
+  }
+
+  function call(request: ProviderRequest): Promise<ProviderResponse> {
+    const { model, messages, maxOutputTokens, signal } = request
+    if (signal?.aborted) return Promise.reject(abortError(signal))
+    const invalid = validateRequest(request)
+    if (invalid) {
+      return Promise.resolve({ status: 400, headers: {}, error: invalid })
+    }
+    const key = contentKey(seed, model, messages)
+    const rng = sfc32(key)
+    const jitter = rng() * JITTER_MS
+    const factor = 0.8 + rng() * 0.4
+    const arrival = clock.now()
+
+    if (window.count(arrival) >= requestsPerMinute) {
+      const waitMs = window.freesAt(arrival) - arrival
+      return delay(THROTTLE_LATENCY_MS * latencyScale, signal, () =>
+        throttled(model, waitMs, clock.now()),
+      )
+    }
+    if (inflight.size >= capacity) {
+      return delay((THROTTLE_LATENCY_MS + jitter / 8) * latencyScale, signal, () => {
+        let earliest = Number.POSITIVE_INFINITY
+        for (const c of inflight) earliest = Math.min(earliest, c.endsAt)
+        const waitMs = Number.isFinite(earliest) ? earliest - performance.now() : 1
+        return throttled(model, waitMs, clock.now())
+      })
+    }
+
+    window.add(arrival)
+    const inputTokens = estimateTokens(messages)
+    const latencyMs =
+      (BASE_LATENCY_MS + LATENCY_MS_PER_INPUT_TOKEN * inputTokens + jitter) * latencyScale
+    const slot = { endsAt: performance.now() + latencyMs }
+    inflight.add(slot)
+    const free = () => inflight.delete(slot)
+
+    let fails = false
+    if (errorRate > 0) {
+      const attempt = errorStreaks.get(key) ?? 0
+      fails = unitFraction(`${key}:${attempt}`) < errorRate
+      if (fails) errorStreaks.set(key, attempt + 1)
+      else errorStreaks.delete(key)
+    }
+
+    return delay(
+      latencyMs,
+      signal,
+      (): ProviderResponse => {
+        free()
+        const now = clock.now()
+        const headers = window.headers(now, Math.max(0, requestsPerMinute - window.count(now)))
+        if (fails) {
+          return {
+            status: 500,
+            headers,
+            error: 'The server had an error while processing your request. Sorry about that!',
+          }
+        }
+        const maxOut = maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS
+        const outputTokens = Math.min(
+          maxOut,
+          Math.max(MIN_OUTPUT_TOKENS, Math.round(promptTokens(messages) * factor)),
+        )
+        const usage: Usage = {
+          inputTokens,
+          cachedInputTokens: 0,
+          cacheWriteTokens: 0,
+          outputTokens,
+        }
+        return { status: 200, headers, text: pseudoText(rng, outputTokens * 4), usage }
+      },
+      free,
+    )
+  }
+
+  return { id: 'sim', call }
+}
+
+/** The options with their defaults, each checked: a TypeError names the field and the value. */
+function checkOptions(options: SimProviderOptions): Required<SimProviderOptions> {
   if (options === null || typeof options !== 'object') {
     throw new TypeError(`Expected \`options\` to be an object, got \`${String(options)}\``)
   }
@@ -78,132 +185,45 @@ export function createSimProvider(options: SimProviderOptions = {}): Provider {
     throw new TypeError(`Expected \`clock\` to have a now() function, got \`${String(clock)}\``)
   }
 
-  // Real-time (performance.now) end of each call in flight: tells a throttled caller when a slot frees.
-  const inflight = new Set<{ endsAt: number }>()
-  // Clock times of accepted calls in the rolling minute; a plain queue with a moving head.
-  const accepted: number[] = []
-  let acceptedHead = 0
-  // Consecutive 500s per request content. Indexing the error draw by attempt keeps runs
-  // reproducible while letting a retry succeed, as a transient 500 should; a pure content hash
-  // would fail the same request forever.
-  const errorStreaks = new Map<string, number>()
+  return { seed, capacity, latencyScale, requestsPerMinute, errorRate, clock }
+}
 
-  function windowCount(now: number): number {
-    while (
-      acceptedHead < accepted.length &&
-      (accepted[acceptedHead] as number) <= now - WINDOW_MS
-    ) {
-      acceptedHead++
-    }
-    if (acceptedHead > 1024 && acceptedHead * 2 > accepted.length) {
-      accepted.splice(0, acceptedHead)
-      acceptedHead = 0
-    }
-    return accepted.length - acceptedHead
+/** Clock times of accepted calls in the rolling minute: a plain queue with a moving head. */
+class RequestWindow {
+  readonly #accepted: number[] = []
+  #head = 0
+  constructor(readonly requestsPerMinute: number) {}
+
+  add(now: number): void {
+    this.#accepted.push(now)
   }
 
-  function budgetHeaders(now: number, remaining: number): Record<string, string> {
-    const count = windowCount(now)
-    const oldest = count > 0 ? (accepted[acceptedHead] as number) : now - WINDOW_MS
+  count(now: number): number {
+    const accepted = this.#accepted
+    while (this.#head < accepted.length && (accepted[this.#head] as number) <= now - WINDOW_MS) {
+      this.#head++
+    }
+    if (this.#head > 1024 && this.#head * 2 > accepted.length) {
+      accepted.splice(0, this.#head)
+      this.#head = 0
+    }
+    return accepted.length - this.#head
+  }
+
+  /** When the oldest call in the window leaves it (the window is full when this is asked). */
+  freesAt(now: number): number {
+    return this.count(now) > 0 ? (this.#accepted[this.#head] as number) + WINDOW_MS : now
+  }
+
+  /** OpenAI-style budget headers as of `now`. */
+  headers(now: number, remaining: number): Record<string, string> {
+    const oldest = this.count(now) > 0 ? (this.#accepted[this.#head] as number) : now - WINDOW_MS
     return {
-      'x-ratelimit-limit-requests': String(requestsPerMinute),
+      'x-ratelimit-limit-requests': String(this.requestsPerMinute),
       'x-ratelimit-remaining-requests': String(remaining),
       'x-ratelimit-reset-requests': formatDuration(oldest + WINDOW_MS - now),
     }
   }
-
-  function throttled(model: string, waitMs: number, now: number): ProviderResponse {
-    const wait = Math.max(1, Math.ceil(waitMs))
-    return {
-      status: 429,
-      headers: {
-        ...budgetHeaders(now, 0),
-        'x-ratelimit-reset-requests': formatDuration(wait),
-        'retry-after': String(Math.ceil(wait / 1000)),
-        'retry-after-ms': String(wait),
-      },
-      error:
-        `Rate limit reached for ${model} in organization org-sim on requests. ` +
-        `Please try again in ${formatDuration(wait)}.`,
-    }
-  }
-
-  function call(request: ProviderRequest): Promise<ProviderResponse> {
-    const { model, messages, maxOutputTokens, signal } = request
-    if (signal?.aborted) return Promise.reject(abortError(signal))
-    const invalid = validateRequest(request)
-    if (invalid) {
-      return Promise.resolve({ status: 400, headers: {}, error: invalid })
-    }
-    const key = contentKey(seed, model, messages)
-    const rng = sfc32(key)
-    const jitter = rng() * JITTER_MS
-    const factor = 0.8 + rng() * 0.4
-    const arrival = clock.now()
-
-    if (windowCount(arrival) >= requestsPerMinute) {
-      const waitMs = (accepted[acceptedHead] as number) + WINDOW_MS - arrival
-      return delay(THROTTLE_LATENCY_MS * latencyScale, signal, () =>
-        throttled(model, waitMs, clock.now()),
-      )
-    }
-    if (inflight.size >= capacity) {
-      return delay((THROTTLE_LATENCY_MS + jitter / 8) * latencyScale, signal, () => {
-        let earliest = Number.POSITIVE_INFINITY
-        for (const c of inflight) earliest = Math.min(earliest, c.endsAt)
-        const waitMs = Number.isFinite(earliest) ? earliest - performance.now() : 1
-        return throttled(model, waitMs, clock.now())
-      })
-    }
-
-    accepted.push(arrival)
-    const inputTokens = estimateTokens(messages)
-    const latencyMs =
-      (BASE_LATENCY_MS + LATENCY_MS_PER_INPUT_TOKEN * inputTokens + jitter) * latencyScale
-    const slot = { endsAt: performance.now() + latencyMs }
-    inflight.add(slot)
-    const free = () => inflight.delete(slot)
-
-    let fails = false
-    if (errorRate > 0) {
-      const attempt = errorStreaks.get(key) ?? 0
-      fails = unitFraction(`${key}:${attempt}`) < errorRate
-      if (fails) errorStreaks.set(key, attempt + 1)
-      else errorStreaks.delete(key)
-    }
-
-    return delay(
-      latencyMs,
-      signal,
-      (): ProviderResponse => {
-        free()
-        const now = clock.now()
-        const headers = budgetHeaders(now, Math.max(0, requestsPerMinute - windowCount(now)))
-        if (fails) {
-          return {
-            status: 500,
-            headers,
-            error: 'The server had an error while processing your request. Sorry about that!',
-          }
-        }
-        const maxOut = maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS
-        const outputTokens = Math.min(
-          maxOut,
-          Math.max(MIN_OUTPUT_TOKENS, Math.round(promptTokens(messages) * factor)),
-        )
-        const usage: Usage = {
-          inputTokens,
-          cachedInputTokens: 0,
-          cacheWriteTokens: 0,
-          outputTokens,
-        }
-        return { status: 200, headers, text: pseudoText(rng, outputTokens * 4), usage }
-      },
-      free,
-    )
-  }
-
-  return { id: 'sim', call }
 }
 
 /**

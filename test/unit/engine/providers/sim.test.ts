@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { classify, parseDuration, retryDelayMs } from '../../../../src/main/engine/classify'
 import { continueMessage, estimateTokens } from '../../../../src/main/engine/prompt'
 import { SIM_DEFAULT_MODEL, createSimProvider } from '../../../../src/main/engine/providers/sim'
@@ -216,13 +216,27 @@ describe('sim provider', () => {
     for (const res of answers) expect(classify(res, 5)).toBe('ok')
   })
 
-  it('takes about (60 ms + 0.02 ms per input token + jitter) x latencyScale', async () => {
-    const sim = createSimProvider({ latencyScale: 1 })
-    const start = performance.now()
-    await sim.call({ model: 'm', messages: user('x'.repeat(20_000)) }) // 5000 tokens: +100 ms
-    const elapsed = performance.now() - start
-    expect(elapsed).toBeGreaterThanOrEqual(158)
-    expect(elapsed).toBeLessThan(1000)
+  it('takes (60 ms + 0.02 ms per input token + up to 40 ms jitter) x latencyScale', async () => {
+    // On fake timers: the latency is what the provider waits for, not what a busy machine adds.
+    vi.useFakeTimers()
+    try {
+      for (const latencyScale of [1, 3]) {
+        const sim = createSimProvider({ latencyScale })
+        let answered = false
+        // 5000 input tokens: +100 ms
+        const call = sim.call({ model: 'm', messages: user('x'.repeat(20_000)) }).then((res) => {
+          answered = true
+          return res
+        })
+        await vi.advanceTimersByTimeAsync(160 * latencyScale - 1)
+        expect(answered).toBe(false)
+        await vi.advanceTimersByTimeAsync(40 * latencyScale + 1)
+        expect(answered).toBe(true)
+        expect((await call).status).toBe(200)
+      }
+    } finally {
+      vi.useRealTimers()
+    }
   })
 
   it('answers an invalid request with 400', async () => {
