@@ -5,9 +5,8 @@
 //
 //   node bin/run-ts.cjs bench/scheduler-overhead.ts [N]   N admissions per round (default 200000)
 import { performance } from 'node:perf_hooks'
-import type { ConcurrencyController } from '../src/main/engine/aimd'
 import { classify } from '../src/main/engine/classify'
-import { AdaptiveController } from '../src/main/engine/pacing/adaptive'
+import { controllerFactory } from '../src/main/engine/pacing/controllers'
 import type { SchedulerOptions } from '../src/main/engine/scheduler'
 import { Scheduler } from '../src/main/engine/scheduler'
 
@@ -37,7 +36,7 @@ const CONFIGS: { name: string; options: SchedulerOptions; paced: boolean }[] = [
     name: 'adaptive + pacing (headers read)',
     options: {
       params: pinned,
-      createController: (p, params): ConcurrencyController => new AdaptiveController(p, params),
+      createController: controllerFactory('adaptive'),
       pacing: true,
     },
     paced: true,

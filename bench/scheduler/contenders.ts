@@ -4,9 +4,8 @@
 // classify() the runner uses; nothing of their logic is re-implemented here.
 import Bottleneck from 'bottleneck'
 import PQueue from 'p-queue'
-import type { ConcurrencyController } from '../../src/main/engine/aimd'
 import { classify, retryAfterMs, retryDelayMs } from '../../src/main/engine/classify'
-import { AdaptiveController } from '../../src/main/engine/pacing/adaptive'
+import { controllerFactory } from '../../src/main/engine/pacing/controllers'
 import { Scheduler } from '../../src/main/engine/scheduler'
 import type { ProviderResponse } from '../../src/main/engine/types'
 import type { BenchTask, SimulatedProvider } from './providers'
@@ -18,14 +17,14 @@ export interface Run {
   provider: SimulatedProvider
   call(task: BenchTask): Promise<ProviderResponse>
   random: () => number
-  /** True when the scenario announces budgets in headers (Bottleneck's reservoir applies). */
+  /** The budget announced when the batch starts, in scenarios that announce one. */
   budget?: { kind: 'requests' | 'input-tokens'; perMinute: number }
 }
 
 export interface Contender {
   name: string
   /** Only where it applies (Bottleneck's reservoir needs a budget to configure). */
-  applies?: (run: Run) => boolean
+  applies?: (budget: Run['budget']) => boolean
   /** Runs every task to success; returns how many times the limit changed. */
   drive(run: Run): Promise<number>
 }
@@ -67,7 +66,7 @@ class Refused extends Error {
 function bottleneck(name: string, reservoir: boolean): Contender {
   return {
     name,
-    applies: (run) => !reservoir || run.budget !== undefined,
+    applies: (budget) => !reservoir || budget !== undefined,
     async drive(run) {
       const budget = run.budget
       // A job's weight counts against maxConcurrent too, so a token reservoir (weight = tokens)
@@ -168,7 +167,8 @@ async function viaScheduler(run: Run, scheduler: Scheduler, paced: boolean): Pro
 
 const seed: Contender = {
   name: 'seed (Scheduler + SeedAimd)',
-  drive: (run) => viaScheduler(run, new Scheduler(), false),
+  drive: (run) =>
+    viaScheduler(run, new Scheduler({ createController: controllerFactory('seed') }), false),
 }
 
 const pacer: Contender = {
@@ -177,8 +177,7 @@ const pacer: Contender = {
     viaScheduler(
       run,
       new Scheduler({
-        createController: (partition, params): ConcurrencyController =>
-          new AdaptiveController(partition, params),
+        createController: controllerFactory('adaptive'),
         pacing: { random: run.random },
       }),
       true,
