@@ -254,6 +254,12 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     }))
   }
 
+  /** With pacing on: the partition's pause and rate budget; undefined otherwise or if unused. */
+  pacing(partition: string): PacingSnapshot | undefined {
+    checkPartition(partition, false)
+    return this.#partitions.get(partition)?.pacing?.snapshot(this.#clock.now())
+  }
+
   /** Stops sampling and rejects every waiter with SchedulerClosedError; held permits may still be released. */
   close(): void {
     if (this.#closed) return
@@ -336,12 +342,6 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     this.#drain(state)
     if (change) this.emit('limit', change)
     if (settled?.pause) this.emit('pause', settled.pause)
-  }
-
-  /** With pacing on: the partition's pause and rate budget; undefined otherwise or if unused. */
-  pacing(partition: string): PacingSnapshot | undefined {
-    checkPartition(partition, false)
-    return this.#partitions.get(partition)?.pacing?.snapshot(this.#clock.now())
   }
 
   #drain(state: PartitionState): void {

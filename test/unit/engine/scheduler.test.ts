@@ -467,6 +467,15 @@ describe('Scheduler pacing (opt-in)', () => {
       [{ 'retry-after': '2' }, 2000],
       [{ 'retry-after': new Date(1_000_000 + 3000).toUTCString() }, 3000],
       [{ 'retry-after-ms': '40', 'retry-after': '1' }, 40],
+      // No retry-after and no budget to pace by: the exhausted reset is the pause.
+      [{ 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-reset-requests': '2s500ms' }, 2500],
+      [
+        {
+          'anthropic-ratelimit-tokens-remaining': '0',
+          'anthropic-ratelimit-tokens-reset': new Date(1_000_000 + 4000).toISOString(),
+        },
+        4000,
+      ],
     ]
     for (const [headers, wait] of forms) {
       const { s, clock, pass } = paced({ params: { initial: 1 } })

@@ -1,4 +1,4 @@
-import { retryAfterMs } from '../classify'
+import { retryAfterMs, retryDelayMs } from '../classify'
 import type { Outcome } from '../types'
 import type {
   BudgetDimension,
@@ -137,20 +137,24 @@ export class PartitionPacing {
     return this.#budget.reserve(now, estimate)
   }
 
-  /** Settles a finished call: budget from its headers and usage, a pause from its retry-after. */
+  /**
+   * Settles a finished call: the budget from its headers and usage, and for a refusal a pause:
+   * its retry-after, or else, when no budget can be read to pace by, its exhausted reset.
+   */
   settle(now: number, reservation: Reservation, outcome: Outcome, answer?: CallAnswer): Settled {
     const refused = outcome === 'throttled' || outcome === 'overloaded'
     const headers = answer?.headers
-    let absorbed = false
-    if (this.#o.budget && headers && outcome === 'throttled') {
-      const reading = readBudgetHeaders(headers, now)
-      absorbed = reading !== undefined && exhausted(reading, reservation)
-    }
+    const reading = refused && headers ? readBudgetHeaders(headers, now) : undefined
+    const absorbed =
+      this.#o.budget && outcome === 'throttled' && !!reading && exhausted(reading, reservation)
     if (this.#o.budget) {
       this.#budget.settle(now, reservation, { refused, headers, usage: answer?.usage })
     }
     if (!refused || !this.#o.pause || !headers) return { pause: null, absorbed }
-    const wait = retryAfterMs(headers, now)
+    // With a budget the model waits exactly for the refill; a reset is when the bucket is full
+    // again (both vendors), far later than the next call fits.
+    const paced = this.#o.budget && reading !== undefined
+    const wait = retryAfterMs(headers, now) ?? (paced ? undefined : retryDelayMs(headers, now))
     if (wait === undefined || wait <= 0) return { pause: null, absorbed }
     const jitter = this.#o.random() * Math.min(this.#o.resumeJitterMs, wait * 0.2)
     const until = Math.ceil(now + wait + jitter)
