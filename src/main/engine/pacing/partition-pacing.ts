@@ -12,7 +12,10 @@ import { RateBudget, readBudgetHeaders } from './rate-budget'
 
 /** Pacing beyond concurrency, per partition. Every field has a default; `{}` turns it all on. */
 export interface PacingOptions {
-  /** `retry-after` / `retry-after-ms` on a refusal pause every waiting call of the partition. @default true */
+  /**
+   * A refusal's `retry-after` / `retry-after-ms` (or, with no budget to pace by, its exhausted
+   * reset) pauses every waiting call of the partition. @default true
+   */
   pause?: boolean
   /** Admissions wait for the budgets the provider announces in its rate-limit headers. @default true */
   budget?: boolean
