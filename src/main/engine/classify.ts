@@ -48,21 +48,8 @@ export function isDeterministicFailure(status: number): boolean {
  */
 export function retryDelayMs(headers: Record<string, string>, now: number): number | undefined {
   const waits: number[] = []
-  const retryAfterMs = header(headers, 'retry-after-ms')
-  const ms = retryAfterMs === undefined ? undefined : parseNumber(retryAfterMs)
-  if (ms !== undefined) {
-    waits.push(ms)
-  } else {
-    const retryAfter = header(headers, 'retry-after')
-    if (retryAfter !== undefined) {
-      const seconds = parseNumber(retryAfter)
-      if (seconds !== undefined) waits.push(seconds * 1000)
-      else {
-        const at = parseHttpDate(retryAfter, now)
-        if (at !== undefined) waits.push(at - now)
-      }
-    }
-  }
+  const explicit = retryAfterMs(headers, now)
+  if (explicit !== undefined) waits.push(explicit)
   for (const [name, value] of Object.entries(headers)) {
     const key = name.toLowerCase()
     let wait: number | undefined
@@ -87,6 +74,22 @@ export function retryDelayMs(headers: Record<string, string>, now: number): numb
   if (waits.length === 0) return undefined
   // A date in the past means "now"; times are integer ms everywhere in the engine.
   return Math.max(0, Math.ceil(Math.max(...waits)))
+}
+
+/**
+ * The provider's explicit instruction only, in ms from `now` (never negative): `retry-after-ms`,
+ * else `retry-after` as seconds or an HTTP-date; undefined if absent or unreadable.
+ */
+export function retryAfterMs(headers: Record<string, string>, now: number): number | undefined {
+  const raw = header(headers, 'retry-after-ms')
+  const ms = raw === undefined ? undefined : parseNumber(raw)
+  if (ms !== undefined) return Math.ceil(ms)
+  const retryAfter = header(headers, 'retry-after')
+  if (retryAfter === undefined) return undefined
+  const seconds = parseNumber(retryAfter)
+  if (seconds !== undefined) return Math.ceil(seconds * 1000)
+  const at = parseHttpDate(retryAfter, now)
+  return at === undefined ? undefined : Math.max(0, at - now)
 }
 
 /** Go-style duration as sent by OpenAI (`6m0s`, `1s`, `20ms`, `1h2m3.5s`) in ms. */
@@ -116,7 +119,7 @@ export function parseDuration(text: string): number | undefined {
 }
 
 /** A non-negative decimal number, or undefined (never NaN): `Number('')` is 0, hence the regex. */
-function parseNumber(text: string): number | undefined {
+export function parseNumber(text: string): number | undefined {
   const s = text.trim()
   if (!/^(\d+(\.\d*)?|\.\d+)$/.test(s)) return undefined
   const n = Number(s)
@@ -188,7 +191,7 @@ function fromParts(
 }
 
 /** RFC 3339 timestamp (`2024-05-01T12:00:03Z`, `...T12:00:03.5+02:00`) in epoch ms. */
-function parseRfc3339(text: string): number | undefined {
+export function parseRfc3339(text: string): number | undefined {
   const m =
     /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|([+-])(\d{2}):(\d{2}))$/.exec(
       text.trim(),

@@ -2,6 +2,14 @@ import { EventEmitter } from 'node:events'
 import type { PartitionView } from '../../shared/contract'
 import type { ConcurrencyController } from './aimd'
 import { SeedAimd, mergeAimdParams } from './aimd'
+import type {
+  CallAnswer,
+  PacingOptions,
+  PacingSnapshot,
+  PauseChange,
+} from './pacing/partition-pacing'
+import { PartitionPacing, checkPacingOptions } from './pacing/partition-pacing'
+import type { CallEstimate, Reservation } from './pacing/rate-budget'
 import type { AimdParams, Clock, LimitChange, Outcome } from './types'
 import { SEED_AIMD, systemClock } from './types'
 
@@ -10,8 +18,11 @@ export interface Permit {
   readonly partition: string
   /** When the permit was granted (epoch ms). */
   readonly sentAt: number
-  /** Frees the slot and feeds the outcome to the controller. Idempotent: later calls do nothing. */
-  release(outcome: Outcome): void
+  /**
+   * Frees the slot and feeds the outcome to the controller; with pacing on, the answer's headers
+   * and usage settle the rate budget and may pause the partition. Idempotent: later calls do nothing.
+   */
+  release(outcome: Outcome, answer?: CallAnswer): void
 }
 
 /** One partition's state: the contract's view of it. */
@@ -33,6 +44,8 @@ export interface SchedulerEvents {
   limit: [change: LimitChange]
   params: [change: ParamsChange]
   sample: [sample: SchedulerSample]
+  /** With pacing on: a refusal's retry-after paused the partition. */
+  pause: [change: PauseChange]
 }
 
 export interface SchedulerOptions {
@@ -44,6 +57,11 @@ export interface SchedulerOptions {
   createController?: (partition: string, params: AimdParams) => ConcurrencyController
   /** How often 'sample' is emitted while any partition is active, in ms. @default 250 */
   sampleIntervalMs?: number
+  /**
+   * Pacing beyond concurrency: partition-wide pauses on retry-after, and admission that waits for
+   * header-announced rate budgets. `true` is `{}` (all defaults). @default undefined (off)
+   */
+  pacing?: PacingOptions | boolean
 }
 
 /** Raised for acquires that are still waiting, or arrive, after close(). */
@@ -59,6 +77,7 @@ interface Waiter {
   reject(reason: unknown): void
   signal: AbortSignal | undefined
   onAbort: (() => void) | undefined
+  estimate: CallEstimate | undefined
 }
 
 interface PartitionState {
@@ -70,6 +89,7 @@ interface PartitionState {
   successes: number
   errors: number
   lastChange: LimitChange | null
+  pacing: PartitionPacing | undefined
 }
 
 const OUTCOMES: readonly Outcome[] = [
@@ -91,6 +111,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   readonly #createController: (partition: string, params: AimdParams) => ConcurrencyController
   readonly #sampleIntervalMs: number
   readonly #partitions = new Map<string, PartitionState>()
+  readonly #pacing: Required<PacingOptions> | undefined
   #defaults: AimdParams
   #timer: NodeJS.Timeout | undefined
   #closed = false
@@ -101,7 +122,13 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     if (options === null || typeof options !== 'object') {
       throw new TypeError(`Expected \`options\` to be an object, got \`${String(options)}\``)
     }
-    const { clock = systemClock, params = {}, createController, sampleIntervalMs = 250 } = options
+    const {
+      clock = systemClock,
+      params = {},
+      createController,
+      sampleIntervalMs = 250,
+      pacing,
+    } = options
     if (clock === null || typeof clock !== 'object' || typeof clock.now !== 'function') {
       throw new TypeError(`Expected \`clock\` to have a now() function, got \`${String(clock)}\``)
     }
@@ -123,20 +150,25 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     this.#defaults = mergeAimdParams(SEED_AIMD, params)
     this.#createController = createController ?? ((partition, p) => new SeedAimd(partition, p))
     this.#sampleIntervalMs = sampleIntervalMs
+    this.#pacing =
+      pacing === undefined || pacing === false
+        ? undefined
+        : checkPacingOptions(pacing === true ? {} : pacing)
   }
 
   /**
    * Waits for a slot in the partition. Rejects with the signal's reason if aborted while waiting
    * (the waiter is removed), or with SchedulerClosedError after close(). Aborting after the permit
-   * was granted does nothing: the caller owns the permit and must release it.
+   * was granted does nothing: the caller owns the permit and must release it. `estimate` is what
+   * the call should cost, for the rate budget (pacing on).
    */
-  acquire(partition: string, signal?: AbortSignal): Promise<Permit> {
+  acquire(partition: string, signal?: AbortSignal, estimate?: CallEstimate): Promise<Permit> {
     checkPartition(partition, false)
     if (this.#closed) return Promise.reject(new SchedulerClosedError())
     if (signal?.aborted) return Promise.reject(signal.reason)
     const state = this.#partition(partition)
     const permit = new Promise<Permit>((resolve, reject) => {
-      const waiter: Waiter = { resolve, reject, signal, onAbort: undefined }
+      const waiter: Waiter = { resolve, reject, signal, onAbort: undefined, estimate }
       if (signal) {
         waiter.onAbort = () => {
           const index = state.queue.indexOf(waiter)
@@ -207,12 +239,19 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     }))
   }
 
+  /** With pacing on: the partition's pause and rate budget; undefined otherwise or if unused. */
+  pacing(partition: string): PacingSnapshot | undefined {
+    checkPartition(partition, false)
+    return this.#partitions.get(partition)?.pacing?.snapshot(this.#clock.now())
+  }
+
   /** Stops sampling and rejects every waiter with SchedulerClosedError; held permits may still be released. */
   close(): void {
     if (this.#closed) return
     this.#closed = true
     this.#stopSampling()
     for (const state of this.#partitions.values()) {
+      state.pacing?.stop()
       const waiters = state.queue.splice(0)
       for (const w of waiters) {
         if (w.onAbort) w.signal?.removeEventListener('abort', w.onAbort)
@@ -233,28 +272,36 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
         successes: 0,
         errors: 0,
         lastChange: null,
+        pacing: this.#pacing && new PartitionPacing(name, this.#pacing),
       }
       this.#partitions.set(name, state)
     }
     return state
   }
 
-  #admit(state: PartitionState): Permit {
+  #admit(state: PartitionState, estimate: CallEstimate | undefined): Permit {
     state.inflight++
     const sentAt = this.#clock.now()
+    const reservation = state.pacing?.admit(sentAt, estimate)
     let released = false
     return {
       partition: state.name,
       sentAt,
-      release: (outcome: Outcome) => {
+      release: (outcome: Outcome, answer?: CallAnswer) => {
         if (released) return
         released = true
-        this.#release(state, sentAt, outcome)
+        this.#release(state, sentAt, outcome, reservation, answer)
       },
     }
   }
 
-  #release(state: PartitionState, sentAt: number, outcome: Outcome): void {
+  #release(
+    state: PartitionState,
+    sentAt: number,
+    outcome: Outcome,
+    reservation: Reservation | undefined,
+    answer: CallAnswer | undefined,
+  ): void {
     const inflight = state.inflight
     state.inflight--
     // The slot is freed before the outcome is checked, so a bad outcome cannot leak capacity.
@@ -270,18 +317,30 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       state.successes++
     }
     const now = this.#clock.now()
-    const change = state.controller.onOutcome(outcome, { now, sentAt, inflight })
+    const settled =
+      state.pacing && reservation ? state.pacing.settle(now, reservation, outcome, answer) : null
+    // A refusal the announced budget explains is the budget's to pace, not a concurrency signal.
+    const seen = settled?.absorbed ? 'near_limit' : outcome
+    const change = state.controller.onOutcome(seen, { now, sentAt, inflight })
     if (change) state.lastChange = change
     // Admit first, emit after: a throwing listener must not strand waiters.
     this.#drain(state)
     if (change) this.emit('limit', change)
+    if (settled?.pause) this.emit('pause', settled.pause)
   }
 
   #drain(state: PartitionState): void {
     while (state.queue.length > 0 && state.inflight < state.controller.concurrency) {
+      const head = state.queue[0] as Waiter
+      // A pause or the rate budget holds the head, and so the whole FIFO, until it wakes it.
+      if (
+        state.pacing?.ready(this.#clock.now(), head.estimate, () => this.#drain(state)) === false
+      ) {
+        return
+      }
       const waiter = state.queue.shift() as Waiter
       if (waiter.onAbort) waiter.signal?.removeEventListener('abort', waiter.onAbort)
-      waiter.resolve(this.#admit(state))
+      waiter.resolve(this.#admit(state, waiter.estimate))
     }
   }
 

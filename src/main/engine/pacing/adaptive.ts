@@ -1,0 +1,233 @@
+import type { ConcurrencyController, OutcomeContext } from '../aimd'
+import { mergeAimdParams } from '../aimd'
+import type { AimdParams, LimitChange, Outcome } from '../types'
+import { SEED_AIMD } from '../types'
+
+export interface AdaptiveOptions {
+  /**
+   * How many times a refused probe doubles the wait before the next one: the waits are
+   * cooldownMs, 2 x cooldownMs, ... up to cooldownMs x 2^maxProbeDoublings. A cap keeps a raised
+   * capacity findable: with the seed's 8 s, a probe at least every 16 s. @default 1
+   */
+  maxProbeDoublings?: number
+}
+
+/** What the controller has learned about the partition, for tests and the console. */
+export interface AdaptiveMemory {
+  /** Still in slow start: no throttle seen yet, the limit grows by 1 per used success. */
+  slowStart: boolean
+  /** Highest level that carried a full window of successes since the capacity last dropped. */
+  held: number
+  /** Lowest level refused since the last probe that held, or null when none is known. */
+  ceiling: number | null
+  /** Consecutive refused probes. */
+  refusedProbes: number
+  /** When the limit may next probe above the ceiling (epoch ms). */
+  nextProbeAt: number
+  /** The limit sits at the ceiling to see whether the capacity rose. */
+  probing: boolean
+  /** When the last cut was made: throttles from calls sent until then are the same episode. */
+  lastCutAt: number
+}
+
+/**
+ * Finds a provider's concurrency capacity from its answers alone (local servers, providers that
+ * announce nothing). Params are the seed's AimdParams, read as:
+ * - `increase`: growth per used success below the remembered ceiling (slow start grows by 1);
+ * - `decrease`: the one multiplicative cut per congestion episode (a timeout cuts half as deep);
+ * - `cooldownMs`: the base wait between probes above a refused level.
+ *
+ * Rules, each a lesson from TCP and adaptive concurrency limiters:
+ * - One cut per episode (TCP NewReno): a throttle answering a call sent at or before the last cut
+ *   says nothing new, so a burst of parallel 429s cuts once.
+ * - Successes of calls sent before the cut do not grow the limit (fast recovery counts only the
+ *   new window), and growth needs the limit in use: in-flight within one of it.
+ * - Where throttles happened is remembered (the ceiling): the limit recovers quickly to just below
+ *   it, holds, and probes the ceiling after cooldownMs, doubling the wait per refused probe. A
+ *   refused probe returns to the level that held instead of cutting: the probe was the only call
+ *   above it. A throttle at or below that level means the capacity dropped: it is cut and
+ *   forgotten. A probe that carries a full window means the capacity rose: growth resumes.
+ * - 429 (own quota) moves the ceiling; 503/529 (provider overloaded) and timeouts (weak evidence)
+ *   cut without teaching a ceiling; near_limit holds; other errors never move the limit.
+ */
+export class AdaptiveController implements ConcurrencyController {
+  readonly partition: string
+  readonly #maxProbeDoublings: number
+  #params: AimdParams
+  #limit: number
+  #slowStart = true
+  #held = 0
+  #ceiling: number | null = null
+  #refusedProbes = 0
+  #nextProbeAt = Number.NEGATIVE_INFINITY
+  #probing = false
+  #lastCutAt = Number.NEGATIVE_INFINITY
+  // Successes of calls sent since the admitted level last changed: a full window makes it `held`.
+  #levelSince = Number.NEGATIVE_INFINITY
+  #levelWins = 0
+
+  /** A controller for one partition; params are merged over SEED_AIMD and validated. */
+  constructor(partition: string, params: Partial<AimdParams> = {}, options: AdaptiveOptions = {}) {
+    const { maxProbeDoublings = 1 } = options
+    if (!Number.isInteger(maxProbeDoublings) || maxProbeDoublings < 0) {
+      throw new TypeError(
+        `Expected \`maxProbeDoublings\` to be an integer >= 0, got \`${String(maxProbeDoublings)}\``,
+      )
+    }
+    this.partition = partition
+    this.#maxProbeDoublings = maxProbeDoublings
+    this.#params = mergeAimdParams(SEED_AIMD, params)
+    this.#limit = this.#params.initial
+  }
+
+  get params(): AimdParams {
+    return { ...this.#params }
+  }
+
+  get limit(): number {
+    return this.#limit
+  }
+
+  get concurrency(): number {
+    return Math.max(this.#params.min, Math.floor(this.#limit))
+  }
+
+  get memory(): AdaptiveMemory {
+    return {
+      slowStart: this.#slowStart,
+      held: this.#held,
+      ceiling: this.#ceiling,
+      refusedProbes: this.#refusedProbes,
+      nextProbeAt: this.#nextProbeAt,
+      probing: this.#probing,
+      lastCutAt: this.#lastCutAt,
+    }
+  }
+
+  onOutcome(outcome: Outcome, ctx: OutcomeContext): LimitChange | null {
+    switch (outcome) {
+      case 'ok':
+        return this.#onSuccess(ctx)
+      case 'throttled':
+      case 'overloaded':
+      case 'timeout':
+        return this.#onPushback(outcome, ctx)
+      case 'near_limit':
+      case 'error':
+        return null
+      default:
+        throw new TypeError(`Unknown outcome \`${String(outcome)}\``)
+    }
+  }
+
+  /**
+   * Applies a patch at once, clamping the limit into [min, max]. A changed `initial` is the
+   * operator's "start from here": the limit moves to it and what was learned is forgotten.
+   */
+  setParams(patch: Partial<AimdParams>, now: number): LimitChange | null {
+    const next = mergeAimdParams(this.#params, patch)
+    const initialChanged = patch.initial !== undefined && patch.initial !== this.#params.initial
+    this.#params = next
+    if (initialChanged) {
+      this.#slowStart = true
+      this.#held = 0
+      this.#ceiling = null
+      this.#refusedProbes = 0
+      this.#nextProbeAt = Number.NEGATIVE_INFINITY
+      this.#probing = false
+      this.#lastCutAt = now
+    }
+    const target = initialChanged ? next.initial : this.#limit
+    return this.#set(Math.min(next.max, Math.max(next.min, target)), now, 'operator')
+  }
+
+  #onSuccess({ now, sentAt, inflight }: OutcomeContext): LimitChange | null {
+    // Sent before the cut: it answers the old window, not the new one.
+    if (sentAt <= this.#lastCutAt) return null
+    const level = this.concurrency
+    if (inflight < level - 1) return null
+    if (sentAt >= this.#levelSince && ++this.#levelWins >= level) {
+      this.#held = Math.max(this.#held, level)
+      if (this.#probing && this.#ceiling !== null && level >= this.#ceiling) {
+        // The probe carried a full window: the capacity rose, find how far.
+        this.#probing = false
+        this.#ceiling = null
+        this.#refusedProbes = 0
+      }
+    }
+    const p = this.#params
+    if (this.#ceiling === null) {
+      const step = this.#slowStart ? 1 : p.increase
+      const reason = this.#slowStart ? `slow start +${step}` : `growth +${step}`
+      return this.#set(Math.min(p.max, this.#limit + step), now, reason)
+    }
+    const target = Math.min(p.max, Math.max(p.min, this.#ceiling - 1))
+    if (this.#limit < target) {
+      return this.#set(Math.min(target, this.#limit + p.increase), now, `recovery +${p.increase}`)
+    }
+    if (this.#probing || now < this.#nextProbeAt || this.#ceiling > p.max) return null
+    this.#probing = true
+    return this.#set(this.#ceiling, now, `probe ${this.#ceiling}`)
+  }
+
+  #onPushback(
+    outcome: 'throttled' | 'overloaded' | 'timeout',
+    { now, sentAt, inflight }: OutcomeContext,
+  ): LimitChange | null {
+    const p = this.#params
+    // TCP NewReno: one cut per window of calls. The rest of the burst still says where the
+    // refusals began: each one that comes back finds one call fewer in flight.
+    if (sentAt <= this.#lastCutAt) {
+      if (outcome === 'throttled' && this.#ceiling !== null) {
+        this.#ceiling = Math.min(this.#ceiling, Math.max(p.min + 1, inflight))
+      }
+      return null
+    }
+    const level = this.concurrency
+    // The limit can run ahead of what was really in flight (slow start): the refusal happened
+    // where the calls were, not where the limit was.
+    const refusedAt = Math.max(p.min, Math.min(level, inflight))
+    const wasProbing = this.#probing
+    this.#slowStart = false
+    this.#probing = false
+    this.#lastCutAt = now
+    let to: number
+    let reason: string
+    if (outcome === 'timeout') {
+      const factor = (1 + p.decrease) / 2
+      to = this.#limit * factor
+      reason = `timeout x${factor}`
+    } else if (outcome === 'overloaded') {
+      to = this.#limit * p.decrease
+      reason = `overloaded x${p.decrease}`
+    } else if (refusedAt > this.#held && this.#held >= p.min) {
+      if (wasProbing) this.#refusedProbes++
+      this.#ceiling = refusedAt
+      to = Math.max(this.#held, this.#limit * p.decrease)
+      reason = wasProbing ? `probe refused, back to ${to}` : `throttle x${p.decrease}`
+    } else {
+      // Refused at or below a level that held: the capacity dropped, what held no longer does,
+      // and refused probes above the old level say nothing about the new one.
+      this.#ceiling = refusedAt
+      this.#held = 0
+      this.#refusedProbes = 0
+      to = this.#limit * p.decrease
+      reason = `throttle x${p.decrease}`
+    }
+    const doublings = Math.min(this.#refusedProbes, this.#maxProbeDoublings)
+    this.#nextProbeAt = now + p.cooldownMs * 2 ** doublings
+    return this.#set(Math.max(p.min, to), now, reason)
+  }
+
+  #set(to: number, now: number, reason: string): LimitChange | null {
+    const from = this.#limit
+    if (to === from) return null
+    const before = this.concurrency
+    this.#limit = to
+    if (this.concurrency !== before) {
+      this.#levelSince = now
+      this.#levelWins = 0
+    }
+    return { partition: this.partition, ts: now, from, to, reason }
+  }
+}
