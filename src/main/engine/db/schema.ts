@@ -1,3 +1,5 @@
+import { COMPACT_STORAGE_SQL } from './compact-storage'
+
 /**
  * Numbered migrations. Each entry is applied once, in order, inside a transaction, and recorded in
  * the `migrations` table. Never edit a migration that has shipped: add the next number.
@@ -117,5 +119,11 @@ export const MIGRATIONS: readonly Migration[] = [
       -- alone unless the operator resumes it from the console (which clears the driver).
       ALTER TABLE batches ADD COLUMN driver TEXT;
     `,
+  },
+  {
+    version: 3,
+    name: 'compact storage: fingerprints, payloads and results once; counters per batch; views of the v2 tables',
+    // compact-storage.ts: the tables, the copy from v2, and the views that keep v2's names.
+    sql: COMPACT_STORAGE_SQL,
   },
 ]
