@@ -13,7 +13,15 @@ import {
   type RawExecutions,
   type RawRows,
 } from './ledger-queries'
-import { checkRecordInput, INSERT_SQL, ORIGINAL_COST_SQL } from './ledger-record'
+import { fpKey } from './db/codes'
+import { directWrites, type WriteScope } from './db/step-writes'
+import {
+  checkRecordInput,
+  ORIGINAL_COST_SQL,
+  prepareRowInsert,
+  type LedgerRowParams,
+  type RowInsert,
+} from './ledger-record'
 import type { Prices } from './prices'
 import { systemClock, type Clock, type LedgerEventInput, type LedgerOutcome } from './types'
 
@@ -59,6 +67,8 @@ export interface LedgerOptions {
   prices: Prices
   /** Stamps events recorded without a `ts`. @default systemClock */
   clock?: Clock
+  /** Groups the runner's writes per task step (the engine's). @default one per statement */
+  writes?: WriteScope
 }
 
 /** A ledger event as `record` takes it; `ts` defaults to the clock. */
@@ -74,22 +84,28 @@ export class Ledger {
   readonly #db: Database.Database
   readonly #prices: Prices
   readonly #clock: Clock
-  readonly #insert: Database.Statement
+  readonly #writes: WriteScope
+  readonly #insert: RowInsert
   readonly #original: Database.Statement<
-    [{ fp: string }],
+    [{ fp: Buffer | string }],
     { n: number; cost: number; unpriced: number }
   >
   readonly #maxId: Database.Statement<[], { maxId: number }>
   // Query statements depend on which filters are present (so indexes can be used): one per shape.
   readonly #queries = new Map<string, Database.Statement>()
+  /** What this process recorded per batch: a live cost for `pacer run`'s progress line. */
+  readonly #recorded = new Map<string, { micros: number; priced: number; unpriced: number }>()
 
-  constructor({ db, prices, clock = systemClock }: LedgerOptions) {
+  constructor({ db, prices, clock = systemClock, writes = directWrites }: LedgerOptions) {
     this.#db = db
     this.#prices = prices
     this.#clock = clock
-    this.#insert = db.prepare(INSERT_SQL)
+    this.#writes = writes
+    this.#insert = prepareRowInsert(db)
+    writes.onRollback?.(() => this.#insert.forget())
     this.#original = db.prepare(ORIGINAL_COST_SQL)
-    this.#maxId = db.prepare('SELECT COALESCE(MAX(id), 0) AS maxId FROM ledger')
+    // The table, not the `ledger` view: MAX over the view's joins would read every row.
+    this.#maxId = db.prepare('SELECT COALESCE(MAX(id), 0) AS maxId FROM ledger_rows')
   }
 
   /**
@@ -113,11 +129,12 @@ export class Ledger {
           ? this.originalCostMicros(e.fp)
           : e.savedMicros
         : null
-    const info = this.#insert.run({
+    const row: LedgerRowParams = {
       ts,
       taskId: e.taskId,
       batchId: e.batchId,
       fp: e.fp,
+      fpId: e.fpId,
       worker: e.worker,
       taskType: e.taskType,
       provider: e.provider,
@@ -134,8 +151,30 @@ export class Ledger {
       status: e.status,
       epoch: e.epoch,
       priceVersion: this.#prices.version,
-    })
-    return { id: Number(info.lastInsertRowid), costMicros }
+    }
+    const id = this.#writes.run(() => this.#insert.row(row))
+    if (e.batchId !== null) this.#count(e.batchId, costMicros, tokens > 0)
+    return { id, costMicros }
+  }
+
+  /**
+   * The cost of the rows this process recorded for a batch, kept as they are written (a rollup of
+   * a million rows every second would cost more than the run). Null: only unpriced calls.
+   */
+  recordedCost(batchId: string): number | null {
+    const r = this.#recorded.get(batchId)
+    if (!r) return 0
+    return r.unpriced > 0 && r.priced === 0 ? null : r.micros
+  }
+
+  #count(batchId: string, costMicros: number | null, billed: boolean): void {
+    let r = this.#recorded.get(batchId)
+    if (!r) this.#recorded.set(batchId, (r = { micros: 0, priced: 0, unpriced: 0 }))
+    if (costMicros === null) r.unpriced++
+    else {
+      r.micros += costMicros
+      if (billed) r.priced++
+    }
   }
 
   /** Spend per task type, most expensive first (unpriced-only types last). */
@@ -190,7 +229,7 @@ export class Ledger {
    * of its result saved. Null when it never executed or any of its calls was unpriced.
    */
   originalCostMicros(fp: string): number | null {
-    const r = this.#original.get({ fp })
+    const r = this.#original.get({ fp: fpKey(fp) })
     if (!r || r.n === 0 || r.unpriced > 0) return null
     return r.cost
   }

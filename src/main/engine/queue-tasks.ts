@@ -1,5 +1,7 @@
 import type Database from 'better-sqlite3'
 import type { TaskRow, TaskStatus } from '../../shared/contract'
+import { fpKey, fpText, TASK_STATUSES, TASK_STATUS_CODES as S, taskStatusOf } from './db/codes'
+import { directWrites, type WriteScope } from './db/step-writes'
 import type { Clock } from './types'
 
 /** A task as the runner sees it (with its payload), picked atomically from the queue. */
@@ -10,6 +12,8 @@ export interface QueuedTask {
   type: string
   payload: string
   fp: string
+  /** The fingerprint's row id (fingerprints.id). */
+  fpId: number
   key: string | null
   steps: number
   provider: string
@@ -32,86 +36,253 @@ export interface NewTask {
 /** The statuses a worker can finish a task with. */
 export type FinalTaskStatus = Extract<TaskStatus, 'succeeded' | 'reused' | 'failed' | 'cancelled'>
 
+/** What a finished task got: a result already stored (`ref`, shared with its claim), or its text. */
+export type TaskResult = { ref: number } | { text: string } | null
+
+interface PickedRow {
+  id: number
+  batch: number
+  seq: number
+  fp_id: number
+  attempts: number
+}
+
 interface TaskDbRow {
   id: number
   batch_id: string
   seq: number
   type: string
-  payload: string
-  fp: string
-  key: string | null
+  fp: Buffer | string
   steps: number
   provider: string
   model: string
-  status: TaskStatus
+  status: number
   attempts: number
   error: string | null
   created_at: number
   started_at: number | null
   finished_at: number | null
-  audit?: number
 }
 
+// A task given back to a cancelled batch ends cancelled: nothing would ever pick it again.
+const REQUEUED_STATUS = `CASE WHEN (SELECT state FROM batches WHERE key = task_queue.batch) = 'cancelled'
+  THEN ${S.cancelled} ELSE ${S.queued} END`
+
+// The batch is chosen first, then its next task through task_queue_batch_status (batch, status,
+// seq): one index probe per pick, however long the queue.
+const pickSql = (batchKey: string) => `
+  UPDATE task_queue SET status = ${S.running}, worker = ?, lease_until = ?, attempts = attempts + 1,
+    started_at = COALESCE(started_at, ?)
+  WHERE id = (SELECT id FROM task_queue WHERE batch = ${batchKey} AND status = ${S.queued}
+              ORDER BY seq LIMIT 1)
+  RETURNING id, batch, seq, fp_id, attempts`
+
+/** The task table's hot statements, by name: what test/unit/engine/db/query-plans.test.ts checks. */
+export const TASK_SQL = {
+  findFingerprint: 'SELECT id, payload IS NOT NULL AS filled FROM fingerprints WHERE fp = ?',
+  // A fingerprint first seen by a claim or the ledger gets its content when a task brings it.
+  fillFingerprint: `
+    INSERT INTO fingerprints(fp, type, payload, key, steps, provider, model)
+    VALUES (?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT(fp) DO UPDATE SET type = excluded.type, payload = excluded.payload,
+      key = excluded.key, steps = excluded.steps, provider = excluded.provider,
+      model = excluded.model
+    RETURNING id`,
+  insertTask: `INSERT INTO task_queue(batch, seq, fp_id, status) VALUES (?, ?, ?, ${S.queued})`,
+  // Consoles run console batches; a `pacer run` batch runs with that process's keys and limits.
+  pickAny: pickSql(`(SELECT key FROM batches WHERE state = 'running' AND driver IS NULL
+                      AND queued > 0 ORDER BY created_at LIMIT 1)`),
+  pickIn: pickSql(`(SELECT key FROM batches WHERE id = ? AND state = 'running')`),
+  pickedContent: `
+    SELECT b.id AS batchId, b.audit, f.fp, f.type, f.payload, f.key, f.steps, f.provider, f.model
+    FROM fingerprints f, batches b WHERE f.id = ? AND b.key = ?`,
+  renewTask: `UPDATE task_queue SET lease_until = ? WHERE id = ? AND worker = ? AND status = ${S.running}`,
+  insertResult: 'INSERT INTO results(body) VALUES (?)',
+  finishTask: `
+    UPDATE task_queue SET status = ?, result_id = ?, error = ?, finished_at = ?, worker = NULL,
+      lease_until = NULL
+    WHERE id = ? AND worker = ? AND status = ${S.running}
+    RETURNING batch`,
+  requeueTask: `
+    UPDATE task_queue SET status = ${REQUEUED_STATUS}, worker = NULL, lease_until = NULL, error = ?
+    WHERE id = ? AND worker = ? AND status = ${S.running}
+    RETURNING batch, status`,
+  // Only batches whose counters show running tasks, each through (batch, status): a look at the
+  // tasks in flight, not at the queue.
+  anyExpired: `
+    SELECT 1 FROM task_queue WHERE batch IN (SELECT key FROM batches WHERE running > 0)
+      AND status = ${S.running} AND lease_until < ? LIMIT 1`,
+  expiredTasks: `
+    SELECT t.id, b.id AS batch_id FROM batches b CROSS JOIN task_queue t ON t.batch = b.key
+    WHERE b.running > 0 AND t.status = ${S.running} AND t.lease_until < ?`,
+  requeueExpired: `
+    UPDATE task_queue SET error = 'requeued: its worker stopped renewing the lease',
+      status = ${REQUEUED_STATUS}, worker = NULL, lease_until = NULL
+    WHERE id = ? AND status = ${S.running} AND lease_until < ?
+    RETURNING batch, status`,
+  batchKey: 'SELECT key FROM batches WHERE id = ?',
+  cancelQueued: `
+    UPDATE task_queue SET status = ${S.cancelled}, finished_at = ?
+    WHERE batch = ? AND status = ${S.queued}`,
+  retryableInBatch: `
+    SELECT id, status FROM task_queue WHERE batch = (SELECT key FROM batches WHERE id = ?)
+      AND status IN (${S.failed}, ${S.cancelled})`,
+  // Only batches whose counters say they have any: no pass over the tasks of the others.
+  retryableAll: `
+    SELECT id, status FROM task_queue WHERE status IN (${S.failed}, ${S.cancelled})
+      AND batch IN (SELECT key FROM batches WHERE failed + cancelled > 0)`,
+  retryTask: `
+    UPDATE task_queue SET status = ${S.queued}, error = NULL, finished_at = NULL, result_id = NULL
+    WHERE id = ? AND status = ?
+    RETURNING batch, (SELECT id FROM batches WHERE key = batch) AS batch_id,
+      (SELECT fp FROM fingerprints WHERE id = fp_id) AS fp`,
+  getTaskStatus: 'SELECT id, status FROM task_queue WHERE id = ?',
+  failedFingerprints: `
+    SELECT DISTINCT f.fp FROM task_queue t JOIN fingerprints f ON f.id = t.fp_id
+    WHERE t.batch = (SELECT key FROM batches WHERE id = ?)
+      AND f.state = 'completed' AND f.status = 'failed'`,
+  distinctTasks: `
+    SELECT COUNT(DISTINCT fp_id) AS n FROM task_queue
+    WHERE batch = (SELECT key FROM batches WHERE id = ?)`,
+  getTaskResult: `
+    SELECT r.body FROM task_queue t JOIN results r ON r.id = t.result_id WHERE t.id = ?`,
+} as const
+
+const TASK_COLUMNS = `t.id, b.id AS batch_id, t.seq, f.type, f.fp, f.steps, f.provider, f.model,
+  t.status, t.attempts, t.error, b.created_at, t.started_at, t.finished_at`
+const TASK_FROM = `task_queue t JOIN batches b ON b.key = t.batch JOIN fingerprints f ON f.id = t.fp_id`
+
+type Statements = { [K in keyof typeof TASK_SQL]: Database.Statement }
+
 /**
- * Owns the tasks table: inserts, the atomic pick, leases and status changes. Transactions that
- * span batches and tasks belong to TaskQueue; these methods run inside them.
+ * Owns the task_queue table: inserts (with their fingerprint's content, stored once), the atomic
+ * pick, leases and status changes. Transactions that span batches and tasks belong to TaskQueue;
+ * these methods run inside them. Status counts are kept per batch by the table's triggers.
  */
 export class TaskTable {
   readonly #db: Database.Database
   readonly #clock: Clock
-  readonly #stmts: ReturnType<typeof prepare>
+  readonly #writes: WriteScope
+  readonly #stmts: Statements
+  readonly #moves = new Map<string, Database.Statement<[number, number]>>()
+  readonly #finish: (
+    status: FinalTaskStatus,
+    result: TaskResult,
+    error: string | null,
+    now: number,
+    taskId: number,
+    worker: string,
+  ) => boolean
 
-  constructor(db: Database.Database, clock: Clock) {
+  constructor(db: Database.Database, clock: Clock, writes: WriteScope = directWrites) {
     this.#db = db
     this.#clock = clock
-    this.#stmts = prepare(db)
-  }
-
-  insert(batchId: string, t: NewTask, now: number): void {
-    this.#stmts.insertTask.run(
-      batchId,
-      t.seq,
-      t.type,
-      t.payloadJson,
-      t.fp,
-      t.key,
-      t.steps,
-      t.provider,
-      t.model,
-      now,
+    this.#writes = writes
+    this.#stmts = Object.fromEntries(
+      Object.entries(TASK_SQL).map(([name, sql]) => [name, db.prepare(sql)]),
+    ) as Statements
+    this.#finish = db.transaction(
+      (
+        status: FinalTaskStatus,
+        result: TaskResult,
+        error: string | null,
+        now: number,
+        taskId: number,
+        worker: string,
+      ) => {
+        let ref: number | null = null
+        if (result && 'ref' in result) ref = result.ref
+        else if (result) ref = Number(this.#stmts.insertResult.run(result.text).lastInsertRowid)
+        const done = this.#stmts.finishTask.get(S[status], ref, error, now, taskId, worker) as
+          { batch: number } | undefined
+        // A fenced-out finish must not leave its result behind.
+        if (!done) {
+          if (result && 'text' in result) throw new FencedOut()
+          return false
+        }
+        this.#move(done.batch, S.running, S[status])
+        return true
+      },
     )
   }
 
   /**
-   * Atomically moves the next queued task of a running batch to `running` under this worker's
-   * lease: one UPDATE ... RETURNING, so two processes never pick the same row. `audit` is the
-   * batch's, for the caller to fill in.
+   * Moves `n` tasks of a batch from one status count to another, in the transaction of their
+   * status change (a trigger doing it cost twice as much per change).
    */
-  pick(
-    worker: string,
-    leaseMs: number,
-    batchIds: readonly string[] | null,
-  ): Omit<QueuedTask, 'audit'> | null {
-    const now = this.#clock.now()
-    const row = (
-      batchIds === null
-        ? this.#stmts.pickAny.get(worker, now + leaseMs, now)
-        : this.#pickIn(worker, now + leaseMs, now, batchIds)
-    ) as TaskDbRow | undefined
-    if (!row) return null
-    return {
-      id: row.id,
-      batchId: row.batch_id,
-      seq: row.seq,
-      type: row.type,
-      payload: row.payload,
-      fp: row.fp,
-      key: row.key,
-      steps: row.steps,
-      provider: row.provider,
-      model: row.model,
-      attempts: row.attempts,
+  #move(batchKey: number, from: number, to: number, n = 1): void {
+    const key = `${from}>${to}`
+    let stmt = this.#moves.get(key)
+    if (!stmt) {
+      const a = TASK_STATUSES[from] as string
+      const b = TASK_STATUSES[to] as string
+      stmt = this.#db.prepare(`UPDATE batches SET ${a} = ${a} - ?, ${b} = ${b} + ? WHERE key = ?`)
+      this.#moves.set(key, stmt)
     }
+    ;(stmt as Database.Statement).run(n, n, batchKey)
+  }
+
+  /** Queues one task of batch `batchKey`; the caller adds it to the batch's queued count. */
+  insert(batchKey: number, t: NewTask): void {
+    const key = fpKey(t.fp)
+    const found = this.#stmts.findFingerprint.get(key) as { id: number; filled: number } | undefined
+    let fpId = found?.id
+    if (!found?.filled) {
+      const row = this.#stmts.fillFingerprint.get(
+        key,
+        t.type,
+        t.payloadJson,
+        t.key,
+        t.steps,
+        t.provider,
+        t.model,
+      ) as { id: number }
+      fpId = row.id
+    }
+    this.#stmts.insertTask.run(batchKey, t.seq, fpId)
+  }
+
+  /**
+   * Atomically moves the next queued task of a running batch to `running` under this worker's
+   * lease: one UPDATE ... RETURNING, so two processes never pick the same row.
+   */
+  pick(worker: string, leaseMs: number, batchIds: readonly string[] | null): QueuedTask | null {
+    return this.#writes.run(() => {
+      const now = this.#clock.now()
+      const row = (
+        batchIds === null
+          ? this.#stmts.pickAny.get(worker, now + leaseMs, now)
+          : this.#pickIn(worker, now + leaseMs, now, batchIds)
+      ) as PickedRow | undefined
+      if (!row) return null
+      this.#move(row.batch, S.queued, S.running)
+      const c = this.#stmts.pickedContent.get(row.fp_id, row.batch) as {
+        batchId: string
+        audit: number
+        fp: Buffer | string
+        type: string
+        payload: string
+        key: string | null
+        steps: number
+        provider: string
+        model: string
+      }
+      return {
+        id: row.id,
+        batchId: c.batchId,
+        seq: row.seq,
+        type: c.type,
+        payload: c.payload,
+        fp: fpText(c.fp),
+        fpId: row.fp_id,
+        key: c.key,
+        steps: c.steps,
+        provider: c.provider,
+        model: c.model,
+        attempts: row.attempts,
+        audit: c.audit === 1,
+      }
+    })
   }
 
   #pickIn(worker: string, leaseUntil: number, now: number, batchIds: readonly string[]) {
@@ -123,22 +294,34 @@ export class TaskTable {
   }
 
   renew(taskId: number, worker: string, leaseMs: number): boolean {
-    return this.#stmts.renewTask.run(this.#clock.now() + leaseMs, taskId, worker).changes === 1
+    const until = this.#clock.now() + leaseMs
+    return this.#writes.run(() => this.#stmts.renewTask.run(until, taskId, worker).changes === 1)
   }
 
   finish(
     taskId: number,
     worker: string,
     status: FinalTaskStatus,
-    result: string | null,
+    result: TaskResult,
     error: string | null,
   ): boolean {
     const now = this.#clock.now()
-    return this.#stmts.finishTask.run(status, result, error, now, taskId, worker).changes === 1
+    return this.#writes.run(() => {
+      try {
+        return this.#finish(status, result, error, now, taskId, worker)
+      } catch (err) {
+        if (err instanceof FencedOut) return false
+        throw err
+      }
+    })
   }
 
   requeue(taskId: number, worker: string, error: string | null): boolean {
-    return this.#stmts.requeueTask.run(error, taskId, worker).changes === 1
+    return this.#writes.run(() => {
+      const row = this.#stmts.requeueTask.get(error, taskId, worker) as Moved | undefined
+      if (row) this.#move(row.batch, S.running, row.status)
+      return row !== undefined
+    })
   }
 
   /** Whether any running task's lease has run out: a cheap look before taking the write lock. */
@@ -149,12 +332,21 @@ export class TaskTable {
   /** Gives back every task whose lease ran out; returns their batches (each once). */
   requeueExpired(now: number): { requeued: number; batchIds: string[] } {
     const rows = this.#stmts.expiredTasks.all(now) as { id: number; batch_id: string }[]
-    for (const r of rows) this.#stmts.requeueExpired.run(r.id, now)
+    for (const r of rows) {
+      const moved = this.#stmts.requeueExpired.get(r.id, now) as Moved | undefined
+      if (moved) this.#move(moved.batch, S.running, moved.status)
+    }
     return { requeued: rows.length, batchIds: [...new Set(rows.map((r) => r.batch_id))] }
   }
 
   cancelQueued(batchId: string): number {
-    return this.#stmts.cancelQueued.run(this.#clock.now(), batchId).changes
+    const batch = this.#stmts.batchKey.get(batchId) as { key: number } | undefined
+    if (!batch) return 0
+    return this.#db.transaction(() => {
+      const n = this.#stmts.cancelQueued.run(this.#clock.now(), batch.key).changes
+      if (n > 0) this.#move(batch.key, S.queued, S.cancelled, n)
+      return n
+    })()
   }
 
   /** Failed or cancelled tasks back to queued; returns how many, their batches and fingerprints. */
@@ -163,51 +355,63 @@ export class TaskTable {
     batchIds: Set<string>
     fps: Set<string>
   } {
-    let ids: number[]
+    type Retryable = { id: number; status: number }
+    let found: Retryable[]
     if (filter.taskIds && filter.taskIds.length > 0) {
-      ids = filter.taskIds.filter((id) => {
-        const row = this.#stmts.getTaskStatus.get(id) as { status: TaskStatus } | undefined
-        return row?.status === 'failed' || row?.status === 'cancelled'
-      })
+      found = filter.taskIds
+        .map((id) => this.#stmts.getTaskStatus.get(id) as Retryable | undefined)
+        .filter((r): r is Retryable => r?.status === S.failed || r?.status === S.cancelled)
     } else if (filter.batchId) {
-      ids = (this.#stmts.retryableInBatch.all(filter.batchId) as { id: number }[]).map((r) => r.id)
+      found = this.#stmts.retryableInBatch.all(filter.batchId) as Retryable[]
     } else {
-      ids = (this.#stmts.retryableAll.all() as { id: number }[]).map((r) => r.id)
+      found = this.#stmts.retryableAll.all() as Retryable[]
     }
     const batchIds = new Set<string>()
     const fps = new Set<string>()
-    for (const id of ids) {
-      const row = this.#stmts.retryTask.get(id) as { batch_id: string; fp: string } | undefined
+    for (const { id, status } of found) {
+      const row = this.#stmts.retryTask.get(id, status) as
+        { batch: number; batch_id: string; fp: Buffer | string } | undefined
       if (row) {
+        this.#move(row.batch, status, S.queued)
         batchIds.add(row.batch_id)
-        fps.add(row.fp)
+        fps.add(fpText(row.fp))
       }
     }
-    return { count: ids.length, batchIds, fps }
+    return { count: found.length, batchIds, fps }
   }
 
-  list(filter: {
-    batchId?: string
-    statuses?: readonly TaskStatus[]
-    offset: number
-    limit: number
-  }): { rows: TaskRow[]; total: number } {
+  /** A page of tasks; `total` is how many the filter selects (from the counters when it can). */
+  list(
+    filter: {
+      batchId?: string
+      statuses?: readonly TaskStatus[]
+      offset: number
+      limit: number
+    },
+    counted: (batchId: string | undefined, statuses: readonly TaskStatus[]) => number | null = () =>
+      null,
+  ): { rows: TaskRow[]; total: number } {
     const where: string[] = []
     const args: unknown[] = []
     if (filter.batchId) {
-      where.push('batch_id = ?')
+      where.push('t.batch = (SELECT key FROM batches WHERE id = ?)')
       args.push(filter.batchId)
     }
-    if (filter.statuses && filter.statuses.length > 0) {
-      where.push(`status IN (${filter.statuses.map(() => '?').join(',')})`)
-      args.push(...filter.statuses)
+    const statuses = filter.statuses ?? []
+    if (statuses.length > 0) {
+      where.push(`t.status IN (${statuses.map(() => '?').join(',')})`)
+      args.push(...statuses.map((s) => S[s]))
     }
     const clause = where.length ? `WHERE ${where.join(' AND ')}` : ''
-    const total = (
-      this.#db.prepare(`SELECT COUNT(*) AS n FROM tasks ${clause}`).get(...args) as { n: number }
-    ).n
+    const total =
+      counted(filter.batchId, statuses) ??
+      (
+        this.#db.prepare(`SELECT COUNT(*) AS n FROM task_queue t ${clause}`).get(...args) as {
+          n: number
+        }
+      ).n
     const rows = this.#db
-      .prepare(`SELECT ${TASK_COLUMNS} FROM tasks ${clause} ORDER BY id LIMIT ? OFFSET ?`)
+      .prepare(`SELECT ${TASK_COLUMNS} FROM ${TASK_FROM} ${clause} ORDER BY t.id LIMIT ? OFFSET ?`)
       .all(...args, filter.limit, filter.offset) as TaskDbRow[]
     return { rows: rows.map(toTaskRow), total }
   }
@@ -219,7 +423,8 @@ export class TaskTable {
       const chunk = ids.slice(i, i + 500)
       const rows = this.#db
         .prepare(
-          `SELECT ${TASK_COLUMNS} FROM tasks WHERE id IN (${chunk.map(() => '?').join(',')}) ORDER BY id`,
+          `SELECT ${TASK_COLUMNS} FROM ${TASK_FROM}
+           WHERE t.id IN (${chunk.map(() => '?').join(',')}) ORDER BY t.id`,
         )
         .all(...chunk) as TaskDbRow[]
       out.push(...rows.map(toTaskRow))
@@ -227,14 +432,29 @@ export class TaskTable {
     return out
   }
 
+  failedFingerprints(batchId: string): string[] {
+    const rows = this.#stmts.failedFingerprints.all(batchId) as { fp: Buffer | string }[]
+    return rows.map((r) => fpText(r.fp))
+  }
+
+  distinct(batchId: string): number {
+    return (this.#stmts.distinctTasks.get(batchId) as { n: number }).n
+  }
+
   result(taskId: number): string | null {
-    const row = this.#stmts.getTaskResult.get(taskId) as { result: string | null } | undefined
-    return row?.result ?? null
+    const row = this.#stmts.getTaskResult.get(taskId) as { body: string } | undefined
+    return row?.body ?? null
   }
 }
 
-const TASK_COLUMNS =
-  'id, batch_id, seq, type, fp, steps, provider, model, status, attempts, error, created_at, started_at, finished_at'
+/** Rolls back a finish that lost its task (requeued meanwhile), result row included. */
+class FencedOut extends Error {}
+
+/** A status change's batch and new status, as its RETURNING clause gives them. */
+interface Moved {
+  batch: number
+  status: number
+}
 
 function toTaskRow(r: TaskDbRow): TaskRow {
   return {
@@ -242,81 +462,15 @@ function toTaskRow(r: TaskDbRow): TaskRow {
     batchId: r.batch_id,
     seq: r.seq,
     type: r.type,
-    fp: r.fp,
+    fp: fpText(r.fp),
     steps: r.steps,
     provider: r.provider,
     model: r.model,
-    status: r.status,
+    status: taskStatusOf(r.status),
     attempts: r.attempts,
     error: r.error,
     createdAt: r.created_at,
     startedAt: r.started_at,
     finishedAt: r.finished_at,
-  }
-}
-
-function prepare(db: Database.Database) {
-  // The batch is chosen first, then its next task through tasks_batch_status (batch_id, status,
-  // seq): one index probe per pick. (Ordering a join of all queued tasks by batch and seq sorted
-  // the whole queue on every pick: quadratic over a batch.)
-  const pick = (batchId: string) => `
-    UPDATE tasks SET status='running', worker=?, lease_until=?, attempts=attempts+1,
-      started_at=COALESCE(started_at, ?)
-    WHERE id = (
-      SELECT t.id FROM tasks t
-      WHERE t.batch_id = ${batchId} AND t.status='queued'
-      ORDER BY t.seq LIMIT 1)
-    RETURNING *`
-  // A task given back to a cancelled batch ends cancelled: nothing would ever pick it again.
-  const requeuedStatus = `CASE WHEN (SELECT state FROM batches WHERE id = tasks.batch_id) = 'cancelled'
-                       THEN 'cancelled' ELSE 'queued' END`
-  return {
-    insertTask: db.prepare(
-      `INSERT INTO tasks(batch_id, seq, type, payload, fp, key, steps, provider, model, status, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?)`,
-    ),
-    // Consoles run console batches; a `pacer run` batch runs with that process's keys and limits.
-    pickAny: db.prepare(
-      pick(`(SELECT b.id FROM batches b
-             WHERE b.state='running' AND b.driver IS NULL
-               AND EXISTS (SELECT 1 FROM tasks q WHERE q.batch_id = b.id AND q.status='queued')
-             ORDER BY b.created_at LIMIT 1)`),
-    ),
-    pickIn: db.prepare(pick(`(SELECT id FROM batches WHERE id = ? AND state='running')`)),
-    renewTask: db.prepare(
-      `UPDATE tasks SET lease_until=? WHERE id=? AND worker=? AND status='running'`,
-    ),
-    finishTask: db.prepare(
-      `UPDATE tasks SET status=?, result=?, error=?, finished_at=?, worker=NULL, lease_until=NULL
-       WHERE id=? AND worker=? AND status='running'`,
-    ),
-    requeueTask: db.prepare(
-      `UPDATE tasks SET status = ${requeuedStatus}, worker=NULL, lease_until=NULL, error=?
-       WHERE id=? AND worker=? AND status='running'`,
-    ),
-    anyExpired: db.prepare(
-      `SELECT 1 FROM tasks WHERE status='running' AND lease_until < ? LIMIT 1`,
-    ),
-    expiredTasks: db.prepare(
-      `SELECT id, batch_id FROM tasks WHERE status='running' AND lease_until < ?`,
-    ),
-    requeueExpired: db.prepare(
-      `UPDATE tasks SET error='requeued: its worker stopped renewing the lease',
-         status = ${requeuedStatus}, worker=NULL, lease_until=NULL
-       WHERE id=? AND status='running' AND lease_until < ?`,
-    ),
-    cancelQueued: db.prepare(
-      `UPDATE tasks SET status='cancelled', finished_at=? WHERE batch_id=? AND status='queued'`,
-    ),
-    getTaskStatus: db.prepare('SELECT status FROM tasks WHERE id=?'),
-    retryableInBatch: db.prepare(
-      `SELECT id FROM tasks WHERE batch_id=? AND status IN ('failed','cancelled')`,
-    ),
-    retryableAll: db.prepare(`SELECT id FROM tasks WHERE status IN ('failed','cancelled')`),
-    retryTask: db.prepare(
-      `UPDATE tasks SET status='queued', error=NULL, finished_at=NULL, result=NULL
-       WHERE id=? AND status IN ('failed','cancelled') RETURNING batch_id, fp`,
-    ),
-    getTaskResult: db.prepare('SELECT result FROM tasks WHERE id=?'),
   }
 }

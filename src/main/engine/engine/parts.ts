@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto'
 import type Database from 'better-sqlite3'
 import { SqliteClaimStore } from '../claims'
 import { openDatabase } from '../db'
+import { StepWrites } from '../db/step-writes'
 import type { EngineOptions } from '../engine'
 import { Ledger } from '../ledger'
 import { Prices } from '../prices'
@@ -20,6 +21,8 @@ import { envSecrets } from './secrets'
 /** What the engine is made of: built once by createEngine, shared by its handlers and views. */
 export interface EngineParts {
   readonly db: Database.Database
+  /** The runner's writes, one transaction per task step: commit() before answering a caller. */
+  readonly writes: StepWrites
   readonly dbPath: string
   readonly clock: Clock
   readonly settings: SettingsStore
@@ -41,15 +44,20 @@ export function createParts(options: EngineOptions): EngineParts {
   const settings = new SettingsStore(db)
   const stored = settings.get()
   const prices = new Prices(stored.priceOverrides)
+  // A step whose commit failed is lost as in a crash: its tasks' leases run out and they run again.
+  const writes = new StepWrites(db, {
+    onError: (err) => runner.emit('warning', `writes were not saved: ${err.message}`),
+  })
   const claims = new SqliteClaimStore({
     db,
     clock,
     resultTtlMs: options.resultTtlMs ?? stored.resultTtlMs,
+    writes,
   })
-  const ledger = new Ledger({ db, prices, clock })
+  const ledger = new Ledger({ db, prices, clock, writes })
   // 200 ms: the console's live chart promises at least 4 updates a second, timer drift included.
   const scheduler = new Scheduler({ clock, params: options.scheduler, sampleIntervalMs: 200 })
-  const queue = new TaskQueue(db, clock)
+  const queue = new TaskQueue(db, clock, writes)
   const secrets: SecretsAccess = options.secrets ?? envSecrets()
   const sim = createSimProvider({ clock, ...options.sim })
   const providers: Record<string, Provider> = {
@@ -75,9 +83,11 @@ export function createParts(options: EngineOptions): EngineParts {
     provider: (id) => providers[id],
     batchIds: options.batchIds ?? null,
     leaseMs: options.leaseMs,
+    writes,
   })
   return {
     db,
+    writes,
     dbPath: options.dbPath,
     clock,
     settings,

@@ -4,7 +4,7 @@ import { classify, isDeterministicFailure, retryDelayMs } from '../classify'
 import type { ChatMessage, LedgerOutcome, Outcome, Provider, ProviderResponse } from '../types'
 import { checkBatch, StopSignal, type Active, type CallResult, type RunContext } from './context'
 import { estimateUsage, ledgerRow, ZERO_USAGE } from './ledger-rows'
-import { backoffMs, persist, sleep } from './retry'
+import { backoffMs, deadlineSignal, persist, sleep } from './retry'
 
 /** What one step sends: the conversation so far, which step it is, under which claim epoch. */
 export interface StepCall {
@@ -94,14 +94,14 @@ async function send(
   try {
     // The wait for a slot may have been long: look again before sending.
     checkBatch(ctx, task, notStarted)
+    // Nothing is sent on the strength of a claim that is not on disk yet.
+    await ctx.o.writes.durable()
   } catch (err) {
     permit.release('error')
     throw err
   }
-  const signal = AbortSignal.any([
-    active.controller.signal,
-    AbortSignal.timeout(ctx.o.callTimeoutMs),
-  ])
+  const deadline = deadlineSignal(active.controller.signal, ctx.o.callTimeoutMs)
+  const { signal } = deadline
   let response: ProviderResponse
   let outcome: Outcome
   try {
@@ -131,6 +131,8 @@ async function send(
         ? `no answer within ${ctx.o.callTimeoutMs} ms`
         : `request failed: ${(err as Error).message}`,
     }
+  } finally {
+    deadline.clear()
   }
   permit.release(outcome)
   const latencyMs = clock.now() - permit.sentAt
@@ -159,10 +161,10 @@ async function answered(
     () => epoch !== null && !active.lost && claims.renew(task.fp, epoch, leaseMs),
   )
   const kind: LedgerOutcome = owner ? 'executed' : 'duplicate'
-  await persist(() => ledger.record({ ...base, usage, outcome: kind }))
+  const { costMicros } = await persist(() => ledger.record({ ...base, usage, outcome: kind }))
   if (epoch !== null && !owner) {
     active.lost = true
     return { kind: 'lost', text: response.text ?? '' }
   }
-  return { kind: 'ok', text: response.text ?? '', usage }
+  return { kind: 'ok', text: response.text ?? '', usage, costMicros }
 }

@@ -4,12 +4,18 @@ import type { ResolvedRunnerOptions } from './options'
 
 /** How one task ended, before the queue is told. */
 export type Finish =
-  | { status: 'succeeded' | 'reused' | 'failed'; result: string | null; error: string | null }
+  | {
+      status: 'succeeded' | 'reused' | 'failed'
+      result: string | null
+      error: string | null
+      /** The stored result this task shares with its claim (results.id), when there is one. */
+      resultRef?: number
+    }
   | { status: 'requeue'; error: string | null }
 
 /** One provider call's end, after its retries. */
 export type CallResult =
-  | { kind: 'ok'; text: string; usage: Usage }
+  | { kind: 'ok'; text: string; usage: Usage; costMicros: number | null }
   | { kind: 'lost'; text: string }
   | { kind: 'failed'; deterministic: boolean; error: string; status: number | null }
 

@@ -249,15 +249,13 @@ export class Runner extends EventEmitter<RunnerEvents> {
       }
       return
     }
-    if (
-      this.#o.queue.finishTask(
-        task.id,
-        this.#o.workerId,
-        finish.status,
-        finish.result,
-        finish.error,
-      )
-    ) {
+    const result =
+      finish.resultRef !== undefined
+        ? { ref: finish.resultRef }
+        : finish.result === null
+          ? null
+          : { text: finish.result }
+    if (this.#o.queue.finishTask(task.id, this.#o.workerId, finish.status, result, finish.error)) {
       this.emit('task', { taskId: task.id, batchId: task.batchId, status: finish.status })
     }
   }
@@ -270,11 +268,14 @@ export class Runner extends EventEmitter<RunnerEvents> {
   }
 
   #renewAll(): void {
-    for (const a of this.#active.values()) {
-      this.#o.queue.renewTask(a.task.id, this.#o.workerId, this.#o.leaseMs)
-      if (a.epoch !== null && !a.lost) {
-        if (!this.#o.claims.renew(a.task.fp, a.epoch, this.#o.leaseMs)) a.lost = true
+    // One transaction for the whole round, under the engine's write scope.
+    this.#o.writes.run(() => {
+      for (const a of this.#active.values()) {
+        this.#o.queue.renewTask(a.task.id, this.#o.workerId, this.#o.leaseMs)
+        if (a.epoch !== null && !a.lost) {
+          if (!this.#o.claims.renew(a.task.fp, a.epoch, this.#o.leaseMs)) a.lost = true
+        }
       }
-    }
+    })
   }
 }
