@@ -14,6 +14,7 @@ export async function serveCommand(opts: {
   open?: boolean
   simCapacity: number
   simLatencyScale: number
+  simRpm?: number
 }): Promise<number> {
   const rendererDir = join(ROOT, 'out', 'renderer')
   if (!existsSync(join(rendererDir, 'index.html'))) {
@@ -33,7 +34,11 @@ export async function serveCommand(opts: {
   }
   const engine = openEngine({
     dbPath: dbPathFrom(opts.db),
-    sim: { capacity: opts.simCapacity, latencyScale: opts.simLatencyScale },
+    sim: {
+      capacity: opts.simCapacity,
+      latencyScale: opts.simLatencyScale,
+      requestsPerMinute: opts.simRpm,
+    },
   })
   let server: Awaited<ReturnType<typeof startHttpServer>>
   try {
