@@ -2,14 +2,17 @@
 // columns of its fingerprint's row, and its result a row of `results` that tasks point at too.
 // By name, for test/unit/engine/db/query-plans.test.ts.
 export const CLAIM_SQL = {
-  // A fingerprint never claimed (queued, or never seen) is claimed at epoch 1 in one statement.
+  // A queued fingerprint never claimed yet is claimed at epoch 1 by one update of its row...
+  claimQueued: `
+    UPDATE fingerprints SET state = 'running', owner = ?, epoch = 1, lease_until = ?,
+      claimed_at = ?
+    WHERE fp = ? AND state IS NULL
+    RETURNING epoch`,
+  // ...one never seen (a claim without a task) by the atomic insert-or-ignore.
   claim: `
     INSERT INTO fingerprints(fp, state, owner, epoch, lease_until, claimed_at)
     VALUES (?, 'running', ?, 1, ?, ?)
-    ON CONFLICT(fp) DO UPDATE SET state = 'running', owner = excluded.owner, epoch = 1,
-      lease_until = excluded.lease_until, claimed_at = excluded.claimed_at
-      WHERE fingerprints.state IS NULL
-    RETURNING epoch`,
+    ON CONFLICT(fp) DO NOTHING`,
   select: `
     SELECT f.state, f.status, f.owner, f.epoch, f.lease_until, r.body AS result, f.result_id,
       f.cost_micros, f.completed_at

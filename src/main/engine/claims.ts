@@ -84,7 +84,8 @@ export class SqliteClaimStore implements ClaimStore {
   readonly #resultRef: Database.Statement<[Key], { result_id: number | null }>
   #resultTtlMs: number
 
-  readonly #insert: Database.Statement<[Key, string, number, number], { epoch: number }>
+  readonly #claimQueued: Database.Statement<[string, number, number, Key], { epoch: number }>
+  readonly #insert: Database.Statement<[Key, string, number, number]>
   readonly #select: Database.Statement<[Key], ClaimRow>
   readonly #reclaim: Database.Statement<[string, number, number, Key, number, ClaimState]>
   readonly #takeOver: Database.Statement<[string, number, number, Key, number, number]>
@@ -118,6 +119,7 @@ export class SqliteClaimStore implements ClaimStore {
     this.#doorbell = doorbellFor(db)
 
     this.#writes = writes
+    this.#claimQueued = db.prepare(CLAIM_SQL.claimQueued)
     this.#insert = db.prepare(CLAIM_SQL.claim)
     this.#select = db.prepare(CLAIM_SQL.select)
     this.#reclaim = db.prepare(CLAIM_SQL.reclaim)
@@ -166,11 +168,18 @@ export class SqliteClaimStore implements ClaimStore {
   #claim(key: Key, fp: string, owner: string, leaseMs: number): ClaimAttempt {
     for (let round = 0; round < MAX_CAS_ROUNDS; round++) {
       const now = this.#clock.now()
-      if (this.#insert.get(key, owner, now + leaseMs, now) !== undefined) {
+      if (this.#claimQueued.get(owner, now + leaseMs, now, key) !== undefined) {
         return { kind: 'owned', epoch: 1, tookOver: false }
       }
       const row = this.#select.get(key)
-      if (row === undefined) continue
+      if (row === undefined) {
+        if (this.#insert.run(key, owner, now + leaseMs, now).changes === 1) {
+          return { kind: 'owned', epoch: 1, tookOver: false }
+        }
+        continue
+      }
+      // Queued meanwhile by another process, never claimed: the update above takes it next round.
+      if (row.state === null) continue
       if (row.state === 'completed' && this.#retained(row, now)) {
         return { kind: 'completed', result: toStoredResult(row) }
       }

@@ -70,9 +70,9 @@ export class BatchTable {
     return Number(info.lastInsertRowid)
   }
 
-  /** Adds `n` freshly inserted tasks to the batch's queued count. */
-  addQueued(key: number, n: number): void {
-    this.#stmts.addQueued.run(n, key)
+  /** Adds `n` freshly inserted tasks, the first of them `firstTask`, to the batch's counts. */
+  addQueued(key: number, n: number, firstTask: number | null): void {
+    this.#stmts.addQueued.run(n, firstTask, key)
   }
 
   /** Whether the batch's tasks are recorded for audit (false for an unknown batch). */
@@ -231,7 +231,9 @@ function prepare(db: Database.Database) {
       `INSERT INTO batches(id, driver, name, source, source_hash, state, audit, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
-    addQueued: db.prepare('UPDATE batches SET queued = queued + ? WHERE key = ?'),
+    addQueued: db.prepare(
+      'UPDATE batches SET queued = queued + ?, first_task = COALESCE(first_task, ?) WHERE key = ?',
+    ),
     setDriver: db.prepare('UPDATE batches SET driver = ? WHERE id = ?'),
     setSourceHash: db.prepare('UPDATE batches SET source_hash = ? WHERE id = ?'),
     hasInterrupted: db.prepare(

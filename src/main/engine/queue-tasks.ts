@@ -152,6 +152,21 @@ const TASK_COLUMNS = `t.id, b.id AS batch_id, t.seq, f.type, f.fp, f.steps, f.pr
   t.status, t.attempts, t.error, b.created_at, t.started_at, t.finished_at`
 const TASK_FROM = `task_queue t JOIN batches b ON b.key = t.batch JOIN fingerprints f ON f.id = t.fp_id`
 
+/** The console's page of tasks (tasks:list) under a WHERE clause on `t`. */
+export function taskPageSql(where: string): string {
+  return `SELECT ${TASK_COLUMNS} FROM ${TASK_FROM} ${where} ORDER BY t.id LIMIT ? OFFSET ?`
+}
+
+/** The WHERE clauses tasks:list builds (the statuses filter takes one `?` per status). */
+export const TASK_PAGE_FILTERS = {
+  // Its ids from first_task on, in id order: a page costs its offset, not a sort of the batch.
+  // (+t.batch: the range is the way in, the batch only a check.)
+  batch: `WHERE t.id >= (SELECT first_task FROM batches WHERE id = ?)
+    AND t.id < (SELECT first_task + ${TASK_STATUSES.join(' + ')} FROM batches WHERE id = ?)
+    AND +t.batch = (SELECT key FROM batches WHERE id = ?)`,
+  batchAndStatus: 'WHERE t.batch = (SELECT key FROM batches WHERE id = ?) AND t.status IN (?, ?)',
+} as const
+
 type Statements = { [K in keyof typeof TASK_SQL]: Database.Statement }
 
 /**
@@ -167,7 +182,7 @@ export class TaskTable {
   readonly #moves = new Map<string, Database.Statement<[number, number]>>()
   readonly #finish: (
     status: FinalTaskStatus,
-    result: TaskResult,
+    result: { text: string },
     error: string | null,
     now: number,
     taskId: number,
@@ -184,26 +199,34 @@ export class TaskTable {
     this.#finish = db.transaction(
       (
         status: FinalTaskStatus,
-        result: TaskResult,
+        result: { text: string },
         error: string | null,
         now: number,
         taskId: number,
         worker: string,
       ) => {
-        let ref: number | null = null
-        if (result && 'ref' in result) ref = result.ref
-        else if (result) ref = Number(this.#stmts.insertResult.run(result.text).lastInsertRowid)
-        const done = this.#stmts.finishTask.get(S[status], ref, error, now, taskId, worker) as
-          { batch: number } | undefined
+        const ref = Number(this.#stmts.insertResult.run(result.text).lastInsertRowid)
         // A fenced-out finish must not leave its result behind.
-        if (!done) {
-          if (result && 'text' in result) throw new FencedOut()
-          return false
-        }
-        this.#move(done.batch, S.running, S[status])
+        if (!this.#finishRow(status, { ref }, error, now, taskId, worker)) throw new FencedOut()
         return true
       },
     )
+  }
+
+  #finishRow(
+    status: FinalTaskStatus,
+    result: { ref: number } | null,
+    error: string | null,
+    now: number,
+    taskId: number,
+    worker: string,
+  ): boolean {
+    const ref = result ? result.ref : null
+    const done = this.#stmts.finishTask.get(S[status], ref, error, now, taskId, worker) as
+      { batch: number } | undefined
+    if (!done) return false
+    this.#move(done.batch, S.running, S[status])
+    return true
   }
 
   /**
@@ -222,8 +245,8 @@ export class TaskTable {
     ;(stmt as Database.Statement).run(n, n, batchKey)
   }
 
-  /** Queues one task of batch `batchKey`; the caller adds it to the batch's queued count. */
-  insert(batchKey: number, t: NewTask): void {
+  /** Queues one task of batch `batchKey` and returns its id; the caller counts it as queued. */
+  insert(batchKey: number, t: NewTask): number {
     const key = fpKey(t.fp)
     const found = this.#stmts.findFingerprint.get(key) as { id: number; filled: number } | undefined
     let fpId = found?.id
@@ -239,7 +262,7 @@ export class TaskTable {
       ) as { id: number }
       fpId = row.id
     }
-    this.#stmts.insertTask.run(batchKey, t.seq, fpId)
+    return Number(this.#stmts.insertTask.run(batchKey, t.seq, fpId).lastInsertRowid)
   }
 
   /**
@@ -307,6 +330,9 @@ export class TaskTable {
   ): boolean {
     const now = this.#clock.now()
     return this.#writes.run(() => {
+      // Pointing at a stored result (or none) is one update: no savepoint to undo a result row.
+      if (!result || 'ref' in result)
+        return this.#finishRow(status, result, error, now, taskId, worker)
       try {
         return this.#finish(status, result, error, now, taskId, worker)
       } catch (err) {
@@ -393,11 +419,14 @@ export class TaskTable {
   ): { rows: TaskRow[]; total: number } {
     const where: string[] = []
     const args: unknown[] = []
-    if (filter.batchId) {
+    const statuses = filter.statuses ?? []
+    if (filter.batchId && statuses.length === 0) {
+      where.push(TASK_PAGE_FILTERS.batch.slice('WHERE '.length))
+      args.push(filter.batchId, filter.batchId, filter.batchId)
+    } else if (filter.batchId) {
       where.push('t.batch = (SELECT key FROM batches WHERE id = ?)')
       args.push(filter.batchId)
     }
-    const statuses = filter.statuses ?? []
     if (statuses.length > 0) {
       where.push(`t.status IN (${statuses.map(() => '?').join(',')})`)
       args.push(...statuses.map((s) => S[s]))
@@ -411,7 +440,7 @@ export class TaskTable {
         }
       ).n
     const rows = this.#db
-      .prepare(`SELECT ${TASK_COLUMNS} FROM ${TASK_FROM} ${clause} ORDER BY t.id LIMIT ? OFFSET ?`)
+      .prepare(taskPageSql(clause))
       .all(...args, filter.limit, filter.offset) as TaskDbRow[]
     return { rows: rows.map(toTaskRow), total }
   }

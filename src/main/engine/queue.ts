@@ -73,14 +73,16 @@ export class TaskQueue {
     const id = `b_${this.#clock.now().toString(36)}_${randomBytes(4).toString('hex')}`
     const key = this.#batches.insert(id, batch, this.#clock.now())
     let added = 0
+    let first: number | null = null
     return {
       id,
       add: (task) => {
-        this.#tasks.insert(key, task)
+        const taskId = this.#tasks.insert(key, task)
+        first ??= taskId
         added++
       },
       close: () => {
-        this.#batches.addQueued(key, added)
+        this.#batches.addQueued(key, added, first)
         return added
       },
     }

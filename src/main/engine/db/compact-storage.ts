@@ -107,6 +107,9 @@ const BATCHES = `
     driver       TEXT,
     created_at   INTEGER NOT NULL,
     updated_at   INTEGER NOT NULL,
+    -- A batch's tasks are queued in one transaction: their ids are first_task, first_task + 1, ...
+    -- so a page of them is a range of task ids, not a sort of the batch.
+    first_task   INTEGER,
     -- The batch's status counts, kept by TaskTable in the transaction of every status change
     -- (queue-tasks.ts; a trigger cost twice as much per change): reading them costs the same
     -- for a million tasks as for ten.
@@ -241,10 +244,11 @@ const COPY = `
     FROM tasks_v2 t JOIN batches b ON b.id = t.batch_id JOIN temp.fp_ids m ON m.fp = t.fp
     ORDER BY t.id;
 
-  UPDATE batches SET ${COUNTS.map(
-    (s) =>
-      `${s} = (SELECT COUNT(*) FROM task_queue WHERE batch = batches.key AND status = ${TASK_STATUS_CODES[s as 'queued']})`,
-  ).join(',\n    ')};
+  UPDATE batches SET first_task = (SELECT MIN(id) FROM task_queue WHERE batch = batches.key),
+    ${COUNTS.map(
+      (s) =>
+        `${s} = (SELECT COUNT(*) FROM task_queue WHERE batch = batches.key AND status = ${TASK_STATUS_CODES[s as 'queued']})`,
+    ).join(',\n    ')};
 
   INSERT OR IGNORE INTO names(name) SELECT DISTINCT worker FROM ledger_v2;
   INSERT OR IGNORE INTO names(name) SELECT DISTINCT batch_id FROM ledger_v2

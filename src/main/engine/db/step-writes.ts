@@ -69,8 +69,6 @@ export class StepWrites implements WriteScope {
   readonly #onError: (err: Error) => void
   readonly #busyTimeoutMs: number
   readonly #dataVersion: Database.Statement
-  readonly #noWait: Database.Statement
-  readonly #wait: Database.Statement
   readonly #rollbackListeners: (() => void)[] = []
   #open = false
   #scheduled = false
@@ -83,8 +81,6 @@ export class StepWrites implements WriteScope {
     this.#onError = opts.onError
     this.#busyTimeoutMs = opts.busyTimeoutMs ?? 5000
     this.#dataVersion = db.prepare('PRAGMA data_version').pluck()
-    this.#noWait = db.prepare('PRAGMA busy_timeout = 0')
-    this.#wait = db.prepare(`PRAGMA busy_timeout = ${this.#busyTimeoutMs}`)
   }
 
   /** True while writes are grouped per turn (no other writer seen lately). */
@@ -166,7 +162,9 @@ export class StepWrites implements WriteScope {
   #acquire(): void {
     const deadline = performance.now() + this.#busyTimeoutMs
     const pause = new Int32Array(new SharedArrayBuffer(4))
-    this.#noWait.run()
+    // Set afresh each time: SQLite applies this pragma when the statement is compiled, so a
+    // prepared one would not set it again when run.
+    this.#db.pragma('busy_timeout = 0')
     try {
       for (let attempt = 0; ; attempt++) {
         try {
@@ -181,7 +179,7 @@ export class StepWrites implements WriteScope {
         }
       }
     } finally {
-      this.#wait.run()
+      this.#db.pragma(`busy_timeout = ${this.#busyTimeoutMs}`)
     }
   }
 

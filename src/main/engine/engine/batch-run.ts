@@ -65,9 +65,16 @@ export function driveBatch(
   const tick = () => {
     if (!check()) opts.onProgress?.(deps.batch())
   }
-  // Every task's end is a 'batch' event: only look whether the run is over (one row read).
+  // Every task's end is a 'batch' event: look whether the run is over once per turn of the loop
+  // (one row read), however many tasks ended in it.
+  let looking = false
   const onBatch = (id: string) => {
-    if (id === batchId) check()
+    if (id !== batchId || looking) return
+    looking = true
+    setImmediate(() => {
+      looking = false
+      check()
+    })
   }
 
   deps.start()

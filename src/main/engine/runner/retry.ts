@@ -23,33 +23,6 @@ export function sleep(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 /**
- * A signal that aborts with `parent` or after `ms`, whichever comes first; `clear()` when the call
- * ends. A timer of our own, not AbortSignal.timeout(): that one stays alive until it fires (two
- * minutes per call) and, combined by AbortSignal.any on Node 20, can lose its timeout after a
- * garbage collection (nodejs/node#57736).
- */
-export function deadlineSignal(
-  parent: AbortSignal,
-  ms: number,
-): { signal: AbortSignal; clear(): void } {
-  const controller = new AbortController()
-  const follow = () => controller.abort(parent.reason)
-  if (parent.aborted) follow()
-  else parent.addEventListener('abort', follow, { once: true })
-  const timer = setTimeout(
-    () => controller.abort(new DOMException(`no answer within ${ms} ms`, 'TimeoutError')),
-    ms,
-  )
-  return {
-    signal: controller.signal,
-    clear() {
-      clearTimeout(timer)
-      parent.removeEventListener('abort', follow)
-    },
-  }
-}
-
-/**
  * Runs a database write that must not be lost, retrying while another process holds the write
  * lock past busy_timeout (each try already waited that long), for up to about a minute.
  */

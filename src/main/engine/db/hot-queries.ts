@@ -1,0 +1,35 @@
+// Every statement that runs once per task, or once per console request, by name: the ones whose
+// cost must not grow with the queue or the ledger. test/unit/engine/db/query-plans.test.ts reads
+// each one's EXPLAIN QUERY PLAN and fails on a pass over a table that grows with the work. Add a
+// statement here when you add a hot one; the SQL stays next to the module that owns its table.
+import { CLAIM_SQL } from '../claims-sql'
+import { eventsPageSql, executionsSql, rowTotalsSql } from '../ledger-queries'
+import { LEDGER_WRITE_SQL } from '../ledger-record'
+import { BATCH_SQL } from '../queue-batches'
+import { TASK_PAGE_FILTERS, TASK_SQL, taskPageSql } from '../queue-tasks'
+
+const named = (prefix: string, sqls: Readonly<Record<string, string>>) =>
+  Object.fromEntries(Object.entries(sqls).map(([name, sql]) => [`${prefix}.${name}`, sql]))
+
+export const HOT_QUERIES: Readonly<Record<string, string>> = {
+  ...named('tasks', TASK_SQL),
+  ...named('batches', BATCH_SQL),
+  ...named('claims', CLAIM_SQL),
+  ...named('ledger', LEDGER_WRITE_SQL),
+  // The console's pages.
+  'console.tasksOfBatch': taskPageSql(TASK_PAGE_FILTERS.batch),
+  'console.tasksOfBatchByStatus': taskPageSql(TASK_PAGE_FILTERS.batchAndStatus),
+  'console.ledgerPage': eventsPageSql(''),
+  'console.ledgerPageOfBatch': eventsPageSql('WHERE batch_id = @batchId'),
+  // `pacer run`'s closing totals of its batch.
+  'run.batchRows': rowTotalsSql('WHERE batch_id = @batchId', false),
+  'run.batchExecutions': executionsSql('WHERE batch_id = @batchId', false),
+}
+
+/** The tables that grow with the work: no hot statement may read one from end to end. */
+export const GROWING_TABLES: readonly string[] = [
+  'task_queue',
+  'fingerprints',
+  'results',
+  'ledger_rows',
+]
