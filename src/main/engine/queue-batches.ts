@@ -46,12 +46,20 @@ export class BatchTable {
   readonly #writes: WriteScope
   readonly #stmts: ReturnType<typeof prepare>
   readonly #transitions = new Map<string, Database.Statement>()
+  readonly #fresh: () => void
 
-  constructor(db: Database.Database, clock: Clock, writes: WriteScope = directWrites) {
+  /** `fresh` brings the counters up to date before they are read (TaskTable.flushCounters). */
+  constructor(
+    db: Database.Database,
+    clock: Clock,
+    writes: WriteScope = directWrites,
+    fresh: () => void = () => {},
+  ) {
     this.#db = db
     this.#clock = clock
     this.#writes = writes
     this.#stmts = prepare(db)
+    this.#fresh = fresh
   }
 
   /** Inserts a batch row and returns its key; the caller holds the transaction that adds its tasks. */
@@ -125,6 +133,7 @@ export class BatchTable {
   }
 
   progress(batchId: string): { state: BatchState; unfinished: number } | null {
+    this.#fresh()
     return (
       (this.#stmts.getSettle.get(batchId) as
         { state: BatchState; unfinished: number } | undefined) ?? null
@@ -155,21 +164,25 @@ export class BatchTable {
   }
 
   summary(batchId: string): BatchSummary | null {
+    this.#fresh()
     const b = this.#stmts.getBatch.get(batchId) as BatchDbRow | undefined
     return b ? this.#summary(b) : null
   }
 
   list(limit: number): BatchSummary[] {
+    this.#fresh()
     return (this.#stmts.listBatches.all(limit) as BatchDbRow[]).map((b) => this.#summary(b))
   }
 
   counts(batchId: string): StatusCounts {
+    this.#fresh()
     const b = this.#stmts.getBatch.get(batchId) as BatchDbRow | undefined
     return b ? countsOf(b) : { ...EMPTY_COUNTS }
   }
 
   /** How many tasks have one of `statuses` (all when empty), in one batch or in all. */
   countOf(batchId: string | undefined, statuses: readonly TaskStatus[]): number {
+    this.#fresh()
     const wanted = statuses.length > 0 ? statuses : TASK_STATUSES
     const rows = (
       batchId === undefined

@@ -8,7 +8,7 @@ import type {
   TaskRow,
   TaskStatus,
 } from '../../shared/contract'
-import { directWrites, type WriteScope } from './db/step-writes'
+import { directWrites, endOfTurn, type WriteScope } from './db/step-writes'
 import { BatchTable, type NewBatch } from './queue-batches'
 import {
   TaskTable,
@@ -41,14 +41,20 @@ export class TaskQueue {
   readonly #writes: WriteScope
   readonly #batches: BatchTable
   readonly #tasks: TaskTable
+  /**
+   * Batch states read this turn of the event loop. The runner looks before every call; within a
+   * turn only this queue can change them (it drops them when it does), another process's pause
+   * is seen from the next turn on.
+   */
+  readonly #states = new Map<string, BatchState | null>()
 
   /** `writes` groups the runner's writes per task step (the engine's); default: one per statement. */
   constructor(db: Database.Database, clock: Clock, writes: WriteScope = directWrites) {
     this.#db = db
     this.#clock = clock
     this.#writes = writes
-    this.#batches = new BatchTable(db, clock, writes)
     this.#tasks = new TaskTable(db, clock, writes)
+    this.#batches = new BatchTable(db, clock, writes, () => this.#tasks.flushCounters())
   }
 
   /** Creates a batch and its tasks in one transaction (all or nothing). */
@@ -127,6 +133,7 @@ export class TaskQueue {
     const now = this.#clock.now()
     // Every worker sweeps often: look before taking the write lock.
     if (!this.#tasks.anyExpired(now)) return { requeued: 0, batchIds: [] }
+    this.#states.clear()
     return this.#write(() => {
       const swept = this.#tasks.requeueExpired(now)
       // A batch whose every worker is gone waits for an operator (or the same `pacer run`) to
@@ -138,11 +145,13 @@ export class TaskQueue {
 
   /** Marks a batch done when nothing is left queued or running in it. */
   settleBatch(batchId: string): BatchState | null {
+    this.#states.delete(batchId)
     return this.#batches.settle(batchId)
   }
 
   /** Sets a batch's state, only from one of `from` when given; true if it changed. */
   setBatchState(batchId: string, state: BatchState, from?: readonly BatchState[]): boolean {
+    this.#states.delete(batchId)
     return this.#writes.run(() => this.#batches.setState(batchId, state, from))
   }
 
@@ -159,6 +168,7 @@ export class TaskQueue {
    * (nothing changed) from any other.
    */
   applyBatchAction(batchId: string, action: Exclude<BatchAction, 'retry'>): boolean {
+    this.#states.delete(batchId)
     return this.#writes.run(() => this.#batches.applyAction(batchId, action))
   }
 
@@ -172,6 +182,7 @@ export class TaskQueue {
     count: number
     fps: string[]
   } {
+    this.#states.clear()
     return this.#write(() => {
       const { count, batchIds, fps } = this.#tasks.retry(filter)
       const { from, to } = BATCH_TRANSITIONS.retry
@@ -192,7 +203,11 @@ export class TaskQueue {
 
   /** The batch's state, or null if there is no such batch (cheap: one primary-key read). */
   batchState(batchId: string): BatchState | null {
-    return this.#batches.state(batchId)
+    if (this.#states.has(batchId)) return this.#states.get(batchId) ?? null
+    if (this.#states.size === 0) endOfTurn(() => this.#states.clear())
+    const state = this.#batches.state(batchId)
+    this.#states.set(batchId, state)
+    return state
   }
 
   findResumable(sourceHash: string): string | null {

@@ -117,7 +117,6 @@ export function openDatabase(file: string, opts: OpenDatabaseOptions = {}): Data
     // Statement journals (an UPDATE that may need undoing midway) in memory, not in temp files:
     // they are small, and a file write per statement doubled the cost of a status change.
     db.pragma('temp_store = MEMORY')
-    if (process.env.PACER_CACHE) db.pragma(`cache_size = -${process.env.PACER_CACHE}`)
     db.pragma('foreign_keys = ON')
     retryWhileBusy(() => migrate(db, opts.migrations ?? MIGRATIONS, opts.clock))
   } catch (err) {

@@ -12,6 +12,10 @@ export interface WriteScope {
   commit(): void
   /** Hears of writes lost to a rollback (what was learnt from them must be forgotten). */
   onRollback?(listener: () => void): void
+  /** Runs `hook` inside every transaction of the scope, just before it commits. */
+  beforeCommit?(hook: () => void): void
+  /** Whether the open transaction is the scope's own (its beforeCommit hooks will run in it). */
+  owns?(): boolean
 }
 
 /** Each write is its own autocommit statement (or the caller's transaction). */
@@ -33,6 +37,11 @@ export interface StepWritesOptions {
 const open = new Set<StepWrites>()
 // Taken before any test can fake the timers: a commit must never wait on a fake clock.
 const setImmediateReal = setImmediate
+
+/** Runs `fn` when this turn of the event loop ends (the real setImmediate, never a fake one). */
+export function endOfTurn(fn: () => void): void {
+  setImmediateReal(fn)
+}
 
 /**
  * Commits every scope of this process that is open: before a write on a connection that does not
@@ -70,6 +79,7 @@ export class StepWrites implements WriteScope {
   readonly #busyTimeoutMs: number
   readonly #dataVersion: Database.Statement
   readonly #rollbackListeners: (() => void)[] = []
+  readonly #beforeCommit: (() => void)[] = []
   #open = false
   #scheduled = false
   #waiters: { resolve: () => void; reject: (err: Error) => void }[] = []
@@ -116,12 +126,15 @@ export class StepWrites implements WriteScope {
       this.#lost()
       return
     }
-    this.#open = false
-    open.delete(this)
     const waiters = this.#waiters.splice(0)
     try {
+      for (const hook of this.#beforeCommit) hook()
+      this.#open = false
+      open.delete(this)
       this.#db.exec('COMMIT')
     } catch (err) {
+      this.#open = false
+      open.delete(this)
       if (this.#db.inTransaction) this.#db.exec('ROLLBACK')
       this.#rolledBack(err as Error, waiters)
       throw err
@@ -132,6 +145,14 @@ export class StepWrites implements WriteScope {
 
   onRollback(listener: () => void): void {
     this.#rollbackListeners.push(listener)
+  }
+
+  beforeCommit(hook: () => void): void {
+    this.#beforeCommit.push(hook)
+  }
+
+  owns(): boolean {
+    return this.#open && this.#db.inTransaction
   }
 
   #begin(): void {

@@ -1,4 +1,5 @@
 import type { BatchSummary } from '../../../shared/contract'
+import { endOfTurn } from '../db/step-writes'
 import type { Runner } from '../runner'
 
 export interface DriveOptions {
@@ -71,7 +72,7 @@ export function driveBatch(
   const onBatch = (id: string) => {
     if (id !== batchId || looking) return
     looking = true
-    setImmediate(() => {
+    endOfTurn(() => {
       looking = false
       check()
     })

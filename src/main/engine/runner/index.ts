@@ -5,6 +5,7 @@ import { processTask } from './claim'
 import { StopSignal, type Active, type Finish, type RunContext } from './context'
 import { resolveRunnerOptions, type ResolvedRunnerOptions, type RunnerOptions } from './options'
 import { isBusy } from './retry'
+import { endOfTurn } from '../db/step-writes'
 
 export type { RunnerOptions } from './options'
 
@@ -36,6 +37,8 @@ export class Runner extends EventEmitter<RunnerEvents> {
   #pumping = false
   #pollTimer: NodeJS.Timeout | undefined
   #renewTimer: NodeJS.Timeout | undefined
+  /** Batches a task of which ended this turn: settled (and announced) once, when it ends. */
+  readonly #settling = new Set<string>()
   /** What a task's execution (claim.ts, execute.ts, call.ts) sees of this runner. */
   readonly #ctx: RunContext
 
@@ -169,6 +172,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
     for (const a of this.#active.values()) a.controller.abort(new StopSignal('stop'))
     await all()
     clearInterval(this.#renewTimer)
+    this.#settleNow()
     this.#running = false
     // Leave the queue tidy: a dead worker's tasks are visible as queued, not stuck as running.
     this.sweepExpired()
@@ -209,8 +213,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
       .finally(() => {
         this.#active.delete(task.id)
         this.#waiting.delete(task.id)
-        this.#guard('batch settle', () => this.#o.queue.settleBatch(task.batchId))
-        this.emit('batch', task.batchId)
+        this.#settleSoon(task.batchId)
         this.pump()
       })
   }
@@ -257,6 +260,24 @@ export class Runner extends EventEmitter<RunnerEvents> {
           : { text: finish.result }
     if (this.#o.queue.finishTask(task.id, this.#o.workerId, finish.status, result, finish.error)) {
       this.emit('task', { taskId: task.id, batchId: task.batchId, status: finish.status })
+    }
+  }
+
+  /**
+   * Settles the batch (done once nothing is queued or running) at the end of this turn of the
+   * event loop: one look at its counters however many of its tasks ended in the turn.
+   */
+  #settleSoon(batchId: string): void {
+    if (this.#settling.size === 0) endOfTurn(() => this.#settleNow())
+    this.#settling.add(batchId)
+  }
+
+  #settleNow(): void {
+    const batches = [...this.#settling]
+    this.#settling.clear()
+    for (const b of batches) {
+      this.#guard('batch settle', () => this.#o.queue.settleBatch(b))
+      this.emit('batch', b)
     }
   }
 

@@ -1,0 +1,105 @@
+// The batches bench/scale.ts runs, and the SQLite baseline they are measured against.
+import { createWriteStream } from 'node:fs'
+import { executionFingerprint, fingerprint } from '../../src/main/engine/fingerprint'
+import { openDatabase } from '../../src/main/engine/db'
+import { SIM_DEFAULT_MODEL } from '../../src/main/engine/providers/sim'
+
+const TYPES = ['classify', 'translate', 'extract'] as const
+// Coprime with every size used (powers of ten times small numbers): i -> i * P mod n is a shuffle.
+const P = 7919
+
+/** The distinct task behind line i of n: each of the n/2 distinct tasks appears exactly twice. */
+export function distinctOf(i: number, n: number): number {
+  return ((i * P) % n) % (n / 2)
+}
+
+/** Line i's task: 50 % duplicates in shuffled order, one task in eight a three-step agent. */
+export function taskOf(
+  i: number,
+  n: number,
+): { type: string; payload: { prompt: string }; steps?: number } {
+  const d = distinctOf(i, n)
+  const task = {
+    type: TYPES[d % TYPES.length] as string,
+    payload: {
+      prompt: `ticket ${d}: the customer writes about order ${d * 7} and asks for a refund`,
+    },
+  }
+  return d % 8 === 0 ? { ...task, steps: 3 } : task
+}
+
+/** Writes the n-line JSONL batch to `path`. */
+export async function writeBatch(path: string, n: number): Promise<void> {
+  const out = createWriteStream(path)
+  let chunk: string[] = []
+  for (let i = 0; i < n; i++) {
+    chunk.push(JSON.stringify(taskOf(i, n)))
+    if (chunk.length === 10_000 || i === n - 1) {
+      const ok = out.write(`${chunk.join('\n')}\n`)
+      chunk = []
+      if (!ok) await new Promise<void>((r) => out.once('drain', () => r()))
+    }
+  }
+  await new Promise<void>((resolve, reject) =>
+    out.end((err?: Error | null) => (err ? reject(err) : resolve())),
+  )
+}
+
+/**
+ * SQLite's own cost of storing the same rows `pacer run` stores for the batch, in one transaction
+ * on a fresh file of the same schema: the batch, each distinct task's fingerprint row and every
+ * line's task row, from values computed beforehand (only the inserts are timed).
+ */
+export function bulkInsertMs(path: string, n: number): number {
+  const db = openDatabase(path)
+  const batch = db
+    .prepare(
+      `INSERT INTO batches(id, name, state, created_at, updated_at) VALUES ('b', 'b', 'running', 0, 0)`,
+    )
+    .run()
+  const key = Number(batch.lastInsertRowid)
+  const fpRow = db.prepare(
+    'INSERT INTO fingerprints(fp, type, payload, key, steps, provider, model) VALUES (?, ?, ?, NULL, ?, ?, ?)',
+  )
+  const taskRow = db.prepare(
+    'INSERT INTO task_queue(batch, seq, fp_id, status) VALUES (?, ?, ?, 0)',
+  )
+  const ids = new Int32Array(n / 2)
+  let ms = 0
+  db.exec('BEGIN IMMEDIATE')
+  for (let from = 0; from < n; from += 10_000) {
+    const rows = []
+    for (let i = from; i < Math.min(n, from + 10_000); i++) {
+      const t = taskOf(i, n)
+      const steps = t.steps ?? 1
+      const fp = executionFingerprint(fingerprint(t.type, t.payload), {
+        provider: 'sim',
+        model: SIM_DEFAULT_MODEL,
+        steps,
+      })
+      rows.push({
+        i,
+        d: distinctOf(i, n),
+        t,
+        steps,
+        fp: Buffer.from(fp, 'hex'),
+        json: JSON.stringify(t.payload),
+      })
+    }
+    const started = performance.now()
+    for (const r of rows) {
+      if (ids[r.d] === 0) {
+        ids[r.d] = Number(
+          fpRow.run(r.fp, r.t.type, r.json, r.steps, 'sim', SIM_DEFAULT_MODEL).lastInsertRowid,
+        )
+      }
+      taskRow.run(key, r.i + 1, ids[r.d])
+    }
+    ms += performance.now() - started
+  }
+  const started = performance.now()
+  db.exec('COMMIT')
+  ms += performance.now() - started
+  db.close()
+  return ms
+}
