@@ -103,15 +103,20 @@ export class TaskValidator {
       return null
     }
     const task = validateTask(row.value, row.line, errors)
-    if (!task || task.key === null) return task
+    return task && this.checkKey(task, errors) ? task : null
+  }
+
+  /** False, with the problem pushed to `errors`, when the task's key came with another payload. */
+  checkKey(task: Pick<ParsedTask, 'key' | 'line' | 'payloadFp'>, errors: LineError[]): boolean {
+    if (task.key === null) return true
     const first = this.#keys.firstUse(task.key, task.line, task.payloadFp)
-    if (first.payloadFp === task.payloadFp) return task
+    if (first.payloadFp === task.payloadFp) return true
     errors.push({
       line: task.line,
       field: 'key',
       message: `key_reused_with_different_payload: key "${task.key}" was used on line ${first.line} with a different type or payload`,
     })
-    return null
+    return false
   }
 }
 

@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises'
 import type { BatchSummary, LineError } from '../../../shared/contract'
 import type { ParsedTask } from '../batch-file'
 import { EngineError } from '../errors'
-import { executionFingerprint } from '../fingerprint'
+import { resolverFor, type ResolvedTask, type ResolveRules } from '../task-resolver'
 import { checkIdempotencyKey } from '../idempotency-keys'
 import type { NewBatch } from '../queue'
 import { driveBatch, type BatchRun, type DriveOptions } from './batch-run'
@@ -18,13 +18,7 @@ import {
 import type { EngineEvents } from './events'
 import type { EngineParts } from './parts'
 
-/** A task ready to queue: provider and model resolved, `fp` is its claim identity. */
-export interface ResolvedTask extends ParsedTask {
-  provider: string
-  model: string
-  /** The execution's fingerprint (task + provider + model + steps). */
-  runFp: string
-}
+export type { ResolvedTask }
 
 /** The provider and model of tasks that name none (a `pacer run`'s --provider and --model). */
 export interface TaskDefaults {
@@ -59,15 +53,11 @@ export interface StartedFile {
   batch: BatchSummary
 }
 
-/**
- * Resolves one task at a time (resolve() for a list, the streamed file for each line): its provider
- * and model, checked, and its claim identity. A problem is pushed to `errors`, never thrown.
- */
-export function taskResolver(
+/** The rules a task is resolved by: this engine's providers, the run's defaults or the settings'. */
+export function resolveRules(
   parts: Pick<EngineParts, 'providers' | 'settings'>,
   defaults?: TaskDefaults,
-): (t: ParsedTask, errors: LineError[]) => ResolvedTask | null {
-  const { providers } = parts
+): ResolveRules {
   const current = parts.settings.get()
   const defaultProvider = defaults?.provider ?? current.defaultProvider
   const defaultModel =
@@ -76,31 +66,18 @@ export function taskResolver(
       : defaultProvider === current.defaultProvider
         ? current.defaultModel
         : null
-  return (t, errors) => {
-    const provider = t.provider ?? defaultProvider
-    if (!Object.prototype.hasOwnProperty.call(providers, provider)) {
-      errors.push({
-        line: t.line,
-        field: 'provider',
-        message: `unknown provider "${provider}" (known: ${Object.keys(providers).join(', ')})`,
-      })
-      return null
-    }
-    const model = t.model ?? (provider === defaultProvider ? defaultModel : null)
-    if (!model) {
-      errors.push({
-        line: t.line,
-        field: 'model',
-        message:
-          provider === defaultProvider
-            ? `required: no default model is set for "${provider}"`
-            : `required for provider "${provider}": only the default provider (${defaultProvider}) has a default model`,
-      })
-      return null
-    }
-    const runFp = executionFingerprint(t.payloadFp, { provider, model, steps: t.steps })
-    return { ...t, provider, model, runFp, fp: t.key === null ? runFp : t.fp }
-  }
+  return { providers: Object.keys(parts.providers), defaultProvider, defaultModel }
+}
+
+/**
+ * Resolves one task at a time (resolve() for a list, the streamed file for each line): its provider
+ * and model, checked, and its claim identity. A problem is pushed to `errors`, never thrown.
+ */
+export function taskResolver(
+  parts: Pick<EngineParts, 'providers' | 'settings'>,
+  defaults?: TaskDefaults,
+): (t: ParsedTask, errors: LineError[]) => ResolvedTask | null {
+  return resolverFor(resolveRules(parts, defaults))
 }
 
 /**
