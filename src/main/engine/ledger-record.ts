@@ -42,7 +42,7 @@ export const LEDGER_WRITE_SQL = {
 
 // The result being reused comes from the fingerprint's latest execution (a re-run after the
 // retention window or a takeover is a new execution): sum that one, not every execution ever.
-// A pass over the ledger: the runner reads the cost its claim stored instead (claims.ts complete).
+// Through ledger_rows_fp; the runner reads the cost its claim stored instead (claims.ts complete).
 export const ORIGINAL_COST_SQL = `
       WITH target AS (SELECT id FROM fingerprints WHERE fp = @fp),
       last AS (

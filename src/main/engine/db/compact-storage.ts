@@ -122,7 +122,10 @@ const INDEXES = `
   -- The pick (next queued task of a batch in seq order), retries and the console's status filter.
   CREATE INDEX task_queue_batch_status ON task_queue(batch, status, seq);
   CREATE INDEX ledger_rows_ts ON ledger_rows(ts);
-  CREATE INDEX ledger_rows_batch ON ledger_rows(batch);`
+  CREATE INDEX ledger_rows_batch ON ledger_rows(batch);
+  -- An execution's rows (fingerprint, task, epoch): what a reuse saved, and the read side's
+  -- execution-level rollups, find them here.
+  CREATE INDEX ledger_rows_fp ON ledger_rows(fp_id);`
 
 const TRIGGERS = `
   -- The ledger is append-only: a row, once written, is never changed.

@@ -4,7 +4,7 @@
 // statement here when you add a hot one; the SQL stays next to the module that owns its table.
 import { CLAIM_SQL } from '../claims-sql'
 import { eventsPageSql, executionsSql, rowTotalsSql } from '../ledger-queries'
-import { LEDGER_WRITE_SQL } from '../ledger-record'
+import { LEDGER_WRITE_SQL, ORIGINAL_COST_SQL } from '../ledger-record'
 import { BATCH_SQL } from '../queue-batches'
 import { TASK_PAGE_FILTERS, TASK_SQL, taskPageSql } from '../queue-tasks'
 
@@ -16,6 +16,7 @@ export const HOT_QUERIES: Readonly<Record<string, string>> = {
   ...named('batches', BATCH_SQL),
   ...named('claims', CLAIM_SQL),
   ...named('ledger', LEDGER_WRITE_SQL),
+  'ledger.originalCost': ORIGINAL_COST_SQL,
   // The console's pages.
   'console.tasksOfBatch': taskPageSql(TASK_PAGE_FILTERS.batch),
   'console.tasksOfBatchByStatus': taskPageSql(TASK_PAGE_FILTERS.batchAndStatus),

@@ -14,7 +14,6 @@ import type { BatchWriter } from '../queue'
 import { resolverFor, type ResolvedTask } from '../task-resolver'
 import type { StartedFile, TaskDefaults } from './batch-lifecycle'
 import { resolveRules, taskResolver } from './batch-lifecycle'
-import { parseOnWorker, type ParsedLine } from './batch-parse'
 import type { EngineParts } from './parts'
 
 /** A batch file as `pacer run` streams it. */
@@ -37,11 +36,6 @@ export interface StreamedFile {
   onError?: (error: LineError) => void
   /** Bytes read so far, out of `total` (the file's size, times the passes it will take). */
   onProgress?: (read: number, total: number) => void
-  /**
-   * Files of at least this many bytes are read on a worker thread while this one inserts.
-   * @default 4_000_000 (a second thread pays for its start, ~0.3 s, from ~50,000 lines on)
-   */
-  parallelFromBytes?: number
 }
 
 export interface StreamedStart {
@@ -84,7 +78,7 @@ export async function startStreamedFile(
   const known = mayResume ? await hashFile(file.path, settings, progress) : null
   const resumable = known === null ? null : queue.findResumable(known)
 
-  const scan = new FileScan(parts, file, size)
+  const scan = new FileScan(parts, file)
   let writer: BatchWriter | null = null
   db.exec(resumable ? 'BEGIN' : 'BEGIN IMMEDIATE')
   try {
@@ -145,15 +139,12 @@ class FileScan {
   invalidLines = 0
   readonly #parts: EngineParts
   readonly #file: StreamedFile
-  readonly #size: number
   readonly #errors: LineError[] = []
   readonly #now: number
-  #validator: TaskValidator | null = null
 
-  constructor(parts: EngineParts, file: StreamedFile, size: number) {
+  constructor(parts: EngineParts, file: StreamedFile) {
     this.#parts = parts
     this.#file = file
-    this.#size = size
     this.#now = parts.clock.now()
   }
 
@@ -164,19 +155,8 @@ class FileScan {
     onRead: (bytes: number) => void,
   ): Promise<string> {
     const validator = new TaskValidator(tempKeys(this.#parts.db))
-    this.#validator = validator
     const rules = resolveRules(this.#parts, this.#file.defaults)
     const { path, format } = this.#file
-    const parallel = this.#size >= (this.#file.parallelFromBytes ?? 4_000_000)
-    const onWorker = parallel ? parseOnWorker({ path, format, rules, settings }) : null
-    if (onWorker) {
-      for (;;) {
-        const next = await onWorker.next()
-        if (next.done) return next.value
-        onRead(next.value.read)
-        for (const line of next.value.lines) this.#takeLine(line, writer)
-      }
-    }
     const resolve = resolverFor(rules)
     const hash = sourceHash(settings)
     let read = 0
@@ -194,22 +174,6 @@ class FileScan {
       }
     }
     return hash.digest()
-  }
-
-  /** A line the worker read: the key check is this thread's (it knows the whole file's keys). */
-  #takeLine(line: ParsedLine, writer: BatchWriter | null): void {
-    const validator = this.#validator as TaskValidator
-    if ('task' in line) {
-      if (validator.checkKey(line.task, this.#errors)) this.#take(line.task, writer)
-      else this.#refuse()
-      return
-    }
-    if ('unresolved' in line && !validator.checkKey(line.unresolved, this.#errors)) {
-      this.#refuse()
-      return
-    }
-    this.#errors.push(...line.errors)
-    this.#refuse()
   }
 
   #refuse(): void {

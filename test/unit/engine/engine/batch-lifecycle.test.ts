@@ -271,10 +271,7 @@ describe('engine.batches.startStreamedFile: a file read line by line into one tr
       'SELECT seq, type, payload, fp, key, steps, provider, model, status FROM tasks ORDER BY seq',
     )
 
-  it.each([
-    ['on this thread', Number.POSITIVE_INFINITY],
-    ['on a worker thread', 0],
-  ])('queues what startFile queues for the same text, read %s', async (_how, parallelFromBytes) => {
+  it('queues what startFile queues for the same text', async () => {
     const content = `${lines.join('\n')}\n`
     const dir = tempDir()
     const path = join(dir, 'jobs.jsonl')
@@ -284,45 +281,39 @@ describe('engine.batches.startStreamedFile: a file read line by line into one tr
     a.batches.startFile(fileOf(a, content))
     const streamedDb = join(dir, 'streamed.db')
     const b = open(streamedDb, 'run-b')
-    const out = await streamed(b, path, { parallelFromBytes })
+    const out = await streamed(b, path)
     expect(out).toMatchObject({ valid: 6, invalidLines: 0, errors: [] })
     expect(out.started).toMatchObject({ resumed: false, batch: { total: 6, state: 'running' } })
     expect(queued(streamedDb)).toEqual(queued(inMemory))
   })
 
-  it.each([
-    ['on this thread', Number.POSITIVE_INFINITY],
-    ['on a worker thread', 0],
-  ])(
-    'queues nothing when a line is invalid, and reports each, in order, read %s',
-    async (_how, parallelFromBytes) => {
-      const dir = tempDir()
-      const path = join(dir, 'jobs.jsonl')
-      writeFileSync(path, [...lines, ...bad].join('\n'))
-      const dbPath = join(dir, 'pacer.db')
-      const engine = open(dbPath, 'run-a')
-      const out = await streamed(engine, path, { parallelFromBytes })
-      expect(out.started).toBeNull()
-      expect(out).toMatchObject({ valid: 6, invalidLines: 4 })
-      expect(out.errors.map((e) => [e.line, e.field])).toEqual([
-        [8, undefined],
-        [9, 'type'],
-        [10, 'key'],
-        [11, 'provider'],
-      ])
-      expect(out.errors[2]!.message).toMatch(/key "order-1" was used on line 4/)
-      await engine.shutdown()
-      expect(query(dbPath, 'SELECT * FROM tasks')).toEqual([])
-      expect(query(dbPath, 'SELECT * FROM batches')).toEqual([])
-      expect(query(dbPath, 'SELECT * FROM idempotency_keys')).toEqual([])
+  it('queues nothing when a line is invalid, and reports each, in order', async () => {
+    const dir = tempDir()
+    const path = join(dir, 'jobs.jsonl')
+    writeFileSync(path, [...lines, ...bad].join('\n'))
+    const dbPath = join(dir, 'pacer.db')
+    const engine = open(dbPath, 'run-a')
+    const out = await streamed(engine, path)
+    expect(out.started).toBeNull()
+    expect(out).toMatchObject({ valid: 6, invalidLines: 4 })
+    expect(out.errors.map((e) => [e.line, e.field])).toEqual([
+      [8, undefined],
+      [9, 'type'],
+      [10, 'key'],
+      [11, 'provider'],
+    ])
+    expect(out.errors[2]!.message).toMatch(/key "order-1" was used on line 4/)
+    await engine.shutdown()
+    expect(query(dbPath, 'SELECT * FROM tasks')).toEqual([])
+    expect(query(dbPath, 'SELECT * FROM batches')).toEqual([])
+    expect(query(dbPath, 'SELECT * FROM idempotency_keys')).toEqual([])
 
-      // --skip-invalid: the valid lines are queued.
-      const again = open(dbPath, 'run-b')
-      const skipped = await streamed(again, path, { parallelFromBytes, skipInvalid: true })
-      expect(skipped.started).toMatchObject({ batch: { total: 6 } })
-      expect(skipped.invalidLines).toBe(4)
-    },
-  )
+    // --skip-invalid: the valid lines are queued.
+    const again = open(dbPath, 'run-b')
+    const skipped = await streamed(again, path, { skipInvalid: true })
+    expect(skipped.started).toMatchObject({ batch: { total: 6 } })
+    expect(skipped.invalidLines).toBe(4)
+  })
 
   it('refuses a key the database knows with another payload, naming the line; nothing is queued', async () => {
     const dir = tempDir()
