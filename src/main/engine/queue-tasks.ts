@@ -68,13 +68,13 @@ interface TaskDbRow {
 const REQUEUED_STATUS = `CASE WHEN (SELECT state FROM batches WHERE key = task_queue.batch) = 'cancelled'
   THEN ${S.cancelled} ELSE ${S.queued} END`
 
-// The batch is chosen first, then its next task through task_queue_batch_status (batch, status,
-// seq): one index probe per pick, however long the queue.
+// The batch is chosen first, then its next tasks through task_queue_batch_status (batch, status,
+// seq): one index range per pick of up to `?` tasks, however long the queue.
 const pickSql = (batchKey: string) => `
   UPDATE task_queue SET status = ${S.running}, worker = ?, lease_until = ?, attempts = attempts + 1,
     started_at = COALESCE(started_at, ?)
-  WHERE id = (SELECT id FROM task_queue WHERE batch = ${batchKey} AND status = ${S.queued}
-              ORDER BY seq LIMIT 1)
+  WHERE id IN (SELECT id FROM task_queue WHERE batch = ${batchKey} AND status = ${S.queued}
+               ORDER BY seq LIMIT ?)
   RETURNING id, batch, seq, fp_id, attempts`
 
 /** The task table's hot statements, by name: what test/unit/engine/db/query-plans.test.ts checks. */
@@ -293,50 +293,65 @@ export class TaskTable {
    * lease: one UPDATE ... RETURNING, so two processes never pick the same row.
    */
   pick(worker: string, leaseMs: number, batchIds: readonly string[] | null): QueuedTask | null {
+    return this.pickMany(worker, leaseMs, batchIds, 1)[0] ?? null
+  }
+
+  /** Up to `n` tasks at once, in batch order and each batch in seq order (one update per batch). */
+  pickMany(
+    worker: string,
+    leaseMs: number,
+    batchIds: readonly string[] | null,
+    n: number,
+  ): QueuedTask[] {
+    if (n < 1) return []
     return this.#writes.run(() => {
       const now = this.#clock.now()
-      const row = (
-        batchIds === null
-          ? this.#stmts.pickAny.get(worker, now + leaseMs, now)
-          : this.#pickIn(worker, now + leaseMs, now, batchIds)
-      ) as PickedRow | undefined
-      if (!row) return null
-      this.#move(row.batch, S.queued, S.running)
-      const c = this.#stmts.pickedContent.get(row.fp_id, row.batch) as {
-        batchId: string
-        audit: number
-        fp: Buffer | string
-        type: string
-        payload: string
-        key: string | null
-        steps: number
-        provider: string
-        model: string
+      const picked: QueuedTask[] = []
+      const take = (rows: PickedRow[]) => {
+        rows.sort((a, b) => a.seq - b.seq)
+        const first = rows[0]
+        if (first) this.#move(first.batch, S.queued, S.running, rows.length)
+        for (const row of rows) picked.push(this.#queued(row))
       }
-      return {
-        id: row.id,
-        batchId: c.batchId,
-        seq: row.seq,
-        type: c.type,
-        payload: c.payload,
-        fp: fpText(c.fp),
-        fpId: row.fp_id,
-        key: c.key,
-        steps: c.steps,
-        provider: c.provider,
-        model: c.model,
-        attempts: row.attempts,
-        audit: c.audit === 1,
+      if (batchIds === null) {
+        take(this.#stmts.pickAny.all(worker, now + leaseMs, now, n) as PickedRow[])
       }
+      for (const batchId of batchIds ?? []) {
+        if (picked.length >= n) break
+        const limit = n - picked.length
+        take(this.#stmts.pickIn.all(worker, now + leaseMs, now, batchId, limit) as PickedRow[])
+      }
+      return picked
     })
   }
 
-  #pickIn(worker: string, leaseUntil: number, now: number, batchIds: readonly string[]) {
-    for (const batchId of batchIds) {
-      const row = this.#stmts.pickIn.get(worker, leaseUntil, now, batchId)
-      if (row) return row
+  #queued(row: PickedRow): QueuedTask {
+    const c = this.#stmts.pickedContent.get(row.fp_id, row.batch) as {
+      batchId: string
+      audit: number
+      fp: Buffer | string
+      type: string
+      payload: string
+      key: string | null
+      steps: number
+      provider: string
+      model: string
     }
-    return undefined
+    return {
+      id: row.id,
+      batchId: c.batchId,
+      seq: row.seq,
+      type: c.type,
+      payload: c.payload,
+      fp: fpText(c.fp),
+      fpId: row.fp_id,
+      key: c.key,
+      steps: c.steps,
+      provider: c.provider,
+      model: c.model,
+      attempts: row.attempts,
+      audit: c.audit === 1,
+    }
   }
 
   renew(taskId: number, worker: string, leaseMs: number): boolean {

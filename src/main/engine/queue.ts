@@ -103,6 +103,16 @@ export class TaskQueue {
     return this.#tasks.pick(worker, leaseMs, batchIds)
   }
 
+  /** pick() of up to `n` tasks in one go (one update per batch). */
+  pickMany(
+    worker: string,
+    leaseMs: number,
+    batchIds: readonly string[] | null,
+    n: number,
+  ): QueuedTask[] {
+    return this.#tasks.pickMany(worker, leaseMs, batchIds, n)
+  }
+
   /** Extends the task lease; false if the task is no longer this worker's. */
   renewTask(taskId: number, worker: string, leaseMs: number): boolean {
     return this.#tasks.renew(taskId, worker, leaseMs)
