@@ -20,9 +20,13 @@ export interface ResolveRules {
   defaultModel: string | null
 }
 
-/** Resolves one task at a time; a problem is pushed to `errors`, never thrown. */
+/**
+ * Resolves one task at a time; a problem is pushed to `errors`, never thrown. `inPlace` fills the
+ * parsed task in instead of copying it (a streamed file's line, which nobody else holds).
+ */
 export function resolverFor(
   rules: ResolveRules,
+  inPlace = false,
 ): (t: ParsedTask, errors: LineError[]) => ResolvedTask | null {
   const { defaultProvider, defaultModel } = rules
   const known = new Set(rules.providers)
@@ -49,6 +53,13 @@ export function resolverFor(
       return null
     }
     const runFp = executionFingerprint(t.payloadFp, { provider, model, steps: t.steps })
-    return { ...t, provider, model, runFp, fp: t.key === null ? runFp : t.fp }
+    const fp = t.key === null ? runFp : t.fp
+    if (!inPlace) return { ...t, provider, model, runFp, fp }
+    const resolved = t as ResolvedTask
+    resolved.provider = provider
+    resolved.model = model
+    resolved.runFp = runFp
+    resolved.fp = fp
+    return resolved
   }
 }

@@ -157,7 +157,7 @@ class FileScan {
     const validator = new TaskValidator(tempKeys(this.#parts.db))
     const rules = resolveRules(this.#parts, this.#file.defaults)
     const { path, format } = this.#file
-    const resolve = resolverFor(rules)
+    const resolve = resolverFor(rules, true)
     const hash = sourceHash(settings)
     let read = 0
     const onChunk = (chunk: Buffer) => {
