@@ -2,7 +2,7 @@
 // execution a reuse saved.
 import type Database from 'better-sqlite3'
 import { fpKey, OUTCOME_CODES } from './db/codes'
-import type { LedgerRecordInput } from './ledger'
+import type { LedgerRecordInput, LedgerRow } from './ledger'
 import type { LedgerOutcome } from './types'
 
 const OUTCOMES: ReadonlySet<string> = new Set<LedgerOutcome>(
@@ -55,30 +55,10 @@ export const ORIGINAL_COST_SQL = `
       FROM ledger_rows l JOIN last ON l.task_id IS last.task_id AND l.epoch IS last.epoch
       WHERE l.fp_id = (SELECT id FROM target) AND l.outcome = ${OUTCOME_CODES.executed}`
 
-/** A row as the insert binds it: the event's fields, priced, with its references as stored. */
-export interface LedgerRowParams {
-  ts: number
-  taskId: number | null
-  batchId: string | null
-  fp: string
-  /** The fingerprint's row id, when the caller knows it (the runner's task): checked, not trusted. */
+/** A row as the insert binds it: a stored row's fields but its id, priced. */
+export type LedgerRowParams = Omit<LedgerRow, 'id'> & {
+  /** The fingerprint's row id, when the caller knows it (the runner's task): saves a lookup. */
   fpId?: number
-  worker: string
-  taskType: string
-  provider: string
-  model: string
-  step: number
-  inputTokens: number
-  cachedInputTokens: number
-  cacheWriteTokens: number
-  outputTokens: number
-  costMicros: number | null
-  savedMicros: number | null
-  outcome: LedgerOutcome
-  latencyMs: number | null
-  status: number | null
-  epoch: number | null
-  priceVersion: string | null
 }
 
 /** The insert of one ledger row: `row` returns the new row's id. */

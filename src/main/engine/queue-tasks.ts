@@ -187,14 +187,7 @@ export class TaskTable {
   /** Counter changes of the open step, per batch key: written once, just before it commits. */
   readonly #pending = new Map<number, number[]>()
   readonly #addCounts: Database.Statement
-  readonly #finish: (
-    status: FinalTaskStatus,
-    result: { text: string },
-    error: string | null,
-    now: number,
-    taskId: number,
-    worker: string,
-  ) => boolean
+  readonly #finish: (...args: FinishArgs) => boolean
 
   constructor(db: Database.Database, clock: Clock, writes: WriteScope = directWrites) {
     this.#db = db
@@ -208,21 +201,12 @@ export class TaskTable {
     )
     writes.beforeCommit?.(() => this.flushCounters())
     writes.onRollback?.(() => this.#pending.clear())
-    this.#finish = db.transaction(
-      (
-        status: FinalTaskStatus,
-        result: { text: string },
-        error: string | null,
-        now: number,
-        taskId: number,
-        worker: string,
-      ) => {
-        const ref = Number(this.#stmts.insertResult.run(result.text).lastInsertRowid)
-        // A fenced-out finish must not leave its result behind.
-        if (!this.#finishRow(status, { ref }, error, now, taskId, worker)) throw new FencedOut()
-        return true
-      },
-    )
+    this.#finish = db.transaction((...[status, result, error, now, taskId, worker]: FinishArgs) => {
+      const ref = Number(this.#stmts.insertResult.run(result.text).lastInsertRowid)
+      // A fenced-out finish must not leave its result behind.
+      if (!this.#finishRow(status, { ref }, error, now, taskId, worker)) throw new FencedOut()
+      return true
+    })
   }
 
   #finishRow(
@@ -516,6 +500,16 @@ export class TaskTable {
     return row?.body ?? null
   }
 }
+
+/** A finish with a result to store: status, the result, error, when, the task, its worker. */
+type FinishArgs = [
+  status: FinalTaskStatus,
+  result: { text: string },
+  error: string | null,
+  now: number,
+  taskId: number,
+  worker: string,
+]
 
 /** Rolls back a finish that lost its task (requeued meanwhile), result row included. */
 class FencedOut extends Error {}

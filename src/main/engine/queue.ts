@@ -103,14 +103,9 @@ export class TaskQueue {
     return this.#tasks.pick(worker, leaseMs, batchIds)
   }
 
-  /** pick() of up to `n` tasks in one go (one update per batch). */
-  pickMany(
-    worker: string,
-    leaseMs: number,
-    batchIds: readonly string[] | null,
-    n: number,
-  ): QueuedTask[] {
-    return this.#tasks.pickMany(worker, leaseMs, batchIds, n)
+  /** pick() of up to `n` tasks in one go (worker, leaseMs, batchIds, n; one update per batch). */
+  pickMany(...args: Parameters<TaskTable['pickMany']>): QueuedTask[] {
+    return this.#tasks.pickMany(...args)
   }
 
   /** Extends the task lease; false if the task is no longer this worker's. */
