@@ -7,6 +7,7 @@ import { formatFromName } from '../../shared/batch-format'
 import { parseBatchFile } from '../engine/batch-file'
 import type { Engine, StartedFile } from '../engine/engine'
 import { SIM_DEFAULT_MODEL } from '../engine/providers/sim'
+import type { ControllerKind } from '../engine/pacing/controllers'
 import type { AimdParams } from '../engine/types'
 import { UsageError, dbPathFrom, openEngine } from './common'
 
@@ -16,6 +17,7 @@ export interface RunOptions {
   model?: string
   simCapacity: number
   simLatencyScale: number
+  controller?: ControllerKind
   minConcurrency?: number
   maxConcurrency?: number
   initialConcurrency?: number
@@ -70,6 +72,7 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
     dbPath,
     batchIds: [],
     scheduler,
+    controller: opts.controller,
     sim: { capacity: opts.simCapacity, latencyScale: opts.simLatencyScale },
     resultTtlMs: opts.resultTtl === undefined ? undefined : opts.resultTtl * 1000,
     leaseMs: Math.round(opts.lease * 1000),

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events'
 import type { PartitionView } from '../../shared/contract'
-import type { ConcurrencyController } from './aimd'
+import type { ControllerFactory } from './aimd'
 import { SeedAimd, mergeAimdParams } from './aimd'
 import type {
   CallAnswer,
@@ -44,8 +44,10 @@ export interface SchedulerEvents {
   limit: [change: LimitChange]
   params: [change: ParamsChange]
   sample: [sample: SchedulerSample]
-  /** With pacing on: a refusal's retry-after paused the partition. */
+  /** With pacing on: a refusal's retry-after (or the floor's backoff) paused the partition. */
   pause: [change: PauseChange]
+  /** With pacing on: an answer's rate-limit headers announced a new budget (cause `headers`). */
+  budget: [change: LimitChange]
 }
 
 export interface SchedulerOptions {
@@ -54,7 +56,7 @@ export interface SchedulerOptions {
   /** Defaults for every partition, merged over SEED_AIMD. @default SEED_AIMD */
   params?: Partial<AimdParams>
   /** Builds a partition's controller. @default (partition, params) => new SeedAimd(partition, params) */
-  createController?: (partition: string, params: AimdParams) => ConcurrencyController
+  createController?: ControllerFactory
   /** How often 'sample' is emitted while any partition is active, in ms. @default 250 */
   sampleIntervalMs?: number
   /**
@@ -82,7 +84,7 @@ interface Waiter {
 
 interface PartitionState {
   name: string
-  controller: ConcurrencyController
+  controller: ReturnType<ControllerFactory>
   inflight: number
   queue: Waiter[]
   throttles: number
@@ -108,7 +110,7 @@ const OUTCOMES: readonly Outcome[] = [
  */
 export class Scheduler extends EventEmitter<SchedulerEvents> {
   readonly #clock: Clock
-  readonly #createController: (partition: string, params: AimdParams) => ConcurrencyController
+  #createController: ControllerFactory
   readonly #sampleIntervalMs: number
   readonly #partitions = new Map<string, PartitionState>()
   readonly #pacing: Required<PacingOptions> | undefined
@@ -148,7 +150,8 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     }
     this.#clock = clock
     this.#defaults = mergeAimdParams(SEED_AIMD, params)
-    this.#createController = createController ?? ((partition, p) => new SeedAimd(partition, p))
+    this.#createController =
+      createController ?? ((partition, p, limit) => new SeedAimd(partition, p, limit))
     this.#sampleIntervalMs = sampleIntervalMs
     this.#pacing =
       pacing === undefined || pacing === false
@@ -223,8 +226,50 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     return state ? state.controller.params : { ...this.#defaults }
   }
 
+  /**
+   * Replaces the controller of every partition, each new one starting at its partition's current
+   * limit and params, and the one later partitions get. Emits 'limit' (cause `operator`) for each.
+   */
+  setController(createController: ControllerFactory, name = 'controller'): void {
+    if (typeof createController !== 'function') {
+      throw new TypeError(
+        `Expected \`createController\` to be a function, got \`${String(createController)}\``,
+      )
+    }
+    const now = this.#clock.now()
+    const next = [...this.#partitions.values()].map((state) => {
+      const { params, limit } = state.controller
+      return createController(state.name, params, limit)
+    })
+    this.#createController = createController
+    const changes: LimitChange[] = []
+    ;[...this.#partitions.values()].forEach((state, i) => {
+      const from = state.controller.limit
+      state.controller = next[i] as PartitionState['controller']
+      const to = state.controller.limit
+      const change: LimitChange = {
+        partition: state.name,
+        ts: now,
+        from,
+        to,
+        reason: `operator: ${name}`,
+        cause: 'operator',
+      }
+      state.lastChange = change
+      changes.push(change)
+      this.#drain(state)
+    })
+    for (const change of changes) this.emit('limit', change)
+  }
+
+  /** True when the scheduler paces (pauses, budgets): a refused call may re-acquire at once. */
+  get paced(): boolean {
+    return this.#pacing !== undefined
+  }
+
   /** Every partition's current state, in creation order. */
   snapshot(): PartitionSnapshot[] {
+    const now = this.#clock.now()
     return [...this.#partitions.values()].map((s) => ({
       partition: s.name,
       limit: s.controller.limit,
@@ -236,6 +281,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       successes: s.successes,
       errors: s.errors,
       lastChange: s.lastChange,
+      pausedUntil: s.pacing?.snapshot(now).pausedUntil ?? null,
     }))
   }
 
@@ -323,10 +369,18 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     const seen = settled?.absorbed ? 'near_limit' : outcome
     const change = state.controller.onOutcome(seen, { now, sentAt, inflight })
     if (change) state.lastChange = change
+    let pause = settled?.pause ?? null
+    const refused = outcome === 'throttled' || outcome === 'overloaded'
+    // Nothing left to cut and no wait announced: only a pause keeps the retry from going at once.
+    if (refused && state.pacing && !pause && !settled?.absorbed && !change) {
+      const { concurrency, params } = state.controller
+      if (concurrency <= params.min) pause = state.pacing.backoff(now)
+    }
     // Admit first, emit after: a throwing listener must not strand waiters.
     this.#drain(state)
     if (change) this.emit('limit', change)
-    if (settled?.pause) this.emit('pause', settled.pause)
+    if (pause) this.emit('pause', pause)
+    for (const budget of settled?.budgets ?? []) this.emit('budget', budget)
   }
 
   #drain(state: PartitionState): void {

@@ -4,6 +4,7 @@ import type {
   EventName,
   EventPayloads,
   LimitChangeView,
+  PauseView,
   SchedulerSample,
 } from '../../../shared/contract'
 import type { EngineParts } from './parts'
@@ -24,6 +25,7 @@ export class EngineEvents {
   readonly #changedBatches = new Set<string>()
   readonly #samples: SchedulerSample[] = []
   readonly #changes: LimitChangeView[] = []
+  readonly #pauses: PauseView[] = []
   readonly #lastThrottles = new Map<string, number>()
   readonly #timer: NodeJS.Timeout
   #ledgerDirty = false
@@ -43,6 +45,8 @@ export class EngineEvents {
     })
     runner.on('batch', (id) => this.#changedBatches.add(id))
     scheduler.on('limit', (c) => this.#changes.push({ ...c }))
+    scheduler.on('budget', (c) => this.#changes.push({ ...c }))
+    scheduler.on('pause', (p) => this.#pauses.push({ ...p }))
     scheduler.on('sample', (s) => {
       for (const p of s.partitions) {
         const before = this.#lastThrottles.get(p.partition) ?? 0
@@ -103,10 +107,11 @@ export class EngineEvents {
     }
     this.#changedTasks.clear()
     this.#changedBatches.clear()
-    if (this.#samples.length || this.#changes.length) {
+    if (this.#samples.length || this.#changes.length || this.#pauses.length) {
       emitter.emit('scheduler:changed', {
         samples: this.#samples.splice(0),
         changes: this.#changes.splice(0),
+        pauses: this.#pauses.splice(0),
         partitions: scheduler.snapshot(),
       })
     }

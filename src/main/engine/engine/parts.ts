@@ -5,6 +5,8 @@ import { SqliteClaimStore } from '../claims'
 import { openDatabase } from '../db'
 import type { EngineOptions } from '../engine'
 import { Ledger } from '../ledger'
+import type { ControllerKind } from '../pacing/controllers'
+import { controllerFactory } from '../pacing/controllers'
 import { Prices } from '../prices'
 import { createProviders } from '../providers'
 import { createSimProvider } from '../providers/sim'
@@ -32,6 +34,15 @@ export interface EngineParts {
   /** Every provider by id: the built-in ones and the options' extras. */
   readonly providers: Readonly<Record<string, Provider>>
   readonly runner: Runner
+  /** Which concurrency controller the scheduler runs, and the swap to another one. */
+  readonly controller: ControllerSwitch
+}
+
+/** The scheduler's controller by name: the settings view reads it, the settings handler sets it. */
+export interface ControllerSwitch {
+  readonly kind: ControllerKind
+  /** Swaps every partition's controller at its current limit (and later partitions'). */
+  set(kind: ControllerKind): void
 }
 
 /** One database, one scheduler, one runner, wired as the options say. */
@@ -47,8 +58,25 @@ export function createParts(options: EngineOptions): EngineParts {
     resultTtlMs: options.resultTtlMs ?? stored.resultTtlMs,
   })
   const ledger = new Ledger({ db, prices, clock })
-  // 200 ms: the console's live chart promises at least 4 updates a second, timer drift included.
-  const scheduler = new Scheduler({ clock, params: options.scheduler, sampleIntervalMs: 200 })
+  let kind = options.controller ?? stored.controller
+  const scheduler = new Scheduler({
+    clock,
+    params: options.scheduler,
+    createController: controllerFactory(kind),
+    // Pauses on retry-after and header-announced budgets are what users get; tests may opt out.
+    pacing: options.pacing ?? true,
+    // 200 ms: the console's live chart promises at least 4 updates a second, timer drift included.
+    sampleIntervalMs: 200,
+  })
+  const controller: ControllerSwitch = {
+    get kind() {
+      return kind
+    },
+    set(next) {
+      scheduler.setController(controllerFactory(next), `${next} controller`)
+      kind = next
+    },
+  }
   const queue = new TaskQueue(db, clock)
   const secrets: SecretsAccess = options.secrets ?? envSecrets()
   const sim = createSimProvider({ clock, ...options.sim })
@@ -89,5 +117,6 @@ export function createParts(options: EngineOptions): EngineParts {
     secrets,
     providers,
     runner,
+    controller,
   }
 }

@@ -11,6 +11,7 @@ const change = (partition: string, ts: number, to = 4): LimitChangeView => ({
   from: to - 1,
   to,
   reason: 'ok',
+  cause: 'growth',
 })
 
 const partition = (name: string, patch: Partial<PartitionView> = {}): PartitionView =>
