@@ -1,13 +1,14 @@
 // The runner on its own: a real SQLite file, the real claims, queue, ledger and scheduler, and a
 // provider written in the test, so each case decides what it answers and counts the calls.
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { SqliteClaimStore } from '../../../src/main/engine/claims'
 import { executionFingerprint, fingerprint } from '../../../src/main/engine/fingerprint'
 import { Ledger } from '../../../src/main/engine/ledger'
 import { Prices } from '../../../src/main/engine/prices'
+import { estimateTokens } from '../../../src/main/engine/prompt'
 import { TaskQueue } from '../../../src/main/engine/queue'
 import { Runner, type RunnerOptions } from '../../../src/main/engine/runner'
-import { Scheduler } from '../../../src/main/engine/scheduler'
+import { Scheduler, type SchedulerOptions } from '../../../src/main/engine/scheduler'
 import type { ProviderRequest, ProviderResponse, Usage } from '../../../src/main/engine/types'
 import { fakeClock } from '../../helpers/clock'
 import { openLedgerDb } from '../../helpers/ledger-db'
@@ -34,13 +35,17 @@ afterEach(async () => {
 })
 
 /** A started runner over a fresh database whose provider 'test' answers with `next`. */
-function harness(next: Answer, options: Partial<RunnerOptions> = {}) {
+function harness(
+  next: Answer,
+  options: Partial<RunnerOptions> = {},
+  schedulerOptions: Omit<SchedulerOptions, 'clock'> = {},
+) {
   const file = openLedgerDb()
   const { db } = file
   const clock = fakeClock()
   const claims = new SqliteClaimStore({ db, clock })
   const ledger = new Ledger({ db, prices: new Prices(), clock })
-  const scheduler = new Scheduler({ clock })
+  const scheduler = new Scheduler({ clock, ...schedulerOptions })
   const queue = new TaskQueue(db, clock)
   const requests: ProviderRequest[] = []
   const provider = {
@@ -96,7 +101,7 @@ function harness(next: Answer, options: Partial<RunnerOptions> = {}) {
 
   const tasks = (batchId: string) => queue.listTasks({ batchId, offset: 0, limit: 100 }).rows
   const outcomes = () => [...ledger.events()].map((r) => r.outcome)
-  return { clock, claims, ledger, queue, requests, run, tasks, outcomes, fpOf }
+  return { clock, claims, ledger, queue, scheduler, requests, run, tasks, outcomes, fpOf }
 }
 
 describe('Runner', () => {
@@ -237,5 +242,88 @@ describe('Runner', () => {
     const [task] = h.tasks(batchId)
     expect(task!.status).toBe('succeeded')
     expect(h.queue.taskResult(task!.id)).toBe(rivalResult)
+  })
+
+  it('an account out of quota fails the task at once: no retry, nothing kept, says why', async () => {
+    const h = harness(() => ({
+      status: 429,
+      headers: { 'retry-after': '1' },
+      error: 'You exceeded your current quota, please check your plan and billing details.',
+      errorCodes: ['insufficient_quota'],
+    }))
+    const spec = { payload: { i: 5 } }
+    const batchId = await h.run([spec])
+    expect(h.requests).toHaveLength(1)
+    expect(h.outcomes()).toEqual(['error'])
+    const [task] = h.tasks(batchId)
+    expect(task).toMatchObject({ status: 'failed' })
+    expect(task!.error).toMatch(
+      /^HTTP 429: the account is out of quota\/credit \(insufficient_quota\)/,
+    )
+    // About the account, not the task: once credit is added the same task runs again.
+    expect(h.claims.getResult(h.fpOf(spec))).toBeUndefined()
+    // And no throttle: the limit did not move.
+    expect(h.scheduler.snapshot()[0]).toMatchObject({ limit: 2, throttles: 0, errors: 1 })
+  })
+
+  it("Anthropic's low-credit 400 is not kept as the task's result either", async () => {
+    const h = harness(() => ({
+      status: 400,
+      headers: {},
+      error: 'Your credit balance is too low to access the Anthropic API.',
+      errorCodes: ['invalid_request_error'],
+    }))
+    const spec = { payload: { i: 6 } }
+    const batchId = await h.run([spec])
+    expect(h.requests).toHaveLength(1)
+    expect(h.tasks(batchId)[0]!.error).toMatch(/out of quota\/credit/)
+    expect(h.claims.getResult(h.fpOf(spec))).toBeUndefined()
+  })
+
+  it('with pacing, a throttled call waits for the partition pause, not a sleep of its own', async () => {
+    const h = harness(
+      (_, n) =>
+        n === 1
+          ? { status: 429, headers: { 'retry-after': '3600' }, error: 'slow down' }
+          : answer('after the pause'),
+      {},
+      { pacing: { random: () => 0 } },
+    )
+    const partition = 'test:m'
+    const running = h.run([{ payload: { i: 7 } }])
+    running.catch(() => undefined)
+    // The retry queues in the scheduler at once (a runner sleep would hold it outside), held by
+    // the partition's pause of exactly the hour the provider asked for.
+    await until(() => h.scheduler.snapshot()[0]?.waiting === 1)
+    const pausedUntil = h.scheduler.pacing(partition)?.pausedUntil
+    expect(pausedUntil).toBe(h.clock.now() + 3_600_000)
+    expect(h.requests).toHaveLength(1)
+    // The hour passes on the scheduler's clock; the next admission sends the retry.
+    h.clock.advance(3_600_000)
+    h.scheduler.setParams(partition, {})
+    const batchId = await running
+    expect(h.requests).toHaveLength(2)
+    expect(h.outcomes()).toEqual(['throttled', 'executed'])
+    expect(h.tasks(batchId)).toMatchObject([{ status: 'succeeded' }])
+  })
+
+  it('hands the scheduler an estimate, and the answer its headers and usage settle', async () => {
+    const budget = {
+      'x-ratelimit-limit-tokens': '100000',
+      'x-ratelimit-remaining-tokens': '99000',
+      'x-ratelimit-reset-tokens': '1s',
+    }
+    const h = harness(() => ({ ...answer('ok'), headers: budget }), {}, { pacing: true })
+    const acquire = vi.spyOn(h.scheduler, 'acquire')
+    await h.run([{ payload: { prompt: 'x'.repeat(400) } }])
+    // Input counted at about four characters a token; no max_tokens sent, so no output estimate.
+    const estimate = acquire.mock.calls[0]?.[2]
+    expect(estimate).toEqual({
+      inputTokens: estimateTokens(h.requests[0]!.messages),
+      outputTokens: 0,
+    })
+    expect(estimate!.inputTokens).toBeGreaterThanOrEqual(100)
+    // The announced token budget was read from the answer the runner passed back.
+    expect(h.scheduler.pacing('test:m')?.budget.tokens).toMatchObject({ limit: 100_000 })
   })
 })
