@@ -121,4 +121,14 @@ describe('pacer run paces a throttling provider (defaults: adaptive, pacing on)'
     const { accepted, refused } = server.totals()
     expect(refused / (accepted + refused)).toBeLessThanOrEqual(0.015)
   }, 120_000)
+
+  it('--controller takes seed or adaptive; anything else is one line naming the option', async () => {
+    const dir = tempDir('pacer-pacing-')
+    const file = writeJsonl(dir, 'one.jsonl', [{ type: 'job', payload: { n: 1 } }])
+    const bad = await runPacer(['run', file, '--db', join(dir, 'p.db'), '--controller', 'fast'])
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toMatch(/'--controller <kind>' argument 'fast' is invalid.*seed, adaptive/)
+    const seed = await runPacer(['run', file, '--db', join(dir, 'p.db'), '--controller', 'seed'])
+    expect(seed.code, seed.stderr).toBe(0)
+  })
 })
