@@ -72,7 +72,7 @@ function PauseRow({ pause: p }: { pause: PauseView }) {
     <li className="pause" data-cause="pause">
       <span className="change-time">{formatClock(p.ts)}</span>
       <span className="change-delta">
-        ⏸ until {formatClock(p.until)}
+        ‖ until {formatClock(p.until)}
         <span className="cause-tag cause-pause">pause</span>
       </span>
       <span className="change-reason">{p.reason}</span>
