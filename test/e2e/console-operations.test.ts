@@ -169,10 +169,9 @@ describe('console operations', () => {
     await until(
       async () => (await api<{ controller: string }>('settings:get')).controller === 'seed',
     )
+    // The swap is a change of the running partition (its last change may be a cut by now).
     const swapped = page.locator('[data-cause="operator"]').filter({ hasText: 'seed controller' })
     await swapped.first().waitFor()
-    const [partition] = await api<{ lastChange: { reason: string } | null }[]>('scheduler:get')
-    expect(partition?.lastChange?.reason).toBe('operator: seed controller')
     await select.selectOption('adaptive')
     await until(
       async () => (await api<{ controller: string }>('settings:get')).controller === 'adaptive',
