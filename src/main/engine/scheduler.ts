@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events'
 import type { PartitionView } from '../../shared/contract'
-import type { ControllerFactory } from './aimd'
+import type { ConcurrencyController, ControllerFactory } from './aimd'
 import { SeedAimd, mergeAimdParams } from './aimd'
 import type {
   CallAnswer,
@@ -55,7 +55,7 @@ export interface SchedulerOptions {
   clock?: Clock
   /** Defaults for every partition, merged over SEED_AIMD. @default SEED_AIMD */
   params?: Partial<AimdParams>
-  /** Builds a partition's controller. @default (partition, params) => new SeedAimd(partition, params) */
+  /** Builds a partition's controller. @default (partition, params, limit) => new SeedAimd(...) */
   createController?: ControllerFactory
   /** How often 'sample' is emitted while any partition is active, in ms. @default 250 */
   sampleIntervalMs?: number
@@ -84,7 +84,7 @@ interface Waiter {
 
 interface PartitionState {
   name: string
-  controller: ReturnType<ControllerFactory>
+  controller: ConcurrencyController
   inflight: number
   queue: Waiter[]
   throttles: number
@@ -236,28 +236,27 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
         `Expected \`createController\` to be a function, got \`${String(createController)}\``,
       )
     }
-    const now = this.#clock.now()
-    const next = [...this.#partitions.values()].map((state) => {
-      const { params, limit } = state.controller
-      return createController(state.name, params, limit)
-    })
+    const states = [...this.#partitions.values()]
+    // All are built before any is swapped in: a factory that throws changes nothing.
+    const next = states.map((s) =>
+      createController(s.name, s.controller.params, s.controller.limit),
+    )
     this.#createController = createController
-    const changes: LimitChange[] = []
-    ;[...this.#partitions.values()].forEach((state, i) => {
+    const ts = this.#clock.now()
+    const reason = `operator: ${name}`
+    const changes = states.map((state, i): LimitChange => {
       const from = state.controller.limit
-      state.controller = next[i] as PartitionState['controller']
-      const to = state.controller.limit
-      const change: LimitChange = {
+      state.controller = next[i] as ConcurrencyController
+      state.lastChange = {
         partition: state.name,
-        ts: now,
+        ts,
         from,
-        to,
-        reason: `operator: ${name}`,
+        to: state.controller.limit,
+        reason,
         cause: 'operator',
       }
-      state.lastChange = change
-      changes.push(change)
       this.#drain(state)
+      return state.lastChange
     })
     for (const change of changes) this.emit('limit', change)
   }
