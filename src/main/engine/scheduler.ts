@@ -10,6 +10,9 @@ import type {
 } from './pacing/partition-pacing'
 import { PartitionPacing, checkPacingOptions } from './pacing/partition-pacing'
 import type { CallEstimate, Reservation } from './pacing/rate-budget'
+import type { OutcomeCount, PacingStore } from './pacing/store'
+import { Heartbeat, PartitionBudget, sharedView } from './pacing/store-budget'
+import { MemoryPacingStore } from './pacing/store-memory'
 import type { AimdParams, Clock, LimitChange, Outcome } from './types'
 import { SEED_AIMD, systemClock } from './types'
 
@@ -46,6 +49,8 @@ export interface SchedulerEvents {
   sample: [sample: SchedulerSample]
   /** With pacing on: a refusal's retry-after paused the partition. */
   pause: [change: PauseChange]
+  /** The pacing store failed a call; the scheduler retries on its own. */
+  warning: [message: string]
 }
 
 export interface SchedulerOptions {
@@ -62,6 +67,14 @@ export interface SchedulerOptions {
    * header-announced rate budgets. `true` is `{}` (all defaults). @default undefined (off)
    */
   pacing?: PacingOptions | boolean
+  /**
+   * Where each partition's budget lives (limit, params, slots in flight, pause): schedulers on one
+   * store share it, e.g. every process on one database with a SqlitePacingStore.
+   * @default a MemoryPacingStore of its own
+   */
+  store?: PacingStore
+  /** This scheduler's name on the store. @default a random id */
+  worker?: string
 }
 
 /** Raised for acquires that are still waiting, or arrive, after close(). */
@@ -82,13 +95,9 @@ interface Waiter {
 
 interface PartitionState {
   name: string
-  controller: ConcurrencyController
-  inflight: number
+  /** The controller, this scheduler's permits and the store calls (pacing/store-budget.ts). */
+  budget: PartitionBudget
   queue: Waiter[]
-  throttles: number
-  successes: number
-  errors: number
-  lastChange: LimitChange | null
   pacing: PartitionPacing | undefined
 }
 
@@ -105,6 +114,8 @@ const OUTCOMES: readonly Outcome[] = [
  * Admission by partition (provider:model), one AIMD controller each. A call is admitted while
  * inflight < controller.concurrency, re-read on every admission as the seed's scheduler does, so a
  * cut applies at once and a raise admits waiters at once. Waiters are served FIFO per partition.
+ * With a shared store, inflight counts every scheduler's calls and the controller continues from
+ * the shared record, so a cut seen anywhere applies everywhere.
  */
 export class Scheduler extends EventEmitter<SchedulerEvents> {
   readonly #clock: Clock
@@ -112,6 +123,9 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   readonly #sampleIntervalMs: number
   readonly #partitions = new Map<string, PartitionState>()
   readonly #pacing: Required<PacingOptions> | undefined
+  readonly #store: PacingStore
+  readonly #worker: string
+  readonly #heartbeat: Heartbeat
   #defaults: AimdParams
   #timer: NodeJS.Timeout | undefined
   #closed = false
@@ -128,6 +142,8 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       createController,
       sampleIntervalMs = 250,
       pacing,
+      store = new MemoryPacingStore(),
+      worker = `scheduler-${Math.random().toString(36).slice(2, 10)}`,
     } = options
     if (clock === null || typeof clock !== 'object' || typeof clock.now !== 'function') {
       throw new TypeError(`Expected \`clock\` to have a now() function, got \`${String(clock)}\``)
@@ -154,6 +170,9 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       pacing === undefined || pacing === false
         ? undefined
         : checkPacingOptions(pacing === true ? {} : pacing)
+    this.#store = store
+    this.#worker = worker
+    this.#heartbeat = new Heartbeat(store, worker, clock, () => this.#leases(), this.#warn)
   }
 
   /**
@@ -183,6 +202,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     // Through the queue even when a slot is free, so FIFO holds whatever the controller does.
     this.#drain(state)
     this.#startSampling()
+    this.#heartbeat.start()
     return permit
   }
 
@@ -196,23 +216,20 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     const all = partition === '*'
     const targets = all ? [...this.#partitions.values()] : [this.#partition(partition)]
     const nextDefaults = all ? mergeAimdParams(this.#defaults, patch) : this.#defaults
-    for (const state of targets) mergeAimdParams(state.controller.params, patch)
+    for (const state of targets) mergeAimdParams(state.budget.controller.params, patch)
 
     const now = this.#clock.now()
     this.#defaults = nextDefaults
-    const changes: LimitChange[] = []
-    for (const state of targets) {
-      const change = state.controller.setParams(patch, now)
-      if (change) {
-        state.lastChange = change
-        changes.push(change)
-      }
-      this.#drain(state)
-    }
-    for (const change of changes) this.emit('limit', change)
+    // On the shared record: the other schedulers pick the params up on their next admission.
+    for (const state of targets) state.budget.setParams(patch, now)
+    for (const state of targets) this.#drain(state)
     if (all) this.emit('params', { partition: '*', ts: now, params: { ...nextDefaults } })
     for (const state of targets) {
-      this.emit('params', { partition: state.name, ts: now, params: state.controller.params })
+      this.emit('params', {
+        partition: state.name,
+        ts: now,
+        params: state.budget.controller.params,
+      })
     }
   }
 
@@ -220,29 +237,53 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   getParams(partition: string): AimdParams {
     checkPartition(partition)
     const state = this.#partitions.get(partition)
-    return state ? state.controller.params : { ...this.#defaults }
+    return state ? state.budget.controller.params : { ...this.#defaults }
   }
 
-  /** Every partition's current state, in creation order. */
+  /** Every partition's current state in this scheduler, in creation order. */
   snapshot(): PartitionSnapshot[] {
     return [...this.#partitions.values()].map((s) => ({
       partition: s.name,
-      limit: s.controller.limit,
-      concurrency: s.controller.concurrency,
-      inflight: s.inflight,
+      limit: s.budget.controller.limit,
+      concurrency: s.budget.controller.concurrency,
+      inflight: s.budget.held,
       waiting: s.queue.length,
-      params: s.controller.params,
-      throttles: s.throttles,
-      successes: s.successes,
-      errors: s.errors,
-      lastChange: s.lastChange,
+      params: s.budget.controller.params,
+      throttles: s.budget.throttles,
+      successes: s.budget.successes,
+      errors: s.budget.errors,
+      lastChange: s.budget.lastChange,
     }))
+  }
+
+  /**
+   * Every partition a scheduler on the store drives, or drove within `recentMs`, with what all
+   * of them hold: the console's view. This scheduler's partitions are always in it.
+   */
+  view(recentMs = 600_000): PartitionSnapshot[] {
+    const waiting = new Map<string, number>()
+    for (const s of this.#partitions.values()) {
+      waiting.set(s.name, s.queue.length + s.budget.othersWaiting)
+    }
+    return sharedView(
+      this.#store,
+      this.#clock.now(),
+      recentMs,
+      this.snapshot(),
+      waiting,
+      this.#warn,
+    )
   }
 
   /** With pacing on: the partition's pause and rate budget; undefined otherwise or if unused. */
   pacing(partition: string): PacingSnapshot | undefined {
     checkPartition(partition, false)
-    return this.#partitions.get(partition)?.pacing?.snapshot(this.#clock.now())
+    const state = this.#partitions.get(partition)
+    const local = state?.pacing?.snapshot(this.#clock.now())
+    // Another scheduler's refusal may have paused the shared partition.
+    const shared = state?.budget.pausedUntil ?? 0
+    if (!local || shared <= this.#clock.now() || shared <= (local.pausedUntil ?? 0)) return local
+    return { ...local, pausedUntil: shared }
   }
 
   /** Stops sampling and rejects every waiter with SchedulerClosedError; held permits may still be released. */
@@ -250,8 +291,10 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     if (this.#closed) return
     this.#closed = true
     this.#stopSampling()
+    this.#heartbeat.stop()
     for (const state of this.#partitions.values()) {
       state.pacing?.stop()
+      state.budget.close()
       const waiters = state.queue.splice(0)
       for (const w of waiters) {
         if (w.onAbort) w.signal?.removeEventListener('abort', w.onAbort)
@@ -263,24 +306,33 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   #partition(name: string): PartitionState {
     let state = this.#partitions.get(name)
     if (!state) {
-      state = {
+      const queue: Waiter[] = []
+      const budget = new PartitionBudget(
+        {
+          partition: name,
+          worker: this.#worker,
+          store: this.#store,
+          createController: this.#createController,
+          params: this.#defaults,
+          waiting: () => queue.length,
+          wake: () => this.#drain(created),
+          warn: this.#warn,
+        },
+        this.#clock.now(),
+      )
+      const created: PartitionState = {
         name,
-        controller: this.#createController(name, { ...this.#defaults }),
-        inflight: 0,
-        queue: [],
-        throttles: 0,
-        successes: 0,
-        errors: 0,
-        lastChange: null,
+        budget,
+        queue,
         pacing: this.#pacing && new PartitionPacing(name, this.#pacing),
       }
+      state = created
       this.#partitions.set(name, state)
     }
     return state
   }
 
   #admit(state: PartitionState, estimate: CallEstimate | undefined): Permit {
-    state.inflight++
     const sentAt = this.#clock.now()
     const reservation = state.pacing?.admit(sentAt, estimate)
     let released = false
@@ -302,53 +354,61 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     reservation: Reservation | undefined,
     answer: CallAnswer | undefined,
   ): void {
-    const inflight = state.inflight
-    state.inflight--
+    const now = this.#clock.now()
     // The slot is freed before the outcome is checked, so a bad outcome cannot leak capacity.
     if (!OUTCOMES.includes(outcome)) {
+      state.budget.release(now, sentAt, null, null)
       this.#drain(state)
       throw new TypeError(`Unknown outcome \`${String(outcome)}\``)
     }
-    if (outcome === 'throttled' || outcome === 'overloaded' || outcome === 'timeout') {
-      state.throttles++
-    } else if (outcome === 'error') {
-      state.errors++
-    } else {
-      state.successes++
-    }
-    const now = this.#clock.now()
     const settled =
       state.pacing && reservation ? state.pacing.settle(now, reservation, outcome, answer) : null
     // A refusal the announced budget explains is the budget's to pace, not a concurrency signal.
     const seen = settled?.absorbed ? 'near_limit' : outcome
-    const change = state.controller.onOutcome(seen, { now, sentAt, inflight })
-    if (change) state.lastChange = change
-    // Admit first, emit after: a throwing listener must not strand waiters.
+    state.budget.release(now, sentAt, seen, countOf(outcome), settled?.pause?.until)
+    // Admit first, emit after (the drain emits the limit change): a throwing listener must not
+    // strand waiters.
     this.#drain(state)
-    if (change) this.emit('limit', change)
     if (settled?.pause) this.emit('pause', settled.pause)
   }
 
   #drain(state: PartitionState): void {
-    while (state.queue.length > 0 && state.inflight < state.controller.concurrency) {
+    while (state.queue.length > 0) {
       const head = state.queue[0] as Waiter
       // A pause or the rate budget holds the head, and so the whole FIFO, until it wakes it.
       if (
         state.pacing?.ready(this.#clock.now(), head.estimate, () => this.#drain(state)) === false
       ) {
-        return
+        break
       }
+      // The shared budget: inflight of every scheduler on the store below the shared limit.
+      if (!state.budget.take(this.#clock.now())) break
       const waiter = state.queue.shift() as Waiter
       if (waiter.onAbort) waiter.signal?.removeEventListener('abort', waiter.onAbort)
       waiter.resolve(this.#admit(state, waiter.estimate))
     }
+    if (state.queue.length === 0) state.budget.returnGrants(this.#clock.now())
+    for (const change of state.budget.takeNews()) this.emit('limit', change)
   }
 
   #active(): boolean {
     for (const s of this.#partitions.values()) {
-      if (s.inflight > 0 || s.queue.length > 0) return true
+      if (s.budget.held > 0 || s.queue.length > 0) return true
     }
     return false
+  }
+
+  #leases() {
+    const leases = []
+    for (const s of this.#partitions.values()) {
+      const lease = s.budget.lease()
+      if (lease) leases.push(lease)
+    }
+    return leases
+  }
+
+  readonly #warn = (message: string): void => {
+    this.emit('warning', message)
   }
 
   #startSampling(): void {
@@ -367,6 +427,13 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     clearInterval(this.#timer)
     this.#timer = undefined
   }
+}
+
+function countOf(outcome: Outcome): OutcomeCount {
+  if (outcome === 'throttled' || outcome === 'overloaded' || outcome === 'timeout') {
+    return 'throttle'
+  }
+  return outcome === 'error' ? 'error' : 'success'
 }
 
 /** '*' names every partition in setParams/getParams, so no partition may be called that. */

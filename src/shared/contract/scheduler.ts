@@ -52,6 +52,11 @@ export interface PartitionView {
   errors: number
   params: AimdParamsView
   lastChange: LimitChangeView | null
+  /**
+   * Workers (processes) holding slots in the partition or waiting on it, when the view spans every
+   * process on the database; absent in one scheduler's own snapshot.
+   */
+  workers?: number
 }
 
 /** One point of the live concurrency chart. */
