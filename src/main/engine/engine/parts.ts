@@ -10,6 +10,7 @@ import { createProviders } from '../providers'
 import { createSimProvider } from '../providers/sim'
 import { TaskQueue } from '../queue'
 import { Runner } from '../runner'
+import { SqlitePacingStore } from '../pacing/store-sqlite'
 import { Scheduler } from '../scheduler'
 import { SettingsStore } from '../settings'
 import type { Clock, Provider } from '../types'
@@ -47,8 +48,19 @@ export function createParts(options: EngineOptions): EngineParts {
     resultTtlMs: options.resultTtlMs ?? stored.resultTtlMs,
   })
   const ledger = new Ledger({ db, prices, clock })
-  // 200 ms: the console's live chart promises at least 4 updates a second, timer drift included.
-  const scheduler = new Scheduler({ clock, params: options.scheduler, sampleIntervalMs: 200 })
+  const workerId =
+    options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`
+  // Every process on the database shares each partition's budget; a dead one's slots come back
+  // after the same lease as its claims (the runner's default: 30 s).
+  const pacingStore = new SqlitePacingStore({ db, leaseMs: options.leaseMs ?? 30_000 })
+  const scheduler = new Scheduler({
+    clock,
+    params: options.scheduler,
+    // 200 ms: the console's live chart promises at least 4 updates a second, timer drift included.
+    sampleIntervalMs: 200,
+    store: pacingStore,
+    worker: workerId,
+  })
   const queue = new TaskQueue(db, clock)
   const secrets: SecretsAccess = options.secrets ?? envSecrets()
   const sim = createSimProvider({ clock, ...options.sim })
@@ -63,8 +75,6 @@ export function createParts(options: EngineOptions): EngineParts {
     }),
     ...options.providers,
   }
-  const workerId =
-    options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`
   const runner = new Runner({
     queue,
     claims,
@@ -76,6 +86,7 @@ export function createParts(options: EngineOptions): EngineParts {
     batchIds: options.batchIds ?? null,
     leaseMs: options.leaseMs,
   })
+  scheduler.on('warning', (message) => runner.emit('warning', message))
   return {
     db,
     dbPath: options.dbPath,
