@@ -10,8 +10,9 @@ import type {
 } from './pacing/partition-pacing'
 import { PartitionPacing, checkPacingOptions } from './pacing/partition-pacing'
 import type { CallEstimate, Reservation } from './pacing/rate-budget'
-import type { OutcomeCount, PacingStore } from './pacing/store'
-import { Heartbeat, PartitionBudget, sharedView } from './pacing/store-budget'
+import type { PacingStore } from './pacing/store'
+import { PartitionBudget } from './pacing/store-budget'
+import { Heartbeat, sharedView } from './pacing/store-link'
 import { MemoryPacingStore } from './pacing/store-memory'
 import type { AimdParams, Clock, LimitChange, Outcome } from './types'
 import { SEED_AIMD, systemClock } from './types'
@@ -119,13 +120,12 @@ const OUTCOMES: readonly Outcome[] = [
  */
 export class Scheduler extends EventEmitter<SchedulerEvents> {
   readonly #clock: Clock
-  readonly #createController: (partition: string, params: AimdParams) => ConcurrencyController
   readonly #sampleIntervalMs: number
   readonly #partitions = new Map<string, PartitionState>()
   readonly #pacing: Required<PacingOptions> | undefined
   readonly #store: PacingStore
-  readonly #worker: string
   readonly #heartbeat: Heartbeat
+  readonly #newBudget: (name: string, queue: Waiter[], wake: () => void) => PartitionBudget
   #defaults: AimdParams
   #timer: NodeJS.Timeout | undefined
   #closed = false
@@ -164,15 +164,20 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     }
     this.#clock = clock
     this.#defaults = mergeAimdParams(SEED_AIMD, params)
-    this.#createController = createController ?? ((partition, p) => new SeedAimd(partition, p))
     this.#sampleIntervalMs = sampleIntervalMs
     this.#pacing =
       pacing === undefined || pacing === false
         ? undefined
         : checkPacingOptions(pacing === true ? {} : pacing)
     this.#store = store
-    this.#worker = worker
-    this.#heartbeat = new Heartbeat(store, worker, clock, () => this.#leases(), this.#warn)
+    const create = createController ?? ((partition, p) => new SeedAimd(partition, p))
+    this.#newBudget = (partition, queue, wake) => {
+      const waiting = () => queue.length
+      const o = { partition, worker, store, createController: create, waiting, wake }
+      return new PartitionBudget({ ...o, params: this.#defaults, warn: this.#warn }, clock.now())
+    }
+    const leases = () => [...this.#partitions.values()].flatMap((s) => s.budget.lease() ?? [])
+    this.#heartbeat = new Heartbeat(store, worker, clock, leases, this.#warn)
   }
 
   /**
@@ -225,11 +230,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     for (const state of targets) this.#drain(state)
     if (all) this.emit('params', { partition: '*', ts: now, params: { ...nextDefaults } })
     for (const state of targets) {
-      this.emit('params', {
-        partition: state.name,
-        ts: now,
-        params: state.budget.controller.params,
-      })
+      this.emit('params', { partition: state.name, ts: now, params: state.budget.params })
     }
   }
 
@@ -261,29 +262,17 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
    * of them hold: the console's view. This scheduler's partitions are always in it.
    */
   view(recentMs = 600_000): PartitionSnapshot[] {
-    const waiting = new Map<string, number>()
-    for (const s of this.#partitions.values()) {
-      waiting.set(s.name, s.queue.length + s.budget.othersWaiting)
-    }
-    return sharedView(
-      this.#store,
-      this.#clock.now(),
-      recentMs,
-      this.snapshot(),
-      waiting,
-      this.#warn,
-    )
+    const budgets = [...this.#partitions.values()].map((s) => s.budget)
+    const now = this.#clock.now()
+    return sharedView(this.#store, now, recentMs, this.snapshot(), budgets, this.#warn)
   }
 
   /** With pacing on: the partition's pause and rate budget; undefined otherwise or if unused. */
   pacing(partition: string): PacingSnapshot | undefined {
     checkPartition(partition, false)
     const state = this.#partitions.get(partition)
-    const local = state?.pacing?.snapshot(this.#clock.now())
-    // Another scheduler's refusal may have paused the shared partition.
-    const shared = state?.budget.pausedUntil ?? 0
-    if (!local || shared <= this.#clock.now() || shared <= (local.pausedUntil ?? 0)) return local
-    return { ...local, pausedUntil: shared }
+    const now = this.#clock.now()
+    return state?.budget.withSharedPause(state.pacing?.snapshot(now), now)
   }
 
   /** Stops sampling and rejects every waiter with SchedulerClosedError; held permits may still be released. */
@@ -307,25 +296,9 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     let state = this.#partitions.get(name)
     if (!state) {
       const queue: Waiter[] = []
-      const budget = new PartitionBudget(
-        {
-          partition: name,
-          worker: this.#worker,
-          store: this.#store,
-          createController: this.#createController,
-          params: this.#defaults,
-          waiting: () => queue.length,
-          wake: () => this.#drain(created),
-          warn: this.#warn,
-        },
-        this.#clock.now(),
-      )
-      const created: PartitionState = {
-        name,
-        budget,
-        queue,
-        pacing: this.#pacing && new PartitionPacing(name, this.#pacing),
-      }
+      const budget = this.#newBudget(name, queue, () => this.#drain(created))
+      const pacing = this.#pacing && new PartitionPacing(name, this.#pacing)
+      const created: PartitionState = { name, budget, queue, pacing }
       state = created
       this.#partitions.set(name, state)
     }
@@ -357,7 +330,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     const now = this.#clock.now()
     // The slot is freed before the outcome is checked, so a bad outcome cannot leak capacity.
     if (!OUTCOMES.includes(outcome)) {
-      state.budget.release(now, sentAt, null, null)
+      state.budget.release(now, sentAt, null)
       this.#drain(state)
       throw new TypeError(`Unknown outcome \`${String(outcome)}\``)
     }
@@ -365,7 +338,9 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       state.pacing && reservation ? state.pacing.settle(now, reservation, outcome, answer) : null
     // A refusal the announced budget explains is the budget's to pace, not a concurrency signal.
     const seen = settled?.absorbed ? 'near_limit' : outcome
-    state.budget.release(now, sentAt, seen, countOf(outcome), settled?.pause?.until)
+    // The next waiter may go: the release takes the slot again for it in the same store write.
+    const handoff = this.#headReady(state, now)
+    state.budget.release(now, sentAt, outcome, seen, settled?.pause?.until, handoff)
     // Admit first, emit after (the drain emits the limit change): a throwing listener must not
     // strand waiters.
     this.#drain(state)
@@ -374,15 +349,9 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
 
   #drain(state: PartitionState): void {
     while (state.queue.length > 0) {
-      const head = state.queue[0] as Waiter
-      // A pause or the rate budget holds the head, and so the whole FIFO, until it wakes it.
-      if (
-        state.pacing?.ready(this.#clock.now(), head.estimate, () => this.#drain(state)) === false
-      ) {
-        break
-      }
+      const now = this.#clock.now()
       // The shared budget: inflight of every scheduler on the store below the shared limit.
-      if (!state.budget.take(this.#clock.now())) break
+      if (!this.#headReady(state, now) || !state.budget.take(now)) break
       const waiter = state.queue.shift() as Waiter
       if (waiter.onAbort) waiter.signal?.removeEventListener('abort', waiter.onAbort)
       waiter.resolve(this.#admit(state, waiter.estimate))
@@ -391,20 +360,18 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     for (const change of state.budget.takeNews()) this.emit('limit', change)
   }
 
+  /** A pause or the rate budget holds the head, and so the whole FIFO, until it wakes it. */
+  #headReady(state: PartitionState, now: number): boolean {
+    const head = state.queue[0]
+    if (head === undefined) return false
+    return state.pacing?.ready(now, head.estimate, () => this.#drain(state)) !== false
+  }
+
   #active(): boolean {
     for (const s of this.#partitions.values()) {
       if (s.budget.held > 0 || s.queue.length > 0) return true
     }
     return false
-  }
-
-  #leases() {
-    const leases = []
-    for (const s of this.#partitions.values()) {
-      const lease = s.budget.lease()
-      if (lease) leases.push(lease)
-    }
-    return leases
   }
 
   readonly #warn = (message: string): void => {
@@ -427,13 +394,6 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     clearInterval(this.#timer)
     this.#timer = undefined
   }
-}
-
-function countOf(outcome: Outcome): OutcomeCount {
-  if (outcome === 'throttled' || outcome === 'overloaded' || outcome === 'timeout') {
-    return 'throttle'
-  }
-  return outcome === 'error' ? 'error' : 'success'
 }
 
 /** '*' names every partition in setParams/getParams, so no partition may be called that. */

@@ -2,9 +2,10 @@
 // with the shared record, and the store calls that admit and release. Works with stores that
 // answer at once (memory, SQLite: admission stays synchronous, so a release admits a waiter in
 // the same turn) and with stores that answer later (a networked one: one call in flight at a time).
-import type { PartitionView } from '../../../shared/contract'
 import type { ConcurrencyController } from '../aimd'
-import type { AimdParams, Clock, LimitChange, Outcome } from '../types'
+import type { AimdParams, LimitChange, Outcome } from '../types'
+import type { PacingSnapshot } from './partition-pacing'
+import { sameChange, sameParams, sameState } from './store'
 import type {
   Admission,
   ControllerState,
@@ -12,7 +13,6 @@ import type {
   OutcomeCount,
   PacingRecord,
   PacingStore,
-  PacingView,
   RecordChange,
   WorkerLease,
 } from './store'
@@ -52,6 +52,8 @@ export class PartitionBudget {
   #seen: LimitChange | null = null
   /** The last heartbeat reported demand here. */
   #reported = false
+  /** The last answer said no slot is free: take() waits for a sign of change. */
+  #full = false
   readonly #unsubscribe: () => void
   throttles = 0
   successes = 0
@@ -64,7 +66,9 @@ export class PartitionBudget {
     this.#pollDelay = o.store.poll?.minMs ?? 0
     // Another worker of this process released or retuned the partition: look again at once.
     this.#unsubscribe = o.store.subscribe(o.worker, (partition) => {
-      if (partition === this.partition) o.wake()
+      if (partition !== this.partition) return
+      this.#full = false
+      o.wake()
     })
     this.#join(now)
   }
@@ -78,17 +82,24 @@ export class PartitionBudget {
     return this.#held
   }
 
-  get othersWaiting(): number {
-    return this.#othersWaiting
+  get params(): AimdParams {
+    return this.#controller.params
+  }
+
+  /** This worker's waiting calls, and the other workers' as they last reported them. */
+  get waitingEverywhere(): number {
+    return this.#o.waiting() + this.#othersWaiting
   }
 
   get lastChange(): LimitChange | null {
     return this.#record?.lastChange ?? this.#seen
   }
 
-  /** Until when the shared record pauses admissions (0 when not paused). */
-  get pausedUntil(): number {
-    return this.#record?.pausedUntil ?? 0
+  /** The pacing snapshot with the shared pause, which another worker's refusal may have set. */
+  withSharedPause(local: PacingSnapshot | undefined, now: number): PacingSnapshot | undefined {
+    const shared = this.#record?.pausedUntil ?? 0
+    if (!local || shared <= now || shared <= (local.pausedUntil ?? 0)) return local
+    return { ...local, pausedUntil: shared }
   }
 
   /** Limit changes to announce: this worker's, and other workers' seen when re-reading the record. */
@@ -115,6 +126,11 @@ export class PartitionBudget {
       this.#join(now)
       if (!this.#joined) return false
     }
+    if (this.#full || (this.#record?.pausedUntil ?? 0) > now) {
+      // Known full or paused: no store call until something may have changed.
+      this.#armRetry(now)
+      return false
+    }
     const waiting = Math.max(0, this.#o.waiting() - 1)
     return this.#call(
       () => this.#o.store.admit(this.partition, this.#o.worker, now, waiting),
@@ -128,22 +144,26 @@ export class PartitionBudget {
     while (this.#grants > 0 && !this.#busy) {
       this.#grants--
       this.#held++
-      this.release(now, 0, null, null)
+      this.release(now, 0, null)
     }
   }
 
   /**
-   * Frees one of this worker's slots and feeds the outcome (null: a slot given back unused) to
-   * the controller on the shared record, in one store write with the pause, if any.
+   * Frees one of this worker's slots, counts the outcome (null: a slot given back unused) and
+   * feeds the controller what it should see of it on the shared record, in one store write with
+   * the pause, if any. `handoff`: the next waiter may go, so the same write takes the slot again
+   * for it (the next take()).
    */
   release(
     now: number,
     sentAt: number,
     outcome: Outcome | null,
-    count: OutcomeCount | null,
+    seen: Outcome | null = outcome,
     pauseUntil?: number,
+    handoff = false,
   ): void {
     this.#held = Math.max(0, this.#held - 1)
+    const count = outcome && countOf(outcome)
     if (count === 'success') this.successes++
     else if (count === 'throttle') this.throttles++
     else if (count === 'error') this.errors++
@@ -158,14 +178,16 @@ export class PartitionBudget {
     let decided: LimitChange | null = null
     const decide = (record: PacingRecord, inflight: number): RecordChange | null => {
       this.#adopt(record)
-      decided = outcome ? this.#controller.onOutcome(outcome, { now, sentAt, inflight }) : null
+      decided = seen ? this.#controller.onOutcome(seen, { now, sentAt, inflight }) : null
       return this.#changeOf(record, decided, pauseUntil)
     }
-    const request = { now, waiting: this.#o.waiting(), outcome: count, decide }
+    const request = { now, waiting: this.#o.waiting(), outcome: count, decide, handoff }
     this.#call(
       () => this.#o.store.release(this.partition, this.#o.worker, request),
       (r) => {
+        if (r.handedOff) this.#grants++
         this.#adopt(r.record, r.changed)
+        this.#learn(r.record, r.inflight)
         this.#announce(decided)
       },
     )
@@ -190,6 +212,7 @@ export class PartitionBudget {
       () => this.#o.store.update(this.partition, now, decide),
       (r) => {
         if (r) this.#adopt(r.record, r.changed)
+        this.#full = false
         this.#announce(decided)
       },
     )
@@ -235,17 +258,35 @@ export class PartitionBudget {
     if (a.admitted) {
       this.#pollDelay = this.#o.store.poll?.minMs ?? 0
       this.#held++
+      this.#learn(a.record, a.inflight)
       return true
     }
+    // Refused: full, or past this worker's fair share (a pause is known from the record).
+    this.#full = a.record.pausedUntil <= now
+    this.#armRetry(now)
+    return false
+  }
+
+  /** Whether the next take() can skip the store: the budget as the last answer left it. */
+  #learn(record: PacingRecord, inflight: number): void {
+    this.#full = inflight >= record.concurrency
+  }
+
+  /**
+   * When the next look at the store may find a slot: at the end of a pause, or by polling with
+   * backoff for workers in other processes (this process's own releases and retunes wake it at
+   * once, without a timer).
+   */
+  #armRetry(now: number): void {
+    if (this.#retry !== undefined) return
+    const paused = this.#record?.pausedUntil ?? 0
     const poll = this.#o.store.poll
-    if (a.record.pausedUntil > now) {
-      this.#retryIn(a.record.pausedUntil - now)
-    } else if (poll && this.#retry === undefined) {
-      // Backs off only while polls find nothing: this process's own releases wake it at once.
+    if (paused > now) {
+      this.#retryIn(paused - now)
+    } else if (poll) {
       this.#retryIn(this.#pollDelay)
       this.#pollDelay = Math.min(poll.maxMs, this.#pollDelay * 2)
     }
-    return false
   }
 
   /**
@@ -295,6 +336,7 @@ export class PartitionBudget {
     this.#retry = setTimeout(
       () => {
         this.#retry = undefined
+        this.#full = false
         this.#o.wake()
       },
       Math.max(1, Math.ceil(ms)),
@@ -346,139 +388,16 @@ export class PartitionBudget {
   }
 }
 
-/**
- * Renews the leases of a worker's partitions while it holds slots or waits, often enough that
- * they never lapse under a live worker. Stops itself when there is nothing to renew.
- */
-export class Heartbeat {
-  readonly #store: PacingStore
-  readonly #worker: string
-  readonly #clock: Clock
-  readonly #leases: () => WorkerLease[]
-  readonly #warn: (message: string) => void
-  #timer: NodeJS.Timeout | undefined
-
-  constructor(
-    store: PacingStore,
-    worker: string,
-    clock: Clock,
-    leases: () => WorkerLease[],
-    warn: (message: string) => void,
-  ) {
-    this.#store = store
-    this.#worker = worker
-    this.#clock = clock
-    this.#leases = leases
-    this.#warn = warn
-  }
-
-  start(): void {
-    if (this.#timer !== undefined) return
-    // A third of the lease, and at least every second so the console's waiting counts stay fresh.
-    const every = Math.max(10, Math.min(1000, Math.floor(this.#store.leaseMs / 3)))
-    this.#timer = setInterval(() => this.beat(), every)
-    this.#timer.unref()
-    // At once as well: the other workers learn of this one's demand (their fair shares) now.
-    setImmediate(() => this.beat())
-  }
-
-  beat(): void {
-    const leases = this.#leases()
-    if (leases.length === 0) {
-      this.stop()
-      return
-    }
-    try {
-      const done = this.#store.heartbeat(this.#worker, leases, this.#clock.now())
-      if (done instanceof Promise) done.catch((err: unknown) => this.#failed(err))
-    } catch (err) {
-      this.#failed(err)
-    }
-  }
-
-  stop(): void {
-    clearInterval(this.#timer)
-    this.#timer = undefined
-  }
-
-  #failed(err: unknown): void {
-    this.#warn(`pacing heartbeat: ${(err as Error).message}`)
-  }
-}
-
-// A networked store answers the console's view later: the last answer is shown meanwhile.
-const lastViews = new WeakMap<PacingStore, PacingView[]>()
-
-/**
- * The console's view of a store: every partition any worker drives or drove within `recentMs`,
- * with what all workers hold, then this worker's `local` partitions the store did not list.
- * `waiting` is this worker's fresher count of what waits in its partitions.
- */
-export function sharedView(
-  store: PacingStore,
-  now: number,
-  recentMs: number,
-  local: readonly PartitionView[],
-  waiting: ReadonlyMap<string, number>,
-  warn: (message: string) => void,
-): PartitionView[] {
-  let views = lastViews.get(store) ?? []
-  try {
-    const answer = store.partitions(now, recentMs)
-    if (answer instanceof Promise) {
-      answer.then(
-        (v) => lastViews.set(store, v),
-        (err: unknown) => warn(`pacing store: ${(err as Error).message}`),
-      )
-    } else {
-      views = answer
-    }
-  } catch (err) {
-    warn(`pacing store: ${(err as Error).message}`)
-  }
-  const mine = new Map(local.map((p) => [p.partition, p]))
-  const out: PartitionView[] = views.map((v) => {
-    const { record } = v
-    mine.delete(record.partition)
-    return {
-      partition: record.partition,
-      limit: record.controller.limit,
-      concurrency: record.concurrency,
-      inflight: v.inflight,
-      waiting: waiting.get(record.partition) ?? v.waiting,
-      throttles: v.throttles,
-      successes: v.successes,
-      errors: v.errors,
-      params: record.params,
-      lastChange: record.lastChange,
-      workers: v.workers,
-    }
-  })
-  return [...out, ...mine.values()]
-}
-
 const NONE: LimitChange[] = []
+
+function countOf(outcome: Outcome): OutcomeCount {
+  if (outcome === 'throttled' || outcome === 'overloaded' || outcome === 'timeout') {
+    return 'throttle'
+  }
+  return outcome === 'error' ? 'error' : 'success'
+}
 
 /** A controller's state as the store keeps it; controllers that cannot export share their limit. */
 function stateOf(c: ConcurrencyController, lastCutAt: number | null): ControllerState {
   return c.exportState?.() ?? { limit: c.limit, lastCutAt, memory: null }
-}
-
-function sameState(a: ControllerState, b: ControllerState): boolean {
-  if (a.limit !== b.limit || a.lastCutAt !== b.lastCutAt) return false
-  if (a.memory === null || b.memory === null) return a.memory === b.memory
-  const keys = Object.keys(a.memory)
-  if (keys.length !== Object.keys(b.memory).length) return false
-  return keys.every((k) => a.memory?.[k] === b.memory?.[k])
-}
-
-function sameParams(a: AimdParams, b: AimdParams): boolean {
-  for (const key of Object.keys(a) as (keyof AimdParams)[]) if (a[key] !== b[key]) return false
-  return true
-}
-
-function sameChange(a: LimitChange | null, b: LimitChange | null): boolean {
-  if (a === b) return true
-  if (!a || !b) return false
-  return a.ts === b.ts && a.from === b.from && a.to === b.to && a.reason === b.reason
 }

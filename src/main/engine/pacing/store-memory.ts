@@ -2,12 +2,11 @@ import type { AimdParams } from '../types'
 import type {
   Admission,
   ControllerState,
-  Decide,
-  OutcomeCount,
   PacingRecord,
   PacingStore,
   PacingView,
   RecordChange,
+  ReleaseRequest,
   Released,
   WorkerLease,
 } from './store'
@@ -103,11 +102,7 @@ export class MemoryPacingStore implements PacingStore {
     return { admitted: true, record, inflight: inflight + 1, othersWaiting }
   }
 
-  release(
-    partition: string,
-    worker: string,
-    request: { now: number; waiting: number; outcome: OutcomeCount | null; decide?: Decide },
-  ): Released {
+  release(partition: string, worker: string, request: ReleaseRequest): Released {
     const { now, waiting, outcome, decide } = request
     const entry = this.#entry(partition)
     const inflight = this.#inflight(entry, worker, now)
@@ -121,7 +116,14 @@ export class MemoryPacingStore implements PacingStore {
     else if (outcome === 'error') w.errors++
     if (change) entry.record = this.#apply(entry.record, change)
     this.#bell.ring(partition, worker)
-    return { record: entry.record, inflight: inflight - 1, changed: change !== null }
+    const handedOff =
+      request.handoff === true && this.admit(partition, worker, now, waiting - 1).admitted
+    return {
+      record: entry.record,
+      inflight: inflight - (handedOff ? 0 : 1),
+      changed: change !== null,
+      handedOff,
+    }
   }
 
   update(

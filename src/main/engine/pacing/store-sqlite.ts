@@ -3,13 +3,12 @@ import type { AimdParams, LimitChange } from '../types'
 import type {
   Admission,
   ControllerState,
-  Decide,
-  OutcomeCount,
   PacingRecord,
   PacingStore,
   PacingView,
   PollPolicy,
   RecordChange,
+  ReleaseRequest,
   Released,
   WorkerLease,
 } from './store'
@@ -65,11 +64,13 @@ export class SqlitePacingStore implements PacingStore {
   // Parsed records by partition, reused while the version holds: parsing JSON on every
   // admission would cost more than the admission itself.
   readonly #cache = new Map<string, PacingRecord>()
+  readonly #texts = new WeakMap<object, string>()
   readonly #check: Database.Statement<[Args], CheckRow>
   readonly #row: Database.Statement<[string], PartitionRow>
   readonly #take: Database.Statement<[Args]>
   readonly #free: Database.Statement<[Args]>
   readonly #write: Database.Statement<[Args]>
+  readonly #change: Database.Statement<[Args]>
   readonly #live: Database.Statement<[Args], { n: number }>
   readonly #drop: Database.Statement<[string]>
   readonly #lease: Database.Statement<[Args]>
@@ -86,15 +87,18 @@ export class SqlitePacingStore implements PacingStore {
 
     const liveSlots = `SELECT COALESCE(SUM(slots), 0) FROM pacing_workers
        WHERE partition = @partition AND (lease_until >= @now OR worker = @worker)`
-    const others = `FROM pacing_workers
-       WHERE partition = @partition AND lease_until >= @now AND worker <> @worker`
+    // One pass over the partition's worker rows. A worker's own slots always count for itself,
+    // even if its lease ran out unnoticed; the others' only under a live lease.
+    const other = 'w.worker <> @worker AND w.lease_until >= @now'
     this.#check = db.prepare(
-      `SELECT version, concurrency, paused_until AS pausedUntil, (${liveSlots}) AS inflight,
-         (SELECT COALESCE(SUM(waiting), 0) ${others}) AS othersWaiting,
-         (SELECT COUNT(*) ${others} AND waiting > 0) AS waitingWorkers,
-         (SELECT COALESCE(MAX(slots), 0) FROM pacing_workers
-          WHERE partition = @partition AND worker = @worker) AS mine
-       FROM pacing_partitions WHERE partition = @partition`,
+      `SELECT p.version, p.concurrency, p.paused_until AS pausedUntil,
+         COALESCE(SUM(CASE WHEN w.worker = @worker OR w.lease_until >= @now THEN w.slots END), 0)
+           AS inflight,
+         COALESCE(SUM(CASE WHEN ${other} THEN w.waiting END), 0) AS othersWaiting,
+         COUNT(CASE WHEN ${other} AND w.waiting > 0 THEN 1 END) AS waitingWorkers,
+         COALESCE(MAX(CASE WHEN w.worker = @worker THEN w.slots END), 0) AS mine
+       FROM pacing_partitions p LEFT JOIN pacing_workers w ON w.partition = p.partition
+       WHERE p.partition = @partition GROUP BY p.partition`,
     )
     this.#row = db.prepare('SELECT * FROM pacing_partitions WHERE partition = ?')
     // The check and the take are one statement: no other process can slip in between.
@@ -110,10 +114,16 @@ export class SqlitePacingStore implements PacingStore {
       `INSERT INTO pacing_workers(partition, worker, slots, waiting, lease_until, throttles,
          successes, errors)
        VALUES (@partition, @worker, 0, @waiting, @leaseUntil, @throttles, @successes, @errors)
-       ON CONFLICT(partition, worker) DO UPDATE SET slots = MAX(0, slots - 1),
+       ON CONFLICT(partition, worker) DO UPDATE SET slots = MAX(0, slots - @freed),
          waiting = excluded.waiting, lease_until = excluded.lease_until,
          throttles = throttles + excluded.throttles, successes = successes + excluded.successes,
          errors = errors + excluded.errors`,
+    )
+    this.#change = db.prepare(
+      `UPDATE pacing_partitions SET params = @params, limit_value = @limit,
+         last_cut_at = @lastCutAt, memory = @memory, concurrency = @concurrency,
+         paused_until = @pausedUntil, last_change = @lastChange, version = @version
+       WHERE partition = @partition`,
     )
     this.#write = db.prepare(
       `INSERT INTO pacing_partitions(partition, params, limit_value, last_cut_at, memory,
@@ -124,8 +134,7 @@ export class SqlitePacingStore implements PacingStore {
          limit_value = excluded.limit_value, last_cut_at = excluded.last_cut_at,
          memory = excluded.memory, concurrency = excluded.concurrency,
          paused_until = excluded.paused_until, last_change = excluded.last_change,
-         version = excluded.version,
-         session_at = CASE WHEN @newSession = 1 THEN excluded.session_at ELSE session_at END`,
+         version = excluded.version, session_at = excluded.session_at`,
     )
     this.#live = db.prepare(
       `SELECT COUNT(*) AS n FROM pacing_workers WHERE partition = @partition AND lease_until >= @now`,
@@ -165,20 +174,30 @@ export class SqlitePacingStore implements PacingStore {
       this.#lease.run({ partition, worker, slots: null, waiting: null, leaseUntil: now + leaseMs })
       return { record, created }
     })
-    this.#release = inTransaction(db, (partition, worker, { now, waiting, outcome, decide }) => {
+    this.#release = inTransaction(db, (partition, worker, request) => {
+      const { now, waiting, outcome, decide, handoff } = request
       const checked = this.#checked(partition, worker, now)
       const change = decide ? decide(checked.record, checked.inflight) : null
+      const record = change ? this.#put(applyChange(checked.record, change), now) : checked.record
+      // The handoff is admit's check on the counts after the free: the write lock is held, so
+      // nobody can move them in between, and freeing and taking again is one row update.
+      const handedOff =
+        handoff === true &&
+        checked.inflight - 1 < record.concurrency &&
+        record.pausedUntil <= now &&
+        checked.mine - 1 < fairShare(record.concurrency, checked.waitingWorkers)
       this.#free.run({
         partition,
         worker,
-        waiting,
+        freed: handedOff ? 0 : 1,
+        waiting: Math.max(0, waiting - (handedOff ? 1 : 0)),
         leaseUntil: now + leaseMs,
         throttles: outcome === 'throttle' ? 1 : 0,
         successes: outcome === 'success' ? 1 : 0,
         errors: outcome === 'error' ? 1 : 0,
       })
-      const record = change ? this.#put(applyChange(checked.record, change), now) : checked.record
-      return { record, inflight: Math.max(0, checked.inflight - 1), changed: change !== null }
+      const inflight = Math.max(0, checked.inflight - (handedOff ? 0 : 1))
+      return { record, inflight, changed: change !== null, handedOff }
     })
     this.#update = inTransaction(db, (partition, decide) => {
       const row = this.#row.get(partition)
@@ -232,11 +251,7 @@ export class SqlitePacingStore implements PacingStore {
     }
   }
 
-  release(
-    partition: string,
-    worker: string,
-    request: { now: number; waiting: number; outcome: OutcomeCount | null; decide?: Decide },
-  ): Released {
+  release(partition: string, worker: string, request: ReleaseRequest): Released {
     const released = this.#release(partition, worker, request)
     if (released.changed) this.#remember(released.record)
     this.#bell.ring(partition, worker)
@@ -311,32 +326,42 @@ export class SqlitePacingStore implements PacingStore {
     return record
   }
 
+  /** Records share unchanged parts: their JSON is made once. */
+  #json(value: object): string {
+    let text = this.#texts.get(value)
+    if (text === undefined) {
+      text = JSON.stringify(value)
+      this.#texts.set(value, text)
+    }
+    return text
+  }
+
   /** Only after the commit: a record from a rolled-back write must never be mistaken for the row. */
   #remember(record: PacingRecord): void {
     this.#cache.set(record.partition, record)
   }
 
   #put(record: PacingRecord, now: number, newSession = false): PacingRecord {
-    this.#write.run({
+    const args: Args = {
       partition: record.partition,
-      params: JSON.stringify(record.params),
+      params: this.#json(record.params),
       limit: record.controller.limit,
       lastCutAt: record.controller.lastCutAt,
       memory: record.controller.memory === null ? null : JSON.stringify(record.controller.memory),
       concurrency: record.concurrency,
       pausedUntil: record.pausedUntil,
-      lastChange: record.lastChange === null ? null : JSON.stringify(record.lastChange),
+      lastChange: record.lastChange === null ? null : this.#json(record.lastChange),
       version: record.version,
-      now,
-      newSession: newSession ? 1 : 0,
-    })
+    }
+    // A new session may create the row; every other write changes the row its transaction read.
+    if (newSession) this.#write.run({ ...args, now })
+    else this.#change.run(args)
     return record
   }
 }
 
 type Init = { params: AimdParams; controller: ControllerState }
 type Joined = { record: PacingRecord; created: boolean }
-type ReleaseRequest = Parameters<PacingStore['release']>[2]
 type UpdateDecide = { now: number; fn: (record: PacingRecord) => RecordChange | null }
 type Updated = { record: PacingRecord; changed: boolean }
 

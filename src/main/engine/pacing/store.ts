@@ -70,12 +70,29 @@ export interface Admission {
   othersWaiting: number
 }
 
+/** A release, and what the worker knows when it frees the slot. */
+export interface ReleaseRequest {
+  now: number
+  /** This worker's waiting calls. */
+  waiting: number
+  /** null: a slot given back unused. */
+  outcome: OutcomeCount | null
+  decide?: Decide
+  /**
+   * A call of this worker waits: take the freed slot again for it in the same write, if the
+   * budget (and fair share) allows. One write per call instead of two under load.
+   */
+  handoff?: boolean
+}
+
 export interface Released {
   record: PacingRecord
-  /** Live slots of every worker, after this release. */
+  /** Live slots of every worker, after this release (and the handoff). */
   inflight: number
   /** The decision was written. */
   changed: boolean
+  /** The slot was taken again for this worker's next call. */
+  handedOff: boolean
 }
 
 /** A partition as the console shows it: the record and what every worker reports. */
@@ -137,14 +154,10 @@ export interface PacingStore {
    */
   admit(partition: string, worker: string, now: number, waiting: number): MaybePromise<Admission>
   /**
-   * Frees one of the worker's slots, counts the outcome (null: a slot given back unused) and
-   * writes `decide`'s change, all in one atomic write.
+   * Frees one of the worker's slots, counts the outcome and writes `decide`'s change (and with
+   * `handoff`, takes a slot again as admit would), all in one atomic write.
    */
-  release(
-    partition: string,
-    worker: string,
-    request: { now: number; waiting: number; outcome: OutcomeCount | null; decide?: Decide },
-  ): MaybePromise<Released>
+  release(partition: string, worker: string, request: ReleaseRequest): MaybePromise<Released>
   /** Writes `decide`'s change (an operator's params); undefined when the partition has no record. */
   update(
     partition: string,
@@ -262,4 +275,24 @@ export function checkStoreMs(name: string, value: unknown, min: number): number 
     )
   }
   return value
+}
+
+/** Two controller states are the same: nothing to write. */
+export function sameState(a: ControllerState, b: ControllerState): boolean {
+  if (a.limit !== b.limit || a.lastCutAt !== b.lastCutAt) return false
+  if (a.memory === null || b.memory === null) return a.memory === b.memory
+  const keys = Object.keys(a.memory)
+  if (keys.length !== Object.keys(b.memory).length) return false
+  return keys.every((k) => a.memory?.[k] === b.memory?.[k])
+}
+
+export function sameParams(a: AimdParams, b: AimdParams): boolean {
+  for (const key of Object.keys(a) as (keyof AimdParams)[]) if (a[key] !== b[key]) return false
+  return true
+}
+
+export function sameChange(a: LimitChange | null, b: LimitChange | null): boolean {
+  if (a === b) return true
+  if (!a || !b) return false
+  return a.ts === b.ts && a.from === b.from && a.to === b.to && a.reason === b.reason
 }
