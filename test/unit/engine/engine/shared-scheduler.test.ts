@@ -104,6 +104,29 @@ describe("the console's scheduler view spans every process on the database", () 
     ])
   })
 
+  it("'*' tunes every partition shown, those of other processes too, or none if one refuses", async () => {
+    const dbPath = join(tempDir(), 'pacer.db')
+    const run = open(dbPath, 'run-a', true, 0.05)
+    const consoleEngine = open(dbPath, 'console', false, 1)
+    await run.batches.drive(startBatch(run, 5)).done
+    const params = () =>
+      JSON.parse(
+        query<{ params: string }>(dbPath, 'SELECT params FROM pacing_partitions')[0]!.params,
+      ) as { max: number; cooldownMs: number }
+    await expect(
+      Promise.resolve().then(() =>
+        consoleEngine.handlers['scheduler:set']({ partition: '*', params: { min: 20 } }),
+      ),
+    ).rejects.toMatchObject({ code: 'invalid_input', field: 'params' })
+    expect(params().max).toBe(12)
+    const view = (await consoleEngine.handlers['scheduler:set']({
+      partition: '*',
+      params: { cooldownMs: 4321 },
+    })) as PartitionView[]
+    expect(view).toMatchObject([{ partition: PARTITION, params: { cooldownMs: 4321 } }])
+    expect(params().cooldownMs).toBe(4321)
+  })
+
   it('an unknown partition is still refused, naming it', async () => {
     const dbPath = join(tempDir(), 'pacer.db')
     const consoleEngine = open(dbPath, 'console', false, 1)
