@@ -6,8 +6,10 @@ import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
+  closeConsole,
   ensureConsoleBuilt,
   launchChromium,
+  openConsolePage,
   serveConsole,
   type ServedConsole,
 } from '../helpers/browser'
@@ -31,22 +33,10 @@ beforeAll(async () => {
   const served = await serveConsole(db)
   server = served.proc
   browser = await launchChromium()
-  page = await browser.newPage({ viewport: { width: 1440, height: 900 } })
-  page.on('pageerror', (err) => pageErrors.push(err.message))
-  page.on('console', (msg) => {
-    if (msg.type() === 'error') pageErrors.push(msg.text())
-  })
-  await page.goto(served.url.href)
-  await page.getByTestId('nav-queue').waitFor()
+  page = await openConsolePage(browser, served.url, pageErrors)
 }, 120_000)
 
-afterAll(async () => {
-  await browser?.close()
-  if (server) {
-    server.child.kill('SIGINT')
-    await server.done
-  }
-})
+afterAll(() => closeConsole(browser, server))
 
 describe('the console and a separate pacer run on one database', () => {
   it("shows the live chart of the run's partition, and its slider tunes the run's budget", async () => {

@@ -1,10 +1,9 @@
-import type { AimdParams } from '../types'
 import type {
   Admission,
-  ControllerState,
   PacingRecord,
   PacingStore,
   PacingView,
+  SessionInit,
   RecordChange,
   ReleaseRequest,
   Released,
@@ -16,6 +15,8 @@ export interface MemoryPacingStoreOptions {
   /** @default 30_000 */
   leaseMs?: number
 }
+
+type Joined = { record: PacingRecord; created: boolean }
 
 interface WorkerEntry {
   slots: number
@@ -48,12 +49,7 @@ export class MemoryPacingStore implements PacingStore {
     this.leaseMs = checkStoreMs('leaseMs', options.leaseMs ?? 30_000, 1)
   }
 
-  join(
-    partition: string,
-    worker: string,
-    init: { params: AimdParams; controller: ControllerState },
-    now: number,
-  ): { record: PacingRecord; created: boolean } {
+  join(partition: string, worker: string, init: SessionInit, now: number): Joined {
     let entry = this.#entries.get(partition)
     const live = entry !== undefined && [...entry.workers.values()].some((w) => w.leaseUntil >= now)
     let created = false

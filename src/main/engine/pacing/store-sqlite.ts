@@ -6,6 +6,7 @@ import type {
   PacingRecord,
   PacingStore,
   PacingView,
+  SessionInit,
   PollPolicy,
   RecordChange,
   ReleaseRequest,
@@ -75,7 +76,7 @@ export class SqlitePacingStore implements PacingStore {
   readonly #drop: Database.Statement<[string]>
   readonly #lease: Database.Statement<[Args]>
   readonly #views: Database.Statement<[Args], ViewRow>
-  readonly #join: (partition: string, worker: string, init: Init, now: number) => Joined
+  readonly #join: (partition: string, worker: string, init: SessionInit, now: number) => Joined
   readonly #release: (partition: string, worker: string, r: ReleaseRequest) => Released
   readonly #update: (partition: string, decide: UpdateDecide) => Updated | undefined
   readonly #heartbeat: (worker: string, leases: readonly WorkerLease[], now: number) => void
@@ -214,12 +215,7 @@ export class SqlitePacingStore implements PacingStore {
     })
   }
 
-  join(
-    partition: string,
-    worker: string,
-    init: { params: AimdParams; controller: ControllerState },
-    now: number,
-  ): { record: PacingRecord; created: boolean } {
+  join(partition: string, worker: string, init: SessionInit, now: number): Joined {
     const joined = this.#join(partition, worker, init, now)
     this.#remember(joined.record)
     return joined
@@ -360,7 +356,6 @@ export class SqlitePacingStore implements PacingStore {
   }
 }
 
-type Init = { params: AimdParams; controller: ControllerState }
 type Joined = { record: PacingRecord; created: boolean }
 type UpdateDecide = { now: number; fn: (record: PacingRecord) => RecordChange | null }
 type Updated = { record: PacingRecord; changed: boolean }

@@ -41,6 +41,12 @@ export interface PacingRecord {
   version: number
 }
 
+/** What a worker brings to a partition nobody drives: the session starts from it. */
+export interface SessionInit {
+  params: AimdParams
+  controller: ControllerState
+}
+
 /** A change to write, computed from the record it applies to. Absent fields stay. */
 export interface RecordChange {
   params?: AimdParams
@@ -144,7 +150,7 @@ export interface PacingStore {
   join(
     partition: string,
     worker: string,
-    init: { params: AimdParams; controller: ControllerState },
+    init: SessionInit,
     now: number,
   ): MaybePromise<{ record: PacingRecord; created: boolean }>
   /**
@@ -251,11 +257,7 @@ export function applyChange(record: PacingRecord, change: RecordChange): PacingR
 }
 
 /** A new session's record. */
-export function newRecord(
-  partition: string,
-  init: { params: AimdParams; controller: ControllerState },
-  version: number,
-): PacingRecord {
+export function newRecord(partition: string, init: SessionInit, version: number): PacingRecord {
   return {
     partition,
     params: { ...init.params },

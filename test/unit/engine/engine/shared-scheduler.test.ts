@@ -25,21 +25,13 @@ function open(dbPath: string, workerId: string, scoped: boolean, latencyScale: n
   return engine
 }
 
+/** A batch this engine drives, as `pacer run` queues one. */
 function startBatch(engine: Engine, n: number): string {
-  const content = Array.from({ length: n }, (_, i) =>
-    JSON.stringify({ type: 'job', payload: { i } }),
-  ).join('\n')
-  const defaults = { provider: 'sim', model: 'sim-small' }
-  const { tasks } = engine.resolve(parseBatchFile(content, 'jsonl').tasks, defaults)
-  const { batchId } = engine.batches.startFile({
-    content,
-    source: '/batches/jobs.jsonl',
-    name: 'jobs.jsonl',
-    tasks,
-    defaults,
-    audit: false,
-  })
-  return batchId
+  const lines = Array.from({ length: n }, (_, i) => JSON.stringify({ type: 'job', payload: { i } }))
+  const parsed = parseBatchFile(lines.join('\n'), 'jsonl').tasks
+  const { tasks } = engine.resolve(parsed, { provider: 'sim', model: 'sim-small' })
+  const batch = { name: 'jobs', source: null, sourceHash: null, audit: false }
+  return engine.enqueue(tasks, { ...batch, driver: engine.runner.workerId })
 }
 
 const PARTITION = 'sim:sim-small'
