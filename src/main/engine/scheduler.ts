@@ -11,6 +11,7 @@ import type {
 import { PartitionPacing, checkPacingOptions } from './pacing/partition-pacing'
 import type { CallEstimate, Reservation } from './pacing/rate-budget'
 import type { PacingStore } from './pacing/store'
+import { checkStoreOptions } from './pacing/store'
 import { PartitionBudget } from './pacing/store-budget'
 import { Heartbeat, sharedView } from './pacing/store-link'
 import { MemoryPacingStore } from './pacing/store-memory'
@@ -169,6 +170,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       pacing === undefined || pacing === false
         ? undefined
         : checkPacingOptions(pacing === true ? {} : pacing)
+    checkStoreOptions(store, worker)
     this.#store = store
     const create = createController ?? ((partition, p) => new SeedAimd(partition, p))
     this.#newBudget = (partition, queue, wake) => {

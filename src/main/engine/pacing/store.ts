@@ -298,3 +298,14 @@ export function sameChange(a: LimitChange | null, b: LimitChange | null): boolea
   if (!a || !b) return false
   return a.ts === b.ts && a.from === b.from && a.to === b.to && a.reason === b.reason
 }
+
+/** Validates the Scheduler's store and worker options; throws a TypeError naming the value. */
+export function checkStoreOptions(store: unknown, worker: unknown): void {
+  const s = store as Partial<PacingStore> | null
+  if (s === null || typeof s !== 'object' || typeof s.admit !== 'function') {
+    throw new TypeError(`Expected \`store\` to be a PacingStore, got \`${String(store)}\``)
+  }
+  if (typeof worker !== 'string' || worker === '') {
+    throw new TypeError(`Expected \`worker\` to be a non-empty string, got \`${String(worker)}\``)
+  }
+}

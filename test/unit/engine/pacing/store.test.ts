@@ -48,16 +48,33 @@ function later(inner: PacingStore): PacingStore {
           }
         }),
       )
+  const b = bound(inner)
   return {
     leaseMs: inner.leaseMs,
     poll: { minMs: 1, maxMs: 10 },
-    join: defer(inner.join.bind(inner)),
-    admit: defer(inner.admit.bind(inner)),
-    release: defer(inner.release.bind(inner)),
-    update: defer(inner.update.bind(inner)),
-    record: defer(inner.record.bind(inner)),
-    heartbeat: defer(inner.heartbeat.bind(inner)),
-    partitions: defer(inner.partitions.bind(inner)),
+    join: defer(b.join),
+    admit: defer(b.admit),
+    release: defer(b.release),
+    update: defer(b.update),
+    record: defer(b.record),
+    heartbeat: defer(b.heartbeat),
+    partitions: defer(b.partitions),
+    subscribe: b.subscribe,
+  }
+}
+
+/** The store's methods on a plain object, so a test can replace one. */
+function bound(inner: PacingStore): PacingStore {
+  return {
+    leaseMs: inner.leaseMs,
+    poll: inner.poll,
+    join: inner.join.bind(inner),
+    admit: inner.admit.bind(inner),
+    release: inner.release.bind(inner),
+    update: inner.update.bind(inner),
+    record: inner.record.bind(inner),
+    heartbeat: inner.heartbeat.bind(inner),
+    partitions: inner.partitions.bind(inner),
     subscribe: inner.subscribe.bind(inner),
   }
 }
@@ -76,6 +93,34 @@ pacingStoreSuite('SQLite (two connections on one file)', sqliteHandles)
 pacingStoreSuite('a store that answers later (memory, deferred)', (leaseMs) => {
   const store = later(new MemoryPacingStore({ leaseMs }))
   return { a: store, b: store, close() {} }
+})
+
+describe('a Scheduler on a store that fails', () => {
+  it('reports the failure as a warning, and admits once the store answers again', async () => {
+    const inner = new MemoryPacingStore()
+    let failures = 2
+    const store = bound(inner)
+    store.admit = (...args) => {
+      if (failures-- > 0) throw new Error('SQLITE_BUSY: database is locked')
+      return inner.admit(...args)
+    }
+    const s = new Scheduler({ clock: new FakeClock(), store, worker: 'w' })
+    const warnings: string[] = []
+    s.on('warning', (m) => warnings.push(m))
+    const permit = await s.acquire('p')
+    expect(warnings).toEqual([
+      'pacing store (p): SQLITE_BUSY: database is locked',
+      'pacing store (p): SQLITE_BUSY: database is locked',
+    ])
+    permit.release('ok')
+    expect(s.snapshot()[0]).toMatchObject({ inflight: 0, successes: 1 })
+    s.close()
+  })
+
+  it('refuses a store or worker that is not one, naming the value', () => {
+    expect(() => new Scheduler({ store: {} as PacingStore })).toThrow(/`store`.*PacingStore/)
+    expect(() => new Scheduler({ worker: '' })).toThrow(/`worker`.*non-empty/)
+  })
 })
 
 describe('SqlitePacingStore', () => {
