@@ -1,4 +1,5 @@
 import type { LimitCause } from '../../shared/contract'
+import type { ControllerState } from './pacing/store'
 import type { AimdParams, LimitChange, Outcome } from './types'
 import { SEED_AIMD } from './types'
 
@@ -28,6 +29,13 @@ export interface ConcurrencyController {
   onOutcome(outcome: Outcome, ctx: OutcomeContext): LimitChange | null
   /** Applies a validated parameter patch; returns the change if the limit moved. */
   setParams(patch: Partial<AimdParams>, now: number): LimitChange | null
+  /**
+   * Its state, for the other workers of a shared partition (pacing/store.ts). Without it (and
+   * importState), a controller paces its own process only.
+   */
+  exportState?(): ControllerState
+  /** Continues from another worker's state: the limit and the last cut always, memory of its kind. */
+  importState?(state: ControllerState): void
 }
 
 /**
@@ -191,6 +199,17 @@ export class SeedAimd implements ConcurrencyController {
     this.#params = next
     const target = initialChanged ? next.initial : this.#limit
     return this.#set(Math.min(next.max, Math.max(next.min, target)), now, 'operator', 'operator')
+  }
+
+  /** The seed remembers only its limit and its last decrease (the cooldown). */
+  exportState(): ControllerState {
+    const last = this.#lastDecrease
+    return { limit: this.#limit, lastCutAt: Number.isFinite(last) ? last : null, memory: null }
+  }
+
+  importState(state: ControllerState): void {
+    this.#limit = state.limit
+    this.#lastDecrease = state.lastCutAt ?? Number.NEGATIVE_INFINITY
   }
 
   #set(to: number, now: number, reason: string, cause: LimitCause): LimitChange | null {

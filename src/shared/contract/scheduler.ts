@@ -86,6 +86,11 @@ export interface PartitionView {
   lastChange: LimitChangeView | null
   /** Until when the partition is paused (epoch ms), or null when it is not. */
   pausedUntil: number | null
+  /**
+   * Workers (processes) holding slots in the partition or waiting on it, when the view spans every
+   * process on the database; absent in one scheduler's own snapshot.
+   */
+  workers?: number
 }
 
 /** One point of the live concurrency chart. */

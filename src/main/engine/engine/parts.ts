@@ -12,6 +12,7 @@ import { createProviders } from '../providers'
 import { createSimProvider } from '../providers/sim'
 import { TaskQueue } from '../queue'
 import { Runner } from '../runner'
+import { SqlitePacingStore } from '../pacing/store-sqlite'
 import { Scheduler } from '../scheduler'
 import { SettingsStore } from '../settings'
 import type { Clock, Provider } from '../types'
@@ -58,6 +59,11 @@ export function createParts(options: EngineOptions): EngineParts {
     resultTtlMs: options.resultTtlMs ?? stored.resultTtlMs,
   })
   const ledger = new Ledger({ db, prices, clock })
+  const workerId =
+    options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`
+  // Every process on the database shares each partition's budget; a dead one's slots come back
+  // after the same lease as its claims (the runner's default: 30 s).
+  const pacingStore = new SqlitePacingStore({ db, leaseMs: options.leaseMs ?? 30_000 })
   let kind = options.controller ?? stored.controller
   const scheduler = new Scheduler({
     clock,
@@ -65,6 +71,8 @@ export function createParts(options: EngineOptions): EngineParts {
     createController: controllerFactory(kind),
     // Pauses on retry-after and header-announced budgets are what users get; tests may opt out.
     pacing: options.pacing ?? true,
+    store: pacingStore,
+    worker: workerId,
     // 200 ms: the console's live chart promises at least 4 updates a second, timer drift included.
     sampleIntervalMs: 200,
   })
@@ -91,8 +99,6 @@ export function createParts(options: EngineOptions): EngineParts {
     }),
     ...options.providers,
   }
-  const workerId =
-    options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`
   const runner = new Runner({
     queue,
     claims,
@@ -104,6 +110,7 @@ export function createParts(options: EngineOptions): EngineParts {
     batchIds: options.batchIds ?? null,
     leaseMs: options.leaseMs,
   })
+  scheduler.on('warning', (message) => runner.emit('warning', message))
   return {
     db,
     dbPath: options.dbPath,

@@ -3,6 +3,7 @@ import type { ConcurrencyController, OutcomeContext } from '../aimd'
 import { mergeAimdParams, startingLimit } from '../aimd'
 import type { AimdParams, LimitChange, Outcome } from '../types'
 import { SEED_AIMD } from '../types'
+import type { ControllerMemory, ControllerState } from './store'
 
 export interface AdaptiveOptions {
   /**
@@ -232,6 +233,45 @@ export class AdaptiveController implements ConcurrencyController {
     return this.#set(Math.max(p.min, to), now, reason, cause)
   }
 
+  /** Everything it learned, so every worker of a shared partition runs as one controller. */
+  exportState(): ControllerState {
+    return {
+      limit: this.#limit,
+      lastCutAt: finiteOrNull(this.#lastCutAt),
+      memory: {
+        kind: 'adaptive',
+        slowStart: this.#slowStart,
+        held: this.#held,
+        ceiling: this.#ceiling,
+        refusedProbes: this.#refusedProbes,
+        nextProbeAt: finiteOrNull(this.#nextProbeAt),
+        probing: this.#probing,
+        levelSince: finiteOrNull(this.#levelSince),
+        levelWins: this.#levelWins,
+      },
+    }
+  }
+
+  importState(state: ControllerState): void {
+    this.#limit = state.limit
+    this.#lastCutAt = state.lastCutAt ?? Number.NEGATIVE_INFINITY
+    const m = state.memory
+    if (m?.kind !== 'adaptive') {
+      // Another kind drives the partition: keep what this one learned, but a cut means congestion
+      // was seen, and slow start is over.
+      if (state.lastCutAt !== null) this.#slowStart = false
+      return
+    }
+    this.#slowStart = m['slowStart'] === true
+    this.#held = numberOr(m, 'held', 0)
+    this.#ceiling = typeof m['ceiling'] === 'number' ? m['ceiling'] : null
+    this.#refusedProbes = numberOr(m, 'refusedProbes', 0)
+    this.#nextProbeAt = numberOr(m, 'nextProbeAt', Number.NEGATIVE_INFINITY)
+    this.#probing = m['probing'] === true
+    this.#levelSince = numberOr(m, 'levelSince', Number.NEGATIVE_INFINITY)
+    this.#levelWins = numberOr(m, 'levelWins', 0)
+  }
+
   #set(to: number, now: number, reason: string, cause: LimitCause): LimitChange | null {
     const from = this.#limit
     if (to === from) return null
@@ -243,4 +283,14 @@ export class AdaptiveController implements ConcurrencyController {
     }
     return { partition: this.partition, ts: now, from, to, reason, cause }
   }
+}
+
+// JSON has no infinities: "never" travels as null.
+function finiteOrNull(ms: number): number | null {
+  return Number.isFinite(ms) ? ms : null
+}
+
+function numberOr(memory: ControllerMemory, field: string, fallback: number): number {
+  const value = memory[field]
+  return typeof value === 'number' && Number.isFinite(value) ? value : fallback
 }

@@ -52,6 +52,8 @@ describe('openDatabase', () => {
       'idempotency_keys',
       'ledger',
       'migrations',
+      'pacing_partitions',
+      'pacing_workers',
       'settings',
       'tasks',
     ])
