@@ -2,18 +2,20 @@ import type Database from 'better-sqlite3'
 import type { CostPoint, LedgerFilter, TypeRollupView } from '../../shared/contract'
 import { csvStream } from './csv'
 import { EVENT_COLUMNS, SUMMARY_COLUMNS } from './ledger-csv'
-import {
-  costBucketsSql,
-  eventsPageSql,
-  executionsSql,
-  NO_EXECUTIONS,
-  PAGE_ROWS,
-  rowTotalsSql,
-  toTotals,
-  type RawExecutions,
-  type RawRows,
-} from './ledger-queries'
+import { ReadWorker, type ReadQuery } from './db/read-worker'
+import { eventsPageSql, PAGE_ROWS, toTotals } from './ledger-queries'
 import { checkRecordInput, INSERT_SQL, ORIGINAL_COST_SQL } from './ledger-record'
+import {
+  rollupPlan,
+  sumByBucket,
+  sumAll,
+  sumByType,
+  timeSeriesPlan,
+  whereOf,
+  type RawSums,
+  type ReadPlan,
+} from './ledger-rollup-plans'
+import { LedgerRollups } from './ledger-rollups'
 import type { Prices } from './prices'
 import { systemClock, type Clock, type LedgerEventInput, type LedgerOutcome } from './types'
 
@@ -59,6 +61,11 @@ export interface LedgerOptions {
   prices: Prices
   /** Stamps events recorded without a `ts`. @default systemClock */
   clock?: Clock
+  /**
+   * The better-sqlite3 binding the read worker loads (Electron's ABI), as openDatabase took it.
+   * The worker runs the reads no maintained rollup answers, off the caller's thread.
+   */
+  nativeBinding?: string
 }
 
 /** A ledger event as `record` takes it; `ts` defaults to the clock. */
@@ -68,7 +75,9 @@ export type LedgerRecordInput = Omit<LedgerEventInput, 'ts'> & { ts?: number }
  * The append-only cost ledger: one immutable row per provider call attempt and per reuse, priced
  * when recorded with the price table of that moment (its version is on the row), and the rollups,
  * time series and CSV exports built from those rows. Their SQL and checks live beside it:
- * ledger-record.ts (the write side), ledger-queries.ts (rollups, pages), ledger-csv.ts (columns).
+ * ledger-record.ts (the write side), ledger-rollups.ts (the rollup tables kept with every row),
+ * ledger-rollup-plans.ts (how a read combines them), ledger-queries.ts (SQL over the rows),
+ * ledger-csv.ts (columns).
  */
 export class Ledger {
   readonly #db: Database.Database
@@ -80,16 +89,20 @@ export class Ledger {
     { n: number; cost: number; unpriced: number }
   >
   readonly #maxId: Database.Statement<[], { maxId: number }>
-  // Query statements depend on which filters are present (so indexes can be used): one per shape.
-  readonly #queries = new Map<string, Database.Statement>()
+  readonly #rollups: LedgerRollups
+  // Statements by SQL text: each filter shape has its own, so that its indexes are used.
+  readonly #statements = new Map<string, Database.Statement>()
+  readonly #reader: ReadWorker | null
 
-  constructor({ db, prices, clock = systemClock }: LedgerOptions) {
+  constructor({ db, prices, clock = systemClock, nativeBinding }: LedgerOptions) {
     this.#db = db
     this.#prices = prices
     this.#clock = clock
     this.#insert = db.prepare(INSERT_SQL)
     this.#original = db.prepare(ORIGINAL_COST_SQL)
     this.#maxId = db.prepare('SELECT COALESCE(MAX(id), 0) AS maxId FROM ledger')
+    this.#rollups = new LedgerRollups(db)
+    this.#reader = db.memory ? null : new ReadWorker({ file: db.name, nativeBinding })
   }
 
   /**
@@ -135,54 +148,48 @@ export class Ledger {
       epoch: e.epoch,
       priceVersion: this.#prices.version,
     })
+    // The rollups fold rows in pages, every FOLD_EVERY rows and before every read (rollups.ts).
+    this.#rollups.appended()
     return { id: Number(info.lastInsertRowid), costMicros }
   }
 
-  /** Spend per task type, most expensive first (unpriced-only types last). */
+  /**
+   * Spend per task type, most expensive first (unpriced-only types last). Over a time window an
+   * execution counts in the window of its latest row (see executionsSql).
+   */
   rollupByType(filter: LedgerFilter = {}): TypeRollup[] {
-    const rowsQ = this.#query('rows-by-type', filter, (w) => rowTotalsSql(w, true))
-    const execQ = this.#query('executions-by-type', filter, (w) => executionsSql(w, true))
-    const p = params(filter)
-    // One read transaction: both queries see the same snapshot while other processes append.
-    const [rows, executions] = this.#db.transaction(
-      () => [rowsQ.all(p) as RawRows[], execQ.all(p) as RawExecutions[]] as const,
-    )()
-    const byType = new Map(executions.map((e) => [e.taskType ?? '', e]))
-    return rows
-      .map((r) => {
-        const taskType = r.taskType ?? ''
-        return { taskType, ...toTotals(r, byType.get(taskType) ?? NO_EXECUTIONS) }
-      })
-      .sort(
-        (a, b) =>
-          (b.costMicros ?? -1) - (a.costMicros ?? -1) ||
-          (a.taskType < b.taskType ? -1 : a.taskType > b.taskType ? 1 : 0),
-      )
+    return byCost(sumByType(this.#runHere(rollupPlan(checkFilter(filter)))))
   }
 
   /** Spend of all rows matching the filter. */
   totals(filter: LedgerFilter = {}): LedgerTotals {
-    const rowsQ = this.#query('rows', filter, (w) => rowTotalsSql(w, false))
-    const execQ = this.#query('executions', filter, (w) => executionsSql(w, false))
-    const p = params(filter)
-    const [rows, executions] = this.#db.transaction(
-      () => [rowsQ.get(p) as RawRows, execQ.get(p) as RawExecutions] as const,
-    )()
-    return toTotals(rows, executions)
+    return totalOf(sumByType(this.#runHere(rollupPlan(checkFilter(filter)))))
+  }
+
+  /**
+   * rollupByType and totals from one read; a filter no maintained rollup answers (a batch within
+   * a time window) is computed on the read worker, so the caller's thread stays free meanwhile.
+   */
+  async rollup(filter: LedgerFilter = {}): Promise<{ byType: TypeRollup[]; totals: LedgerTotals }> {
+    const sums = sumByType(await this.#run(rollupPlan(checkFilter(filter))))
+    return { byType: byCost(sums), totals: totalOf(sums) }
   }
 
   /** Cost, calls and tokens per time bucket (epoch-aligned), oldest first; empty buckets omitted. */
   costOverTime(opts: Omit<LedgerFilter, 'batchId'> & { bucketMs: number }): CostBucket[] {
-    const { bucketMs } = opts
-    if (!Number.isSafeInteger(bucketMs) || bucketMs <= 0) {
-      throw new TypeError(`bucketMs must be a positive integer of milliseconds, got ${bucketMs}`)
-    }
-    const filter: LedgerFilter = { since: opts.since, until: opts.until }
-    const rows = this.#query('buckets', filter, costBucketsSql).all({
-      ...params(filter),
-      bucketMs,
-    }) as (Omit<CostBucket, 'ts'> & { bucket: number })[]
-    return rows.map(({ bucket, ...rest }) => ({ ts: bucket, ...rest }))
+    return sumByBucket(this.#runHere(timeSeriesPlan(checkSeries(opts))))
+  }
+
+  /** costOverTime, on the read worker when no maintained rollup has buckets that fit. */
+  async costOverTimeOffThread(
+    opts: Omit<LedgerFilter, 'batchId'> & { bucketMs: number },
+  ): Promise<CostBucket[]> {
+    return sumByBucket(await this.#run(timeSeriesPlan(checkSeries(opts))))
+  }
+
+  /** Stops the read worker, if one was started. */
+  close(): Promise<void> {
+    return this.#reader?.close() ?? Promise.resolve()
   }
 
   /**
@@ -205,9 +212,9 @@ export class Ledger {
    * snapshot.
    */
   *events(filter: LedgerFilter = {}): Generator<LedgerRow> {
-    const page = this.#query('events', filter, eventsPageSql)
+    const { where, params: base } = whereOf(checkFilter(filter))
+    const page = this.#statement(eventsPageSql(where))
     const maxId = this.#maxId.get()?.maxId ?? 0
-    const base = params(filter)
     let after = 0
     for (;;) {
       const rows = page.all({ ...base, after, maxId }) as LedgerRow[]
@@ -234,23 +241,54 @@ export class Ledger {
     )
   }
 
-  #query(name: string, filter: LedgerFilter, sql: (where: string) => string): Database.Statement {
-    checkFilter(filter)
-    const clauses: string[] = []
-    if (filter.since !== undefined) clauses.push('ts >= @since')
-    if (filter.until !== undefined) clauses.push('ts < @until')
-    if (filter.batchId !== undefined) clauses.push('batch_id = @batchId')
-    const key = `${name}|${clauses.join(',')}`
-    let stmt = this.#queries.get(key)
+  #statement(sql: string): Database.Statement {
+    let stmt = this.#statements.get(sql)
     if (!stmt) {
-      stmt = this.#db.prepare(sql(clauses.length ? `WHERE ${clauses.join(' AND ')}` : ''))
-      this.#queries.set(key, stmt)
+      stmt = this.#db.prepare(sql)
+      this.#statements.set(sql, stmt)
     }
     return stmt
   }
+
+  /** Runs a plan on this connection, in one read transaction (one snapshot for all its parts). */
+  #runHere(plan: ReadPlan): unknown[][] {
+    if (!plan.heavy && this.#rollups.stale()) this.#rollups.catchUp()
+    return this.#db.transaction((queries: ReadQuery[]) =>
+      queries.map((q) => this.#statement(q.sql).all(q.params)),
+    )(plan.queries)
+  }
+
+  /** A heavy plan on the read worker (when there is one), any other here. */
+  #run(plan: ReadPlan): Promise<unknown[][]> | unknown[][] {
+    return plan.heavy && this.#reader ? this.#reader.run(plan.queries) : this.#runHere(plan)
+  }
 }
 
-function checkFilter(filter: LedgerFilter): void {
+function byCost(sums: readonly RawSums[]): TypeRollup[] {
+  return sums
+    .map((r) => ({ taskType: r.taskType, ...toTotals(r, r) }))
+    .sort(
+      (a, b) =>
+        (b.costMicros ?? -1) - (a.costMicros ?? -1) ||
+        (a.taskType < b.taskType ? -1 : a.taskType > b.taskType ? 1 : 0),
+    )
+}
+
+function totalOf(sums: readonly RawSums[]): LedgerTotals {
+  const all = sumAll(sums)
+  return toTotals(all, all)
+}
+
+function checkSeries<T extends { since?: number; until?: number; bucketMs: number }>(opts: T): T {
+  const { bucketMs } = opts
+  if (!Number.isSafeInteger(bucketMs) || bucketMs <= 0) {
+    throw new TypeError(`bucketMs must be a positive integer of milliseconds, got ${bucketMs}`)
+  }
+  checkFilter({ since: opts.since, until: opts.until })
+  return opts
+}
+
+function checkFilter(filter: LedgerFilter): LedgerFilter {
   for (const key of ['since', 'until'] as const) {
     const v = filter[key]
     if (v !== undefined && !Number.isSafeInteger(v)) {
@@ -260,13 +298,5 @@ function checkFilter(filter: LedgerFilter): void {
   if (filter.batchId !== undefined && typeof filter.batchId !== 'string') {
     throw new TypeError(`ledger filter batchId must be a string, got ${String(filter.batchId)}`)
   }
-}
-
-function params(filter: LedgerFilter): LedgerFilter {
-  // Named parameters absent from a statement are an error in better-sqlite3: pass only those used.
-  const p: LedgerFilter = {}
-  if (filter.since !== undefined) p.since = filter.since
-  if (filter.until !== undefined) p.until = filter.until
-  if (filter.batchId !== undefined) p.batchId = filter.batchId
-  return p
+  return filter
 }

@@ -118,4 +118,70 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE batches ADD COLUMN driver TEXT;
     `,
   },
+  {
+    version: 3,
+    name: 'ledger rollups: sums per task type and time bucket, and per batch, kept as rows are written',
+    sql: `
+      -- One row per (bucket width, bucket start, task type): 15 s and 1 h buckets. An execution is
+      -- counted in the bucket of its latest row; row sums in the bucket of each row (see
+      -- ledger-rollups.ts, which keeps these tables in step with the ledger).
+      CREATE TABLE ledger_rollup (
+        span                   INTEGER NOT NULL,
+        bucket                 INTEGER NOT NULL,
+        task_type              TEXT NOT NULL,
+        row_count              INTEGER NOT NULL,
+        reused                 INTEGER NOT NULL,
+        input_tokens           INTEGER NOT NULL,
+        cached_input_tokens    INTEGER NOT NULL,
+        cache_write_tokens     INTEGER NOT NULL,
+        output_tokens          INTEGER NOT NULL,
+        cost_micros            INTEGER NOT NULL,
+        priced_calls           INTEGER NOT NULL,
+        unpriced_calls         INTEGER NOT NULL,
+        saved_micros           INTEGER NOT NULL,
+        unpriced_reuses        INTEGER NOT NULL,
+        throttled              INTEGER NOT NULL,
+        errors                 INTEGER NOT NULL,
+        abandoned              INTEGER NOT NULL,
+        executed               INTEGER NOT NULL,
+        duplicates             INTEGER NOT NULL,
+        execution_input_tokens INTEGER NOT NULL,
+        wasted_micros          INTEGER NOT NULL,
+        PRIMARY KEY (span, bucket, task_type)
+      ) WITHOUT ROWID;
+
+      CREATE TABLE ledger_batch_rollup (
+        batch_id               TEXT NOT NULL,
+        task_type              TEXT NOT NULL,
+        row_count              INTEGER NOT NULL,
+        reused                 INTEGER NOT NULL,
+        input_tokens           INTEGER NOT NULL,
+        cached_input_tokens    INTEGER NOT NULL,
+        cache_write_tokens     INTEGER NOT NULL,
+        output_tokens          INTEGER NOT NULL,
+        cost_micros            INTEGER NOT NULL,
+        priced_calls           INTEGER NOT NULL,
+        unpriced_calls         INTEGER NOT NULL,
+        saved_micros           INTEGER NOT NULL,
+        unpriced_reuses        INTEGER NOT NULL,
+        throttled              INTEGER NOT NULL,
+        errors                 INTEGER NOT NULL,
+        abandoned              INTEGER NOT NULL,
+        executed               INTEGER NOT NULL,
+        duplicates             INTEGER NOT NULL,
+        execution_input_tokens INTEGER NOT NULL,
+        wasted_micros          INTEGER NOT NULL,
+        PRIMARY KEY (batch_id, task_type)
+      ) WITHOUT ROWID;
+
+      -- The highest ledger id folded in. Rows are folded by id in pages (ledger-rollups.ts): the
+      -- ledger a database already holds is folded when a Pacer opens it (a page per transaction,
+      -- so other writers are not held up); later rows as they are appended.
+      CREATE TABLE ledger_rollup_state (
+        id         INTEGER PRIMARY KEY CHECK (id = 1),
+        covered_id INTEGER NOT NULL
+      );
+      INSERT INTO ledger_rollup_state (id, covered_id) VALUES (1, 0);
+    `,
+  },
 ]

@@ -46,7 +46,7 @@ export function createParts(options: EngineOptions): EngineParts {
     clock,
     resultTtlMs: options.resultTtlMs ?? stored.resultTtlMs,
   })
-  const ledger = new Ledger({ db, prices, clock })
+  const ledger = new Ledger({ db, prices, clock, nativeBinding: options.nativeBinding })
   // 200 ms: the console's live chart promises at least 4 updates a second, timer drift included.
   const scheduler = new Scheduler({ clock, params: options.scheduler, sampleIntervalMs: 200 })
   const queue = new TaskQueue(db, clock)

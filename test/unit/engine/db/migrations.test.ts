@@ -25,9 +25,9 @@ describe('migration 2: batches.driver', () => {
 
     const v2 = openDatabase(path)
     try {
-      expect(v2.prepare('SELECT version FROM migrations ORDER BY version').pluck().all()).toEqual([
-        1, 2,
-      ])
+      expect(v2.prepare('SELECT version FROM migrations ORDER BY version').pluck().all()).toEqual(
+        MIGRATIONS.map((m) => m.version),
+      )
       expect(v2.prepare('SELECT id, name, state, driver FROM batches').all()).toEqual([
         { id: 'b1', name: 'old.jsonl', state: 'interrupted', driver: null },
       ])
