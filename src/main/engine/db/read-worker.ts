@@ -81,8 +81,8 @@ export class ReadWorker {
   async close(): Promise<void> {
     const worker = this.#worker
     this.#worker = null
-    if (worker) await worker.terminate()
     this.#failAll(new Error('the read worker was closed'))
+    if (worker) await worker.terminate()
   }
 
   #start(): Worker {
@@ -108,7 +108,8 @@ export class ReadWorker {
       },
     )
     const fail = (err: Error) => {
-      if (this.#worker === worker) this.#worker = null
+      if (this.#worker !== worker) return
+      this.#worker = null
       this.#failAll(err)
     }
     worker.on('error', fail)
