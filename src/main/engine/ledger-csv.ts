@@ -96,9 +96,9 @@ export const EVENT_RECORD_SQL = [
 /** Rows per page of an events export: one statement, about 200 KB of CSV. */
 export const CSV_PAGE_ROWS = 1000
 
-/** One page of an events export: [id, CSV record] by id below the snapshot's max id. */
+/** One page of an events export: its CSV records (each starting with its id) by id. */
 export function eventsCsvPageSql(where: string): string {
-  return `SELECT id, ${EVENT_RECORD_SQL} AS record
+  return `SELECT ${EVENT_RECORD_SQL} AS record
     FROM ledger ${where ? `${where} AND` : 'WHERE'} id > @after AND id <= @maxId
     ORDER BY id LIMIT ${CSV_PAGE_ROWS}`
 }

@@ -137,9 +137,9 @@ export function toTotals(r: RawRows, e: RawExecutions): LedgerTotals {
 }
 
 /** One page of rows, by id below the snapshot's max id (see Ledger.events). */
-export function eventsPageSql(where: string): string {
+export function eventsPageSql(where: string, rows = PAGE_ROWS): string {
   return `SELECT ${ROW_COLUMNS} FROM ledger ${where ? `${where} AND` : 'WHERE'}
-          id > @after AND id <= @maxId ORDER BY id LIMIT ${PAGE_ROWS}`
+          id > @after AND id <= @maxId ORDER BY id LIMIT ${rows}`
 }
 
 /** Cost, calls and tokens per epoch-aligned bucket of @bucketMs. */

@@ -253,30 +253,31 @@ export class Ledger {
    */
   async #eventsCsv(filter: LedgerFilter, out: NodeJS.WritableStream): Promise<{ rows: number }> {
     const { where, params } = whereOf(checkFilter(filter))
-    const page = this.#statement(eventsCsvPageSql(where)).raw()
-    const rowsOf = this.#statement(eventsPageSql(where))
+    const page = this.#statement(eventsCsvPageSql(where)).pluck()
+    const rowsOf = this.#statement(eventsPageSql(where, CSV_PAGE_ROWS))
     const maxId = this.#maxId.get()?.maxId ?? 0
     let rows = 0
     function* chunks(): Generator<string> {
       yield `${EVENT_COLUMNS.map((c) => c.header).join(',')}\r\n`
       for (let after = 0; ;) {
-        const records = page.all({ ...params, after, maxId }) as [number, string | null][]
-        const last = records.at(-1)
-        if (!last) return
+        const records = page.all({ ...params, after, maxId }) as (string | null)[]
+        if (records.length === 0) return
         rows += records.length
-        const plain = records.every((r) => r[1] !== null)
-          ? plainCsvRecords(
-              records.map((r) => r[1]!),
-              EVENT_COLUMNS.length,
-            )
-          : null
-        const text =
-          plain ??
-          csvRecords(rowsOf.all({ ...params, after, maxId: last[0] }) as LedgerRow[], EVENT_COLUMNS)
+        let text = records.includes(null)
+          ? null
+          : plainCsvRecords(records as string[], EVENT_COLUMNS.length)
+        if (text !== null) {
+          // Each record starts with its id: the last one's is where the next page starts.
+          const last = records.at(-1)!
+          after = Number(last.slice(0, last.indexOf(',')))
+        } else {
+          const same = rowsOf.all({ ...params, after, maxId }) as LedgerRow[]
+          text = csvRecords(same, EVENT_COLUMNS)
+          after = same.at(-1)?.id ?? maxId
+        }
         // Chunks of a stream buffer's size, as csv-stringify's records were small chunks.
         for (let i = 0; i < text.length; i += CHUNK) yield text.slice(i, i + CHUNK)
         if (records.length < CSV_PAGE_ROWS) return
-        after = last[0]
       }
     }
     await pipeline(Readable.from(chunks()), out)
