@@ -5,7 +5,7 @@
 // that a caller with a read worker can run it off its thread.
 import type { CostPoint, LedgerFilter } from '../../shared/contract'
 import type { ReadQuery } from './db/read-worker'
-import { COARSE_MS, FINE_MS, SUM_COLUMNS, bucketOf } from './ledger-rollups'
+import { COARSE_MS, FINE_MS, SUM_COLUMNS, bucketOf, type RollupDeltas } from './ledger-rollups'
 import {
   costBucketsSql,
   executionsSql,
@@ -15,8 +15,13 @@ import {
   type RawRows,
 } from './ledger-queries'
 
+/** A statement over a rollup table, and which of its rows it reads. */
+type RollupRead =
+  | { table: 'time'; span: number; lo: number; hi: number; bucketMs?: number }
+  | { table: 'batch'; batchId: string }
+
 export interface ReadPlan {
-  queries: ReadQuery[]
+  queries: (ReadQuery & { rollup?: RollupRead })[]
   /** Reads ledger rows in proportion to the filter, not a bounded number of rollup rows. */
   heavy: boolean
 }
@@ -51,7 +56,8 @@ export function rollupPlan(filter: LedgerFilter): ReadPlan {
   const { since, until, batchId } = filter
   if (since === undefined && until === undefined) {
     if (batchId !== undefined) {
-      return { queries: [{ sql: BATCH_ROLLUP_SQL, params: { batchId } }], heavy: false }
+      const rollup = { table: 'batch', batchId } as const
+      return { queries: [{ sql: BATCH_ROLLUP_SQL, params: { batchId }, rollup }], heavy: false }
     }
     return { queries: [timeRollup(COARSE_MS, [LO, HI])], heavy: false }
   }
@@ -79,9 +85,10 @@ export function timeSeriesPlan(opts: {
     return { queries: [rawSeries(window, bucketMs)], heavy: true }
   }
   const p = pieces(since, until, bucketMs % COARSE_MS === 0)
-  const series = (span: number, [lo, hi]: Range): ReadQuery => ({
+  const series = (span: number, [lo, hi]: Range): ReadPlan['queries'][number] => ({
     sql: TIME_SERIES_SQL,
     params: { span, lo, hi, bucketMs },
+    rollup: { table: 'time', span, lo, hi, bucketMs },
   })
   const queries = [
     ...(p.coarse ? [series(COARSE_MS, p.coarse)] : []),
@@ -91,8 +98,48 @@ export function timeSeriesPlan(opts: {
   return { queries, heavy: false }
 }
 
-function timeRollup(span: number, [lo, hi]: Range): ReadQuery {
-  return { sql: TIME_ROLLUP_SQL, params: { span, lo, hi } }
+function timeRollup(span: number, [lo, hi]: Range): ReadPlan['queries'][number] {
+  return { sql: TIME_ROLLUP_SQL, params: { span, lo, hi }, rollup: { table: 'time', span, lo, hi } }
+}
+
+const FIELDS = SUM_COLUMNS.map(camel)
+
+/**
+ * The rows a plan's rollup statements would have read had the rows not folded in yet been folded:
+ * the same shapes, so that sumByType and sumByBucket add them in like any other.
+ */
+export function pendingRows(plan: ReadPlan, deltas: RollupDeltas): unknown[] {
+  const out: unknown[] = []
+  for (const { rollup: r } of plan.queries) {
+    if (!r) continue
+    for (const { key, sums } of deltas.entries()) {
+      if (r.table === 'batch') {
+        if (key.table === 'batch' && key.batchId === r.batchId) out.push(named(key.taskType, sums))
+        continue
+      }
+      if (key.table !== 'time' || key.span !== r.span || key.bucket < r.lo || key.bucket >= r.hi) {
+        continue
+      }
+      if (r.bucketMs === undefined) {
+        out.push(named(key.taskType, sums))
+        continue
+      }
+      const s = named(key.taskType, sums) as Record<string, number>
+      out.push({
+        bucket: bucketOf(key.bucket, r.bucketMs),
+        costMicros: s.costMicros,
+        calls: s.rowCount! - s.reused!,
+        tokens: s.inputTokens! + s.outputTokens!,
+      })
+    }
+  }
+  return out
+}
+
+function named(taskType: string, sums: readonly number[]): Record<string, number | string> {
+  const row: Record<string, number | string> = { taskType }
+  for (let i = 0; i < FIELDS.length; i++) row[FIELDS[i]!] = sums[i]!
+  return row
 }
 
 /** The rollup computed from the ledger's rows (row sums, then executions). */

@@ -68,32 +68,12 @@ const ROW_SUMS = `
   SUM(outcome = 'error'), SUM(outcome = 'abandoned'), 0, 0,
   SUM(CASE WHEN outcome IN ('executed', 'duplicate') THEN input_tokens ELSE 0 END), 0`
 
-const addSums = SUM_COLUMNS.map((c) => `${c} = ${c} + excluded.${c}`).join(', ')
-const sumOf = SUM_COLUMNS.map((c) => `SUM(${c})`).join(', ')
-
-// A page's row sums, added up by SQLite (no row crosses into JS for them) in one pass over its rows,
-// per fine bucket, task type and batch; each rollup table is then added from these few rows.
-const PAGE_TABLE_SQL = `
-  CREATE TEMP TABLE IF NOT EXISTS rollup_page (
-    bucket INTEGER NOT NULL, task_type TEXT NOT NULL, batch_id TEXT,
-    ${SUM_COLUMNS.map((c) => `${c} INTEGER NOT NULL`).join(', ')})`
+// A page's row sums, added up by SQLite (no row crosses into JS for them) per 15 s bucket, task
+// type and batch: a few dozen rows for thousands of ledger rows.
 const PAGE_SUMS_SQL = `
-  INSERT INTO temp.rollup_page
   SELECT ts - ((ts % ${FINE_MS}) + ${FINE_MS}) % ${FINE_MS}, task_type, batch_id, ${ROW_SUMS}
   FROM ledger WHERE id > @covered AND id <= @upto
   GROUP BY 1, 2, 3`
-const FOLD_TIME_SQL = (span: number) => `
-  INSERT INTO ledger_rollup (span, bucket, task_type, ${SUM_COLUMNS.join(', ')})
-  SELECT ${span}, bucket - ((bucket % ${span}) + ${span}) % ${span}, task_type, ${sumOf}
-  FROM temp.rollup_page WHERE true
-  GROUP BY 2, 3
-  ON CONFLICT (span, bucket, task_type) DO UPDATE SET ${addSums}`
-const FOLD_BATCH_SQL = `
-  INSERT INTO ledger_batch_rollup (batch_id, task_type, ${SUM_COLUMNS.join(', ')})
-  SELECT batch_id, task_type, ${sumOf}
-  FROM temp.rollup_page WHERE batch_id IS NOT NULL
-  GROUP BY 1, 2
-  ON CONFLICT (batch_id, task_type) DO UPDATE SET ${addSums}`
 
 // What execution-level counting needs of a page's 'executed' and 'duplicate' rows.
 const PAGE_RUN_ROWS_SQL = `
@@ -113,100 +93,178 @@ const PRIOR_SQL = `
     AND l.epoch IS j.value ->> 2 AND l.task_type = j.value ->> 3
   WHERE l.id <= @covered AND l.outcome IN ('executed', 'duplicate')`
 
-const COUNT_TIME_SQL = `
-  UPDATE ledger_rollup SET executed = executed + ?, duplicates = duplicates + ?,
-    wasted_micros = wasted_micros + ?
-  WHERE span = ? AND bucket = ? AND task_type = ?`
-const COUNT_BATCH_SQL = `
-  UPDATE ledger_batch_rollup SET executed = executed + ?, duplicates = duplicates + ?,
-    wasted_micros = wasted_micros + ?
-  WHERE batch_id = ? AND task_type = ?`
+const upsertSql = (table: string, keys: string[]) => `
+  INSERT INTO ${table} (${[...keys, ...SUM_COLUMNS].join(', ')})
+  VALUES (${[...keys, ...SUM_COLUMNS].map(() => '?').join(', ')})
+  ON CONFLICT (${keys.join(', ')}) DO UPDATE SET
+    ${SUM_COLUMNS.map((c) => `${c} = ${c} + excluded.${c}`).join(', ')}`
 
-/** Rows appended through one connection between two folds (reads fold whatever is left first). */
+/** Rows appended through one connection between two folds. */
 export const FOLD_EVERY = 1000
 // Rows per fold transaction: a first fold of a big ledger commits as it goes, so other writers
 // get their turn in between.
 const PAGE_ROWS = 20_000
+// Beyond this many rows not folded in, a read first tries to fold them (if the lock is free).
+const READ_FOLD_ROWS = 20_000
 
-/** executed, duplicates, wasted micros: the execution-level change at one rollup row. */
-type Counts = [number, number, number]
+const EXECUTED = SUM_COLUMNS.indexOf('executed')
+const DUPLICATES = SUM_COLUMNS.indexOf('duplicates')
+const WASTED = SUM_COLUMNS.indexOf('wasted_micros')
+
+/** Where a change lands: a time bucket of one span, or a batch; and the task type. */
+export type RollupKey =
+  | { table: 'time'; span: number; bucket: number; taskType: string }
+  | { table: 'batch'; batchId: string; taskType: string }
+
+/** Changes to rollup rows, one array of sums (SUM_COLUMNS' order) per row changed. */
+export class RollupDeltas {
+  readonly #byKey = new Map<string, { key: RollupKey; sums: number[] }>()
+
+  /** The sums to add at a rollup row (created at zero). */
+  at(key: RollupKey): number[] {
+    const id =
+      key.table === 'time'
+        ? `t${key.span}\u0000${key.bucket}\u0000${key.taskType}`
+        : `b${key.batchId}\u0000${key.taskType}`
+    let d = this.#byKey.get(id)
+    if (!d) {
+      d = { key, sums: new Array<number>(SUM_COLUMNS.length).fill(0) }
+      this.#byKey.set(id, d)
+    }
+    return d.sums
+  }
+
+  /** Every change that is not all zeros (an execution that moved within one bucket). */
+  *entries(): Generator<{ key: RollupKey; sums: number[] }> {
+    for (const d of this.#byKey.values()) if (d.sums.some((v) => v !== 0)) yield d
+  }
+}
 
 /**
  * Keeps the rollup tables in step with the ledger. Rows are folded in by id, a page at a time: the
- * writer folds every FOLD_EVERY rows it appends, every rollup read first folds what is left (so a
- * read covers every committed row), and opening a ledger folds whatever it holds that is not
- * folded yet: all of it, once, on a database from before the rollups. Folding each row in its own
- * insert cost three times the insert; per page, SQLite sums the rows and only each execution's
- * rows cross into JS. Rows written by anything that does not fold (an older Pacer left open during
- * an upgrade, a bulk insert) are simply folded later.
+ * writer folds every FOLD_EVERY rows it appends, and opening a ledger folds whatever it holds that
+ * is not folded yet: all of it, once, on a database from before the rollups. A read adds what is
+ * not folded yet (rows another process appended since its last fold) to what it read, computed the
+ * same way (`pending`), so it never takes the write lock. Folding each row in its own insert cost
+ * three times the insert; per page, SQLite sums the rows and only each execution's rows cross into
+ * JS. Rows written by anything that does not fold (an older Pacer left open during an upgrade, a
+ * bulk insert) are folded the same way, later.
  */
 export class LedgerRollups {
+  readonly #db: Database.Database
   readonly #covered: Database.Statement<[], { coveredId: number }>
   readonly #maxId: Database.Statement<[], { maxId: number }>
+  readonly #pageSums: Database.Statement<[{ covered: number; upto: number }], unknown[]>
+  readonly #runRows: Database.Statement<[{ covered: number; upto: number }], RunRow>
+  readonly #prior: Database.Statement<
+    [{ runs: string; covered: number }],
+    PriorRow & { run: number }
+  >
   readonly #foldPage: () => boolean
   #appended = 0
 
-  constructor(db: Database.Database) {
+  readonly #foldEvery: number
+
+  /** `foldEvery`: rows appended through this connection between two folds. */
+  constructor(db: Database.Database, foldEvery = FOLD_EVERY) {
+    if (!Number.isSafeInteger(foldEvery) || foldEvery < 1) {
+      throw new TypeError(`foldEvery must be a positive integer of rows, got ${foldEvery}`)
+    }
+    this.#db = db
+    this.#foldEvery = foldEvery
     this.#covered = db.prepare('SELECT covered_id AS coveredId FROM ledger_rollup_state')
     this.#maxId = db.prepare('SELECT COALESCE(MAX(id), 0) AS maxId FROM ledger')
-    db.exec(PAGE_TABLE_SQL)
-    const stmts = {
-      clearPage: db.prepare('DELETE FROM temp.rollup_page'),
-      pageSums: db.prepare(PAGE_SUMS_SQL),
-      fine: db.prepare(FOLD_TIME_SQL(FINE_MS)),
-      coarse: db.prepare(FOLD_TIME_SQL(COARSE_MS)),
-      batch: db.prepare(FOLD_BATCH_SQL),
-      runRows: db.prepare<{ covered: number; upto: number }, RunRow>(PAGE_RUN_ROWS_SQL),
-      prior: db.prepare<{ runs: string; covered: number }, PriorRow & { run: number }>(PRIOR_SQL),
-      countTime: db.prepare(COUNT_TIME_SQL),
-      countBatch: db.prepare(COUNT_BATCH_SQL),
-      setCovered: db.prepare('UPDATE ledger_rollup_state SET covered_id = ?'),
+    this.#pageSums = db.prepare<[{ covered: number; upto: number }], unknown[]>(PAGE_SUMS_SQL).raw()
+    this.#runRows = db.prepare(PAGE_RUN_ROWS_SQL)
+    this.#prior = db.prepare(PRIOR_SQL)
+    const upsert = {
+      time: db.prepare(upsertSql('ledger_rollup', ['span', 'bucket', 'task_type'])),
+      batch: db.prepare(upsertSql('ledger_batch_rollup', ['batch_id', 'task_type'])),
     }
+    const setCovered = db.prepare('UPDATE ledger_rollup_state SET covered_id = ?')
     const fold = db.transaction((): boolean => {
       const covered = this.#coveredId()
       const maxId = this.#maxId.get()?.maxId ?? 0
       if (covered >= maxId) return false
-      const page = { covered, upto: Math.min(maxId, covered + PAGE_ROWS) }
-      stmts.clearPage.run()
-      stmts.pageSums.run(page)
-      stmts.fine.run()
-      stmts.coarse.run()
-      stmts.batch.run()
-      const rows = stmts.runRows.all(page)
-      const runs = priorRuns(rows, (json) => stmts.prior.all({ runs: json, covered }))
-      const { time, batch } = countExecutions(rows, runs)
-      for (const [key, c] of time) if (c.some((v) => v !== 0)) stmts.countTime.run(...c, ...key)
-      for (const [key, c] of batch) if (c.some((v) => v !== 0)) stmts.countBatch.run(...c, ...key)
-      stmts.setCovered.run(page.upto)
-      return page.upto < maxId
+      const upto = Math.min(maxId, covered + PAGE_ROWS)
+      for (const { key, sums } of this.#deltas(covered, upto).entries()) {
+        if (key.table === 'time') upsert.time.run(key.span, key.bucket, key.taskType, ...sums)
+        else upsert.batch.run(key.batchId, key.taskType, ...sums)
+      }
+      setCovered.run(upto)
+      return upto < maxId
     })
     // IMMEDIATE: the write lock before the first read, so no other writer folds the same page.
     this.#foldPage = () => fold.immediate()
-    this.catchUp()
+    this.#tryFold()
   }
 
-  /** Notes a row just appended through this connection; folds every FOLD_EVERY of them. */
+  /** Notes a row just appended through this connection; folds every `foldEvery` of them. */
   appended(): void {
-    if (++this.#appended < FOLD_EVERY) return
-    this.catchUp()
+    if (++this.#appended >= this.#foldEvery && this.#tryFold()) this.#appended = 0
   }
 
-  /** Whether committed rows are not folded in yet (checked before every rollup read). */
-  stale(): boolean {
-    return (this.#maxId.get()?.maxId ?? 0) > this.#coveredId()
+  /** Before a read: folds the rows missing from the rollups if they are many and the lock free. */
+  relieve(): void {
+    if ((this.#maxId.get()?.maxId ?? 0) - this.#coveredId() > READ_FOLD_ROWS) this.#tryFold()
   }
 
-  /** Folds in every row not folded in yet, a page per write transaction. */
-  catchUp(): void {
-    this.#appended = 0
-    while (this.#foldPage()) {
-      // next page
+  /**
+   * What the rows not folded in yet add to the rollups, for a read to merge into what it read
+   * (in the same read transaction); null when there are none. Computed, never written.
+   */
+  pending(): RollupDeltas | null {
+    const covered = this.#coveredId()
+    const maxId = this.#maxId.get()?.maxId ?? 0
+    return covered >= maxId ? null : this.#deltas(covered, maxId)
+  }
+
+  /**
+   * Folds in every row not folded in yet, a page per write transaction, if the write lock is free
+   * this instant (or already ours); false, folding nothing more, if another process holds it. No
+   * caller waits for the lock: not a read, and not the append that happens to be the thousandth
+   * (its row is written; the fold is tried again on the next).
+   */
+  #tryFold(): boolean {
+    const wait = this.#db.pragma('busy_timeout', { simple: true }) as number
+    this.#db.pragma('busy_timeout = 0')
+    try {
+      while (this.#foldPage()) {
+        // next page
+      }
+      return true
+    } catch (err) {
+      if ((err as { code?: string }).code?.startsWith('SQLITE_BUSY')) return false
+      throw err
+    } finally {
+      this.#db.pragma(`busy_timeout = ${wait}`)
     }
   }
 
   #coveredId(): number {
     return this.#covered.get()?.coveredId ?? 0
   }
+
+  /** Everything the rows (covered, upto] change, row sums and executions alike. */
+  #deltas(covered: number, upto: number): RollupDeltas {
+    const deltas = new RollupDeltas()
+    const page = { covered, upto }
+    const groups = this.#pageSums.all(page) as [number, string, string | null, ...number[]][]
+    for (const [bucket, taskType, batchId, ...sums] of groups) {
+      addInto(deltas.at({ table: 'time', span: FINE_MS, bucket, taskType }), sums)
+      const hour = bucketOf(bucket, COARSE_MS)
+      addInto(deltas.at({ table: 'time', span: COARSE_MS, bucket: hour, taskType }), sums)
+      if (batchId !== null) addInto(deltas.at({ table: 'batch', batchId, taskType }), sums)
+    }
+    const rows = this.#runRows.all(page)
+    const runs = priorRuns(rows, (json) => this.#prior.all({ runs: json, covered }))
+    countExecutions(rows, runs, deltas)
+    return deltas
+  }
+}
+
+function addInto(into: number[], from: readonly number[]): void {
+  for (let i = 0; i < from.length; i++) into[i]! += from[i]!
 }
 
 const keyOf = (parts: readonly (string | number | null)[]) => parts.join('\u0000')
@@ -217,48 +275,41 @@ function priorRuns(
   query: (runsJson: string) => (PriorRow & { run: number })[],
 ): Map<string, PriorRow[]> {
   const ids = new Map<string, [string, number | null, number | null, string]>()
-  for (const r of rows)
+  for (const r of rows) {
     ids.set(keyOf([r.fp, r.taskId, r.epoch, r.taskType]), [r.fp, r.taskId, r.epoch, r.taskType])
+  }
   const keys = [...ids.keys()]
   const runs = new Map<string, PriorRow[]>(keys.map((k) => [k, []]))
-  if (keys.length > 0)
+  if (keys.length > 0) {
     for (const p of query(JSON.stringify([...ids.values()]))) runs.get(keys[p.run]!)!.push(p)
+  }
   return runs
 }
 
-/**
- * The execution-level changes of a page's rows, in id order, per rollup row (time buckets keyed
- * [span, bucket, task type], batches [batch, task type]).
- */
-function countExecutions(rows: readonly RunRow[], runs: Map<string, PriorRow[]>) {
-  const time = new Map<string, { key: (string | number)[]; c: Counts }>()
-  const batch = new Map<string, { key: (string | number)[]; c: Counts }>()
-  const at = (into: typeof time, key: (string | number)[]): Counts => {
-    const id = keyOf(key)
-    let e = into.get(id)
-    if (!e) {
-      e = { key, c: [0, 0, 0] }
-      into.set(id, e)
-    }
-    return e.c
-  }
+/** The execution-level changes of a page's rows, in id order. */
+function countExecutions(
+  rows: readonly RunRow[],
+  runs: Map<string, PriorRow[]>,
+  deltas: RollupDeltas,
+): void {
   for (const row of rows) {
     const prior = runs.get(keyOf([row.fp, row.taskId, row.epoch, row.taskType]))!
+    const { taskType, batchId } = row
     for (const span of [FINE_MS, COARSE_MS]) {
-      countExecution(row, prior, (ts) => at(time, [span, bucketOf(ts, span), row.taskType]))
+      countExecution(row, prior, (ts) =>
+        deltas.at({ table: 'time', span, bucket: bucketOf(ts, span), taskType }),
+      )
     }
-    if (row.batchId !== null) {
-      const c = at(batch, [row.batchId, row.taskType])
+    if (batchId !== null) {
+      const sums = deltas.at({ table: 'batch', batchId, taskType })
       countExecution(
         row,
-        prior.filter((p) => p.batchId === row.batchId),
-        () => c,
+        prior.filter((p) => p.batchId === batchId),
+        () => sums,
       )
     }
     prior.push(row)
   }
-  const flat = (m: typeof time) => [...m.values()].map((e) => [e.key, e.c] as const)
-  return { time: flat(time), batch: flat(batch) }
 }
 
 /**
@@ -266,23 +317,24 @@ function countExecutions(rows: readonly RunRow[], runs: Map<string, PriorRow[]>)
  * rows: the execution moves to the place of its latest row, becomes a duplicate on its first
  * 'duplicate' row (all it cost so far is then wasted), and a duplicate's every row is wasted.
  */
-function countExecution(row: PriorRow, prior: readonly PriorRow[], place: (ts: number) => Counts) {
-  const EXECUTED = 0
-  const DUPLICATES = 1
-  const WASTED = 2
+function countExecution(
+  row: PriorRow,
+  prior: readonly PriorRow[],
+  place: (ts: number) => number[],
+) {
   const cost = row.cost ?? 0
   if (prior.length === 0) {
-    const c = place(row.ts)
-    c[row.dup ? DUPLICATES : EXECUTED] += 1
-    if (row.dup) c[WASTED] += cost
+    const s = place(row.ts)
+    s[row.dup ? DUPLICATES : EXECUTED]! += 1
+    if (row.dup) s[WASTED]! += cost
     return
   }
   const wasDup = prior.some((p) => p.dup === 1)
   const isDup = wasDup || row.dup === 1
   let lastTs = prior[0]!.ts
   for (const p of prior) if (p.ts > lastTs) lastTs = p.ts
-  place(lastTs)[wasDup ? DUPLICATES : EXECUTED] -= 1
-  place(Math.max(lastTs, row.ts))[isDup ? DUPLICATES : EXECUTED] += 1
-  if (isDup) place(row.ts)[WASTED] += cost
-  if (isDup && !wasDup) for (const p of prior) place(p.ts)[WASTED] += p.cost ?? 0
+  place(lastTs)[wasDup ? DUPLICATES : EXECUTED]! -= 1
+  place(Math.max(lastTs, row.ts))[isDup ? DUPLICATES : EXECUTED]! += 1
+  if (isDup) place(row.ts)[WASTED]! += cost
+  if (isDup && !wasDup) for (const p of prior) place(p.ts)[WASTED]! += p.cost ?? 0
 }

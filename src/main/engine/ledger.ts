@@ -4,7 +4,7 @@ import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { csvRecords, csvStream, plainCsvRecords } from './csv'
 import { CSV_PAGE_ROWS, EVENT_COLUMNS, eventsCsvPageSql, SUMMARY_COLUMNS } from './ledger-csv'
-import { ReadWorker, type ReadQuery } from './db/read-worker'
+import { ReadWorker } from './db/read-worker'
 import { eventsPageSql, PAGE_ROWS, toTotals } from './ledger-queries'
 import { checkRecordInput, INSERT_SQL, ORIGINAL_COST_SQL } from './ledger-record'
 import {
@@ -14,6 +14,7 @@ import {
   sumByType,
   timeSeriesPlan,
   whereOf,
+  pendingRows,
   type RawSums,
   type ReadPlan,
 } from './ledger-rollup-plans'
@@ -70,6 +71,8 @@ export interface LedgerOptions {
    * The worker runs the reads no maintained rollup answers, off the caller's thread.
    */
   nativeBinding?: string
+  /** Rows appended between two folds into the rollup tables (ledger-rollups.ts). @default 1000 */
+  foldEvery?: number
 }
 
 /** A ledger event as `record` takes it; `ts` defaults to the clock. */
@@ -98,14 +101,14 @@ export class Ledger {
   readonly #statements = new Map<string, Database.Statement>()
   readonly #reader: ReadWorker | null
 
-  constructor({ db, prices, clock = systemClock, nativeBinding }: LedgerOptions) {
+  constructor({ db, prices, clock = systemClock, nativeBinding, foldEvery }: LedgerOptions) {
     this.#db = db
     this.#prices = prices
     this.#clock = clock
     this.#insert = db.prepare(INSERT_SQL)
     this.#original = db.prepare(ORIGINAL_COST_SQL)
     this.#maxId = db.prepare('SELECT COALESCE(MAX(id), 0) AS maxId FROM ledger')
-    this.#rollups = new LedgerRollups(db)
+    this.#rollups = new LedgerRollups(db, foldEvery)
     this.#reader = db.memory ? null : new ReadWorker({ file: db.name, nativeBinding })
   }
 
@@ -293,12 +296,19 @@ export class Ledger {
     return stmt
   }
 
-  /** Runs a plan on this connection, in one read transaction (one snapshot for all its parts). */
+  /**
+   * Runs a plan on this connection, in one read transaction (one snapshot for all its parts),
+   * with what the rows not folded into the rollups yet add to them.
+   */
   #runHere(plan: ReadPlan): unknown[][] {
-    if (!plan.heavy && this.#rollups.stale()) this.#rollups.catchUp()
-    return this.#db.transaction((queries: ReadQuery[]) =>
-      queries.map((q) => this.#statement(q.sql).all(q.params)),
-    )(plan.queries)
+    const rollups = plan.queries.some((q) => q.rollup)
+    if (rollups) this.#rollups.relieve()
+    return this.#db.transaction((p: ReadPlan) => {
+      const results = p.queries.map((q) => this.#statement(q.sql).all(q.params))
+      const pending = rollups ? this.#rollups.pending() : null
+      if (pending) results.push(pendingRows(p, pending))
+      return results
+    })(plan)
   }
 
   /** A heavy plan on the read worker (when there is one), any other here. */

@@ -48,7 +48,7 @@ const eventArb = fc.record({
   input: fc.constantFrom(0, 10, 1_000, 2_500),
   output: fc.constantFrom(0, 7, 100),
   saved: fc.constantFrom<number | null | undefined>(undefined, undefined, 0, 1_234, null),
-  // Which connection records it, and whether a read (which folds) follows.
+  // Which connection records it, and whether a read follows.
   writer: fc.constantFrom(0, 1),
   readAfter: fc.boolean(),
 })
@@ -71,12 +71,17 @@ function windowArb(events: readonly Event[]): fc.Arbitrary<{ since?: number; unt
   )
 }
 
-/** Events, and a few queries made for them. */
+/** Events, how often each connection folds, and a few queries made for the events. */
 function withWindows<Q>(query: (events: readonly Event[]) => fc.Arbitrary<Q>) {
+  const foldEvery = fc.tuple(fc.integer({ min: 1, max: 9 }), fc.integer({ min: 1, max: 200 }))
   return fc
-    .array(eventArb, { minLength: 1, maxLength: 60 })
+    .array(eventArb, { minLength: 20, maxLength: 80 })
     .chain((events) =>
-      fc.tuple(fc.constant(events), fc.array(query(events), { minLength: 3, maxLength: 6 })),
+      fc.tuple(
+        fc.constant(events),
+        foldEvery,
+        fc.array(query(events), { minLength: 3, maxLength: 6 }),
+      ),
     )
 }
 
@@ -190,14 +195,23 @@ function expectedSeries(
   return [...byTs.values()].sort((a, b) => a.ts - b.ts)
 }
 
-/** Two connections to one fresh database file, each with its Ledger (as two processes have). */
-async function withLedgers(run: (ledgers: Ledger[]) => Promise<void>): Promise<void> {
+/**
+ * Two connections to one fresh database file, each with its Ledger (as two processes have), each
+ * folding its appends into the rollups every few rows: reads see some rows folded, some pending.
+ */
+async function withLedgers(
+  foldEvery: readonly [number, number],
+  run: (ledgers: Ledger[], file: string) => Promise<void>,
+): Promise<void> {
   const h = openLedgerDb()
   const second = new Database(h.file, { timeout: 5000 })
   const prices = new Prices()
-  const ledgers = [new Ledger({ db: h.db, prices }), new Ledger({ db: second, prices })]
+  const ledgers = [
+    new Ledger({ db: h.db, prices, foldEvery: foldEvery[0] }),
+    new Ledger({ db: second, prices, foldEvery: foldEvery[1] }),
+  ]
   try {
-    await run(ledgers)
+    await run(ledgers, h.file)
   } finally {
     for (const l of ledgers) await l.close()
     second.close()
@@ -244,8 +258,8 @@ describe('time series', () => {
     await fc.assert(
       fc.asyncProperty(
         withWindows((events) => fc.tuple(windowArb(events), width)),
-        ([events, queries]) =>
-          withLedgers(async (ledgers) => {
+        ([events, foldEvery, queries]) =>
+          withLedgers(foldEvery, async (ledgers) => {
             const rows = record(ledgers, events)
             for (const [w, bucketMs] of queries) {
               const want = expectedSeries(rows, w, bucketMs)
@@ -265,8 +279,8 @@ describe('maintained rollups', () => {
     await fc.assert(
       fc.asyncProperty(
         withWindows((events) => fc.tuple(windowArb(events), batch)),
-        ([events, filters]) =>
-          withLedgers(async (ledgers) => {
+        ([events, foldEvery, filters]) =>
+          withLedgers(foldEvery, async (ledgers) => {
             const rows = record(ledgers, events)
             for (const [w, batchId] of [[{}, undefined] as const, ...filters]) {
               const f: LedgerFilter = { ...w, ...(batchId ? { batchId } : {}) }
@@ -280,5 +294,58 @@ describe('maintained rollups', () => {
       ),
       SETTINGS,
     )
+  })
+})
+
+describe('reads and the write lock', () => {
+  it('a read never waits for the lock: rows nobody folded yet are added as it reads', async () => {
+    await withLedgers([1, 1], async ([mine, theirs], file) => {
+      const ev = (fp: string) => ({
+        ts: T0,
+        taskId: 1,
+        batchId: 'b1',
+        fp,
+        worker: 'w',
+        taskType: 'classify',
+        provider: 'sim',
+        model: 'sim-small',
+        step: 1,
+        usage: { inputTokens: 1_000, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 0 },
+        outcome: 'executed' as const,
+        latencyMs: null,
+        status: null,
+        epoch: 1,
+      })
+      for (let i = 0; i < 5; i++) mine!.record(ev(`f${i}`))
+      // Another process holds the write lock, as a long enqueue does, and appends rows without
+      // folding them (an older Pacer would): reads must neither wait nor miss those rows.
+      const other = new Database(file, { timeout: 5_000 })
+      try {
+        other.exec('BEGIN IMMEDIATE')
+        other
+          .prepare(
+            `INSERT INTO ledger (ts, task_id, batch_id, fp, worker, task_type, provider, model, step,
+               input_tokens, cost_micros, outcome, epoch)
+             VALUES (?, 2, 'b1', 'late', 'w', 'classify', 'sim', 'sim-small', 1, 500, 1500,
+               'executed', 1)`,
+          )
+          .run(T0 + 20_000)
+        expect(mine!.totals()).toMatchObject({ executed: 5, inputTokens: 5_000 })
+        expect(theirs!.totals({ batchId: 'b1' })).toMatchObject({ executed: 5 })
+        other.exec('COMMIT')
+        expect(mine!.totals()).toMatchObject({ executed: 6, inputTokens: 5_500 })
+        expect(theirs!.costOverTime({ bucketMs: 60_000 })).toEqual([
+          { ts: T0, costMicros: 16_500, calls: 6, tokens: 5_500 },
+        ])
+        // Holding the lock again: an append still lands, its fold waits for a later one.
+        other.exec('BEGIN IMMEDIATE')
+        expect(() => new Ledger({ db: other, prices: new Prices() })).not.toThrow()
+        other.exec('ROLLBACK')
+        mine!.record(ev('f9'))
+        expect(theirs!.totals({ since: T0 })).toMatchObject({ executed: 7, inputTokens: 6_500 })
+      } finally {
+        other.close()
+      }
+    })
   })
 })
