@@ -64,7 +64,7 @@ const cell = (x: string) => `COALESCE(${x}, '')`
  * with the time and the money formatted as the JS formats them. No quoting and no formula guard:
  * a page is written this way only when plainCsvRecords finds that none of its cells needed either
  * (a test holds the result to csvStream's). A time outside 1970-9999, whose ISO form changes
- * shape, or money that is not an integer makes the record NULL: that page goes the slow way.
+ * shape, or money that is not an integer makes that cell NULL: that page goes the slow way.
  */
 export const EVENT_RECORD_SQL = [
   'id',
@@ -91,7 +91,12 @@ export const EVENT_RECORD_SQL = [
   cell('status'),
   cell('epoch'),
   cell('price_version'),
-].join(" || ',' || ")
+]
+  // One call builds the record (a chain of || copies it once per cell). concat_ws skips a NULL
+  // argument, so a NULL time or money cell leaves a record a comma short: plainCsvRecords counts.
+  .join(', ')
+  .replace(/^/, "concat_ws(',', ")
+  .concat(')')
 
 /** Rows per page of an events export: one statement, about 200 KB of CSV. */
 export const CSV_PAGE_ROWS = 1000
