@@ -1,20 +1,20 @@
-import type Database from 'better-sqlite3'
-import type { CostPoint, LedgerFilter, TypeRollupView } from '../../shared/contract'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
+import type Database from 'better-sqlite3'
+import type { CostPoint, LedgerFilter, TypeRollupView } from '../../shared/contract'
 import { csvRecords, csvStream, plainCsvRecords } from './csv'
 import { CSV_PAGE_ROWS, EVENT_COLUMNS, eventsCsvPageSql, SUMMARY_COLUMNS } from './ledger-csv'
 import { ReadWorker } from './db/read-worker'
 import { eventsPageSql, PAGE_ROWS, toTotals } from './ledger-queries'
 import { checkRecordInput, INSERT_SQL, ORIGINAL_COST_SQL } from './ledger-record'
 import {
+  pendingRows,
   rollupPlan,
-  sumByBucket,
   sumAll,
+  sumByBucket,
   sumByType,
   timeSeriesPlan,
   whereOf,
-  pendingRows,
   type RawSums,
   type ReadPlan,
 } from './ledger-rollup-plans'
@@ -242,7 +242,9 @@ export class Ledger {
     filter: LedgerFilter = {},
   ): Promise<{ rows: number }> {
     if (kind === 'events') return this.#eventsCsv(filter, out)
-    if (kind === 'summary') return csvStream(this.rollupByType(filter), SUMMARY_COLUMNS, out)
+    if (kind === 'summary') {
+      return this.rollup(filter).then(({ byType }) => csvStream(byType, SUMMARY_COLUMNS, out))
+    }
     return Promise.reject(
       new TypeError(`CSV export kind must be 'events' or 'summary', got ${JSON.stringify(kind)}`),
     )
