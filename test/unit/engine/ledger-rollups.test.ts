@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest'
 import type { LedgerFilter } from '../../../src/shared/contract'
 import { Ledger, type LedgerRow, type LedgerTotals } from '../../../src/main/engine/ledger'
 import { toTotals, type RawExecutions, type RawRows } from '../../../src/main/engine/ledger-queries'
+import { sumAll } from '../../../src/main/engine/ledger-rollup-plans'
 import { Prices } from '../../../src/main/engine/prices'
 import type { LedgerOutcome } from '../../../src/main/engine/types'
 import { openLedgerDb } from '../../helpers/ledger-db'
@@ -155,25 +156,8 @@ function expectedRollup(rows: readonly LedgerRow[], f: LedgerFilter) {
 }
 
 function zero(): Sums {
-  return {
-    reused: 0,
-    inputTokens: 0,
-    cachedInputTokens: 0,
-    cacheWriteTokens: 0,
-    outputTokens: 0,
-    costMicros: 0,
-    pricedCalls: 0,
-    unpricedCalls: 0,
-    savedMicros: 0,
-    unpricedReuses: 0,
-    throttled: 0,
-    errors: 0,
-    abandoned: 0,
-    executed: 0,
-    duplicates: 0,
-    executionInputTokens: 0,
-    wastedMicros: 0,
-  }
+  const { taskType: _, ...sums } = sumAll([])
+  return sums
 }
 
 function expectedSeries(

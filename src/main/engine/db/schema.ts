@@ -8,6 +8,31 @@ export interface Migration {
   sql: string
 }
 
+// The summed columns of both rollup tables of migration 3, as they shipped (ledger-rollups.ts keeps
+// its own list for the statements it writes).
+const ROLLUP_SUMS = [
+  'row_count',
+  'reused',
+  'input_tokens',
+  'cached_input_tokens',
+  'cache_write_tokens',
+  'output_tokens',
+  'cost_micros',
+  'priced_calls',
+  'unpriced_calls',
+  'saved_micros',
+  'unpriced_reuses',
+  'throttled',
+  'errors',
+  'abandoned',
+  'executed',
+  'duplicates',
+  'execution_input_tokens',
+  'wasted_micros',
+]
+  .map((c) => `${c.padEnd(22)} INTEGER NOT NULL,`)
+  .join('\n        ')
+
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -129,48 +154,14 @@ export const MIGRATIONS: readonly Migration[] = [
         span                   INTEGER NOT NULL,
         bucket                 INTEGER NOT NULL,
         task_type              TEXT NOT NULL,
-        row_count              INTEGER NOT NULL,
-        reused                 INTEGER NOT NULL,
-        input_tokens           INTEGER NOT NULL,
-        cached_input_tokens    INTEGER NOT NULL,
-        cache_write_tokens     INTEGER NOT NULL,
-        output_tokens          INTEGER NOT NULL,
-        cost_micros            INTEGER NOT NULL,
-        priced_calls           INTEGER NOT NULL,
-        unpriced_calls         INTEGER NOT NULL,
-        saved_micros           INTEGER NOT NULL,
-        unpriced_reuses        INTEGER NOT NULL,
-        throttled              INTEGER NOT NULL,
-        errors                 INTEGER NOT NULL,
-        abandoned              INTEGER NOT NULL,
-        executed               INTEGER NOT NULL,
-        duplicates             INTEGER NOT NULL,
-        execution_input_tokens INTEGER NOT NULL,
-        wasted_micros          INTEGER NOT NULL,
+        ${ROLLUP_SUMS}
         PRIMARY KEY (span, bucket, task_type)
       ) WITHOUT ROWID;
 
       CREATE TABLE ledger_batch_rollup (
         batch_id               TEXT NOT NULL,
         task_type              TEXT NOT NULL,
-        row_count              INTEGER NOT NULL,
-        reused                 INTEGER NOT NULL,
-        input_tokens           INTEGER NOT NULL,
-        cached_input_tokens    INTEGER NOT NULL,
-        cache_write_tokens     INTEGER NOT NULL,
-        output_tokens          INTEGER NOT NULL,
-        cost_micros            INTEGER NOT NULL,
-        priced_calls           INTEGER NOT NULL,
-        unpriced_calls         INTEGER NOT NULL,
-        saved_micros           INTEGER NOT NULL,
-        unpriced_reuses        INTEGER NOT NULL,
-        throttled              INTEGER NOT NULL,
-        errors                 INTEGER NOT NULL,
-        abandoned              INTEGER NOT NULL,
-        executed               INTEGER NOT NULL,
-        duplicates             INTEGER NOT NULL,
-        execution_input_tokens INTEGER NOT NULL,
-        wasted_micros          INTEGER NOT NULL,
+        ${ROLLUP_SUMS}
         PRIMARY KEY (batch_id, task_type)
       ) WITHOUT ROWID;
 
