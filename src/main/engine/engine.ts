@@ -170,6 +170,7 @@ export function createEngine(options: EngineOptions): Engine {
       await runner.stop(opts)
       events.close()
       scheduler.close()
+      await ledger.close()
       if (!options.db) db.close()
     },
   }

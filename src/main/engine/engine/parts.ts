@@ -58,7 +58,7 @@ export function createParts(options: EngineOptions): EngineParts {
     clock,
     resultTtlMs: options.resultTtlMs ?? stored.resultTtlMs,
   })
-  const ledger = new Ledger({ db, prices, clock })
+  const ledger = new Ledger({ db, prices, clock, nativeBinding: options.nativeBinding })
   const workerId =
     options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`
   // Every process on the database shares each partition's budget; a dead one's slots come back

@@ -8,6 +8,8 @@ import { openDatabase } from '../../../../src/main/engine/db'
 import { MIGRATIONS } from '../../../../src/main/engine/db/schema'
 import { SqlitePacingStore } from '../../../../src/main/engine/pacing/store-sqlite'
 import { SEED_AIMD } from '../../../../src/main/engine/types'
+import { Ledger } from '../../../../src/main/engine/ledger'
+import { Prices } from '../../../../src/main/engine/prices'
 
 const file = () => join(mkdtempSync(join(tmpdir(), 'pacer-mig-')), 'pacer.db')
 
@@ -92,3 +94,38 @@ describe('migration 3: the shared pacing budget', () => {
 function stateAt(limit: number) {
   return { limit, lastCutAt: null, memory: null }
 }
+describe('migration 4: ledger rollups', () => {
+  it('folds the ledger a database already holds, the first time a ledger is opened on it', () => {
+    const path = file()
+    const before = MIGRATIONS.findIndex((m) => m.name.startsWith('ledger rollups'))
+    const old = openDatabase(path, { migrations: MIGRATIONS.slice(0, before) })
+    const insert = old.prepare(
+      `INSERT INTO ledger (ts, task_id, batch_id, fp, worker, task_type, provider, model, step,
+         input_tokens, output_tokens, cost_micros, saved_micros, outcome, epoch)
+       VALUES (?, ?, 'b1', ?, 'w', 'classify', 'sim', 'sim-small', 1, ?, 0, ?, ?, ?, ?)`,
+    )
+    insert.run(1_000, 1, 'fa', 1_000, 3_000, null, 'executed', 1)
+    insert.run(2_000, 2, 'fa', 0, 0, 3_000, 'reused', null)
+    insert.run(3_000, 3, 'fb', 500, 1_500, null, 'duplicate', 1)
+    old.close()
+
+    const db = openDatabase(path)
+    try {
+      expect(db.prepare('SELECT covered_id FROM ledger_rollup_state').pluck().get()).toBe(0)
+      const ledger = new Ledger({ db, prices: new Prices() })
+      expect(db.prepare('SELECT covered_id FROM ledger_rollup_state').pluck().get()).toBe(3)
+      expect(ledger.totals()).toMatchObject({
+        runs: 3,
+        executed: 1,
+        reused: 1,
+        duplicates: 1,
+        costMicros: 4_500,
+        savedMicros: 3_000,
+        wastedMicros: 1_500,
+      })
+      expect(ledger.totals({ batchId: 'b1' })).toEqual(ledger.totals())
+    } finally {
+      db.close()
+    }
+  })
+})
