@@ -1,7 +1,8 @@
 // Operator flows in the console not covered by console.test.ts: the add-task form, a CSV import,
-// the pause / resume buttons, and settings saved from the Settings view — each checked against the
-// engine through the API and its database, in real Chromium over `pacer serve`.
-import { readFileSync } from 'node:fs'
+// the pause / resume buttons, settings saved from the Settings view, and the Concurrency view's
+// controller and pauses — each checked against the engine through the API and its database, in
+// real Chromium over `pacer serve`.
+import { mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -143,5 +144,38 @@ describe('console operations', () => {
     })
     expect(view.input).toBe(1)
     expect(view.output).toBeGreaterThan(0)
+  })
+
+  it('the Concurrency view shades pauses and swaps the running controller', async () => {
+    const lines = Array.from({ length: 120 }, (_, i) =>
+      JSON.stringify({ type: 'paced', payload: { i } }),
+    ).join('\n')
+    const { batchId } = await api<{ batchId: string }>('batches:import', {
+      fileName: 'paced.jsonl',
+      content: lines,
+    })
+    await page.getByTestId('nav-concurrency').click()
+    const select = page.getByTestId('controller-select')
+    await until(async () => (await select.inputValue()) === 'adaptive')
+    // Slow start runs into the simulated provider's capacity of 6: its 429 carries a retry-after,
+    // which pauses the partition; the chart shades it and the list shows it.
+    const chart = page.getByTestId('concurrency-chart-sim:sim-small')
+    await until(async () => Number(await chart.getAttribute('data-pauses')) > 0, 60_000, 100)
+    await page.locator('[data-cause="pause"]').first().waitFor()
+    mkdirSync(join(ROOT, 'test-results', 'screenshots'), { recursive: true })
+    await page.screenshot({ path: join(ROOT, 'test-results', 'screenshots', 'pauses.png') })
+
+    await select.selectOption('seed')
+    await until(
+      async () => (await api<{ controller: string }>('settings:get')).controller === 'seed',
+    )
+    // The swap is a change of the running partition (its last change may be a cut by now).
+    const swapped = page.locator('[data-cause="operator"]').filter({ hasText: 'seed controller' })
+    await swapped.first().waitFor()
+    await select.selectOption('adaptive')
+    await until(
+      async () => (await api<{ controller: string }>('settings:get')).controller === 'adaptive',
+    )
+    await api('batches:cancel', { batchId })
   })
 })

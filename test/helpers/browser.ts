@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs'
 import { spawnSync } from 'node:child_process'
 import { join } from 'node:path'
-import { chromium, type Browser } from 'playwright-core'
+import { chromium, type Browser, type Page } from 'playwright-core'
 import { ROOT, startPacer, until } from './cli'
 
 export const CHROMIUM = process.env.PACER_CHROMIUM ?? '/usr/bin/chromium'
@@ -62,4 +62,28 @@ export async function serveConsole(db: string, extraArgs: string[] = []): Promis
     return reply.value as T
   }
   return { proc, url, token, api }
+}
+
+/** A page on the console at `url`, collecting its page errors and console errors in `errors`. */
+export async function openConsolePage(browser: Browser, url: URL, errors: string[]): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 1440, height: 900 } })
+  page.on('pageerror', (err) => errors.push(err.message))
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') errors.push(msg.text())
+  })
+  await page.goto(url.href)
+  await page.getByTestId('nav-queue').waitFor()
+  return page
+}
+
+/** Closes the browser and stops `pacer serve` the way Ctrl-C does. */
+export async function closeConsole(
+  browser: Browser | undefined,
+  server: ServedConsole['proc'] | undefined,
+): Promise<void> {
+  await browser?.close()
+  if (server) {
+    server.child.kill('SIGINT')
+    await server.done
+  }
 }

@@ -8,7 +8,12 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { classify, isDeterministicFailure, retryDelayMs } from '../../src/main/engine/classify'
+import {
+  classify,
+  isDeterministicFailure,
+  quotaExhausted,
+  retryDelayMs,
+} from '../../src/main/engine/classify'
 import { createEngine } from '../../src/main/engine/engine'
 import { createAnthropicProvider } from '../../src/main/engine/providers/anthropic'
 import { DEFAULT_BASE_URLS, createProviders } from '../../src/main/engine/providers/index'
@@ -217,6 +222,26 @@ describe('OpenAI-compatible provider', () => {
     expect(classify(res, 5)).toBe('throttled')
     expect(retryDelayMs(res.headers, Date.now())).toBe(2000)
     expect(server.requests).toHaveLength(1) // no retry inside the adapter
+  })
+
+  it('reads a 429 insufficient_quota as an account out of quota, not a throttle', async () => {
+    const server = await vendor((_req, res) =>
+      json(res, 429, {
+        error: {
+          message: 'You exceeded your current quota, please check your plan and billing details.',
+          type: 'insufficient_quota',
+          param: null,
+          code: 'insufficient_quota',
+        },
+      }),
+    )
+    const res = await openAi(server.url).call({ model: 'gpt-4o-mini', messages: USER })
+    expect(res).toMatchObject({
+      status: 429,
+      errorCodes: ['insufficient_quota', 'insufficient_quota'],
+    })
+    expect(classify(res, 5)).toBe('error')
+    expect(quotaExhausted(res)).toMatch(/^the account is out of quota\/credit/)
   })
 
   it('passes a 503 through as overloaded', async () => {
@@ -678,6 +703,20 @@ describe('Anthropic provider', () => {
     expect(res.error).toBe('Overloaded')
     expect(classify(res, 5)).toBe('overloaded')
     expect(server.requests).toHaveLength(1)
+  })
+
+  it('reads a 402 billing_error as an account out of credit', async () => {
+    const server = await vendor((_req, res) =>
+      json(res, 402, {
+        type: 'error',
+        error: { type: 'billing_error', message: 'Billing error' },
+        request_id: 'req_1',
+      }),
+    )
+    const provider = createAnthropicProvider({ baseUrl: server.url, apiKey: () => 'sk-ant-test' })
+    const res = await provider.call({ model: 'claude-sonnet-4-5', messages: USER })
+    expect(res).toMatchObject({ status: 402, errorCodes: ['billing_error'] })
+    expect(quotaExhausted(res)).toMatch(/out of quota\/credit \(billing_error\): Billing error/)
   })
 
   it('passes a 429 through with retry-after and anthropic-ratelimit-* headers', async () => {

@@ -6,6 +6,7 @@ import { serveCommand } from './serve'
 import { demoCommand } from './demo'
 import { UsageError } from './common'
 import { SIM_REQUESTS_PER_MINUTE } from '../engine/providers/sim'
+import { CONTROLLER_KINDS } from '../engine/pacing/controllers'
 
 /** What a command's action reports: the process's exit code. */
 type Done = (exitCode: number) => void
@@ -38,6 +39,13 @@ export async function main(argv: string[]): Promise<number> {
 
 const dbOption = () =>
   new Option('--db <path>', 'database file (default: the desktop app’s, or $PACER_DB)')
+
+/** The concurrency controller for this process; the stored setting when not given. */
+const controllerOption = () =>
+  new Option(
+    '--controller <kind>',
+    'concurrency controller for this process (default: the setting, adaptive unless changed)',
+  ).choices(CONTROLLER_KINDS)
 
 /** The simulated provider's knobs, on every command that runs tasks. */
 function withSimOptions(command: Command): Command {
@@ -85,6 +93,7 @@ function addRunCommand(program: Command, done: Done): void {
     .option('--provider <id>', 'provider for tasks that name none', 'sim')
     .option('--model <name>', 'model for tasks that name none')
   withSimOptions(run)
+    .addOption(controllerOption())
     .option('--min-concurrency <n>', 'AIMD floor', int(1))
     .option('--max-concurrency <n>', 'AIMD ceiling', int(1))
     .option('--initial-concurrency <n>', 'AIMD starting limit', num(1))
@@ -155,6 +164,7 @@ function addConsoleCommands(program: Command, done: Done): void {
     .option('--port <n>', 'port (0 = any free one)', int(0), 0)
     .option('--host <address>', 'bind another address than 127.0.0.1 (exposes the console!)')
     .option('--open', 'open the console in the default browser')
+    .addOption(controllerOption())
   withSimOptions(serve).action(async (opts) => {
     done(await serveCommand(opts))
   })

@@ -10,10 +10,7 @@ import { UsageError, existingDbPath, openEngine, table, thousands } from './comm
 export async function summaryCommand(opts: { db?: string; json?: boolean }): Promise<number> {
   const engine = openEngine({ dbPath: existingDbPath(opts.db) })
   try {
-    const { byType, totals } = engine.handlers['ledger:rollup']({}) as {
-      byType: TypeRollupView[]
-      totals: TypeRollupView
-    }
+    const { byType, totals } = await engine.handlers['ledger:rollup']({})
     if (opts.json) {
       const view = (r: TypeRollupView) => ({
         taskType: r.taskType,

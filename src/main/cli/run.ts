@@ -6,6 +6,7 @@ import { formatUsd, microsToUsd, usdToMicros } from '../../shared/money'
 import { formatFromName } from '../../shared/batch-format'
 import type { Engine, StreamedStart } from '../engine/engine'
 import { SIM_DEFAULT_MODEL } from '../engine/providers/sim'
+import type { ControllerKind } from '../engine/pacing/controllers'
 import type { AimdParams } from '../engine/types'
 import { UsageError, dbPathFrom, openEngine } from './common'
 
@@ -17,6 +18,7 @@ export interface RunOptions {
   simLatencyScale: number
   /** The simulated provider's requests per minute; 0 = no limit. */
   simRpm?: number
+  controller?: ControllerKind
   minConcurrency?: number
   maxConcurrency?: number
   initialConcurrency?: number
@@ -73,6 +75,7 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
     dbPath,
     batchIds: [],
     scheduler,
+    controller: opts.controller,
     sim: {
       capacity: opts.simCapacity,
       latencyScale: opts.simLatencyScale,

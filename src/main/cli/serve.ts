@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { spawn, spawnSync } from 'node:child_process'
 import { isLoopbackHost, startHttpServer } from '../server'
+import type { ControllerKind } from '../engine/pacing/controllers'
 import { UsageError, dbPathFrom, openEngine } from './common'
 
 const ROOT = resolve(__dirname, '../../..')
@@ -15,6 +16,7 @@ export async function serveCommand(opts: {
   simCapacity: number
   simLatencyScale: number
   simRpm?: number
+  controller?: ControllerKind
 }): Promise<number> {
   const rendererDir = join(ROOT, 'out', 'renderer')
   if (!existsSync(join(rendererDir, 'index.html'))) {
@@ -34,6 +36,7 @@ export async function serveCommand(opts: {
   }
   const engine = openEngine({
     dbPath: dbPathFrom(opts.db),
+    controller: opts.controller,
     sim: {
       capacity: opts.simCapacity,
       latencyScale: opts.simLatencyScale,

@@ -1,3 +1,5 @@
+import type { LimitCause } from '../../shared/contract'
+import type { ControllerState } from './pacing/store'
 import type { AimdParams, LimitChange, Outcome } from './types'
 import { SEED_AIMD } from './types'
 
@@ -27,7 +29,24 @@ export interface ConcurrencyController {
   onOutcome(outcome: Outcome, ctx: OutcomeContext): LimitChange | null
   /** Applies a validated parameter patch; returns the change if the limit moved. */
   setParams(patch: Partial<AimdParams>, now: number): LimitChange | null
+  /**
+   * Its state, for the other workers of a shared partition (pacing/store.ts). Without it (and
+   * importState), a controller paces its own process only.
+   */
+  exportState?(): ControllerState
+  /** Continues from another worker's state: the limit and the last cut always, memory of its kind. */
+  importState?(state: ControllerState): void
 }
+
+/**
+ * Builds a partition's controller. `limit` is where it starts when it replaces another controller
+ * mid-run (the partition's current limit); otherwise it starts at `params.initial`.
+ */
+export type ControllerFactory = (
+  partition: string,
+  params: AimdParams,
+  limit?: number,
+) => ConcurrencyController
 
 const PARAM_KEYS: readonly (keyof AimdParams)[] = [
   'min',
@@ -115,11 +134,14 @@ export class SeedAimd implements ConcurrencyController {
   // The seed starts _last_decrease at 0 on a monotonic clock, i.e. long ago: no cooldown at start.
   #lastDecrease = Number.NEGATIVE_INFINITY
 
-  /** A controller for one partition; params are merged over SEED_AIMD and validated. */
-  constructor(partition: string, params: Partial<AimdParams> = {}) {
+  /**
+   * A controller for one partition; params are merged over SEED_AIMD and validated. `limit` starts
+   * it elsewhere than `initial` (a controller swapped in mid-run), clamped into [min, max].
+   */
+  constructor(partition: string, params: Partial<AimdParams> = {}, limit?: number) {
     this.partition = partition
     this.#params = mergeAimdParams(SEED_AIMD, params)
-    this.#limit = this.#params.initial
+    this.#limit = startingLimit(this.#params, limit)
   }
 
   get params(): AimdParams {
@@ -141,7 +163,12 @@ export class SeedAimd implements ConcurrencyController {
       case 'ok':
         // Seed: "just after a cut, do not grow for a while, to avoid swinging back".
         if (now - this.#lastDecrease < p.cooldownMs) return null
-        return this.#set(Math.min(p.max, this.#limit + p.increase), now, `success +${p.increase}`)
+        return this.#set(
+          Math.min(p.max, this.#limit + p.increase),
+          now,
+          `success +${p.increase}`,
+          'growth',
+        )
       case 'throttled':
       case 'overloaded':
       case 'timeout':
@@ -151,6 +178,7 @@ export class SeedAimd implements ConcurrencyController {
           Math.max(p.min, this.#limit * p.decrease),
           now,
           `${outcome} x${p.decrease}`,
+          'throttle',
         )
       case 'near_limit':
       case 'error':
@@ -170,15 +198,35 @@ export class SeedAimd implements ConcurrencyController {
     const initialChanged = patch.initial !== undefined && patch.initial !== this.#params.initial
     this.#params = next
     const target = initialChanged ? next.initial : this.#limit
-    return this.#set(Math.min(next.max, Math.max(next.min, target)), now, 'params changed')
+    return this.#set(Math.min(next.max, Math.max(next.min, target)), now, 'operator', 'operator')
   }
 
-  #set(to: number, now: number, reason: string): LimitChange | null {
+  /** The seed remembers only its limit and its last decrease (the cooldown). */
+  exportState(): ControllerState {
+    const last = this.#lastDecrease
+    return { limit: this.#limit, lastCutAt: Number.isFinite(last) ? last : null, memory: null }
+  }
+
+  importState(state: ControllerState): void {
+    this.#limit = state.limit
+    this.#lastDecrease = state.lastCutAt ?? Number.NEGATIVE_INFINITY
+  }
+
+  #set(to: number, now: number, reason: string, cause: LimitCause): LimitChange | null {
     const from = this.#limit
     if (to === from) return null
     this.#limit = to
-    return { partition: this.partition, ts: now, from, to, reason }
+    return { partition: this.partition, ts: now, from, to, reason, cause }
   }
+}
+
+/** Where a new controller starts: `initial`, or a given limit (a swap) clamped into [min, max]. */
+export function startingLimit(params: AimdParams, limit: number | undefined): number {
+  if (limit === undefined) return params.initial
+  if (typeof limit !== 'number' || !Number.isFinite(limit)) {
+    throw new TypeError(`Expected \`limit\` to be a finite number, got \`${describe(limit)}\``)
+  }
+  return Math.min(params.max, Math.max(params.min, limit))
 }
 
 function describe(value: unknown): string {

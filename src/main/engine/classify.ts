@@ -7,12 +7,19 @@ const REMAINING_REQUEST_HEADERS = [
   'x-quota-remaining', // seed memo 004
 ] as const
 
+/** What the classifier reads of an answer (a ProviderResponse has all of it). */
+export interface Answer {
+  status: number
+  headers: Record<string, string>
+  error?: string
+  errorCodes?: string[]
+}
+
 /** Maps a provider's answer to what the concurrency controller should do about it. */
-export function classify(
-  res: { status: number; headers: Record<string, string> },
-  nearLimitRemaining: number,
-): Outcome {
+export function classify(res: Answer, nearLimitRemaining: number): Outcome {
   const { status } = res
+  // An account out of credit answers 429 too, but no wait and no lower limit will help.
+  if (quotaExhausted(res) !== undefined) return 'error'
   if (status === 429) return 'throttled'
   // 529 is Anthropic's "overloaded"; the seed lumped 503 in with 429, the design keeps them apart
   // (own quota vs. the provider's capacity).
@@ -29,6 +36,39 @@ export function classify(
     if (remaining !== undefined && remaining < nearLimitRemaining) return 'near_limit'
   }
   return 'ok'
+}
+
+/**
+ * The error codes that say the account has no quota or credit left (not a rate limit). OpenAI
+ * answers 429 with error.type `insufficient_quota`, error.code the same or naming the exhausted
+ * balance or spend limit; Anthropic answers 402 with error.type `billing_error`.
+ */
+const QUOTA_CODES = new Set([
+  'insufficient_quota',
+  'credit_balance_exhausted',
+  'organization_spend_limit_exceeded',
+  'project_spend_limit_exceeded',
+  'organization_usage_limit_exceeded',
+  'billing_error',
+])
+
+/** Anthropic's low-credit answer is a 400 invalid_request_error that only its message tells apart. */
+const LOW_CREDIT = /credit balance is too low/i
+
+/**
+ * When the answer says the account is out of quota or credit: a message saying so, for the task's
+ * error; undefined otherwise. Such a task fails without retries and without moving the limit.
+ */
+export function quotaExhausted(res: Answer): string | undefined {
+  if (res.status >= 200 && res.status < 300) return undefined
+  const code = res.errorCodes?.find((c) => QUOTA_CODES.has(c))
+  const lowCredit = code === undefined && res.status === 400 && LOW_CREDIT.test(res.error ?? '')
+  if (code === undefined && !lowCredit) return undefined
+  const said = res.error ? `: ${res.error}` : ''
+  return (
+    `the account is out of quota/credit (${code ?? 'credit balance too low'})${said} ` +
+    '(add credit or raise the spend limit, then retry the failed tasks)'
+  )
 }
 
 /** 4xx answers that will fail the same way if retried (408 timeout, 409 conflict, 429 are transient). */

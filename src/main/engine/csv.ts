@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { stringify } from 'csv-stringify'
+import { stringify as stringifySync } from 'csv-stringify/sync'
 
 /** One CSV cell: null and undefined are written as an empty cell. */
 export type CsvCell = string | number | null | undefined
@@ -63,22 +64,67 @@ export async function csvStream<T>(
   async function* records(): AsyncGenerator<(string | number | null)[]> {
     for await (const row of rows) {
       written++
-      yield columns.map((c) => {
-        const v = c.value(row)
-        return c.numeric && typeof v === 'string' && DECIMAL.test(v) ? v : neutralizeCell(v)
-      })
+      yield cellsOf(row, columns)
     }
   }
   const stringifier = stringify({
+    ...STRINGIFY,
     header: true,
     columns: columns.map((c) => c.header),
-    record_delimiter: '\r\n',
-    // csv-stringify stops quoting lone CR / LF once a record_delimiter is given; RFC 4180 (and any
-    // parser) needs them quoted, or a note with a newline splits a ledger row in two.
-    quote_record_delimiter: true,
-    // Our own guard above applies; do not prefix twice.
-    escape_formulas: false,
   })
   await pipeline(Readable.from(records()), stringifier, out)
   return { rows: written }
+}
+
+const STRINGIFY = {
+  record_delimiter: '\r\n',
+  // csv-stringify stops quoting lone CR / LF once a record_delimiter is given; RFC 4180 (and any
+  // parser) needs them quoted, or a note with a newline splits a ledger row in two.
+  quote_record_delimiter: true,
+  // Our own guard above applies; do not prefix twice.
+  escape_formulas: false,
+} as const
+
+function cellsOf<T>(row: T, columns: readonly CsvColumn<T>[]): (string | number | null)[] {
+  return columns.map((c) => {
+    const v = c.value(row)
+    return c.numeric && typeof v === 'string' && DECIMAL.test(v) ? v : neutralizeCell(v)
+  })
+}
+
+/** Rows as CSV records, each ended by CRLF, without a header: what csvStream writes for them. */
+export function csvRecords<T>(rows: readonly T[], columns: readonly CsvColumn<T>[]): string {
+  return stringifySync(
+    rows.map((r) => cellsOf(r, columns)),
+    STRINGIFY,
+  )
+}
+
+const FORMULA_AFTER_SEPARATOR = new RegExp(
+  `(?:^|[,\n])[${[...FORMULA_START].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')}]`,
+)
+
+function count(text: string, ch: string): number {
+  let n = 0
+  for (let i = text.indexOf(ch); i >= 0; i = text.indexOf(ch, i + 1)) n++
+  return n
+}
+
+/**
+ * Records written by plain concatenation (cells joined by commas: no quoting, no guard) as
+ * csvStream would write them, each ended by CRLF; null when that would not be the same: a cell
+ * holds a comma, quote, CR or LF (the separators then do not count `cells` - 1 per record) or
+ * starts like a formula. Null only sends the records the slow way (a negative number also looks
+ * like a formula here).
+ */
+export function plainCsvRecords(records: readonly string[], cells: number): string | null {
+  const text = `${records.join('\r\n')}\r\n`
+  const n = records.length
+  const plain =
+    count(text, ',') === n * (cells - 1) &&
+    count(text, '\n') === n &&
+    count(text, '\r') === n &&
+    !text.includes('"') &&
+    !FORMULA_AFTER_SEPARATOR.test(text)
+  return plain ? text : null
 }

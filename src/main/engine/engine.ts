@@ -9,6 +9,8 @@ import type {
 import type { ParsedTask } from './batch-file'
 import type { SqliteClaimStore } from './claims'
 import type { Ledger } from './ledger'
+import type { ControllerKind } from './pacing/controllers'
+import type { PacingOptions } from './pacing/partition-pacing'
 import type { Prices } from './prices'
 import type { SimProviderOptions } from './providers/sim'
 import { SIM_DEFAULT_MODEL } from './providers/sim'
@@ -53,6 +55,13 @@ export interface EngineOptions {
   sim?: SimProviderOptions
   /** AIMD defaults for every partition. @default SEED_AIMD */
   scheduler?: Partial<AimdParams>
+  /**
+   * The concurrency controller for this engine, overriding the stored setting (CLI --controller).
+   * @default the `controller` setting ('adaptive' unless changed)
+   */
+  controller?: ControllerKind
+  /** The scheduler's pacing (retry-after pauses, header budgets); false turns it off. @default true */
+  pacing?: PacingOptions | boolean
   /** Result retention for this engine, overriding the stored setting (CLI --result-ttl). */
   resultTtlMs?: number
   /** Claim and task lease. @default 30_000 */
@@ -183,6 +192,7 @@ export function createEngine(options: EngineOptions): Engine {
       events.close()
       scheduler.close()
       parts.writes.commit()
+      await ledger.close()
       if (!options.db) db.close()
     },
   }

@@ -49,3 +49,61 @@ export const SUMMARY_COLUMNS: readonly CsvColumn<TypeRollup>[] = [
   { header: 'errors', value: (r) => r.errors },
   { header: 'abandoned', value: (r) => r.abandoned },
 ]
+
+// Micro-dollars as microsToUsdString writes them (integer arithmetic, no float); NULL is an empty
+// cell, and anything but an integer makes the whole record NULL.
+const usdSql = (x: string) => `CASE WHEN typeof(${x}) = 'integer' THEN
+    CASE WHEN ${x} < 0 THEN '-' ELSE '' END || (abs(${x}) / 1000000) || '.'
+      || substr('00000' || (abs(${x}) % 1000000), -6)
+  WHEN ${x} IS NULL THEN '' END`
+
+const cell = (x: string) => `COALESCE(${x}, '')`
+
+/**
+ * EVENT_COLUMNS as one SQL expression per ledger row: the cells as they are, joined by commas,
+ * with the time and the money formatted as the JS formats them. No quoting and no formula guard:
+ * a page is written this way only when plainCsvRecords finds that none of its cells needed either
+ * (a test holds the result to csvStream's). A time outside 1970-9999, whose ISO form changes
+ * shape, or money that is not an integer makes that cell NULL: that page goes the slow way.
+ */
+export const EVENT_RECORD_SQL = [
+  'id',
+  'ts',
+  `CASE WHEN ts >= 0 AND ts < 253402300800000 THEN
+    replace(datetime(ts / 1000, 'unixepoch'), ' ', 'T') || '.' || substr('00' || (ts % 1000), -3)
+      || 'Z' END`,
+  cell('task_id'),
+  cell('batch_id'),
+  'fp',
+  'worker',
+  'task_type',
+  'provider',
+  'model',
+  'step',
+  'outcome',
+  'input_tokens',
+  'cached_input_tokens',
+  'cache_write_tokens',
+  'output_tokens',
+  usdSql('cost_micros'),
+  usdSql('saved_micros'),
+  cell('latency_ms'),
+  cell('status'),
+  cell('epoch'),
+  cell('price_version'),
+]
+  // One call builds the record (a chain of || copies it once per cell). concat_ws skips a NULL
+  // argument, so a NULL time or money cell leaves a record a comma short: plainCsvRecords counts.
+  .join(', ')
+  .replace(/^/, "concat_ws(',', ")
+  .concat(')')
+
+/** Rows per page of an events export: one statement, about 200 KB of CSV. */
+export const CSV_PAGE_ROWS = 1000
+
+/** One page of an events export: its CSV records (each starting with its id) by id. */
+export function eventsCsvPageSql(where: string): string {
+  return `SELECT ${EVENT_RECORD_SQL} AS record
+    FROM ledger ${where ? `${where} AND` : 'WHERE'} id > @after AND id <= @maxId
+    ORDER BY id LIMIT ${CSV_PAGE_ROWS}`
+}

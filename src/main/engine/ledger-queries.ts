@@ -23,28 +23,52 @@ export function rowTotalsSql(where: string, byType: boolean): string {
 }
 
 /**
- * Execution-level sums. One execution = one task at one fencing epoch (GROUP BY treats NULL task
- * ids and epochs as equal, so rows recorded without them still group). An execution with any
- * 'duplicate' row counts as a duplicate and not also as executed: a stale owner whose first steps
- * were 'executed' before it learned it had lost its claim ran once, and every call of it was wasted.
+ * Execution-level sums of the rows a filter selects. One execution = one task at one fencing epoch
+ * (fp, task id, epoch, task type; `IS` makes rows recorded without a task id or epoch group too).
+ * An execution with any 'duplicate' row counts as a duplicate and not also as executed: a stale
+ * owner whose first steps were 'executed' before it learned it had lost its claim ran once, and
+ * every call of it was wasted.
+ *
+ * Over a time window an execution counts in the window of its latest row, with its status as it
+ * stands (it is the same execution before and after the window), and a duplicate's rows are wasted
+ * in the windows they fall in. So windows add up: the last hour plus the hour before is the last two
+ * hours, and a maintained rollup per time bucket gives the same numbers (ledger-rollups.ts). With a
+ * batch, the execution is its rows in that batch.
+ *
+ * `lastIn` is the window's condition on `lastTs` (`1` without one); `batch` adds @batchId.
  */
-export function executionsSql(where: string, byType: boolean): string {
-  const filter = `outcome IN ('executed', 'duplicate')`
+export function executionsSql(where: string, lastIn: string, batch: boolean): string {
+  const kinds = `outcome IN ('executed', 'duplicate')`
+  const sameRun = (a: string, b: string) =>
+    `${a}.fp_id = ${b}.fp_id AND ${a}.task_id IS ${b}.task_id AND ${a}.epoch IS ${b}.epoch
+       AND ${a}.task_type = ${b}.task_type`
   return `
-    WITH executions AS (
-      SELECT task_type,
-        MAX(outcome = 'duplicate') AS isDuplicate,
-        SUM(input_tokens) AS inputTokens,
-        SUM(cost_micros) AS costMicros
-      FROM ledger ${where ? `${where} AND ${filter}` : `WHERE ${filter}`}
-      GROUP BY fp, task_id, epoch, task_type
+    WITH k AS (
+      SELECT DISTINCT fp_id, task_id, epoch, task_type FROM ledger
+      ${where ? `${where} AND ${kinds}` : `WHERE ${kinds}`}
+    ),
+    runs AS (
+      SELECT k.fp_id, k.task_id, k.epoch, k.task_type,
+        MAX(l.ts) AS lastTs, MAX(l.outcome = 'duplicate') AS isDup
+      FROM k JOIN ledger l ON ${sameRun('l', 'k')} AND l.${kinds}
+        ${batch ? 'AND l.batch_id = @batchId' : ''}
+      GROUP BY k.fp_id, k.task_id, k.epoch, k.task_type
+    ),
+    counted AS (
+      SELECT task_type, SUM(${lastIn} AND NOT isDup) AS executed,
+        SUM(${lastIn} AND isDup) AS duplicates
+      FROM runs GROUP BY task_type
+    ),
+    spent AS (
+      SELECT r.task_type, SUM(r.input_tokens) AS inputTokens,
+        SUM(CASE WHEN runs.isDup THEN r.cost_micros END) AS wastedMicros
+      FROM ledger r JOIN runs ON ${sameRun('r', 'runs')}
+      ${where ? `${where} AND r.${kinds}` : `WHERE r.${kinds}`}
+      GROUP BY r.task_type
     )
-    SELECT ${byType ? 'task_type AS taskType,' : ''}
-      COALESCE(SUM(NOT isDuplicate), 0) AS executed,
-      COALESCE(SUM(isDuplicate), 0) AS duplicates,
-      COALESCE(SUM(inputTokens), 0) AS executionInputTokens,
-      COALESCE(SUM(CASE WHEN isDuplicate THEN costMicros END), 0) AS wastedMicros
-    FROM executions ${byType ? 'GROUP BY task_type' : ''}`
+    SELECT c.task_type AS taskType, c.executed, c.duplicates,
+      COALESCE(s.inputTokens, 0) AS executionInputTokens, COALESCE(s.wastedMicros, 0) AS wastedMicros
+    FROM counted c LEFT JOIN spent s ON s.task_type = c.task_type`
 }
 
 export const ROW_COLUMNS = `id, ts, task_id AS taskId, batch_id AS batchId, fp, worker,
@@ -113,16 +137,18 @@ export function toTotals(r: RawRows, e: RawExecutions): LedgerTotals {
 }
 
 /** One page of rows, by id below the snapshot's max id (see Ledger.events). */
-export function eventsPageSql(where: string): string {
+export function eventsPageSql(where: string, rows = PAGE_ROWS): string {
   return `SELECT ${ROW_COLUMNS} FROM ledger ${where ? `${where} AND` : 'WHERE'}
-          id > @after AND id <= @maxId ORDER BY id LIMIT ${PAGE_ROWS}`
+          id > @after AND id <= @maxId ORDER BY id LIMIT ${rows}`
 }
 
 /** Cost, calls and tokens per epoch-aligned bucket of @bucketMs. */
 export function costBucketsSql(where: string): string {
-  // better-sqlite3 binds JS numbers as REAL: cast, or ts / bucket is not integer division.
+  // better-sqlite3 binds JS numbers as REAL: cast, or ts % bucket is not integer arithmetic.
+  // Floored (not truncated) so buckets below 0 are as wide as the others, as in ledger-rollups.ts.
   return `
-        SELECT (ts / CAST(@bucketMs AS INTEGER)) * CAST(@bucketMs AS INTEGER) AS bucket,
+        SELECT ts - ((ts % CAST(@bucketMs AS INTEGER)) + CAST(@bucketMs AS INTEGER))
+            % CAST(@bucketMs AS INTEGER) AS bucket,
           COALESCE(SUM(cost_micros), 0) AS costMicros,
           COALESCE(SUM(outcome <> 'reused'), 0) AS calls,
           COALESCE(SUM(input_tokens + output_tokens), 0) AS tokens

@@ -333,10 +333,14 @@ export class TaskTable {
       args.push(filter.batchId)
     }
     if (statuses.length > 0) {
+      // Across batches too through task_queue_batch_status (a few batches): the page costs the
+      // tasks in those statuses, not a pass over every task looking for a sparse few.
+      if (!filter.batchId) where.push('t.batch IN (SELECT key FROM batches)')
       where.push(`t.status IN (${statuses.map(() => '?').join(',')})`)
       args.push(...statuses.map((s) => S[s]))
     }
-    const clause = where.length ? `WHERE ${where.join(' AND ')}` : ''
+    // No filter: the page is a range of ids read in order (offset + limit rows, never the rest).
+    const clause = where.length ? `WHERE ${where.join(' AND ')}` : 'WHERE t.id > 0'
     const total =
       counted(filter.batchId, statuses) ??
       (

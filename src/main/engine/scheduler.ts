@@ -1,68 +1,31 @@
 import { EventEmitter } from 'node:events'
-import type { PartitionView } from '../../shared/contract'
-import type { ConcurrencyController } from './aimd'
+import type { ConcurrencyController, ControllerFactory } from './aimd'
 import { SeedAimd, mergeAimdParams } from './aimd'
-import type {
-  CallAnswer,
-  PacingOptions,
-  PacingSnapshot,
-  PauseChange,
-} from './pacing/partition-pacing'
+import type { CallAnswer, PacingOptions, PacingSnapshot } from './pacing/partition-pacing'
 import { PartitionPacing, checkPacingOptions } from './pacing/partition-pacing'
 import type { CallEstimate, Reservation } from './pacing/rate-budget'
-import type { AimdParams, Clock, LimitChange, Outcome } from './types'
+import type { PacingStore } from './pacing/store'
+import { checkStoreOptions } from './pacing/store'
+import { PartitionBudget } from './pacing/store-budget'
+import { Heartbeat, sharedView } from './pacing/store-link'
+import { MemoryPacingStore } from './pacing/store-memory'
+import type { AimdParams, Clock, Outcome } from './types'
 import { SEED_AIMD, systemClock } from './types'
+import type {
+  PartitionSnapshot,
+  Permit,
+  SchedulerEvents,
+  SchedulerOptions,
+} from './scheduler-types'
 
-/** The right to make one provider call in a partition. */
-export interface Permit {
-  readonly partition: string
-  /** When the permit was granted (epoch ms). */
-  readonly sentAt: number
-  /**
-   * Frees the slot and feeds the outcome to the controller; with pacing on, the answer's headers
-   * and usage settle the rate budget and may pause the partition. Idempotent: later calls do nothing.
-   */
-  release(outcome: Outcome, answer?: CallAnswer): void
-}
-
-/** One partition's state: the contract's view of it. */
-export type PartitionSnapshot = PartitionView
-
-export interface SchedulerSample {
-  ts: number
-  partitions: PartitionSnapshot[]
-}
-
-export interface ParamsChange {
-  /** A partition, or '*' for the defaults given to partitions created later. */
-  partition: string
-  ts: number
-  params: AimdParams
-}
-
-export interface SchedulerEvents {
-  limit: [change: LimitChange]
-  params: [change: ParamsChange]
-  sample: [sample: SchedulerSample]
-  /** With pacing on: a refusal's retry-after paused the partition. */
-  pause: [change: PauseChange]
-}
-
-export interface SchedulerOptions {
-  /** Source of time for sentAt, cooldowns and samples. @default systemClock */
-  clock?: Clock
-  /** Defaults for every partition, merged over SEED_AIMD. @default SEED_AIMD */
-  params?: Partial<AimdParams>
-  /** Builds a partition's controller. @default (partition, params) => new SeedAimd(partition, params) */
-  createController?: (partition: string, params: AimdParams) => ConcurrencyController
-  /** How often 'sample' is emitted while any partition is active, in ms. @default 250 */
-  sampleIntervalMs?: number
-  /**
-   * Pacing beyond concurrency: partition-wide pauses on retry-after, and admission that waits for
-   * header-announced rate budgets. `true` is `{}` (all defaults). @default undefined (off)
-   */
-  pacing?: PacingOptions | boolean
-}
+export type {
+  ParamsChange,
+  PartitionSnapshot,
+  Permit,
+  SchedulerEvents,
+  SchedulerOptions,
+  SchedulerSample,
+} from './scheduler-types'
 
 /** Raised for acquires that are still waiting, or arrive, after close(). */
 export class SchedulerClosedError extends Error {
@@ -82,13 +45,9 @@ interface Waiter {
 
 interface PartitionState {
   name: string
-  controller: ConcurrencyController
-  inflight: number
+  /** The controller, this scheduler's permits and the store calls (pacing/store-budget.ts). */
+  budget: PartitionBudget
   queue: Waiter[]
-  throttles: number
-  successes: number
-  errors: number
-  lastChange: LimitChange | null
   pacing: PartitionPacing | undefined
 }
 
@@ -105,13 +64,18 @@ const OUTCOMES: readonly Outcome[] = [
  * Admission by partition (provider:model), one AIMD controller each. A call is admitted while
  * inflight < controller.concurrency, re-read on every admission as the seed's scheduler does, so a
  * cut applies at once and a raise admits waiters at once. Waiters are served FIFO per partition.
+ * With a shared store, inflight counts every scheduler's calls and the controller continues from
+ * the shared record, so a cut seen anywhere applies everywhere.
  */
 export class Scheduler extends EventEmitter<SchedulerEvents> {
   readonly #clock: Clock
-  readonly #createController: (partition: string, params: AimdParams) => ConcurrencyController
+  #createController: ControllerFactory
   readonly #sampleIntervalMs: number
   readonly #partitions = new Map<string, PartitionState>()
   readonly #pacing: Required<PacingOptions> | undefined
+  readonly #store: PacingStore
+  readonly #heartbeat: Heartbeat
+  readonly #newBudget: (name: string, queue: Waiter[], wake: () => void) => PartitionBudget
   #defaults: AimdParams
   #timer: NodeJS.Timeout | undefined
   #closed = false
@@ -128,6 +92,8 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       createController,
       sampleIntervalMs = 250,
       pacing,
+      store = new MemoryPacingStore(),
+      worker = `scheduler-${Math.random().toString(36).slice(2, 10)}`,
     } = options
     if (clock === null || typeof clock !== 'object' || typeof clock.now !== 'function') {
       throw new TypeError(`Expected \`clock\` to have a now() function, got \`${String(clock)}\``)
@@ -148,12 +114,23 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     }
     this.#clock = clock
     this.#defaults = mergeAimdParams(SEED_AIMD, params)
-    this.#createController = createController ?? ((partition, p) => new SeedAimd(partition, p))
+    this.#createController =
+      createController ?? ((partition, p, limit) => new SeedAimd(partition, p, limit))
     this.#sampleIntervalMs = sampleIntervalMs
     this.#pacing =
       pacing === undefined || pacing === false
         ? undefined
         : checkPacingOptions(pacing === true ? {} : pacing)
+    checkStoreOptions(store, worker)
+    this.#store = store
+    this.#newBudget = (partition, queue, wake) => {
+      const waiting = () => queue.length
+      const create: ControllerFactory = (...args) => this.#createController(...args)
+      const o = { partition, worker, store, createController: create, waiting, wake }
+      return new PartitionBudget({ ...o, params: this.#defaults, warn: this.#warn }, clock.now())
+    }
+    const leases = () => [...this.#partitions.values()].flatMap((s) => s.budget.lease() ?? [])
+    this.#heartbeat = new Heartbeat(store, worker, clock, leases, this.#warn)
   }
 
   /**
@@ -183,6 +160,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     // Through the queue even when a slot is free, so FIFO holds whatever the controller does.
     this.#drain(state)
     this.#startSampling()
+    this.#heartbeat.start()
     return permit
   }
 
@@ -196,23 +174,16 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     const all = partition === '*'
     const targets = all ? [...this.#partitions.values()] : [this.#partition(partition)]
     const nextDefaults = all ? mergeAimdParams(this.#defaults, patch) : this.#defaults
-    for (const state of targets) mergeAimdParams(state.controller.params, patch)
+    for (const state of targets) mergeAimdParams(state.budget.controller.params, patch)
 
     const now = this.#clock.now()
     this.#defaults = nextDefaults
-    const changes: LimitChange[] = []
-    for (const state of targets) {
-      const change = state.controller.setParams(patch, now)
-      if (change) {
-        state.lastChange = change
-        changes.push(change)
-      }
-      this.#drain(state)
-    }
-    for (const change of changes) this.emit('limit', change)
+    // On the shared record: the other schedulers pick the params up on their next admission.
+    for (const state of targets) state.budget.setParams(patch, now)
+    for (const state of targets) this.#drain(state)
     if (all) this.emit('params', { partition: '*', ts: now, params: { ...nextDefaults } })
     for (const state of targets) {
-      this.emit('params', { partition: state.name, ts: now, params: state.controller.params })
+      this.emit('params', { partition: state.name, ts: now, params: state.budget.params })
     }
   }
 
@@ -220,29 +191,73 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   getParams(partition: string): AimdParams {
     checkPartition(partition)
     const state = this.#partitions.get(partition)
-    return state ? state.controller.params : { ...this.#defaults }
+    return state ? state.budget.controller.params : { ...this.#defaults }
+  }
+
+  /**
+   * Replaces the controller of every partition, each new one starting at its partition's current
+   * limit and params, and the one later partitions get. Emits 'limit' (cause `operator`) for each.
+   */
+  setController(createController: ControllerFactory, name = 'controller'): void {
+    if (typeof createController !== 'function') {
+      throw new TypeError(
+        `Expected \`createController\` to be a function, got \`${String(createController)}\``,
+      )
+    }
+    const states = [...this.#partitions.values()]
+    // All are built before any is swapped in: a factory that throws changes nothing.
+    const next = states.map((s) =>
+      createController(s.name, s.budget.controller.params, s.budget.controller.limit),
+    )
+    this.#createController = createController
+    const ts = this.#clock.now()
+    const reason = `operator: ${name}`
+    states.forEach((state, i) => {
+      state.budget.replaceController(next[i] as ConcurrencyController, ts, reason)
+      // The drain emits the operator's change with the others.
+      this.#drain(state)
+    })
+  }
+
+  /** True when the scheduler paces (pauses, budgets): a refused call may re-acquire at once. */
+  get paced(): boolean {
+    return this.#pacing !== undefined
   }
 
   /** Every partition's current state, in creation order. */
   snapshot(): PartitionSnapshot[] {
+    const now = this.#clock.now()
     return [...this.#partitions.values()].map((s) => ({
       partition: s.name,
-      limit: s.controller.limit,
-      concurrency: s.controller.concurrency,
-      inflight: s.inflight,
+      limit: s.budget.controller.limit,
+      concurrency: s.budget.controller.concurrency,
+      inflight: s.budget.held,
       waiting: s.queue.length,
-      params: s.controller.params,
-      throttles: s.throttles,
-      successes: s.successes,
-      errors: s.errors,
-      lastChange: s.lastChange,
+      params: s.budget.controller.params,
+      throttles: s.budget.throttles,
+      successes: s.budget.successes,
+      errors: s.budget.errors,
+      lastChange: s.budget.lastChange,
+      pausedUntil: s.pacing?.snapshot(now).pausedUntil ?? null,
     }))
+  }
+
+  /**
+   * Every partition a scheduler on the store drives, or drove within `recentMs`, with what all
+   * of them hold: the console's view. This scheduler's partitions are always in it.
+   */
+  view(recentMs = 600_000): PartitionSnapshot[] {
+    const budgets = [...this.#partitions.values()].map((s) => s.budget)
+    const now = this.#clock.now()
+    return sharedView(this.#store, now, recentMs, this.snapshot(), budgets, this.#warn)
   }
 
   /** With pacing on: the partition's pause and rate budget; undefined otherwise or if unused. */
   pacing(partition: string): PacingSnapshot | undefined {
     checkPartition(partition, false)
-    return this.#partitions.get(partition)?.pacing?.snapshot(this.#clock.now())
+    const state = this.#partitions.get(partition)
+    const now = this.#clock.now()
+    return state?.budget.withSharedPause(state.pacing?.snapshot(now), now)
   }
 
   /** Stops sampling and rejects every waiter with SchedulerClosedError; held permits may still be released. */
@@ -250,8 +265,10 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     if (this.#closed) return
     this.#closed = true
     this.#stopSampling()
+    this.#heartbeat.stop()
     for (const state of this.#partitions.values()) {
       state.pacing?.stop()
+      state.budget.close()
       const waiters = state.queue.splice(0)
       for (const w of waiters) {
         if (w.onAbort) w.signal?.removeEventListener('abort', w.onAbort)
@@ -263,24 +280,17 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   #partition(name: string): PartitionState {
     let state = this.#partitions.get(name)
     if (!state) {
-      state = {
-        name,
-        controller: this.#createController(name, { ...this.#defaults }),
-        inflight: 0,
-        queue: [],
-        throttles: 0,
-        successes: 0,
-        errors: 0,
-        lastChange: null,
-        pacing: this.#pacing && new PartitionPacing(name, this.#pacing),
-      }
+      const queue: Waiter[] = []
+      const budget = this.#newBudget(name, queue, () => this.#drain(created))
+      const pacing = this.#pacing && new PartitionPacing(name, this.#pacing)
+      const created: PartitionState = { name, budget, queue, pacing }
+      state = created
       this.#partitions.set(name, state)
     }
     return state
   }
 
   #admit(state: PartitionState, estimate: CallEstimate | undefined): Permit {
-    state.inflight++
     const sentAt = this.#clock.now()
     const reservation = state.pacing?.admit(sentAt, estimate)
     let released = false
@@ -302,53 +312,63 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     reservation: Reservation | undefined,
     answer: CallAnswer | undefined,
   ): void {
-    const inflight = state.inflight
-    state.inflight--
+    const now = this.#clock.now()
     // The slot is freed before the outcome is checked, so a bad outcome cannot leak capacity.
     if (!OUTCOMES.includes(outcome)) {
+      state.budget.release(now, sentAt, null)
       this.#drain(state)
       throw new TypeError(`Unknown outcome \`${String(outcome)}\``)
     }
-    if (outcome === 'throttled' || outcome === 'overloaded' || outcome === 'timeout') {
-      state.throttles++
-    } else if (outcome === 'error') {
-      state.errors++
-    } else {
-      state.successes++
-    }
-    const now = this.#clock.now()
     const settled =
       state.pacing && reservation ? state.pacing.settle(now, reservation, outcome, answer) : null
     // A refusal the announced budget explains is the budget's to pace, not a concurrency signal.
     const seen = settled?.absorbed ? 'near_limit' : outcome
-    const change = state.controller.onOutcome(seen, { now, sentAt, inflight })
-    if (change) state.lastChange = change
-    // Admit first, emit after: a throwing listener must not strand waiters.
+    let pause = settled?.pause ?? null
+    const refused = outcome === 'throttled' || outcome === 'overloaded'
+    // Nothing left to cut and no wait announced: only a pause keeps the retry from going at once.
+    if (refused && state.pacing && !pause && !settled?.absorbed) {
+      const { concurrency, params } = state.budget.controller
+      if (concurrency <= params.min) pause = state.pacing.backoff(now)
+    }
+    // The next waiter may go: the release takes the slot again for it in the same store write.
+    const handoff = this.#headReady(state, now)
+    state.budget.release(now, sentAt, outcome, seen, pause?.until, handoff)
+    // Admit first, emit after (the drain emits the limit change): a throwing listener must not
+    // strand waiters.
     this.#drain(state)
-    if (change) this.emit('limit', change)
-    if (settled?.pause) this.emit('pause', settled.pause)
+    if (pause) this.emit('pause', pause)
+    for (const budget of settled?.budgets ?? []) this.emit('budget', budget)
   }
 
   #drain(state: PartitionState): void {
-    while (state.queue.length > 0 && state.inflight < state.controller.concurrency) {
-      const head = state.queue[0] as Waiter
-      // A pause or the rate budget holds the head, and so the whole FIFO, until it wakes it.
-      if (
-        state.pacing?.ready(this.#clock.now(), head.estimate, () => this.#drain(state)) === false
-      ) {
-        return
-      }
+    while (state.queue.length > 0) {
+      const now = this.#clock.now()
+      // The shared budget: inflight of every scheduler on the store below the shared limit.
+      if (!this.#headReady(state, now) || !state.budget.take(now)) break
       const waiter = state.queue.shift() as Waiter
       if (waiter.onAbort) waiter.signal?.removeEventListener('abort', waiter.onAbort)
       waiter.resolve(this.#admit(state, waiter.estimate))
     }
+    if (state.queue.length === 0) state.budget.returnGrants(this.#clock.now())
+    for (const change of state.budget.takeNews()) this.emit('limit', change)
+  }
+
+  /** A pause or the rate budget holds the head, and so the whole FIFO, until it wakes it. */
+  #headReady(state: PartitionState, now: number): boolean {
+    const head = state.queue[0]
+    if (head === undefined) return false
+    return state.pacing?.ready(now, head.estimate, () => this.#drain(state)) !== false
   }
 
   #active(): boolean {
     for (const s of this.#partitions.values()) {
-      if (s.inflight > 0 || s.queue.length > 0) return true
+      if (s.budget.held > 0 || s.queue.length > 0) return true
     }
     return false
+  }
+
+  readonly #warn = (message: string): void => {
+    this.emit('warning', message)
   }
 
   #startSampling(): void {

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3'
 import type { SettingsPatch } from '../../shared/contract'
+import { DEFAULT_CONTROLLER } from './pacing/controllers'
 import { SIM_DEFAULT_MODEL } from './providers/sim'
 
 /** The operator's settings, kept in the database so the CLI and the console share them. */
@@ -10,6 +11,7 @@ export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze({
   defaultModel: SIM_DEFAULT_MODEL,
   resultTtlMs: 86_400_000,
   audit: false,
+  controller: DEFAULT_CONTROLLER,
   baseUrls: {},
   priceOverrides: {},
 })

@@ -118,6 +118,11 @@ export interface ProviderResponse {
   usage?: Usage
   /** Provider's error message for non-2xx answers. */
   error?: string
+  /**
+   * The error body's machine-readable kinds, for the classifier: OpenAI `error.code` and
+   * `error.type` (`insufficient_quota`), Anthropic `error.type` (`billing_error`).
+   */
+  errorCodes?: string[]
 }
 
 export interface Provider {

@@ -1,4 +1,4 @@
-import type { LimitChangeView, PartitionView, SchedulerSample } from './scheduler'
+import type { LimitChangeView, PartitionView, PauseView, SchedulerSample } from './scheduler'
 import type { TypeRollupView } from './spend'
 import type { BatchSummary, TaskRow } from './tasks'
 
@@ -12,6 +12,8 @@ export interface TasksChangedEvent {
 export interface SchedulerChangedEvent {
   samples: SchedulerSample[]
   changes: LimitChangeView[]
+  /** Pauses that began (or grew longer) since the last event. */
+  pauses: PauseView[]
   partitions: PartitionView[]
 }
 

@@ -26,12 +26,44 @@ export type AimdParamsPatch = z.infer<typeof AimdParamsPatch>
 /** A partition's AIMD parameters, every one set: what the scheduler runs with. */
 export type AimdParamsView = Required<AimdParamsPatch>
 
-/** One move of a partition's limit, and why (`success +0.5`, `throttled x0.5`). */
+/** The concurrency controllers a partition can run: the seed memo's AIMD, and the adaptive one. */
+export const ControllerKind = z.enum(['seed', 'adaptive'])
+export type ControllerKind = z.infer<typeof ControllerKind>
+
+/**
+ * Why a limit moved, for the console to tell the kinds apart: growth while calls succeed (slow
+ * start, growth, recovery), a cut on pushback (429, 503/529, timeout), a probe above a refused
+ * level (or its refusal), a budget the provider announced in its rate-limit headers, or the
+ * operator (a slider, a controller swap).
+ */
+export const LIMIT_CAUSES = ['growth', 'throttle', 'probe', 'headers', 'operator'] as const
+export type LimitCause = (typeof LIMIT_CAUSES)[number]
+
+/**
+ * One move of a partition's limit, and why (`growth +0.5`, `throttle x0.5`, `probe 5`,
+ * `operator`). For cause `headers`, from and to are the announced budget per minute of the
+ * dimension the reason names (`headers: requests 200/min`), not a concurrency limit.
+ */
 export interface LimitChangeView {
   partition: string
   ts: number
   from: number
   to: number
+  reason: string
+  cause: LimitCause
+}
+
+/**
+ * A partition paused by the provider: a refusal's retry-after (or exhausted reset), or a refusal
+ * at the floor with no wait announced (backoff). No call of the partition is admitted until then.
+ */
+export interface PauseView {
+  partition: string
+  /** When the pause began (epoch ms). */
+  ts: number
+  /** Until when nothing is admitted (epoch ms), resume jitter included. */
+  until: number
+  /** `paused until <ISO time>`, and why when it was a backoff. */
   reason: string
 }
 
@@ -52,6 +84,13 @@ export interface PartitionView {
   errors: number
   params: AimdParamsView
   lastChange: LimitChangeView | null
+  /** Until when the partition is paused (epoch ms), or null when it is not. */
+  pausedUntil: number | null
+  /**
+   * Workers (processes) holding slots in the partition or waiting on it, when the view spans every
+   * process on the database; absent in one scheduler's own snapshot.
+   */
+  workers?: number
 }
 
 /** One point of the live concurrency chart. */

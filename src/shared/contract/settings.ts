@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { finiteNumber } from './numbers'
+import { ControllerKind } from './scheduler'
 
 export const ProviderId = z.enum(['sim', 'openai', 'anthropic', 'openai-compatible'])
 export type ProviderId = z.infer<typeof ProviderId>
@@ -11,6 +12,8 @@ export interface SettingsView {
   defaultModel: string
   resultTtlMs: number
   audit: boolean
+  /** The concurrency controller the running scheduler uses (this process's, a CLI flag included). */
+  controller: ControllerKind
   providers: Record<ProviderId, { baseUrl: string | null; hasKey: boolean; keyHint: string | null }>
   priceOverrides: Record<string, PriceView>
   priceTableVersion: string
@@ -57,6 +60,11 @@ export const SettingsPatch = z.strictObject({
   resultTtlMs: z.number().int().nonnegative().optional(),
   /** Measure duplicates without deduplicating. */
   audit: z.boolean().optional(),
+  /**
+   * The concurrency controller of every partition: `adaptive` (the default) or the seed's AIMD.
+   * Changing it swaps the running partitions' controllers at their current limit.
+   */
+  controller: ControllerKind.optional(),
   baseUrls: z.partialRecord(ProviderId, BaseUrl.nullable()).optional(),
   priceOverrides: z.record(z.string().min(1), PriceView).optional(),
 })

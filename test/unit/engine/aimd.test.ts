@@ -33,7 +33,14 @@ describe('SeedAimd: parity with seed memo 004', () => {
     const c = new SeedAimd('p')
     feed(c, 'ok', 20, 0)
     const cut = c.onOutcome('throttled', ctx(10_000))
-    expect(cut).toEqual({ partition: 'p', ts: 10_000, from: 12, to: 6, reason: 'throttled x0.5' })
+    expect(cut).toEqual({
+      partition: 'p',
+      ts: 10_000,
+      from: 12,
+      to: 6,
+      reason: 'throttled x0.5',
+      cause: 'throttle',
+    })
     expect(c.onOutcome('ok', ctx(10_001))).toBeNull()
     expect(c.onOutcome('ok', ctx(17_999))).toBeNull()
     expect(c.limit).toBe(6)
@@ -44,6 +51,7 @@ describe('SeedAimd: parity with seed memo 004', () => {
       from: 6,
       to: 6.5,
       reason: 'success +0.5',
+      cause: 'growth',
     })
   })
 
@@ -129,7 +137,8 @@ describe('SeedAimd.setParams', () => {
       ts: 5,
       from: 10,
       to: 4,
-      reason: 'params changed',
+      reason: 'operator',
+      cause: 'operator',
     })
     expect(c.concurrency).toBe(4)
     expect(c.setParams({ min: 6, max: 12 }, 6)?.to).toBe(6)

@@ -3,6 +3,7 @@ import {
   classify,
   isDeterministicFailure,
   parseDuration,
+  quotaExhausted,
   retryDelayMs,
 } from '../../../src/main/engine/classify'
 
@@ -66,6 +67,70 @@ describe('classify', () => {
 
   it('threshold 0 disables near_limit', () => {
     expect(classify(res(200, { 'x-quota-remaining': '0' }), 0)).toBe('ok')
+  })
+})
+
+describe('quota-exhausted answers are not throttles', () => {
+  // The bodies as the vendors document them: OpenAI error.type/code, Anthropic error.type.
+  const openAiQuota = {
+    status: 429,
+    headers: { 'retry-after': '20' },
+    error: 'You exceeded your current quota, please check your plan and billing details.',
+    errorCodes: ['insufficient_quota', 'insufficient_quota'],
+  }
+
+  it('OpenAI 429 insufficient_quota (as code, or as type with a null code) is an error', () => {
+    expect(classify(openAiQuota, 5)).toBe('error')
+    expect(classify({ ...openAiQuota, errorCodes: ['insufficient_quota'] }, 5)).toBe('error')
+    for (const code of ['credit_balance_exhausted', 'project_spend_limit_exceeded']) {
+      expect(classify({ ...openAiQuota, errorCodes: [code, 'insufficient_quota'] }, 5)).toBe(
+        'error',
+      )
+    }
+  })
+
+  it('says the account is out of quota/credit, with what the provider said', () => {
+    const message = quotaExhausted(openAiQuota)
+    expect(message).toMatch(
+      /^the account is out of quota\/credit \(insufficient_quota\): You exceeded/,
+    )
+    expect(message).toMatch(/add credit or raise the spend limit/)
+  })
+
+  it('Anthropic: 402 billing_error, and the 400 whose message says the credit is too low', () => {
+    const billing = {
+      status: 402,
+      headers: {},
+      error: 'Billing error',
+      errorCodes: ['billing_error'],
+    }
+    expect(classify(billing, 5)).toBe('error')
+    expect(quotaExhausted(billing)).toMatch(/out of quota\/credit \(billing_error\)/)
+    const lowCredit = {
+      status: 400,
+      headers: {},
+      error:
+        'Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.',
+      errorCodes: ['invalid_request_error'],
+    }
+    expect(quotaExhausted(lowCredit)).toMatch(/out of quota\/credit \(credit balance too low\)/)
+  })
+
+  it('a rate limit 429 stays a throttle; other errors and successes are no quota answer', () => {
+    const rateLimited = {
+      status: 429,
+      headers: {},
+      error: 'Rate limit reached for gpt-4o on requests per min (RPM)',
+      errorCodes: ['rate_limit_exceeded', 'requests'],
+    }
+    expect(classify(rateLimited, 5)).toBe('throttled')
+    expect(quotaExhausted(rateLimited)).toBeUndefined()
+    expect(quotaExhausted({ status: 429, headers: {} })).toBeUndefined()
+    expect(quotaExhausted({ status: 400, headers: {}, error: 'prompt too long' })).toBeUndefined()
+    // A 2xx is never a refusal, whatever a body field happened to say.
+    expect(quotaExhausted({ status: 200, headers: {}, errorCodes: ['insufficient_quota'] })).toBe(
+      undefined,
+    )
   })
 })
 

@@ -138,7 +138,8 @@ describe('csvStream', () => {
       maxAhead = Math.max(maxAhead, pulled - stats.chunks)
     }
     expect((await csvStream(rows(), columns, out)).rows).toBe(total)
-    expect(stats.chunks).toBeGreaterThan(1_000)
+    // Chunks of at most 64 KiB as the rows are read, never the file in one piece.
+    expect(stats.chunks).toBeGreaterThan(500)
     // Ignoring backpressure would read all 50,000 rows before the slow writer took a few.
     expect(maxAhead).toBeLessThan(1_000)
     expect(stats.maxBuffered).toBeLessThan(64 * 1024)
@@ -242,15 +243,16 @@ describe('Ledger.exportCsv', () => {
     const { out, stats } = sink({ keep: false, slow: true, highWaterMark: 1024 })
     let recordedDuringExport = 0
     stats.onChunk = () => {
-      if (stats.chunks % 500 === 0) {
-        ledger.record(ev({ fp: 'late', taskId: 99_999 }))
+      // The export writes chunks of 64 KiB (some 400 records): record at every other one.
+      if (stats.chunks % 2 === 0) {
+        ledger.record(ev({ fp: `late-${stats.chunks}`, taskId: 99_999 }))
         recordedDuringExport++
       }
     }
     // The export is a snapshot of the ledger when it started: rows recorded meanwhile are not in it.
     expect(await ledger.exportCsv('events', out)).toEqual({ rows: 5_000 })
-    expect(recordedDuringExport).toBe(10)
-    expect(ledger.totals().executed).toBe(5_001)
+    expect(recordedDuringExport).toBeGreaterThanOrEqual(3)
+    expect(ledger.totals().executed).toBe(5_000 + recordedDuringExport)
   })
 
   it('rejects an unknown export kind', async () => {
@@ -274,14 +276,15 @@ describe('Ledger.exportCsv', () => {
     const { out, stats } = sink({ keep: false, slow: true })
     stats.onChunk = () => {
       // Live heap (after a full GC) while the export is under way: what it actually holds on to.
-      if (stats.chunks % 20_000 === 0) {
+      if (stats.chunks % 50 === 0) {
         gc()
         peakLive = Math.max(peakLive, process.memoryUsage().heapUsed - baseline)
       }
     }
     const result = await ledger.exportCsv('events', out)
     expect(result.rows).toBe(total)
-    expect(stats.chunks).toBeGreaterThan(1_000)
+    // Chunks of at most 64 KiB as the rows are read, never the file in one piece.
+    expect(stats.chunks).toBeGreaterThan(500)
     expect(peakLive).toBeGreaterThan(0)
     // The CSV is ~40 MB and the rows as objects far more; an export buffering either fails here.
     expect(peakLive).toBeLessThan(16 * 1024 * 1024)

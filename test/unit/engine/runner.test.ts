@@ -1,13 +1,14 @@
 // The runner on its own: a real SQLite file, the real claims, queue, ledger and scheduler, and a
 // provider written in the test, so each case decides what it answers and counts the calls.
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { SqliteClaimStore } from '../../../src/main/engine/claims'
 import { executionFingerprint, fingerprint } from '../../../src/main/engine/fingerprint'
 import { Ledger } from '../../../src/main/engine/ledger'
 import { Prices } from '../../../src/main/engine/prices'
+import { estimateTokens } from '../../../src/main/engine/prompt'
 import { TaskQueue } from '../../../src/main/engine/queue'
 import { Runner, type RunnerOptions } from '../../../src/main/engine/runner'
-import { Scheduler } from '../../../src/main/engine/scheduler'
+import { Scheduler, type SchedulerOptions } from '../../../src/main/engine/scheduler'
 import { StepWrites } from '../../../src/main/engine/db/step-writes'
 import Database from 'better-sqlite3'
 import type { ProviderRequest, ProviderResponse, Usage } from '../../../src/main/engine/types'
@@ -39,7 +40,14 @@ afterEach(async () => {
  * A started runner over a fresh database whose provider 'test' answers with `next`; `grouped`
  * writes through the engine's group commit (StepWrites) instead of one statement at a time.
  */
-function harness(next: Answer, options: Partial<RunnerOptions> = {}, grouped = false) {
+function harness(
+  next: Answer,
+  options: Partial<RunnerOptions> = {},
+  {
+    grouped = false,
+    ...schedulerOptions
+  }: Omit<SchedulerOptions, 'clock'> & { grouped?: boolean } = {},
+) {
   const file = openLedgerDb()
   const { db } = file
   const clock = fakeClock()
@@ -49,7 +57,7 @@ function harness(next: Answer, options: Partial<RunnerOptions> = {}, grouped = f
     : undefined
   const claims = new SqliteClaimStore({ db, clock, writes })
   const ledger = new Ledger({ db, prices: new Prices(), clock, writes })
-  const scheduler = new Scheduler({ clock })
+  const scheduler = new Scheduler({ clock, ...schedulerOptions })
   const queue = new TaskQueue(db, clock, writes)
   const requests: ProviderRequest[] = []
   const provider = {
@@ -108,7 +116,20 @@ function harness(next: Answer, options: Partial<RunnerOptions> = {}, grouped = f
 
   const tasks = (batchId: string) => queue.listTasks({ batchId, offset: 0, limit: 100 }).rows
   const outcomes = () => [...ledger.events()].map((r) => r.outcome)
-  return { clock, claims, ledger, queue, requests, run, tasks, outcomes, fpOf, file, warnings }
+  return {
+    clock,
+    claims,
+    ledger,
+    queue,
+    scheduler,
+    requests,
+    run,
+    tasks,
+    outcomes,
+    fpOf,
+    file,
+    warnings,
+  }
 }
 
 describe('Runner', () => {
@@ -250,6 +271,89 @@ describe('Runner', () => {
     expect(task!.status).toBe('succeeded')
     expect(h.queue.taskResult(task!.id)).toBe(rivalResult)
   })
+
+  it('an account out of quota fails the task at once: no retry, nothing kept, says why', async () => {
+    const h = harness(() => ({
+      status: 429,
+      headers: { 'retry-after': '1' },
+      error: 'You exceeded your current quota, please check your plan and billing details.',
+      errorCodes: ['insufficient_quota'],
+    }))
+    const spec = { payload: { i: 5 } }
+    const batchId = await h.run([spec])
+    expect(h.requests).toHaveLength(1)
+    expect(h.outcomes()).toEqual(['error'])
+    const [task] = h.tasks(batchId)
+    expect(task).toMatchObject({ status: 'failed' })
+    expect(task!.error).toMatch(
+      /^HTTP 429: the account is out of quota\/credit \(insufficient_quota\)/,
+    )
+    // About the account, not the task: once credit is added the same task runs again.
+    expect(h.claims.getResult(h.fpOf(spec))).toBeUndefined()
+    // And no throttle: the limit did not move.
+    expect(h.scheduler.snapshot()[0]).toMatchObject({ limit: 2, throttles: 0, errors: 1 })
+  })
+
+  it("Anthropic's low-credit 400 is not kept as the task's result either", async () => {
+    const h = harness(() => ({
+      status: 400,
+      headers: {},
+      error: 'Your credit balance is too low to access the Anthropic API.',
+      errorCodes: ['invalid_request_error'],
+    }))
+    const spec = { payload: { i: 6 } }
+    const batchId = await h.run([spec])
+    expect(h.requests).toHaveLength(1)
+    expect(h.tasks(batchId)[0]!.error).toMatch(/out of quota\/credit/)
+    expect(h.claims.getResult(h.fpOf(spec))).toBeUndefined()
+  })
+
+  it('with pacing, a throttled call waits for the partition pause, not a sleep of its own', async () => {
+    const h = harness(
+      (_, n) =>
+        n === 1
+          ? { status: 429, headers: { 'retry-after': '3600' }, error: 'slow down' }
+          : answer('after the pause'),
+      {},
+      { pacing: { random: () => 0 } },
+    )
+    const partition = 'test:m'
+    const running = h.run([{ payload: { i: 7 } }])
+    running.catch(() => undefined)
+    // The retry queues in the scheduler at once (a runner sleep would hold it outside), held by
+    // the partition's pause of exactly the hour the provider asked for.
+    await until(() => h.scheduler.snapshot()[0]?.waiting === 1)
+    const pausedUntil = h.scheduler.pacing(partition)?.pausedUntil
+    expect(pausedUntil).toBe(h.clock.now() + 3_600_000)
+    expect(h.requests).toHaveLength(1)
+    // The hour passes on the scheduler's clock; the next admission sends the retry.
+    h.clock.advance(3_600_000)
+    h.scheduler.setParams(partition, {})
+    const batchId = await running
+    expect(h.requests).toHaveLength(2)
+    expect(h.outcomes()).toEqual(['throttled', 'executed'])
+    expect(h.tasks(batchId)).toMatchObject([{ status: 'succeeded' }])
+  })
+
+  it('hands the scheduler an estimate, and the answer its headers and usage settle', async () => {
+    const budget = {
+      'x-ratelimit-limit-tokens': '100000',
+      'x-ratelimit-remaining-tokens': '99000',
+      'x-ratelimit-reset-tokens': '1s',
+    }
+    const h = harness(() => ({ ...answer('ok'), headers: budget }), {}, { pacing: true })
+    const acquire = vi.spyOn(h.scheduler, 'acquire')
+    await h.run([{ payload: { prompt: 'x'.repeat(400) } }])
+    // Input counted at about four characters a token; no max_tokens sent, so no output estimate.
+    const estimate = acquire.mock.calls[0]?.[2]
+    expect(estimate).toEqual({
+      inputTokens: estimateTokens(h.requests[0]!.messages),
+      outputTokens: 0,
+    })
+    expect(estimate!.inputTokens).toBeGreaterThanOrEqual(100)
+    // The announced token budget was read from the answer the runner passed back.
+    expect(h.scheduler.pacing('test:m')?.budget.tokens).toMatchObject({ limit: 100_000 })
+  })
 })
 
 describe('Runner on the engine’s group commit', () => {
@@ -265,7 +369,7 @@ describe('Runner on the engine’s group commit', () => {
         return answer('ok')
       },
       {},
-      true,
+      { grouped: true },
     )
     cleanups.push(async () => {
       observer?.close()
@@ -276,7 +380,7 @@ describe('Runner on the engine’s group commit', () => {
   })
 
   it('stores one result for a task and its duplicates: they point at the claim’s', async () => {
-    const h = harness(() => answer('shared answer'), {}, true)
+    const h = harness(() => answer('shared answer'), {}, { grouped: true })
     const batchId = await h.run([
       { payload: { dup: 1 } },
       { payload: { dup: 1 } },
@@ -313,7 +417,7 @@ describe('Runner on the engine’s group commit', () => {
         )
       },
       { callTimeoutMs: 100 },
-      true,
+      { grouped: true },
     )
     const batchId = await h.run([{ payload: { slow: 1 } }])
     expect(h.tasks(batchId)).toMatchObject([{ status: 'succeeded' }])

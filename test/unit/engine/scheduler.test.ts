@@ -216,7 +216,7 @@ describe('Scheduler admission', () => {
     s.setParams('p', { initial: 6 })
     await flush()
     expect(log).toEqual(['w1', 'w2', 'w3', 'w4'])
-    expect(limits).toMatchObject([{ partition: 'p', from: 2, to: 6, reason: 'params changed' }])
+    expect(limits).toMatchObject([{ partition: 'p', from: 2, to: 6, reason: 'operator' }])
     expect(state(s, 'p')).toMatchObject({ inflight: 6, waiting: 1, lastChange: limits[0] })
 
     s.setParams('p', { min: 7, max: 8 })

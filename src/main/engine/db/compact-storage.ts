@@ -1,4 +1,4 @@
-// Migration 3, "storage sized for millions": each fingerprint, payload and result stored once,
+// Migration 5, "storage sized for millions": each fingerprint, payload and result stored once,
 // integer keys instead of repeated strings, a counters row per batch, and only the indexes the
 // queries use. The v2 tables become views of the same names and columns (`tasks`, `claims`,
 // `ledger`), so every query written against them still reads the same rows.
@@ -158,7 +158,9 @@ export const COMPAT_VIEWS = `
       nw.name AS worker, l.task_type, l.provider, l.model, r.step, r.input_tokens,
       r.cached_input_tokens, r.cache_write_tokens, r.output_tokens, r.cost_micros,
       r.saved_micros, ${codeToWordSql(OUTCOME_CODES, 'r.outcome')} AS outcome, r.latency_ms,
-      r.status, r.epoch, NULLIF(l.price_version, '') AS price_version
+      r.status, r.epoch, NULLIF(l.price_version, '') AS price_version,
+      -- Not a v2 column: what joins of ledger rows by execution use, so they find them by index.
+      r.fp_id
     FROM ledger_rows r
     LEFT JOIN ledger_labels l ON l.id = r.label
     LEFT JOIN fingerprints f ON f.id = r.fp_id
@@ -276,7 +278,7 @@ const COPY = `
   DROP TABLE temp.result_ids;
   DROP TABLE temp.exec_cost;`
 
-/** Migration 3: the v2 tables moved aside, the compact ones filled from them, the v2 ones dropped. */
+/** Migration 5: the v2 tables moved aside, the compact ones filled from them, the v2 ones dropped. */
 export const COMPACT_STORAGE_SQL = `
   DROP TRIGGER ledger_immutable_update;
   DROP TRIGGER ledger_immutable_delete;

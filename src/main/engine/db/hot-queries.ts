@@ -3,7 +3,9 @@
 // each one's EXPLAIN QUERY PLAN and fails on a pass over a table that grows with the work. Add a
 // statement here when you add a hot one; the SQL stays next to the module that owns its table.
 import { CLAIM_SQL } from '../claims-sql'
-import { eventsPageSql, executionsSql, rowTotalsSql } from '../ledger-queries'
+import { eventsPageSql } from '../ledger-queries'
+import { rollupPlan } from '../ledger-rollup-plans'
+import { FOLD_SQL } from '../ledger-rollups'
 import { LEDGER_WRITE_SQL, ORIGINAL_COST_SQL } from '../ledger-record'
 import { BATCH_SQL } from '../queue-batches'
 import { TASK_PAGE_FILTERS, TASK_SQL, taskPageSql } from '../queue-tasks'
@@ -22,9 +24,9 @@ export const HOT_QUERIES: Readonly<Record<string, string>> = {
   'console.tasksOfBatchByStatus': taskPageSql(TASK_PAGE_FILTERS.batchAndStatus),
   'console.ledgerPage': eventsPageSql(''),
   'console.ledgerPageOfBatch': eventsPageSql('WHERE batch_id = @batchId'),
-  // `pacer run`'s closing totals of its batch.
-  'run.batchRows': rowTotalsSql('WHERE batch_id = @batchId', false),
-  'run.batchExecutions': executionsSql('WHERE batch_id = @batchId', false),
+  // The rollups' upkeep as rows are appended, and `pacer run`'s closing totals of its batch.
+  ...named('rollups', FOLD_SQL),
+  'run.batchTotals': rollupPlan({ batchId: 'b' }).queries[0]!.sql,
 }
 
 /** The tables that grow with the work: no hot statement may read one from end to end. */

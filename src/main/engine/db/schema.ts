@@ -10,6 +10,31 @@ export interface Migration {
   sql: string
 }
 
+// The summed columns of both rollup tables of migration 4, as they shipped (ledger-rollups.ts keeps
+// its own list for the statements it writes).
+const ROLLUP_SUMS = [
+  'row_count',
+  'reused',
+  'input_tokens',
+  'cached_input_tokens',
+  'cache_write_tokens',
+  'output_tokens',
+  'cost_micros',
+  'priced_calls',
+  'unpriced_calls',
+  'saved_micros',
+  'unpriced_reuses',
+  'throttled',
+  'errors',
+  'abandoned',
+  'executed',
+  'duplicates',
+  'execution_input_tokens',
+  'wasted_micros',
+]
+  .map((c) => `${c.padEnd(22)} INTEGER NOT NULL,`)
+  .join('\n        ')
+
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -122,6 +147,71 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 3,
+    name: "pacing: each partition's budget shared by every process on the database",
+    sql: `
+      -- One row per provider:model: what every worker's controller continues from (pacing/store.ts).
+      CREATE TABLE pacing_partitions (
+        partition    TEXT PRIMARY KEY,
+        params       TEXT NOT NULL,    -- JSON AimdParams: a slider moved anywhere applies to all
+        limit_value  REAL NOT NULL,    -- the real-valued limit
+        last_cut_at  INTEGER,          -- one cut per congestion episode across processes
+        memory       TEXT,             -- JSON: what the controller learned, for one of its kind
+        concurrency  INTEGER NOT NULL, -- max(min, floor(limit)): what admission compares with
+        paused_until INTEGER NOT NULL DEFAULT 0,
+        last_change  TEXT,             -- JSON LimitChange, with its reason
+        version      INTEGER NOT NULL, -- +1 on every change: workers re-read the row when it moved
+        session_at   INTEGER NOT NULL  -- when the first worker of the current session joined
+      );
+
+      -- Slots in flight, per worker, held under a lease: a worker that dies stops counting when
+      -- its lease runs out. Counters are per worker; the console sums them.
+      CREATE TABLE pacing_workers (
+        partition   TEXT NOT NULL,
+        worker      TEXT NOT NULL,
+        slots       INTEGER NOT NULL DEFAULT 0,
+        waiting     INTEGER NOT NULL DEFAULT 0,
+        lease_until INTEGER NOT NULL,
+        throttles   INTEGER NOT NULL DEFAULT 0,
+        successes   INTEGER NOT NULL DEFAULT 0,
+        errors      INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (partition, worker)
+      ) WITHOUT ROWID;
+    `,
+  },
+  {
+    version: 4,
+    name: 'ledger rollups: sums per task type and time bucket, and per batch, kept as rows are written',
+    sql: `
+      -- One row per (bucket width, bucket start, task type): 15 s and 1 h buckets. An execution is
+      -- counted in the bucket of its latest row; row sums in the bucket of each row (see
+      -- ledger-rollups.ts, which keeps these tables in step with the ledger).
+      CREATE TABLE ledger_rollup (
+        span                   INTEGER NOT NULL,
+        bucket                 INTEGER NOT NULL,
+        task_type              TEXT NOT NULL,
+        ${ROLLUP_SUMS}
+        PRIMARY KEY (span, bucket, task_type)
+      ) WITHOUT ROWID;
+
+      CREATE TABLE ledger_batch_rollup (
+        batch_id               TEXT NOT NULL,
+        task_type              TEXT NOT NULL,
+        ${ROLLUP_SUMS}
+        PRIMARY KEY (batch_id, task_type)
+      ) WITHOUT ROWID;
+
+      -- The highest ledger id folded in. Rows are folded by id in pages (ledger-rollups.ts): the
+      -- ledger a database already holds is folded when a Pacer opens it (a page per transaction,
+      -- so other writers are not held up); later rows as they are appended.
+      CREATE TABLE ledger_rollup_state (
+        id         INTEGER PRIMARY KEY CHECK (id = 1),
+        covered_id INTEGER NOT NULL
+      );
+      INSERT INTO ledger_rollup_state (id, covered_id) VALUES (1, 0);
+    `,
+  },
+  {
+    version: 5,
     name: 'compact storage: fingerprints, payloads and results once; counters per batch; views of the v2 tables',
     // compact-storage.ts: the tables, the copy from v2, and the views that keep v2's names.
     sql: COMPACT_STORAGE_SQL,

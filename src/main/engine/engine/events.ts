@@ -4,6 +4,8 @@ import type {
   EventName,
   EventPayloads,
   LimitChangeView,
+  PauseView,
+  PartitionView,
   SchedulerSample,
 } from '../../../shared/contract'
 import type { EngineParts } from './parts'
@@ -24,7 +26,14 @@ export class EngineEvents {
   readonly #changedBatches = new Set<string>()
   readonly #samples: SchedulerSample[] = []
   readonly #changes: LimitChangeView[] = []
+  readonly #pauses: PauseView[] = []
   readonly #lastThrottles = new Map<string, number>()
+  /** Partitions this process sampled since the last flush (its scheduler is active). */
+  readonly #sampled = new Set<string>()
+  /** Partitions sampled at the last flush: one more sample once idle, so the chart falls to zero. */
+  #wasActive = new Set<string>()
+  /** The last change seen per partition, to announce other processes' changes once. */
+  readonly #remoteChanges = new Map<string, string>()
   readonly #timer: NodeJS.Timeout
   #ledgerDirty = false
   #lastLedgerPush = 0
@@ -42,21 +51,14 @@ export class EngineEvents {
       this.#ledgerDirty = true
     })
     runner.on('batch', (id) => this.#changedBatches.add(id))
-    scheduler.on('limit', (c) => this.#changes.push({ ...c }))
+    scheduler.on('limit', (c) => {
+      this.#changes.push({ ...c })
+      this.#remoteChanges.set(c.partition, changeKey(c))
+    })
+    scheduler.on('budget', (c) => this.#changes.push({ ...c }))
+    scheduler.on('pause', (p) => this.#pauses.push({ ...p }))
     scheduler.on('sample', (s) => {
-      for (const p of s.partitions) {
-        const before = this.#lastThrottles.get(p.partition) ?? 0
-        this.#lastThrottles.set(p.partition, p.throttles)
-        this.#samples.push({
-          partition: p.partition,
-          ts: s.ts,
-          limit: p.limit,
-          concurrency: p.concurrency,
-          inflight: p.inflight,
-          waiting: p.waiting,
-          throttles: p.throttles - before,
-        })
-      }
+      for (const p of s.partitions) this.#sampled.add(p.partition)
       this.#ledgerDirty = true
     })
     this.#timer = setInterval(() => {
@@ -85,7 +87,7 @@ export class EngineEvents {
 
   /** Sends what changed since the last flush. */
   flush(): void {
-    const { queue, scheduler, ledger, clock } = this.#parts
+    const { queue, ledger, clock } = this.#parts
     const emitter = this.#emitter
     if (
       emitter.listenerCount('tasks:changed') > 0 &&
@@ -103,12 +105,20 @@ export class EngineEvents {
     }
     this.#changedTasks.clear()
     this.#changedBatches.clear()
-    if (this.#samples.length || this.#changes.length) {
-      emitter.emit('scheduler:changed', {
-        samples: this.#samples.splice(0),
-        changes: this.#changes.splice(0),
-        partitions: scheduler.snapshot(),
-      })
+    if (emitter.listenerCount('scheduler:changed') > 0) {
+      const partitions = this.#sample()
+      if (this.#samples.length || this.#changes.length || this.#pauses.length) {
+        emitter.emit('scheduler:changed', {
+          samples: this.#samples.splice(0),
+          changes: this.#changes.splice(0),
+          pauses: this.#pauses.splice(0),
+          partitions,
+        })
+      }
+    } else {
+      this.#changes.length = 0
+      this.#pauses.length = 0
+      this.#sampled.clear()
     }
     if (this.#ledgerDirty && clock.now() - this.#lastLedgerPush >= this.#ledgerPushEveryMs) {
       this.#ledgerDirty = false
@@ -122,9 +132,59 @@ export class EngineEvents {
     }
   }
 
+  /**
+   * One sample per partition that any process on the database drives (while this one's
+   * scheduler is active, or any process has calls in flight or waiting, and once more after),
+   * with what all processes hold: the console charts a batch the same whoever runs it.
+   */
+  #sample(): PartitionView[] {
+    const { scheduler, clock } = this.#parts
+    const view = scheduler.view()
+    const active = new Set<string>()
+    const ts = clock.now()
+    for (const p of view) {
+      this.#remoteChange(p.lastChange)
+      const sampled = this.#sampled.has(p.partition)
+      const busy = sampled || p.inflight > 0 || p.waiting > 0
+      if (busy) active.add(p.partition)
+      if (!busy && !this.#wasActive.has(p.partition)) continue
+      // A partition first seen mid-session brings its past throttles: they are not news. And
+      // counters restart with a new session: a drop is no throttle.
+      const before = this.#lastThrottles.get(p.partition) ?? (sampled ? 0 : p.throttles)
+      this.#lastThrottles.set(p.partition, p.throttles)
+      this.#samples.push({
+        partition: p.partition,
+        ts,
+        limit: p.limit,
+        concurrency: p.concurrency,
+        inflight: p.inflight,
+        waiting: p.waiting,
+        throttles: Math.max(0, p.throttles - before),
+      })
+    }
+    // Another process spending money changes the ledger too.
+    if (active.size > this.#sampled.size) this.#ledgerDirty = true
+    this.#sampled.clear()
+    this.#wasActive = active
+    return view
+  }
+
+  #remoteChange(change: LimitChangeView | null): void {
+    if (!change) return
+    const key = changeKey(change)
+    const seen = this.#remoteChanges.get(change.partition)
+    this.#remoteChanges.set(change.partition, key)
+    // The first sight of a partition is its history (scheduler:get carries it), not news.
+    if (seen !== undefined && seen !== key) this.#changes.push({ ...change })
+  }
+
   /** Sends what is left and stops the timer. */
   close(): void {
     this.flush()
     clearInterval(this.#timer)
   }
+}
+
+function changeKey(c: LimitChangeView): string {
+  return `${c.ts}|${c.from}|${c.to}|${c.reason}`
 }

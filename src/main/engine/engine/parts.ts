@@ -6,11 +6,14 @@ import { openDatabase } from '../db'
 import { StepWrites } from '../db/step-writes'
 import type { EngineOptions } from '../engine'
 import { Ledger } from '../ledger'
+import type { ControllerKind } from '../pacing/controllers'
+import { controllerFactory } from '../pacing/controllers'
 import { Prices } from '../prices'
 import { createProviders } from '../providers'
 import { createSimProvider } from '../providers/sim'
 import { TaskQueue } from '../queue'
 import { Runner } from '../runner'
+import { SqlitePacingStore } from '../pacing/store-sqlite'
 import { Scheduler } from '../scheduler'
 import { SettingsStore } from '../settings'
 import type { Clock, Provider } from '../types'
@@ -35,6 +38,15 @@ export interface EngineParts {
   /** Every provider by id: the built-in ones and the options' extras. */
   readonly providers: Readonly<Record<string, Provider>>
   readonly runner: Runner
+  /** Which concurrency controller the scheduler runs, and the swap to another one. */
+  readonly controller: ControllerSwitch
+}
+
+/** The scheduler's controller by name: the settings view reads it, the settings handler sets it. */
+export interface ControllerSwitch {
+  readonly kind: ControllerKind
+  /** Swaps every partition's controller at its current limit (and later partitions'). */
+  set(kind: ControllerKind): void
 }
 
 /** One database, one scheduler, one runner, wired as the options say. */
@@ -54,9 +66,33 @@ export function createParts(options: EngineOptions): EngineParts {
     resultTtlMs: options.resultTtlMs ?? stored.resultTtlMs,
     writes,
   })
-  const ledger = new Ledger({ db, prices, clock, writes })
-  // 200 ms: the console's live chart promises at least 4 updates a second, timer drift included.
-  const scheduler = new Scheduler({ clock, params: options.scheduler, sampleIntervalMs: 200 })
+  const ledger = new Ledger({ db, prices, clock, writes, nativeBinding: options.nativeBinding })
+  const workerId =
+    options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`
+  // Every process on the database shares each partition's budget; a dead one's slots come back
+  // after the same lease as its claims (the runner's default: 30 s).
+  const pacingStore = new SqlitePacingStore({ db, leaseMs: options.leaseMs ?? 30_000 })
+  let kind = options.controller ?? stored.controller
+  const scheduler = new Scheduler({
+    clock,
+    params: options.scheduler,
+    createController: controllerFactory(kind),
+    // Pauses on retry-after and header-announced budgets are what users get; tests may opt out.
+    pacing: options.pacing ?? true,
+    store: pacingStore,
+    worker: workerId,
+    // 200 ms: the console's live chart promises at least 4 updates a second, timer drift included.
+    sampleIntervalMs: 200,
+  })
+  const controller: ControllerSwitch = {
+    get kind() {
+      return kind
+    },
+    set(next) {
+      scheduler.setController(controllerFactory(next), `${next} controller`)
+      kind = next
+    },
+  }
   const queue = new TaskQueue(db, clock, writes)
   const secrets: SecretsAccess = options.secrets ?? envSecrets()
   const sim = createSimProvider({ clock, ...options.sim })
@@ -71,8 +107,6 @@ export function createParts(options: EngineOptions): EngineParts {
     }),
     ...options.providers,
   }
-  const workerId =
-    options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`
   const runner = new Runner({
     queue,
     claims,
@@ -85,6 +119,7 @@ export function createParts(options: EngineOptions): EngineParts {
     leaseMs: options.leaseMs,
     writes,
   })
+  scheduler.on('warning', (message) => runner.emit('warning', message))
   return {
     db,
     writes,
@@ -99,5 +134,6 @@ export function createParts(options: EngineOptions): EngineParts {
     secrets,
     providers,
     runner,
+    controller,
   }
 }

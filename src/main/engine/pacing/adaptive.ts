@@ -1,7 +1,9 @@
+import type { LimitCause } from '../../../shared/contract'
 import type { ConcurrencyController, OutcomeContext } from '../aimd'
-import { mergeAimdParams } from '../aimd'
+import { mergeAimdParams, startingLimit } from '../aimd'
 import type { AimdParams, LimitChange, Outcome } from '../types'
 import { SEED_AIMD } from '../types'
+import type { ControllerMemory, ControllerState } from './store'
 
 export interface AdaptiveOptions {
   /**
@@ -10,6 +12,11 @@ export interface AdaptiveOptions {
    * capacity findable: with the seed's 8 s, a probe at least every 16 s. @default 1
    */
   maxProbeDoublings?: number
+  /**
+   * Where the limit starts instead of `initial`: a controller swapped in mid-run starts at the
+   * partition's current limit (clamped into [min, max]), in slow start. @default params.initial
+   */
+  limit?: number
 }
 
 /** What the controller has learned about the partition, for tests and the console. */
@@ -68,7 +75,7 @@ export class AdaptiveController implements ConcurrencyController {
 
   /** A controller for one partition; params are merged over SEED_AIMD and validated. */
   constructor(partition: string, params: Partial<AimdParams> = {}, options: AdaptiveOptions = {}) {
-    const { maxProbeDoublings = 1 } = options
+    const { maxProbeDoublings = 1, limit } = options
     if (!Number.isInteger(maxProbeDoublings) || maxProbeDoublings < 0) {
       throw new TypeError(
         `Expected \`maxProbeDoublings\` to be an integer >= 0, got \`${String(maxProbeDoublings)}\``,
@@ -77,7 +84,7 @@ export class AdaptiveController implements ConcurrencyController {
     this.partition = partition
     this.#maxProbeDoublings = maxProbeDoublings
     this.#params = mergeAimdParams(SEED_AIMD, params)
-    this.#limit = this.#params.initial
+    this.#limit = startingLimit(this.#params, limit)
   }
 
   get params(): AimdParams {
@@ -138,7 +145,7 @@ export class AdaptiveController implements ConcurrencyController {
       this.#lastCutAt = now
     }
     const target = initialChanged ? next.initial : this.#limit
-    return this.#set(Math.min(next.max, Math.max(next.min, target)), now, 'operator')
+    return this.#set(Math.min(next.max, Math.max(next.min, target)), now, 'operator', 'operator')
   }
 
   #onSuccess({ now, sentAt, inflight }: OutcomeContext): LimitChange | null {
@@ -159,15 +166,20 @@ export class AdaptiveController implements ConcurrencyController {
     if (this.#ceiling === null) {
       const step = this.#slowStart ? 1 : p.increase
       const reason = this.#slowStart ? `slow start +${step}` : `growth +${step}`
-      return this.#set(Math.min(p.max, this.#limit + step), now, reason)
+      return this.#set(Math.min(p.max, this.#limit + step), now, reason, 'growth')
     }
     const target = Math.min(p.max, Math.max(p.min, this.#ceiling - 1))
     if (this.#limit < target) {
-      return this.#set(Math.min(target, this.#limit + p.increase), now, `recovery +${p.increase}`)
+      return this.#set(
+        Math.min(target, this.#limit + p.increase),
+        now,
+        `recovery +${p.increase}`,
+        'growth',
+      )
     }
     if (this.#probing || now < this.#nextProbeAt || this.#ceiling > p.max) return null
     this.#probing = true
-    return this.#set(this.#ceiling, now, `probe ${this.#ceiling}`)
+    return this.#set(this.#ceiling, now, `probe ${this.#ceiling}`, 'probe')
   }
 
   #onPushback(
@@ -193,6 +205,7 @@ export class AdaptiveController implements ConcurrencyController {
     this.#lastCutAt = now
     let to: number
     let reason: string
+    let cause: LimitCause = 'throttle'
     if (outcome === 'timeout') {
       const factor = (1 + p.decrease) / 2
       to = this.#limit * factor
@@ -205,6 +218,7 @@ export class AdaptiveController implements ConcurrencyController {
       this.#ceiling = refusedAt
       to = Math.max(this.#held, this.#limit * p.decrease)
       reason = wasProbing ? `probe refused, back to ${to}` : `throttle x${p.decrease}`
+      if (wasProbing) cause = 'probe'
     } else {
       // Refused at or below a level that held: the capacity dropped, what held no longer does,
       // and refused probes above the old level say nothing about the new one.
@@ -216,10 +230,49 @@ export class AdaptiveController implements ConcurrencyController {
     }
     const doublings = Math.min(this.#refusedProbes, this.#maxProbeDoublings)
     this.#nextProbeAt = now + p.cooldownMs * 2 ** doublings
-    return this.#set(Math.max(p.min, to), now, reason)
+    return this.#set(Math.max(p.min, to), now, reason, cause)
   }
 
-  #set(to: number, now: number, reason: string): LimitChange | null {
+  /** Everything it learned, so every worker of a shared partition runs as one controller. */
+  exportState(): ControllerState {
+    return {
+      limit: this.#limit,
+      lastCutAt: finiteOrNull(this.#lastCutAt),
+      memory: {
+        kind: 'adaptive',
+        slowStart: this.#slowStart,
+        held: this.#held,
+        ceiling: this.#ceiling,
+        refusedProbes: this.#refusedProbes,
+        nextProbeAt: finiteOrNull(this.#nextProbeAt),
+        probing: this.#probing,
+        levelSince: finiteOrNull(this.#levelSince),
+        levelWins: this.#levelWins,
+      },
+    }
+  }
+
+  importState(state: ControllerState): void {
+    this.#limit = state.limit
+    this.#lastCutAt = state.lastCutAt ?? Number.NEGATIVE_INFINITY
+    const m = state.memory
+    if (m?.kind !== 'adaptive') {
+      // Another kind drives the partition: keep what this one learned, but a cut means congestion
+      // was seen, and slow start is over.
+      if (state.lastCutAt !== null) this.#slowStart = false
+      return
+    }
+    this.#slowStart = m['slowStart'] === true
+    this.#held = numberOr(m, 'held', 0)
+    this.#ceiling = typeof m['ceiling'] === 'number' ? m['ceiling'] : null
+    this.#refusedProbes = numberOr(m, 'refusedProbes', 0)
+    this.#nextProbeAt = numberOr(m, 'nextProbeAt', Number.NEGATIVE_INFINITY)
+    this.#probing = m['probing'] === true
+    this.#levelSince = numberOr(m, 'levelSince', Number.NEGATIVE_INFINITY)
+    this.#levelWins = numberOr(m, 'levelWins', 0)
+  }
+
+  #set(to: number, now: number, reason: string, cause: LimitCause): LimitChange | null {
     const from = this.#limit
     if (to === from) return null
     const before = this.concurrency
@@ -228,6 +281,16 @@ export class AdaptiveController implements ConcurrencyController {
       this.#levelSince = now
       this.#levelWins = 0
     }
-    return { partition: this.partition, ts: now, from, to, reason }
+    return { partition: this.partition, ts: now, from, to, reason, cause }
   }
+}
+
+// JSON has no infinities: "never" travels as null.
+function finiteOrNull(ms: number): number | null {
+  return Number.isFinite(ms) ? ms : null
+}
+
+function numberOr(memory: ControllerMemory, field: string, fallback: number): number {
+  const value = memory[field]
+  return typeof value === 'number' && Number.isFinite(value) ? value : fallback
 }

@@ -1,6 +1,8 @@
+import type { PauseView } from '../../../shared/contract'
 import { retryAfterMs, retryDelayMs } from '../classify'
-import type { Outcome } from '../types'
+import type { LimitChange, Outcome } from '../types'
 import type {
+  BudgetChange,
   BudgetDimension,
   BudgetReading,
   CallEstimate,
@@ -28,6 +30,15 @@ export interface PacingOptions {
   resumeJitterMs?: number
   /** Random numbers in [0, 1) for the jitter. @default Math.random */
   random?: () => number
+  /**
+   * A refusal that announces no wait while the limit sits at its floor (nothing left to cut)
+   * pauses the partition for this long, doubling per such refusal up to maxBackoffMs, half of it
+   * jittered; a success starts again from here. Without it a provider that refuses even one call
+   * at a time would be sent each retry as soon as the refusal arrives. @default 250
+   */
+  backoffMs?: number
+  /** @default 30_000 */
+  maxBackoffMs?: number
 }
 
 /** What the caller knows of a call's answer, for pacing: its headers and real usage. */
@@ -36,13 +47,8 @@ export interface CallAnswer {
   usage?: CallUsage
 }
 
-export interface PauseChange {
-  partition: string
-  ts: number
-  /** Until when no call of the partition is admitted (epoch ms), jitter included. */
-  until: number
-  reason: string
-}
+/** A pause that began or grew longer: the contract's view of it. */
+export type PauseChange = PauseView
 
 /** A partition's pacing state, for tests and the console. */
 export interface PacingSnapshot {
@@ -61,6 +67,8 @@ export function checkPacingOptions(options: PacingOptions): Required<PacingOptio
     windowMs = 60_000,
     resumeJitterMs = 1000,
     random = Math.random,
+    backoffMs = 250,
+    maxBackoffMs = 30_000,
   } = options
   if (!(Number.isFinite(resumeJitterMs) && resumeJitterMs >= 0)) {
     throw new TypeError(
@@ -70,9 +78,25 @@ export function checkPacingOptions(options: PacingOptions): Required<PacingOptio
   if (typeof random !== 'function') {
     throw new TypeError(`Expected \`random\` to be a function, got \`${String(random)}\``)
   }
+  if (!(Number.isFinite(backoffMs) && backoffMs > 0)) {
+    throw new TypeError(`Expected \`backoffMs\` to be a number > 0, got \`${String(backoffMs)}\``)
+  }
+  if (!(Number.isFinite(maxBackoffMs) && maxBackoffMs >= backoffMs)) {
+    throw new TypeError(
+      `Expected \`maxBackoffMs\` to be a number >= backoffMs, got \`${String(maxBackoffMs)}\``,
+    )
+  }
   // RateBudget validates windowMs.
   new RateBudget({ windowMs })
-  return { pause: pause !== false, budget: budget !== false, windowMs, resumeJitterMs, random }
+  return {
+    pause: pause !== false,
+    budget: budget !== false,
+    windowMs,
+    resumeJitterMs,
+    random,
+    backoffMs,
+    maxBackoffMs,
+  }
 }
 
 /** What settling a call decided. */
@@ -84,6 +108,8 @@ export interface Settled {
    * so the concurrency limit should hold instead of being cut.
    */
   absorbed: boolean
+  /** Budgets whose announced limit this answer changed (cause `headers`). */
+  budgets: LimitChange[]
 }
 
 /** One partition's pause and rate budget; the scheduler asks it before each admission. */
@@ -92,6 +118,8 @@ export class PartitionPacing {
   readonly #o: Required<PacingOptions>
   readonly #budget: RateBudget
   #pausedUntil = Number.NEGATIVE_INFINITY
+  // Refusals in a row that only the floor backoff could answer.
+  #backoffs = 0
   #wake: NodeJS.Timeout | undefined
   #wakeAt = Number.POSITIVE_INFINITY
 
@@ -146,30 +174,58 @@ export class PartitionPacing {
    */
   settle(now: number, reservation: Reservation, outcome: Outcome, answer?: CallAnswer): Settled {
     const refused = outcome === 'throttled' || outcome === 'overloaded'
+    if (outcome === 'ok' || outcome === 'near_limit') this.#backoffs = 0
     const headers = answer?.headers
     const reading = refused && headers ? readBudgetHeaders(headers, now) : undefined
     const absorbed =
       this.#o.budget && outcome === 'throttled' && !!reading && exhausted(reading, reservation)
-    if (this.#o.budget) {
-      this.#budget.settle(now, reservation, { refused, headers, usage: answer?.usage })
-    }
-    if (!refused || !this.#o.pause || !headers) return { pause: null, absorbed }
+    const budgets = this.#o.budget
+      ? this.#budget
+          .settle(now, reservation, { refused, headers, usage: answer?.usage })
+          .map((c) => this.#budgetChange(now, c))
+      : []
+    if (!refused || !this.#o.pause || !headers) return { pause: null, absorbed, budgets }
     // With a budget the model waits exactly for the refill; a reset is when the bucket is full
     // again (both vendors), far later than the next call fits.
     const paced = this.#o.budget && reading !== undefined
     const wait = retryAfterMs(headers, now) ?? (paced ? undefined : retryDelayMs(headers, now))
-    if (wait === undefined || wait <= 0) return { pause: null, absorbed }
+    if (wait === undefined || wait <= 0) return { pause: null, absorbed, budgets }
     const jitter = this.#o.random() * Math.min(this.#o.resumeJitterMs, wait * 0.2)
-    const until = Math.ceil(now + wait + jitter)
-    if (until <= this.#pausedUntil) return { pause: null, absorbed }
+    return { pause: this.#pauseUntil(now, Math.ceil(now + wait + jitter), ''), absorbed, budgets }
+  }
+
+  /**
+   * A refusal the answer gave no wait for, while the limit cannot be cut any lower: pauses the
+   * partition for an exponential backoff (half of it jittered), or null when pauses are off.
+   */
+  backoff(now: number): PauseChange | null {
+    if (!this.#o.pause) return null
+    const cap = Math.min(
+      this.#o.maxBackoffMs,
+      this.#o.backoffMs * 2 ** Math.min(this.#backoffs, 20),
+    )
+    this.#backoffs++
+    const wait = cap / 2 + this.#o.random() * (cap / 2)
+    return this.#pauseUntil(now, Math.ceil(now + wait), ' (refused at the floor: backing off)')
+  }
+
+  #pauseUntil(now: number, until: number, why: string): PauseChange | null {
+    if (until <= this.#pausedUntil) return null
     this.#pausedUntil = until
-    const pause = {
+    const reason = `paused until ${new Date(until).toISOString()}${why}`
+    return { partition: this.#partition, ts: now, until, reason }
+  }
+
+  #budgetChange(now: number, c: BudgetChange): LimitChange {
+    const per = this.#o.windowMs === 60_000 ? '/min' : ` per ${this.#o.windowMs / 1000} s`
+    return {
       partition: this.#partition,
       ts: now,
-      until,
-      reason: `paused until ${new Date(until).toISOString()}`,
+      from: c.from ?? 0,
+      to: c.to,
+      reason: `headers: ${c.dimension} ${c.to}${per}`,
+      cause: 'headers',
     }
-    return { pause, absorbed }
   }
 
   snapshot(now: number): PacingSnapshot {

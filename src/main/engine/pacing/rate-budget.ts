@@ -20,6 +20,13 @@ export interface DimensionReading {
 
 export type BudgetReading = Partial<Record<BudgetDimension, DimensionReading>>
 
+/** An announced limit that an answer changed (from null: the first one announced). */
+export interface BudgetChange {
+  dimension: BudgetDimension
+  from: number | null
+  to: number
+}
+
 /** What a call is expected to cost, before it is sent. */
 export interface CallEstimate {
   /** Estimated input tokens. @default 0 */
@@ -220,12 +227,13 @@ export class RateBudget {
   /**
    * Settles a call with what its answer said: resynchronises from its headers, gives a refused
    * call's cost back, corrects an estimate with real usage, and learns the estimate's error.
+   * Returns the announced limits the answer changed.
    */
   settle(
     now: number,
     reservation: Reservation,
     answer: { refused: boolean; headers?: Record<string, string>; usage?: CallUsage },
-  ): void {
+  ): BudgetChange[] {
     // A refused call cost nothing; an answer without usage keeps its estimate.
     const actual = answer.refused
       ? costOf(NOTHING, 0)
@@ -235,15 +243,15 @@ export class RateBudget {
     if (answer.usage && !answer.refused) this.#learn(reservation.estimatedInput, answer.usage)
     const reading = answer.headers ? readBudgetHeaders(answer.headers, now) : undefined
     if (reading && reservation.seq > this.#syncedSeq) {
-      this.#sync(now, reservation, reading)
-      return
+      return this.#sync(now, reservation, reading)
     }
     // An answer already read from a later call counted this one as the provider saw it.
-    if (!actual || reservation.seq <= this.#syncedSeq) return
+    if (!actual || reservation.seq <= this.#syncedSeq) return []
     for (const [dim, state] of this.#dims) {
       state.level = this.#level(state, now) - (actual[dim] - reservation.cost[dim])
       state.at = now
     }
+    return []
   }
 
   /** Every announced budget as the model sees it now. */
@@ -259,12 +267,15 @@ export class RateBudget {
     return out
   }
 
-  #sync(now: number, reservation: Reservation, reading: BudgetReading): void {
+  #sync(now: number, reservation: Reservation, reading: BudgetReading): BudgetChange[] {
     this.#syncedSeq = reservation.seq
     this.#syncedSpent = { ...reservation.spentAfter }
+    const changes: BudgetChange[] = []
     for (const dim of BUDGET_DIMENSIONS) {
       const r = reading[dim]
       if (!r) continue
+      const before = this.#dims.get(dim)?.limit ?? null
+      if (before !== r.limit) changes.push({ dimension: dim, from: before, to: r.limit })
       let ratePerMs = r.limit / this.#windowMs
       // A reset far out that refills slower than the window implies is a longer window (a daily
       // quota): believe it. Short resets are rounded to the second by Anthropic, so never those.
@@ -276,6 +287,7 @@ export class RateBudget {
       const admittedSince = this.#spent[dim] - reservation.spentAfter[dim]
       this.#dims.set(dim, { limit: r.limit, ratePerMs, level: refilled - admittedSince, at: now })
     }
+    return changes
   }
 
   #learn(estimated: number, usage: CallUsage): void {

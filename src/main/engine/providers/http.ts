@@ -262,6 +262,8 @@ export function toProviderResponse(
           ? `HTTP ${status}${answer.statusText ? ` ${answer.statusText}` : ''}`
           : snippet(answer.raw)),
     }
+    const codes = errorCodes(json)
+    if (codes) response.errorCodes = codes
   }
   return redactResponse(response, secret)
 }
@@ -274,6 +276,15 @@ function errorMessage(json: unknown): string | undefined {
     if (typeof c === 'string' && c.trim() !== '') return truncate(c.trim(), 1000)
   }
   return undefined
+}
+
+/** The vendor's machine-readable error kinds: OpenAI `error.code` and `error.type`, Anthropic `error.type`. */
+function errorCodes(json: unknown): string[] | undefined {
+  const error = field(json, 'error')
+  const codes = [field(error, 'code'), field(error, 'type')]
+    .filter((c): c is string => typeof c === 'string' && c.trim() !== '')
+    .map((c) => truncate(c.trim(), 100))
+  return codes.length > 0 ? codes : undefined
 }
 
 /** A short readable excerpt of a non-JSON body: an HTML error page's title, else its text. */
@@ -368,6 +379,7 @@ function redactResponse(response: ProviderResponse, secret: string | null): Prov
     headers[name] = redact(value, secret)
   const out: ProviderResponse = { ...response, headers }
   if (out.error !== undefined) out.error = redact(out.error, secret)
+  if (out.errorCodes) out.errorCodes = out.errorCodes.map((c) => redact(c, secret))
   // A model cannot know the key (it is never in the prompt); scrubbing text is a last line of
   // defence, skipped for toy keys ('x', 'none') that would mangle ordinary words.
   if (out.text !== undefined && secret.length >= 8) out.text = redact(out.text, secret)

@@ -63,13 +63,28 @@ export function createSimProvider(options: SimProviderOptions = {}): Provider {
   // would fail the same request forever.
   const errorStreaks = new Map<string, number>()
 
-  function throttled(model: string, waitMs: number, now: number): ProviderResponse {
+  /**
+   * A 429 whose headers tell the truth: a refusal of the request budget says it is exhausted and
+   * when it refills; a refusal beyond the concurrency capacity says how much budget is left (a
+   * pacing scheduler would otherwise take it for an exhausted budget, not for too many at once).
+   */
+  function throttled(
+    model: string,
+    waitMs: number,
+    now: number,
+    cause: 'requests' | 'concurrency',
+  ): ProviderResponse {
     const wait = Math.max(1, Math.ceil(waitMs))
+    // No request budget (--sim-rpm 0): a refusal is only ever about concurrency, with no budget to tell.
+    const budget = !window
+      ? {}
+      : cause === 'requests'
+        ? { ...window.headers(now, 0), 'x-ratelimit-reset-requests': formatDuration(wait) }
+        : window.headers(now, Math.max(0, requestsPerMinute - window.count(now)))
     return {
       status: 429,
       headers: {
-        ...window?.headers(now, 0),
-        'x-ratelimit-reset-requests': formatDuration(wait),
+        ...budget,
         'retry-after': String(Math.ceil(wait / 1000)),
         'retry-after-ms': String(wait),
       },
@@ -95,7 +110,7 @@ export function createSimProvider(options: SimProviderOptions = {}): Provider {
     if (window && window.count(arrival) >= requestsPerMinute) {
       const waitMs = window.freesAt(arrival) - arrival
       return delay(THROTTLE_LATENCY_MS * latencyScale, signal, () =>
-        throttled(model, waitMs, clock.now()),
+        throttled(model, waitMs, clock.now(), 'requests'),
       )
     }
     if (inflight.size >= capacity) {
@@ -103,7 +118,7 @@ export function createSimProvider(options: SimProviderOptions = {}): Provider {
         let earliest = Number.POSITIVE_INFINITY
         for (const c of inflight) earliest = Math.min(earliest, c.endsAt)
         const waitMs = Number.isFinite(earliest) ? earliest - performance.now() : 1
-        return throttled(model, waitMs, clock.now())
+        return throttled(model, waitMs, clock.now(), 'concurrency')
       })
     }
 

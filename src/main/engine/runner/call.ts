@@ -1,6 +1,7 @@
 // One provider call of one step: admitted by the scheduler, classified, put on the ledger, and
 // retried on throttles and transient errors.
-import { classify, isDeterministicFailure, retryDelayMs } from '../classify'
+import { classify, isDeterministicFailure, quotaExhausted, retryDelayMs } from '../classify'
+import { estimateTokens } from '../prompt'
 import type { ChatMessage, LedgerOutcome, Outcome, Provider, ProviderResponse } from '../types'
 import { checkBatch, StopSignal, type Active, type CallResult, type RunContext } from './context'
 import { estimateUsage, ledgerRow, ZERO_USAGE } from './ledger-rows'
@@ -12,6 +13,8 @@ export interface StepCall {
   step: number
   /** Null for an audit-mode duplicate, which owns no claim. */
   epoch: number | null
+  /** The answer's cap, when the step sets one: the output estimate for the rate budget. */
+  maxOutputTokens?: number
 }
 
 /** One request's answer (or the failure standing in for it), with its ledger row's fields. */
@@ -48,6 +51,17 @@ export async function callProvider(
       outcome: pushback ? 'throttled' : 'error',
     })
     const message = response.error ?? `HTTP ${response.status}`
+    const quota = quotaExhausted(response)
+    if (quota !== undefined) {
+      // Retrying spends nothing but time until someone adds credit: fail now, say why.
+      return {
+        kind: 'failed',
+        deterministic: true,
+        quota: true,
+        error: quota,
+        status: response.status,
+      }
+    }
     if (pushback) {
       throttles++
       if (throttles > o.maxThrottleRetries) {
@@ -58,6 +72,10 @@ export async function callProvider(
           status: response.status || null,
         }
       }
+      // A pacing scheduler pauses the whole partition on the refusal's retry-after (or backs off
+      // at the floor) and holds admissions to the announced budget: the retry queues at once and
+      // goes when it says. Sleeping here as well would wait twice.
+      if (o.scheduler.paced) continue
       const wait = retryDelayMs(response.headers, o.clock.now()) ?? backoffMs(throttles)
       await sleep(Math.min(wait, 60_000), active.controller.signal)
       continue
@@ -83,14 +101,16 @@ async function send(
   ctx: RunContext,
   active: Active,
   provider: Provider,
-  { messages, step, epoch }: StepCall,
+  { messages, step, epoch, maxOutputTokens }: StepCall,
   notStarted: boolean,
 ): Promise<Sent> {
   const { task } = active
   const { scheduler, clock, ledger } = ctx.o
   const partition = `${task.provider}:${task.model}`
   checkBatch(ctx, task, notStarted)
-  const permit = await scheduler.acquire(partition, active.controller.signal)
+  // What the call should cost, for a partition paced by an announced token budget.
+  const estimate = { inputTokens: estimateTokens(messages), outputTokens: maxOutputTokens ?? 0 }
+  const permit = await scheduler.acquire(partition, active.controller.signal, estimate)
   try {
     // The wait for a slot may have been long: look again before sending.
     checkBatch(ctx, task, notStarted)
@@ -105,7 +125,12 @@ async function send(
   let response: ProviderResponse
   let outcome: Outcome
   try {
-    response = await provider.call({ model: task.model, messages: [...messages], signal })
+    response = await provider.call({
+      model: task.model,
+      messages: [...messages],
+      maxOutputTokens,
+      signal,
+    })
     outcome = classify(response, scheduler.getParams(partition).nearLimitRemaining)
   } catch (err) {
     if (signal.aborted && !limit.timedOut()) {
@@ -134,7 +159,8 @@ async function send(
   } finally {
     limit.clear()
   }
-  permit.release(outcome)
+  // Headers and real usage settle the partition's rate budget and may pause it.
+  permit.release(outcome, { headers: response.headers, usage: response.usage })
   const latencyMs = clock.now() - permit.sentAt
   return {
     response,

@@ -17,7 +17,14 @@ export type Finish =
 export type CallResult =
   | { kind: 'ok'; text: string; usage: Usage; costMicros: number | null }
   | { kind: 'lost'; text: string }
-  | { kind: 'failed'; deterministic: boolean; error: string; status: number | null }
+  | {
+      kind: 'failed'
+      deterministic: boolean
+      error: string
+      status: number | null
+      /** The account is out of quota/credit: about the setup, never kept as the task's result. */
+      quota?: boolean
+    }
 
 export class StopSignal extends Error {
   /** stop: this runner shuts down; pause: the batch was paused; cancel: it was cancelled. */

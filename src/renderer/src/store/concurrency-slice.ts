@@ -2,6 +2,7 @@ import type {
   AimdParamsPatch,
   LimitChangeView,
   PartitionView,
+  PauseView,
   Reply,
 } from '../../../shared/contract'
 import { call } from './api'
@@ -17,6 +18,8 @@ export interface ConcurrencySlice {
   schedulerLoaded: boolean
   /** Newest first. */
   limitChanges: LimitChangeView[]
+  /** Partition pauses, newest first: the change list shows them, the charts shade them. */
+  pauses: PauseView[]
   applyToAll: boolean
   /**
    * Accepted parameter changes per partition, counted: a slider whose own change was refused
@@ -27,6 +30,7 @@ export interface ConcurrencySlice {
   loadScheduler(): Promise<void>
   setPartitions(partitions: readonly PartitionView[]): void
   addLimitChanges(changes: readonly LimitChangeView[]): void
+  addPauses(pauses: readonly PauseView[]): void
   setApplyToAll(on: boolean): void
   setSchedulerParams(partition: string, params: AimdParamsPatch): Promise<Reply<PartitionView[]>>
 }
@@ -44,6 +48,7 @@ export const createConcurrencySlice: SliceCreator<ConcurrencySlice> = (set, get)
   partitions: [],
   schedulerLoaded: false,
   limitChanges: [],
+  pauses: [],
   applyToAll: false,
   paramChanges: {},
 
@@ -58,6 +63,14 @@ export const createConcurrencySlice: SliceCreator<ConcurrencySlice> = (set, get)
       .filter((c): c is LimitChangeView => c !== null)
     set({ partitions: mergePartitions(get().partitions, reply.value), schedulerLoaded: true })
     if (get().limitChanges.length === 0) get().addLimitChanges(seeded)
+    // A pause under way when the page opened: its start is unknown, so it is shaded from now.
+    const now = Date.now()
+    get().addPauses(
+      reply.value
+        .filter((p) => p.pausedUntil !== null && p.pausedUntil > now)
+        .filter((p) => !get().pauses.some((x) => x.partition === p.partition && x.until >= now))
+        .map((p) => pauseOf(p.partition, now, p.pausedUntil as number)),
+    )
     // An idle engine sends no samples: without a first point a freshly opened chart is blank.
     seedSamples(reply.value, Date.now())
   },
@@ -74,6 +87,16 @@ export const createConcurrencySlice: SliceCreator<ConcurrencySlice> = (set, get)
     set({ limitChanges: merged.slice(0, MAX_CHANGES) })
   },
 
+  addPauses: (pauses) => {
+    if (pauses.length === 0) return
+    const key = (p: PauseView) => `${p.partition}|${p.ts}|${p.until}`
+    const seen = new Set(get().pauses.map(key))
+    const fresh = pauses.filter((p) => !seen.has(key(p)))
+    if (fresh.length === 0) return
+    const merged = [...fresh, ...get().pauses].sort((a, b) => b.ts - a.ts)
+    set({ pauses: merged.slice(0, MAX_CHANGES) })
+  },
+
   setApplyToAll: (applyToAll) => set({ applyToAll }),
 
   setSchedulerParams: async (partition, params) => {
@@ -87,3 +110,7 @@ export const createConcurrencySlice: SliceCreator<ConcurrencySlice> = (set, get)
     return reply
   },
 })
+
+function pauseOf(partition: string, ts: number, until: number): PauseView {
+  return { partition, ts, until, reason: `paused until ${new Date(until).toISOString()}` }
+}

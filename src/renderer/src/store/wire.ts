@@ -48,6 +48,7 @@ export function wirePacer(): () => void {
         pushSamples(e.samples)
         if (e.partitions.length) setPartitions(e.partitions)
         store().addLimitChanges(e.changes)
+        store().addPauses(e.pauses)
       }),
     ),
     api.onLedgerChanged(

@@ -49,17 +49,22 @@ describe('openDatabase', () => {
   it('creates the folder, the schema tables and the migrations rows on a fresh file', () => {
     const file = path.join(dir, 'nested', 'deeper', 'pacer.db')
     const db = track(openDatabase(file, { clock: fixedClock(1234) }))
-    // claims, ledger and tasks are views of the compact tables since v3 (same names, same columns).
+    // claims, ledger and tasks are views of the compact tables since migration 5 (same names, same columns).
     expect(tables(db)).toEqual([
       'batches',
       'claims',
       'fingerprints',
       'idempotency_keys',
       'ledger',
+      'ledger_batch_rollup',
       'ledger_labels',
+      'ledger_rollup',
+      'ledger_rollup_state',
       'ledger_rows',
       'migrations',
       'names',
+      'pacing_partitions',
+      'pacing_workers',
       'results',
       'settings',
       'task_queue',

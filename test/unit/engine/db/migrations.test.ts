@@ -7,6 +7,10 @@ import Database from 'better-sqlite3'
 import { describe, expect, it } from 'vitest'
 import { openDatabase } from '../../../../src/main/engine/db'
 import { MIGRATIONS } from '../../../../src/main/engine/db/schema'
+import { SqlitePacingStore } from '../../../../src/main/engine/pacing/store-sqlite'
+import { SEED_AIMD } from '../../../../src/main/engine/types'
+import { Ledger } from '../../../../src/main/engine/ledger'
+import { Prices } from '../../../../src/main/engine/prices'
 
 const file = () => join(mkdtempSync(join(tmpdir(), 'pacer-mig-')), 'pacer.db')
 
@@ -43,7 +47,52 @@ describe('migration 2: batches.driver', () => {
   })
 })
 
-describe('migration 3: compact storage', () => {
+describe('migration 3: the shared pacing budget', () => {
+  it('keeps every v2 row and adds the empty pacing tables a SqlitePacingStore runs on', () => {
+    const path = file()
+    const v2 = openDatabase(path, { migrations: MIGRATIONS.slice(0, 2) })
+    v2.prepare(
+      `INSERT INTO batches(id, name, source, source_hash, state, audit, created_at, updated_at, driver)
+       VALUES ('b1', 'run.jsonl', '/tmp/run.jsonl', 'h', 'running', 0, 1, 2, 'host:7:abc')`,
+    ).run()
+    v2.prepare("INSERT INTO settings(key, value) VALUES ('audit', 'true')").run()
+    v2.close()
+
+    const v3 = openDatabase(path)
+    try {
+      expect(v3.prepare('SELECT version FROM migrations ORDER BY version').pluck().all()).toEqual(
+        MIGRATIONS.map((m) => m.version),
+      )
+      expect(v3.prepare('SELECT id, state, driver FROM batches').all()).toEqual([
+        { id: 'b1', state: 'running', driver: 'host:7:abc' },
+      ])
+      expect(v3.prepare('SELECT value FROM settings').pluck().all()).toEqual(['true'])
+      expect(v3.prepare('SELECT COUNT(*) FROM pacing_partitions').pluck().get()).toBe(0)
+      expect(v3.prepare('SELECT COUNT(*) FROM pacing_workers').pluck().get()).toBe(0)
+
+      const store = new SqlitePacingStore({ db: v3 })
+      const params = { ...SEED_AIMD, initial: 3 }
+      const { created } = store.join('sim:a', 'w1', { params, controller: stateAt(3) }, 100)
+      expect(created).toBe(true)
+      expect(store.admit('sim:a', 'w1', 100, 0)).toMatchObject({ admitted: true, inflight: 1 })
+      expect(
+        v3.prepare('SELECT partition, limit_value, concurrency FROM pacing_partitions').all(),
+      ).toEqual([{ partition: 'sim:a', limit_value: 3, concurrency: 3 }])
+      // One slot row per worker and partition: a second insert must fail, not double-count.
+      expect(() =>
+        v3
+          .prepare(
+            "INSERT INTO pacing_workers(partition, worker, slots, lease_until) VALUES ('sim:a', 'w1', 1, 0)",
+          )
+          .run(),
+      ).toThrow(/UNIQUE|PRIMARY/)
+    } finally {
+      v3.close()
+    }
+  })
+})
+
+describe('migration 5: compact storage', () => {
   const FP_A = 'a'.repeat(64)
   const FP_B = 'b'.repeat(64)
 
@@ -91,7 +140,14 @@ describe('migration 3: compact storage', () => {
       .all(),
     tasks: db.prepare('SELECT * FROM tasks ORDER BY id').all(),
     claims: db.prepare('SELECT * FROM claims ORDER BY fp').all(),
-    ledger: db.prepare('SELECT * FROM ledger ORDER BY id').all(),
+    // fp_id is the view's one column v2 did not have (an index key for joins by execution).
+    ledger: db
+      .prepare('SELECT * FROM ledger ORDER BY id')
+      .all()
+      .map((r) => {
+        const { fp_id: _fpId, ...v2 } = r as Record<string, unknown>
+        return v2
+      }),
     keys: db.prepare('SELECT * FROM idempotency_keys').all(),
   })
 
@@ -176,6 +232,45 @@ describe('migration 3: compact storage', () => {
       })
     } finally {
       v3.close()
+    }
+  })
+})
+
+function stateAt(limit: number) {
+  return { limit, lastCutAt: null, memory: null }
+}
+describe('migration 4: ledger rollups', () => {
+  it('folds the ledger a database already holds, the first time a ledger is opened on it', () => {
+    const path = file()
+    const before = MIGRATIONS.findIndex((m) => m.name.startsWith('ledger rollups'))
+    const old = openDatabase(path, { migrations: MIGRATIONS.slice(0, before) })
+    const insert = old.prepare(
+      `INSERT INTO ledger (ts, task_id, batch_id, fp, worker, task_type, provider, model, step,
+         input_tokens, output_tokens, cost_micros, saved_micros, outcome, epoch)
+       VALUES (?, ?, 'b1', ?, 'w', 'classify', 'sim', 'sim-small', 1, ?, 0, ?, ?, ?, ?)`,
+    )
+    insert.run(1_000, 1, 'fa', 1_000, 3_000, null, 'executed', 1)
+    insert.run(2_000, 2, 'fa', 0, 0, 3_000, 'reused', null)
+    insert.run(3_000, 3, 'fb', 500, 1_500, null, 'duplicate', 1)
+    old.close()
+
+    const db = openDatabase(path)
+    try {
+      expect(db.prepare('SELECT covered_id FROM ledger_rollup_state').pluck().get()).toBe(0)
+      const ledger = new Ledger({ db, prices: new Prices() })
+      expect(db.prepare('SELECT covered_id FROM ledger_rollup_state').pluck().get()).toBe(3)
+      expect(ledger.totals()).toMatchObject({
+        runs: 3,
+        executed: 1,
+        reused: 1,
+        duplicates: 1,
+        costMicros: 4_500,
+        savedMicros: 3_000,
+        wastedMicros: 1_500,
+      })
+      expect(ledger.totals({ batchId: 'b1' })).toEqual(ledger.totals())
+    } finally {
+      db.close()
     }
   })
 })

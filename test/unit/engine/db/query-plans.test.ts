@@ -4,7 +4,8 @@
 import type Database from 'better-sqlite3'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { openDatabase } from '../../../../src/main/engine/db'
-import { GROWING_TABLES, HOT_QUERIES } from '../../../../src/main/engine/db/hot-queries'
+import { HOT_QUERIES } from '../../../../src/main/engine/db/hot-queries'
+import { fullScans as scansOf } from '../../../helpers/query-plans'
 
 let db: Database.Database
 beforeEach(() => {
@@ -12,24 +13,7 @@ beforeEach(() => {
 })
 afterEach(() => db.close())
 
-/** The plan's lines that read a growing table from end to end (by name or by its alias). */
-function fullScans(sql: string): string[] {
-  const positional = (sql.match(/\?/g) ?? []).length
-  const named = [...new Set([...sql.matchAll(/@(\w+)/g)].map((m) => m[1] as string))]
-  const params = named.length
-    ? [Object.fromEntries(named.map((n) => [n, null]))]
-    : Array<null>(positional).fill(null)
-  const plan = db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]
-  return plan
-    .map((p) => p.detail)
-    .filter((detail) => {
-      const scanned = /^SCAN (\w+)/.exec(detail)?.[1]
-      if (!scanned) return false
-      if (GROWING_TABLES.includes(scanned)) return true
-      const aliasOf = new RegExp(`\\b(${GROWING_TABLES.join('|')})\\s+(AS\\s+)?${scanned}\\b`, 'i')
-      return aliasOf.test(sql)
-    })
-}
+const fullScans = (sql: string) => scansOf(db, sql)
 
 describe('hot queries', () => {
   it.each(Object.entries(HOT_QUERIES))('%s reads no growing table end to end', (_name, sql) => {

@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest'
-import type { LimitChangeView, PartitionView } from '../../../../src/shared/contract'
+import type { LimitChangeView, PartitionView, PauseView } from '../../../../src/shared/contract'
+import { pauseBands } from '../../../../src/renderer/src/features/concurrency/pause-bands'
 import { selectLiveLoad } from '../../../../src/renderer/src/store'
 import { ALL_PARTITIONS } from '../../../../src/renderer/src/store/concurrency-slice'
 import { ringFor } from '../../../../src/renderer/src/store/samples'
@@ -11,6 +12,7 @@ const change = (partition: string, ts: number, to = 4): LimitChangeView => ({
   from: to - 1,
   to,
   reason: 'ok',
+  cause: 'growth',
 })
 
 const partition = (name: string, patch: Partial<PartitionView> = {}): PartitionView =>
@@ -21,8 +23,16 @@ const partition = (name: string, patch: Partial<PartitionView> = {}): PartitionV
     inflight: 1,
     waiting: 0,
     lastChange: null,
+    pausedUntil: null,
     ...patch,
   }) as PartitionView
+
+const pause = (partition: string, ts: number, until: number): PauseView => ({
+  partition,
+  ts,
+  until,
+  reason: `paused until ${new Date(until).toISOString()}`,
+})
 
 describe('concurrency slice', () => {
   it('loads the partitions sorted, seeds the change log and the charts', async () => {
@@ -109,5 +119,44 @@ describe('concurrency slice', () => {
       partitions: 2,
       only: null,
     })
+  })
+
+  it('keeps pauses newest first, each once; a load shows a pause under way from now', async () => {
+    const { store, fake } = storeOnFakePacer()
+    store.getState().addPauses([pause('p', 1, 5), pause('p', 3, 9)])
+    store.getState().addPauses([pause('p', 3, 9), pause('q', 2, 4)])
+    expect(store.getState().pauses.map((p) => [p.partition, p.ts])).toEqual([
+      ['p', 3],
+      ['q', 2],
+      ['p', 1],
+    ])
+    const until = Date.now() + 60_000
+    fake.on('scheduler:get', () =>
+      ok([partition('r', { pausedUntil: until }), partition('s', { pausedUntil: null })]),
+    )
+    await store.getState().loadScheduler()
+    const shown = store.getState().pauses.filter((p) => p.partition === 'r')
+    expect(shown).toMatchObject([
+      { until, reason: `paused until ${new Date(until).toISOString()}` },
+    ])
+    // Loaded again while the same pause runs: it is not added twice.
+    await store.getState().loadScheduler()
+    expect(store.getState().pauses.filter((p) => p.partition === 'r')).toHaveLength(1)
+    expect(store.getState().pauses.some((p) => p.partition === 's')).toBe(false)
+  })
+
+  it("the chart shades a partition's pauses inside its window, cut at now", () => {
+    const pauses = [
+      pause('p', 10_000, 20_000),
+      pause('p', 1_000, 4_000),
+      pause('q', 10_000, 20_000),
+      pause('p', 50_000, 90_000),
+    ]
+    // Window [5 s, 60 s]: the first pause ended before it, the last one still runs at 60 s.
+    expect(pauseBands(pauses, 'p', 5_000, 60_000)).toEqual([
+      [10, 20],
+      [50, 60],
+    ])
+    expect(pauseBands(pauses, 'p', 5_000, 8_000)).toEqual([])
   })
 })

@@ -6,9 +6,9 @@ import type { EngineParts } from '../parts'
 
 type SettingsHandlers = Pick<CommandHandlers, 'settings:get' | 'settings:set' | 'secrets:set'>
 
-/** The console's Settings view: defaults, retention, base URLs, prices, and API keys. */
+/** The console's Settings view: defaults, retention, controller, base URLs, prices, API keys. */
 export function settingsHandlers(parts: EngineParts): SettingsHandlers {
-  const { claims, prices, secrets, settings } = parts
+  const { claims, controller, prices, runner, secrets, settings } = parts
   const view = () => settingsView(parts)
   return {
     'settings:get': view,
@@ -35,6 +35,11 @@ export function settingsHandlers(parts: EngineParts): SettingsHandlers {
         }
         patch = { ...patch, defaultModel: SIM_DEFAULT_MODEL }
       }
+      // The running scheduler first: a stored setting it does not run would be a lie.
+      if (patch.controller !== undefined && patch.controller !== controller.kind) {
+        controller.set(patch.controller)
+        runner.pump()
+      }
       settings.set(patch)
       if (patch.resultTtlMs !== undefined) claims.resultTtlMs = patch.resultTtlMs
       return view()
@@ -55,7 +60,8 @@ export function settingsHandlers(parts: EngineParts): SettingsHandlers {
 }
 
 /** The settings as the console sees them: whether a key is stored, never the key. */
-function settingsView({ dbPath, settings, secrets, claims, prices }: EngineParts): SettingsView {
+function settingsView(parts: EngineParts): SettingsView {
+  const { dbPath, settings, secrets, claims, prices, controller } = parts
   const s = settings.get()
   const providerView = (id: ProviderId) => {
     const key = secrets.get(id)
@@ -72,6 +78,7 @@ function settingsView({ dbPath, settings, secrets, claims, prices }: EngineParts
     defaultModel: s.defaultModel,
     resultTtlMs: claims.resultTtlMs,
     audit: s.audit,
+    controller: controller.kind,
     providers: {
       sim: providerView('sim'),
       openai: providerView('openai'),

@@ -4,6 +4,8 @@ import { EmptyState } from '../../components/empty-state'
 import { formatClock, formatInt, formatNumber } from '../../lib/format'
 import { useStore } from '../../store'
 import { ALL_PARTITIONS } from '../../store/concurrency-slice'
+import { ControllerPicker } from './controller-picker'
+import { LimitChanges } from './limit-changes'
 import { ParamSlider } from './param-slider'
 import { PARAM_SPECS } from './param-specs'
 import { PartitionChart } from './partition-chart'
@@ -18,14 +20,19 @@ export function ConcurrencyView() {
   if (partitions.length === 0) {
     return (
       <div className="view">
+        <div className="toolbar">
+          <ControllerPicker />
+        </div>
         <EmptyState
           title={loaded ? 'No partition has run yet' : 'Loading the scheduler…'}
           testId="concurrency-empty"
         >
           <p>
-            Each provider + model gets its own concurrency limit, which rises while calls succeed
-            and drops when the provider pushes back (429, 503, 529). Charts appear here as soon as a
-            task calls its provider.
+            Each provider + model gets its own concurrency limit, which rises while calls are used
+            and succeed and drops once per burst of pushback (429, 503, 529). A refusal’s
+            retry-after pauses the whole partition, and a budget the provider announces in its
+            rate-limit headers paces every call. Charts appear here as soon as a task calls its
+            provider.
           </p>
           <button type="button" className="button primary" onClick={() => setView('queue')}>
             Queue a batch
@@ -38,6 +45,7 @@ export function ConcurrencyView() {
   return (
     <div className="view concurrency-view">
       <div className="toolbar">
+        <ControllerPicker />
         <label className="check" data-testid="apply-to-all">
           <input
             type="checkbox"
@@ -85,6 +93,11 @@ function PartitionCard({ partition: p }: { partition: PartitionView }) {
         </dl>
       </div>
       <PartitionChart partition={p.partition} />
+      {p.pausedUntil !== null ? (
+        <p className="hint paused-until" data-testid="paused-until">
+          Paused until {formatClock(p.pausedUntil)}: no call goes before then (shaded on the chart)
+        </p>
+      ) : null}
       {p.lastChange ? (
         <p className="hint last-change">
           Last change {formatClock(p.lastChange.ts)}: {formatNumber(p.lastChange.from, 2)} →{' '}
@@ -112,32 +125,5 @@ function Stat({ label, value, tone }: { label: string; value: string; tone?: str
       <dt>{label}</dt>
       <dd>{value}</dd>
     </div>
-  )
-}
-
-function LimitChanges() {
-  const changes = useStore((s) => s.limitChanges)
-  return (
-    <section className="panel limit-changes">
-      <div className="panel-head">
-        <h2>Recent limit changes</h2>
-      </div>
-      {changes.length === 0 ? (
-        <p className="hint">None yet.</p>
-      ) : (
-        <ol className="change-list" data-testid="limit-changes">
-          {changes.map((c) => (
-            <li key={`${c.partition}-${c.ts}-${c.to}`} className={c.to < c.from ? 'down' : 'up'}>
-              <span className="change-time">{formatClock(c.ts)}</span>
-              <span className="change-delta">
-                {c.to < c.from ? '▼' : '▲'} {formatNumber(c.from, 2)} → {formatNumber(c.to, 2)}
-              </span>
-              <span className="change-reason">{c.reason}</span>
-              <span className="change-partition mono">{c.partition}</span>
-            </li>
-          ))}
-        </ol>
-      )}
-    </section>
   )
 }

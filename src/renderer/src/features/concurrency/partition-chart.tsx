@@ -5,6 +5,7 @@ import { axis, chartTheme, fitWidth } from '../../lib/chart-theme'
 import { formatClock } from '../../lib/format'
 import { useStore } from '../../store'
 import { ringFor, seedSamples } from '../../store/samples'
+import { pauseBands } from './pause-bands'
 
 const WINDOW_MS = 120_000
 const HEIGHT = 220
@@ -14,6 +15,7 @@ const MIN_REDRAW_MS = 250
 /**
  * The live AIMD chart of one partition. It reads the partition's sample ring on animation frames
  * rather than through React: samples arrive many times a second and React never re-renders for them.
+ * Paused intervals are shaded behind the lines.
  */
 export function PartitionChart({ partition }: { partition: string }) {
   const box = useRef<HTMLDivElement>(null)
@@ -31,12 +33,26 @@ export function PartitionChart({ partition }: { partition: string }) {
     let nowSec = Date.now() / 1000
     // Throttle counts per drawn point, for the legend (the marker itself sits on the limit line).
     let throttleCounts: number[] = []
+    let bands: [number, number][] = []
+    const shadePauses = (u: uPlot): void => {
+      const { ctx, bbox } = u
+      ctx.save()
+      ctx.fillStyle = `${theme.amber}38`
+      for (const [from, to] of bands) {
+        const x0 = u.valToPos(from, 'x', true)
+        const x1 = u.valToPos(to, 'x', true)
+        ctx.fillRect(x0, bbox.top, Math.max(2, x1 - x0), bbox.height)
+      }
+      ctx.restore()
+    }
 
     const opts: uPlot.Options = {
       width: Math.max(200, el.clientWidth),
       height: HEIGHT,
       cursor: { drag: { x: false, y: false }, points: { size: 6 } },
       legend: { live: true },
+      // Under the grid and the lines: a pause is the background of what happened meanwhile.
+      hooks: { drawClear: [shadePauses] },
       scales: {
         x: { time: true, range: () => [nowSec - WINDOW_MS / 1000, nowSec] },
         y: { range: (_u, _min, max) => [0, Math.max(4, Math.ceil((max || 0) * 1.15))] },
@@ -104,6 +120,8 @@ export function PartitionChart({ partition }: { partition: string }) {
         d.throttles.push(0)
       }
       throttleCounts = d.throttles
+      bands = pauseBands(useStore.getState().pauses, partition, now - WINDOW_MS, now)
+      el.dataset.pauses = String(bands.length)
       chart.setData([
         d.ts.map((ts) => ts / 1000),
         d.limit,
@@ -133,6 +151,7 @@ export function PartitionChart({ partition }: { partition: string }) {
       data-testid={`concurrency-chart-${partition}`}
       data-samples={0}
       data-points={0}
+      data-pauses={0}
     />
   )
 }

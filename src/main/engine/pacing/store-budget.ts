@@ -1,0 +1,432 @@
+// The scheduler's side of a shared partition: this worker's permits, its controller kept in step
+// with the shared record, and the store calls that admit and release. Works with stores that
+// answer at once (memory, SQLite: admission stays synchronous, so a release admits a waiter in
+// the same turn) and with stores that answer later (a networked one: one call in flight at a time).
+import type { ConcurrencyController } from '../aimd'
+import type { AimdParams, LimitChange, Outcome } from '../types'
+import type { PacingSnapshot } from './partition-pacing'
+import { sameChange, sameParams, sameState } from './store'
+import type {
+  Admission,
+  ControllerState,
+  MaybePromise,
+  OutcomeCount,
+  PacingRecord,
+  PacingStore,
+  RecordChange,
+  WorkerLease,
+} from './store'
+
+export interface BudgetOptions {
+  partition: string
+  worker: string
+  store: PacingStore
+  createController: (partition: string, params: AimdParams) => ConcurrencyController
+  /** The params a new session starts from. */
+  params: AimdParams
+  /** Calls of this worker waiting in the partition. */
+  waiting: () => number
+  /** A slot may have come free, or a store call finished: drain the partition's waiters. */
+  wake: () => void
+  /** A store call failed; the budget retries on its own. */
+  warn: (message: string) => void
+}
+
+/** One partition's budget as this worker sees it. */
+export class PartitionBudget {
+  readonly partition: string
+  readonly #o: BudgetOptions
+  #controller: ConcurrencyController
+  #record: PacingRecord | undefined
+  #joined = false
+  /** Permits this worker holds. */
+  #held = 0
+  /** Slots a store granted while its answer was on the way, not handed to a waiter yet. */
+  #grants = 0
+  /** A call to a store that answers later is in flight: the next one waits for it. */
+  #busy = false
+  #othersWaiting = 0
+  #retry: NodeJS.Timeout | undefined
+  #pollDelay: number
+  #news: LimitChange[] = []
+  #seen: LimitChange | null = null
+  /** The last heartbeat reported demand here. */
+  #reported = false
+  /** The last answer said no slot is free: take() waits for a sign of change. */
+  #full = false
+  readonly #unsubscribe: () => void
+  throttles = 0
+  successes = 0
+  errors = 0
+
+  constructor(o: BudgetOptions, now: number) {
+    this.partition = o.partition
+    this.#o = o
+    this.#controller = o.createController(o.partition, { ...o.params })
+    this.#pollDelay = o.store.poll?.minMs ?? 0
+    // Another worker of this process released or retuned the partition: look again at once.
+    this.#unsubscribe = o.store.subscribe(o.worker, (partition) => {
+      if (partition !== this.partition) return
+      this.#full = false
+      o.wake()
+    })
+    this.#join(now)
+  }
+
+  get controller(): ConcurrencyController {
+    return this.#controller
+  }
+
+  /** Permits this worker holds. */
+  get held(): number {
+    return this.#held
+  }
+
+  get params(): AimdParams {
+    return this.#controller.params
+  }
+
+  /** This worker's waiting calls, and the other workers' as they last reported them. */
+  get waitingEverywhere(): number {
+    return this.#o.waiting() + this.#othersWaiting
+  }
+
+  get lastChange(): LimitChange | null {
+    return this.#record?.lastChange ?? this.#seen
+  }
+
+  /** The pacing snapshot with the shared pause, which another worker's refusal may have set. */
+  withSharedPause(local: PacingSnapshot | undefined, now: number): PacingSnapshot | undefined {
+    const shared = this.#record?.pausedUntil ?? 0
+    if (!local || shared <= now || shared <= (local.pausedUntil ?? 0)) return local
+    return { ...local, pausedUntil: shared }
+  }
+
+  /** Limit changes to announce: this worker's, and other workers' seen when re-reading the record. */
+  takeNews(): LimitChange[] {
+    if (this.#news.length === 0) return NONE
+    const news = this.#news
+    this.#news = []
+    return news
+  }
+
+  /**
+   * Takes a slot for the head waiter if the shared budget has one now. Otherwise false, and
+   * `wake` is called when one may have come free: at once for this process's releases, at the
+   * end of a pause, or by polling with backoff for workers in other processes.
+   */
+  take(now: number): boolean {
+    if (this.#grants > 0) {
+      this.#grants--
+      this.#held++
+      return true
+    }
+    if (this.#busy) return false
+    if (!this.#joined) {
+      this.#join(now)
+      if (!this.#joined) return false
+    }
+    if (this.#full || (this.#record?.pausedUntil ?? 0) > now) {
+      // Known full or paused: no store call until something may have changed.
+      this.#armRetry(now)
+      return false
+    }
+    const waiting = Math.max(0, this.#o.waiting() - 1)
+    return this.#call(
+      () => this.#o.store.admit(this.partition, this.#o.worker, now, waiting),
+      (a) => this.#admitted(a, now),
+      () => this.#grants++,
+    )
+  }
+
+  /** Gives back slots granted while no waiter was left to take them (they aborted meanwhile). */
+  returnGrants(now: number): void {
+    while (this.#grants > 0 && !this.#busy) {
+      this.#grants--
+      this.#held++
+      this.release(now, 0, null)
+    }
+  }
+
+  /**
+   * Frees one of this worker's slots, counts the outcome (null: a slot given back unused) and
+   * feeds the controller what it should see of it on the shared record, in one store write with
+   * the pause, if any. `handoff`: the next waiter may go, so the same write takes the slot again
+   * for it (the next take()).
+   */
+  release(
+    now: number,
+    sentAt: number,
+    outcome: Outcome | null,
+    seen: Outcome | null = outcome,
+    pauseUntil?: number,
+    handoff = false,
+  ): void {
+    this.#held = Math.max(0, this.#held - 1)
+    const count = outcome && countOf(outcome)
+    if (count === 'success') this.successes++
+    else if (count === 'throttle') this.throttles++
+    else if (count === 'error') this.errors++
+    if (!this.#joined) {
+      // No record to write to (the store failed): the controller still learns, locally.
+      if (outcome)
+        this.#announce(
+          this.#controller.onOutcome(outcome, { now, sentAt, inflight: this.#held + 1 }),
+        )
+      return
+    }
+    let decided: LimitChange | null = null
+    const decide = (record: PacingRecord, inflight: number): RecordChange | null => {
+      this.#adopt(record)
+      decided = seen ? this.#controller.onOutcome(seen, { now, sentAt, inflight }) : null
+      return this.#changeOf(record, decided, pauseUntil)
+    }
+    const request = { now, waiting: this.#o.waiting(), outcome: count, decide, handoff }
+    this.#call(
+      () => this.#o.store.release(this.partition, this.#o.worker, request),
+      (r) => {
+        if (r.handedOff) this.#grants++
+        this.#adopt(r.record, r.changed)
+        this.#learn(r.record, r.inflight)
+        this.#announce(decided)
+      },
+    )
+  }
+
+  /**
+   * The operator swapped the controller kind: the new one (built at the current limit) takes over
+   * here, and its state and the operator's change go to the shared record.
+   */
+  replaceController(next: ConcurrencyController, now: number, reason: string): void {
+    const from = this.#controller.limit
+    this.#controller = next
+    const change: LimitChange = {
+      partition: this.partition,
+      ts: now,
+      from,
+      to: next.limit,
+      reason,
+      cause: 'operator',
+    }
+    if (!this.#joined) {
+      this.#announce(change)
+      return
+    }
+    this.#call(
+      () => this.#o.store.update(this.partition, now, (record) => this.#changeOf(record, change)),
+      (r) => {
+        if (r) this.#adopt(r.record, r.changed)
+        this.#full = false
+        this.#announce(change)
+      },
+    )
+  }
+
+  /** Applies an operator's patch (validated by the caller) on the shared record. */
+  setParams(patch: Partial<AimdParams>, now: number): void {
+    if (!this.#joined) {
+      this.#announce(this.#controller.setParams(patch, now))
+      return
+    }
+    let decided: LimitChange | null = null
+    const decide = (record: PacingRecord): RecordChange => {
+      this.#adopt(record)
+      decided = this.#controller.setParams(patch, now)
+      return {
+        ...this.#changeOf(record, decided),
+        params: this.#controller.params,
+      }
+    }
+    this.#call(
+      () => this.#o.store.update(this.partition, now, decide),
+      (r) => {
+        if (r) this.#adopt(r.record, r.changed)
+        this.#full = false
+        this.#announce(decided)
+      },
+    )
+  }
+
+  /**
+   * What the heartbeat renews: only while this worker holds slots here or waits, and once more
+   * when it stopped, so that no other worker holds back for a demand that is gone.
+   */
+  lease(): WorkerLease | null {
+    if (!this.#joined || this.#busy) return null
+    const waiting = this.#o.waiting()
+    const slots = this.#held + this.#grants
+    const active = slots > 0 || waiting > 0
+    if (!active && !this.#reported) return null
+    this.#reported = active
+    return { partition: this.partition, slots, waiting }
+  }
+
+  close(): void {
+    clearTimeout(this.#retry)
+    this.#retry = undefined
+    this.#unsubscribe()
+  }
+
+  #join(now: number): void {
+    const init = { params: this.#controller.params, controller: stateOf(this.#controller, null) }
+    this.#call(
+      () => this.#o.store.join(this.partition, this.#o.worker, init, now),
+      ({ record, created }) => {
+        this.#joined = true
+        // The live session's last change is history, not news.
+        this.#seen = record.lastChange
+        if (created) this.#record = record
+        else this.#adopt(record)
+      },
+    )
+  }
+
+  #admitted(a: Admission, now: number): boolean {
+    this.#othersWaiting = a.othersWaiting
+    this.#adopt(a.record)
+    if (a.admitted) {
+      this.#pollDelay = this.#o.store.poll?.minMs ?? 0
+      this.#held++
+      this.#learn(a.record, a.inflight)
+      return true
+    }
+    // Refused: full, or past this worker's fair share (a pause is known from the record).
+    this.#full = a.record.pausedUntil <= now
+    this.#armRetry(now)
+    return false
+  }
+
+  /** Whether the next take() can skip the store: the budget as the last answer left it. */
+  #learn(record: PacingRecord, inflight: number): void {
+    this.#full = inflight >= record.concurrency
+  }
+
+  /**
+   * When the next look at the store may find a slot: at the end of a pause, or by polling with
+   * backoff for workers in other processes (this process's own releases and retunes wake it at
+   * once, without a timer).
+   */
+  #armRetry(now: number): void {
+    if (this.#retry !== undefined) return
+    const paused = this.#record?.pausedUntil ?? 0
+    const poll = this.#o.store.poll
+    if (paused > now) {
+      this.#retryIn(paused - now)
+    } else if (poll) {
+      this.#retryIn(this.#pollDelay)
+      this.#pollDelay = Math.min(poll.maxMs, this.#pollDelay * 2)
+    }
+  }
+
+  /**
+   * Runs a store call. An answer at once is handled at once and its result returned; a later one
+   * (a networked store) holds further calls until it arrives, then `granted` runs for an
+   * admission that succeeded and waiters are woken.
+   */
+  #call<T>(
+    run: () => MaybePromise<T>,
+    handle: (value: T) => boolean | void,
+    granted?: () => void,
+  ): boolean {
+    let answer: MaybePromise<T>
+    try {
+      answer = run()
+    } catch (err) {
+      this.#failed(err)
+      return false
+    }
+    if (!(answer instanceof Promise)) return handle(answer) === true
+    this.#busy = true
+    answer.then(
+      (value) => {
+        this.#busy = false
+        if (handle(value) === true) {
+          // Handed out through the next take(): the scheduler's drain keeps the FIFO.
+          this.#held--
+          granted?.()
+        }
+        this.#o.wake()
+      },
+      (err: unknown) => {
+        this.#busy = false
+        this.#failed(err)
+      },
+    )
+    return false
+  }
+
+  #failed(err: unknown): void {
+    this.#o.warn(`pacing store (${this.partition}): ${(err as Error).message}`)
+    this.#retryIn(this.#o.store.poll?.maxMs ?? 50)
+  }
+
+  #retryIn(ms: number): void {
+    if (this.#retry !== undefined) return
+    this.#retry = setTimeout(
+      () => {
+        this.#retry = undefined
+        this.#full = false
+        this.#o.wake()
+      },
+      Math.max(1, Math.ceil(ms)),
+    )
+    // The wait itself keeps the process alive (the scheduler holds waiters); a stray timer must not.
+    this.#retry.unref()
+  }
+
+  /** Continues from the shared record; `own`: this worker just wrote it from its controller. */
+  #adopt(record: PacingRecord, own = false): void {
+    const known = this.#record
+    if (known?.version === record.version) return
+    this.#record = record
+    if (own) return
+    const c = this.#controller
+    if (!sameParams(c.params, record.params)) {
+      this.#controller = this.#o.createController(this.partition, { ...record.params })
+    }
+    this.#controller.importState?.(record.controller)
+    const change = record.lastChange
+    if (
+      change &&
+      !sameChange(change, this.#seen) &&
+      !sameChange(change, known?.lastChange ?? null)
+    ) {
+      this.#seen = change
+      this.#news.push(change)
+    }
+  }
+
+  #announce(change: LimitChange | null): void {
+    if (!change) return
+    this.#seen = change
+    this.#news.push(change)
+  }
+
+  /** What the controller's step changed in the record; null when nothing did. */
+  #changeOf(
+    record: PacingRecord,
+    change: LimitChange | null,
+    pauseUntil?: number,
+  ): RecordChange | null {
+    const controller = stateOf(this.#controller, record.controller.lastCutAt)
+    const out: RecordChange = {}
+    if (!sameState(controller, record.controller)) out.controller = controller
+    if (change) out.lastChange = change
+    if (pauseUntil !== undefined && pauseUntil > record.pausedUntil) out.pausedUntil = pauseUntil
+    return Object.keys(out).length > 0 ? out : null
+  }
+}
+
+const NONE: LimitChange[] = []
+
+function countOf(outcome: Outcome): OutcomeCount {
+  if (outcome === 'throttled' || outcome === 'overloaded' || outcome === 'timeout') {
+    return 'throttle'
+  }
+  return outcome === 'error' ? 'error' : 'success'
+}
+
+/** A controller's state as the store keeps it; controllers that cannot export share their limit. */
+function stateOf(c: ConcurrencyController, lastCutAt: number | null): ControllerState {
+  return c.exportState?.() ?? { limit: c.limit, lastCutAt, memory: null }
+}

@@ -1,0 +1,131 @@
+// What a scheduler keeps up with its store beside admissions: its leases, and the view of every
+// partition the store's workers drive (the console's).
+import type { PartitionView } from '../../../shared/contract'
+import type { Clock } from '../types'
+import type { PacingStore, PacingView, WorkerLease } from './store'
+import type { PartitionBudget } from './store-budget'
+
+/**
+ * Renews the leases of a worker's partitions while it holds slots or waits, often enough that
+ * they never lapse under a live worker. Stops itself when there is nothing to renew.
+ */
+export class Heartbeat {
+  readonly #store: PacingStore
+  readonly #worker: string
+  readonly #clock: Clock
+  readonly #leases: () => WorkerLease[]
+  readonly #warn: (message: string) => void
+  #timer: NodeJS.Timeout | undefined
+
+  constructor(
+    store: PacingStore,
+    worker: string,
+    clock: Clock,
+    leases: () => WorkerLease[],
+    warn: (message: string) => void,
+  ) {
+    this.#store = store
+    this.#worker = worker
+    this.#clock = clock
+    this.#leases = leases
+    this.#warn = warn
+  }
+
+  start(): void {
+    if (this.#timer !== undefined) return
+    // A third of the lease, and at least every second so the console's waiting counts stay fresh.
+    const every = Math.max(10, Math.min(1000, Math.floor(this.#store.leaseMs / 3)))
+    this.#timer = setInterval(() => this.beat(), every)
+    this.#timer.unref()
+    // At once as well: the other workers learn of this one's demand (their fair shares) now.
+    setImmediate(() => this.beat())
+  }
+
+  beat(): void {
+    const leases = this.#leases()
+    if (leases.length === 0) {
+      this.stop()
+      return
+    }
+    try {
+      const done = this.#store.heartbeat(this.#worker, leases, this.#clock.now())
+      if (done instanceof Promise) done.catch((err: unknown) => this.#failed(err))
+    } catch (err) {
+      this.#failed(err)
+    }
+  }
+
+  stop(): void {
+    clearInterval(this.#timer)
+    this.#timer = undefined
+  }
+
+  #failed(err: unknown): void {
+    this.#warn(`pacing heartbeat: ${(err as Error).message}`)
+  }
+}
+
+// A networked store answers the console's view later: the last answer is shown meanwhile.
+const lastViews = new WeakMap<PacingStore, PacingView[]>()
+
+/**
+ * The console's view of a store: every partition any worker drives or drove within `recentMs`,
+ * with what all workers hold, then this worker's `local` partitions the store did not list. Its
+ * `budgets` know fresher what waits in its own partitions.
+ */
+export function sharedView(
+  store: PacingStore,
+  now: number,
+  recentMs: number,
+  local: readonly PartitionView[],
+  budgets: readonly PartitionBudget[],
+  warn: (message: string) => void,
+): PartitionView[] {
+  const waiting = new Map(budgets.map((b) => [b.partition, b.waitingEverywhere]))
+  let views = lastViews.get(store) ?? []
+  try {
+    const answer = store.partitions(now, recentMs)
+    if (answer instanceof Promise) {
+      answer.then(
+        (v) => lastViews.set(store, v),
+        (err: unknown) => warn(`pacing store: ${(err as Error).message}`),
+      )
+    } else {
+      views = answer
+    }
+  } catch (err) {
+    warn(`pacing store: ${(err as Error).message}`)
+  }
+  const mine = new Map(local.map((p) => [p.partition, p]))
+  const ownViews = new Map(mine)
+  const out: PartitionView[] = views.map((v) => {
+    const { record } = v
+    mine.delete(record.partition)
+    return {
+      partition: record.partition,
+      limit: record.controller.limit,
+      concurrency: record.concurrency,
+      inflight: v.inflight,
+      waiting: waiting.get(record.partition) ?? v.waiting,
+      throttles: v.throttles,
+      successes: v.successes,
+      errors: v.errors,
+      params: record.params,
+      lastChange: record.lastChange,
+      // This process's own pacing knows the retry-after it was told; the record, every worker's.
+      pausedUntil: sharedPause(
+        ownViews.get(record.partition)?.pausedUntil ?? null,
+        record.pausedUntil,
+        now,
+      ),
+      workers: v.workers,
+    }
+  })
+  return [...out, ...mine.values()]
+}
+
+/** The later of two pauses still in force, or null when neither is. */
+function sharedPause(local: number | null, shared: number, now: number): number | null {
+  const until = Math.max(local ?? 0, shared)
+  return until > now ? until : null
+}

@@ -1,0 +1,370 @@
+import type Database from 'better-sqlite3'
+import type { AimdParams, LimitChange } from '../types'
+import type {
+  Admission,
+  ControllerState,
+  PacingRecord,
+  PacingStore,
+  PacingView,
+  SessionInit,
+  PollPolicy,
+  RecordChange,
+  ReleaseRequest,
+  Released,
+  WorkerLease,
+} from './store'
+import { Doorbell, applyChange, checkStoreMs, fairShare, newRecord } from './store'
+
+export interface SqlitePacingStoreOptions {
+  /** An open Pacer database (db/index.ts openDatabase): WAL, busy_timeout, schema v3+. */
+  db: Database.Database
+  /** @default 30_000 */
+  leaseMs?: number
+  /** First poll of a blocked admission, doubled up to pollMaxMs. @default 2 */
+  pollMinMs?: number
+  /** @default 50 */
+  pollMaxMs?: number
+}
+
+interface PartitionRow {
+  partition: string
+  params: string
+  limit_value: number
+  last_cut_at: number | null
+  memory: string | null
+  concurrency: number
+  paused_until: number
+  last_change: string | null
+  version: number
+}
+
+interface CheckRow {
+  version: number
+  concurrency: number
+  pausedUntil: number
+  inflight: number
+  othersWaiting: number
+  waitingWorkers: number
+  mine: number
+}
+
+type ViewRow = PartitionRow & Omit<PacingView, 'record'>
+
+type Args = Record<string, string | number | null>
+
+/**
+ * The pacing store in the SQLite file: every process on the database shares each partition's
+ * budget. Admission is one conditional upsert (the live slots of all workers, summed in the same
+ * statement, below the record's concurrency); release, join and parameter changes are IMMEDIATE
+ * transactions, so a decision is always made on the record it is written to.
+ */
+export class SqlitePacingStore implements PacingStore {
+  readonly leaseMs: number
+  readonly poll: PollPolicy
+  readonly #bell = new Doorbell()
+  // Parsed records by partition, reused while the version holds: parsing JSON on every
+  // admission would cost more than the admission itself.
+  readonly #cache = new Map<string, PacingRecord>()
+  readonly #texts = new WeakMap<object, string>()
+  readonly #check: Database.Statement<[Args], CheckRow>
+  readonly #row: Database.Statement<[string], PartitionRow>
+  readonly #take: Database.Statement<[Args]>
+  readonly #free: Database.Statement<[Args]>
+  readonly #write: Database.Statement<[Args]>
+  readonly #change: Database.Statement<[Args]>
+  readonly #live: Database.Statement<[Args], { n: number }>
+  readonly #drop: Database.Statement<[string]>
+  readonly #lease: Database.Statement<[Args]>
+  readonly #views: Database.Statement<[Args], ViewRow>
+  readonly #join: (partition: string, worker: string, init: SessionInit, now: number) => Joined
+  readonly #release: (partition: string, worker: string, r: ReleaseRequest) => Released
+  readonly #update: (partition: string, decide: UpdateDecide) => Updated | undefined
+  readonly #heartbeat: (worker: string, leases: readonly WorkerLease[], now: number) => void
+
+  constructor({ db, leaseMs = 30_000, pollMinMs = 2, pollMaxMs = 50 }: SqlitePacingStoreOptions) {
+    this.leaseMs = checkStoreMs('leaseMs', leaseMs, 1)
+    checkStoreMs('pollMinMs', pollMinMs, 1)
+    this.poll = { minMs: pollMinMs, maxMs: checkStoreMs('pollMaxMs', pollMaxMs, pollMinMs) }
+
+    const liveSlots = `SELECT COALESCE(SUM(slots), 0) FROM pacing_workers
+       WHERE partition = @partition AND (lease_until >= @now OR worker = @worker)`
+    // One pass over the partition's worker rows. A worker's own slots always count for itself,
+    // even if its lease ran out unnoticed; the others' only under a live lease.
+    const other = 'w.worker <> @worker AND w.lease_until >= @now'
+    this.#check = db.prepare(
+      `SELECT p.version, p.concurrency, p.paused_until AS pausedUntil,
+         COALESCE(SUM(CASE WHEN w.worker = @worker OR w.lease_until >= @now THEN w.slots END), 0)
+           AS inflight,
+         COALESCE(SUM(CASE WHEN ${other} THEN w.waiting END), 0) AS othersWaiting,
+         COUNT(CASE WHEN ${other} AND w.waiting > 0 THEN 1 END) AS waitingWorkers,
+         COALESCE(MAX(CASE WHEN w.worker = @worker THEN w.slots END), 0) AS mine
+       FROM pacing_partitions p LEFT JOIN pacing_workers w ON w.partition = p.partition
+       WHERE p.partition = @partition GROUP BY p.partition`,
+    )
+    this.#row = db.prepare('SELECT * FROM pacing_partitions WHERE partition = ?')
+    // The check and the take are one statement: no other process can slip in between.
+    this.#take = db.prepare(
+      `INSERT INTO pacing_workers(partition, worker, slots, waiting, lease_until)
+       SELECT @partition, @worker, 1, @waiting, @leaseUntil
+       WHERE (${liveSlots}) < (SELECT concurrency FROM pacing_partitions
+                               WHERE partition = @partition AND paused_until <= @now)
+       ON CONFLICT(partition, worker) DO UPDATE SET slots = slots + 1,
+         waiting = excluded.waiting, lease_until = excluded.lease_until`,
+    )
+    this.#free = db.prepare(
+      `INSERT INTO pacing_workers(partition, worker, slots, waiting, lease_until, throttles,
+         successes, errors)
+       VALUES (@partition, @worker, 0, @waiting, @leaseUntil, @throttles, @successes, @errors)
+       ON CONFLICT(partition, worker) DO UPDATE SET slots = MAX(0, slots - @freed),
+         waiting = excluded.waiting, lease_until = excluded.lease_until,
+         throttles = throttles + excluded.throttles, successes = successes + excluded.successes,
+         errors = errors + excluded.errors`,
+    )
+    this.#change = db.prepare(
+      `UPDATE pacing_partitions SET params = @params, limit_value = @limit,
+         last_cut_at = @lastCutAt, memory = @memory, concurrency = @concurrency,
+         paused_until = @pausedUntil, last_change = @lastChange, version = @version
+       WHERE partition = @partition`,
+    )
+    this.#write = db.prepare(
+      `INSERT INTO pacing_partitions(partition, params, limit_value, last_cut_at, memory,
+         concurrency, paused_until, last_change, version, session_at)
+       VALUES (@partition, @params, @limit, @lastCutAt, @memory, @concurrency, @pausedUntil,
+         @lastChange, @version, @now)
+       ON CONFLICT(partition) DO UPDATE SET params = excluded.params,
+         limit_value = excluded.limit_value, last_cut_at = excluded.last_cut_at,
+         memory = excluded.memory, concurrency = excluded.concurrency,
+         paused_until = excluded.paused_until, last_change = excluded.last_change,
+         version = excluded.version, session_at = excluded.session_at`,
+    )
+    this.#live = db.prepare(
+      `SELECT COUNT(*) AS n FROM pacing_workers WHERE partition = @partition AND lease_until >= @now`,
+    )
+    this.#drop = db.prepare('DELETE FROM pacing_workers WHERE partition = ?')
+    this.#lease = db.prepare(
+      `INSERT INTO pacing_workers(partition, worker, slots, waiting, lease_until)
+       VALUES (@partition, @worker, COALESCE(@slots, 0), COALESCE(@waiting, 0), @leaseUntil)
+       ON CONFLICT(partition, worker) DO UPDATE SET lease_until = excluded.lease_until,
+         slots = COALESCE(@slots, slots), waiting = COALESCE(@waiting, waiting)`,
+    )
+    this.#views = db.prepare(
+      `SELECT p.*,
+         COALESCE(SUM(CASE WHEN w.lease_until >= @now THEN w.slots END), 0) AS inflight,
+         COALESCE(SUM(CASE WHEN w.lease_until >= @now THEN w.waiting END), 0) AS waiting,
+         COALESCE(SUM(w.throttles), 0) AS throttles, COALESCE(SUM(w.successes), 0) AS successes,
+         COALESCE(SUM(w.errors), 0) AS errors, COALESCE(SUM(w.lease_until >= @now), 0) AS workers,
+         COALESCE(MAX(w.lease_until), 0) AS activeUntil
+       FROM pacing_partitions p LEFT JOIN pacing_workers w ON w.partition = p.partition
+       GROUP BY p.partition HAVING activeUntil >= @since
+       ORDER BY p.session_at, p.partition`,
+    )
+
+    this.#join = inTransaction(db, (partition, worker, init, now) => {
+      const row = this.#row.get(partition)
+      const live = row ? (this.#live.get({ partition, now })?.n ?? 0) : 0
+      let record: PacingRecord
+      const created = !row || live === 0
+      if (created) {
+        // Nobody drives it: a new session, and the dead workers' rows (and counts) go with the old.
+        this.#drop.run(partition)
+        record = newRecord(partition, init, (row?.version ?? 0) + 1)
+        this.#put(record, now, true)
+      } else {
+        record = this.#parse(row)
+      }
+      this.#lease.run({ partition, worker, slots: null, waiting: null, leaseUntil: now + leaseMs })
+      return { record, created }
+    })
+    this.#release = inTransaction(db, (partition, worker, request) => {
+      const { now, waiting, outcome, decide, handoff } = request
+      const checked = this.#checked(partition, worker, now)
+      const change = decide ? decide(checked.record, checked.inflight) : null
+      const record = change ? this.#put(applyChange(checked.record, change), now) : checked.record
+      // The handoff is admit's check on the counts after the free: the write lock is held, so
+      // nobody can move them in between, and freeing and taking again is one row update.
+      const handedOff =
+        handoff === true &&
+        checked.inflight - 1 < record.concurrency &&
+        record.pausedUntil <= now &&
+        checked.mine - 1 < fairShare(record.concurrency, checked.waitingWorkers)
+      this.#free.run({
+        partition,
+        worker,
+        freed: handedOff ? 0 : 1,
+        waiting: Math.max(0, waiting - (handedOff ? 1 : 0)),
+        leaseUntil: now + leaseMs,
+        throttles: outcome === 'throttle' ? 1 : 0,
+        successes: outcome === 'success' ? 1 : 0,
+        errors: outcome === 'error' ? 1 : 0,
+      })
+      const inflight = Math.max(0, checked.inflight - (handedOff ? 0 : 1))
+      return { record, inflight, changed: change !== null, handedOff }
+    })
+    this.#update = inTransaction(db, (partition, decide) => {
+      const row = this.#row.get(partition)
+      if (!row) return undefined
+      const current = this.#parse(row)
+      const change = decide.fn(current)
+      const record = change ? this.#put(applyChange(current, change), decide.now) : current
+      return { record, changed: change !== null }
+    })
+    this.#heartbeat = inTransaction(db, (worker, leases, now) => {
+      for (const { partition, slots, waiting } of leases) {
+        this.#lease.run({ partition, worker, slots, waiting, leaseUntil: now + leaseMs })
+      }
+    })
+  }
+
+  join(partition: string, worker: string, init: SessionInit, now: number): Joined {
+    const joined = this.#join(partition, worker, init, now)
+    this.#remember(joined.record)
+    return joined
+  }
+
+  admit(partition: string, worker: string, now: number, waiting: number): Admission {
+    const checked = this.#checked(partition, worker, now)
+    const { record, inflight, othersWaiting } = checked
+    // A read first: a refusal takes no write lock, so blocked workers polling cost the others
+    // nothing. The fair share is checked here only: it spreads slots, the bound is the take's.
+    if (
+      inflight >= record.concurrency ||
+      record.pausedUntil > now ||
+      checked.mine >= fairShare(record.concurrency, checked.waitingWorkers)
+    ) {
+      return { admitted: false, record, inflight, othersWaiting }
+    }
+    const args = { partition, worker, now, waiting, leaseUntil: now + this.leaseMs }
+    if (this.#take.run(args).changes === 1) {
+      return { admitted: true, record, inflight: inflight + 1, othersWaiting }
+    }
+    // Another process took the last slot (or cut the limit) between the read and the write.
+    const again = this.#checked(partition, worker, now)
+    return {
+      admitted: false,
+      record: again.record,
+      inflight: again.inflight,
+      othersWaiting: again.othersWaiting,
+    }
+  }
+
+  release(partition: string, worker: string, request: ReleaseRequest): Released {
+    const released = this.#release(partition, worker, request)
+    if (released.changed) this.#remember(released.record)
+    this.#bell.ring(partition, worker)
+    return released
+  }
+
+  update(
+    partition: string,
+    now: number,
+    decide: (record: PacingRecord) => RecordChange | null,
+  ): { record: PacingRecord; changed: boolean } | undefined {
+    const updated = this.#update(partition, { now, fn: decide })
+    if (updated?.changed) {
+      this.#remember(updated.record)
+      this.#bell.ring(partition, '')
+    }
+    return updated
+  }
+
+  record(partition: string): PacingRecord | undefined {
+    const row = this.#row.get(partition)
+    return row ? this.#parse(row) : undefined
+  }
+
+  heartbeat(worker: string, leases: readonly WorkerLease[], now: number): void {
+    if (leases.length > 0) this.#heartbeat(worker, leases, now)
+  }
+
+  partitions(now: number, recentMs: number): PacingView[] {
+    return this.#views.all({ now, since: now - recentMs }).map((row) => ({
+      record: this.#parse(row),
+      inflight: row.inflight,
+      waiting: row.waiting,
+      throttles: row.throttles,
+      successes: row.successes,
+      errors: row.errors,
+      workers: row.workers,
+      activeUntil: row.activeUntil,
+    }))
+  }
+
+  subscribe(worker: string, listener: (partition: string) => void): () => void {
+    return this.#bell.subscribe(worker, listener)
+  }
+
+  #checked(partition: string, worker: string, now: number): { record: PacingRecord } & CheckRow {
+    const c = this.#check.get({ partition, worker, now })
+    if (!c) throw new Error(`pacing partition ${partition} has no record: join it first`)
+    const cached = this.#cache.get(partition)
+    const record =
+      cached?.version === c.version ? cached : this.#parse(this.#row.get(partition) as PartitionRow)
+    return { ...c, record }
+  }
+
+  #parse(row: PartitionRow): PacingRecord {
+    const cached = this.#cache.get(row.partition)
+    if (cached?.version === row.version) return cached
+    const record: PacingRecord = {
+      partition: row.partition,
+      params: JSON.parse(row.params) as AimdParams,
+      controller: {
+        limit: row.limit_value,
+        lastCutAt: row.last_cut_at,
+        memory: row.memory === null ? null : (JSON.parse(row.memory) as ControllerState['memory']),
+      },
+      concurrency: row.concurrency,
+      pausedUntil: row.paused_until,
+      lastChange: row.last_change === null ? null : (JSON.parse(row.last_change) as LimitChange),
+      version: row.version,
+    }
+    this.#cache.set(row.partition, record)
+    return record
+  }
+
+  /** Records share unchanged parts: their JSON is made once. */
+  #json(value: object): string {
+    let text = this.#texts.get(value)
+    if (text === undefined) {
+      text = JSON.stringify(value)
+      this.#texts.set(value, text)
+    }
+    return text
+  }
+
+  /** Only after the commit: a record from a rolled-back write must never be mistaken for the row. */
+  #remember(record: PacingRecord): void {
+    this.#cache.set(record.partition, record)
+  }
+
+  #put(record: PacingRecord, now: number, newSession = false): PacingRecord {
+    const args: Args = {
+      partition: record.partition,
+      params: this.#json(record.params),
+      limit: record.controller.limit,
+      lastCutAt: record.controller.lastCutAt,
+      memory: record.controller.memory === null ? null : JSON.stringify(record.controller.memory),
+      concurrency: record.concurrency,
+      pausedUntil: record.pausedUntil,
+      lastChange: record.lastChange === null ? null : this.#json(record.lastChange),
+      version: record.version,
+    }
+    // A new session may create the row; every other write changes the row its transaction read.
+    if (newSession) this.#write.run({ ...args, now })
+    else this.#change.run(args)
+    return record
+  }
+}
+
+type Joined = { record: PacingRecord; created: boolean }
+type UpdateDecide = { now: number; fn: (record: PacingRecord) => RecordChange | null }
+type Updated = { record: PacingRecord; changed: boolean }
+
+/** A function run as one IMMEDIATE transaction: it takes the write lock before its first read. */
+function inTransaction<A extends unknown[], R>(
+  db: Database.Database,
+  fn: (...args: A) => R,
+): (...args: A) => R {
+  const tx = db.transaction(fn)
+  return (...args: A) => tx.immediate(...args)
+}

@@ -1,0 +1,262 @@
+// Three real `pacer run` processes on one database against one loopback provider that speaks the
+// OpenAI chat-completions API, has a hidden concurrency capacity and answers 429 beyond it: they
+// share one budget, so the provider never sees more calls at once than the shared limit allows,
+// and a process killed with SIGKILL gives its slots back when its lease runs out.
+import { createServer, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import type { RunSummary } from '../../src/main/cli/run'
+import { openDatabase } from '../../src/main/engine/db'
+import { SettingsStore } from '../../src/main/engine/settings'
+import { query, startPacer, tempDir, until, writeJsonl } from '../helpers/cli'
+
+interface LoopbackProvider {
+  url: string
+  /** Most calls the provider held at once (refused ones included, while being refused). */
+  maxConcurrent: number
+  /** Calls held now. */
+  current: number
+  /** Most processes (by task prefix) with calls held at the same moment. */
+  maxProcessesAtOnce: number
+  ok: number
+  throttled: number
+  /** 200 answers per prompt. */
+  answered: Map<string, number>
+  close(): Promise<void>
+}
+
+const servers: LoopbackProvider[] = []
+
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()))
+})
+
+function json(res: ServerResponse, status: number, body: unknown, headers = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers })
+  res.end(JSON.stringify(body))
+}
+
+/** A local model server: `capacity` calls at once, `latencyMs` each, 429 + retry-after beyond. */
+async function loopbackProvider(capacity: number, latencyMs: number): Promise<LoopbackProvider> {
+  const held = new Map<string, number>()
+  const p: LoopbackProvider = {
+    url: '',
+    maxConcurrent: 0,
+    current: 0,
+    maxProcessesAtOnce: 0,
+    ok: 0,
+    throttled: 0,
+    answered: new Map(),
+    close: async () => {},
+  }
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+        messages: { content: string }[]
+      }
+      const prompt = body.messages.at(-1)?.content ?? ''
+      const proc = prompt.split('-')[0] ?? ''
+      p.current++
+      p.maxConcurrent = Math.max(p.maxConcurrent, p.current)
+      held.set(proc, (held.get(proc) ?? 0) + 1)
+      p.maxProcessesAtOnce = Math.max(
+        p.maxProcessesAtOnce,
+        [...held.values()].filter((n) => n > 0).length,
+      )
+      let finished = false
+      res.on('close', () => {
+        if (finished) return
+        finished = true
+        p.current--
+        held.set(proc, (held.get(proc) ?? 1) - 1)
+      })
+      if (p.current > capacity) {
+        p.throttled++
+        // A refusal takes a moment too, as a real provider's does.
+        setTimeout(
+          () =>
+            json(
+              res,
+              429,
+              { error: { message: 'Too many requests', type: 'rate_limit_exceeded' } },
+              { 'retry-after-ms': '100' },
+            ),
+          20,
+        )
+        return
+      }
+      setTimeout(() => {
+        p.ok++
+        p.answered.set(prompt, (p.answered.get(prompt) ?? 0) + 1)
+        json(res, 200, {
+          id: 'chatcmpl-1',
+          object: 'chat.completion',
+          model: 'local',
+          choices: [
+            { index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' },
+          ],
+          usage: { prompt_tokens: 20, completion_tokens: 5, total_tokens: 25 },
+        })
+      }, latencyMs)
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  p.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`
+  p.close = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections()
+      server.close(() => resolve())
+    })
+  servers.push(p)
+  return p
+}
+
+/** A database whose openai-compatible provider is the loopback server, as Settings would set it. */
+function databaseFor(dir: string, provider: LoopbackProvider): string {
+  const path = join(dir, 'pacer.db')
+  const db = openDatabase(path)
+  new SettingsStore(db).set({ baseUrls: { 'openai-compatible': provider.url } })
+  db.close()
+  return path
+}
+
+function batch(dir: string, proc: string, n: number): string {
+  const tasks = Array.from({ length: n }, (_, i) => ({
+    type: 'classify',
+    payload: { prompt: `${proc}-task-${i}` },
+  }))
+  return writeJsonl(dir, `${proc}.jsonl`, tasks)
+}
+
+function run(file: string, db: string, extra: string[] = []) {
+  return startPacer([
+    'run',
+    file,
+    '--db',
+    db,
+    '--json',
+    '--provider',
+    'openai-compatible',
+    '--model',
+    'local',
+    ...extra,
+  ])
+}
+
+const CAPACITY = 5
+// The shared limit may rise this far above the capacity before the provider's 429s cut it: the
+// provider must never see more. Three processes pacing apart each start at 4 (12 at once) and
+// would each go this high.
+const MAX = CAPACITY + 2
+
+describe('three pacer run processes on one database share one budget', () => {
+  it('the provider never sees more calls at once than the shared limit allows; few are throttled; each task runs once', async () => {
+    const dir = tempDir('pacer-shared-')
+    const provider = await loopbackProvider(CAPACITY, 100)
+    const db = databaseFor(dir, provider)
+    const procs = ['p1', 'p2', 'p3']
+    const runs = procs.map((proc) =>
+      run(batch(dir, proc, 100), db, [
+        '--initial-concurrency',
+        '4',
+        '--max-concurrency',
+        String(MAX),
+      ]),
+    )
+    const results = await Promise.all(runs.map((r) => r.done))
+    for (const r of results) {
+      expect(r.code, r.stderr).toBe(0)
+      const summary = JSON.parse(r.stdout) as RunSummary
+      expect(summary).toMatchObject({ tasks: 100, executed: 100, failed: 0 })
+    }
+
+    console.log(
+      JSON.stringify({
+        max: provider.maxConcurrent,
+        procs: provider.maxProcessesAtOnce,
+        ok: provider.ok,
+        thr: provider.throttled,
+      }),
+    )
+    // The processes ran side by side, or the bound below would prove nothing.
+    expect(provider.maxProcessesAtOnce).toBeGreaterThanOrEqual(2)
+    expect(provider.maxConcurrent).toBeLessThanOrEqual(MAX)
+    // It found the capacity: at some point the provider was full.
+    expect(provider.maxConcurrent).toBeGreaterThanOrEqual(CAPACITY)
+    const share = provider.throttled / (provider.ok + provider.throttled)
+    expect(share).toBeLessThan(0.03)
+    // Every task answered once, no more.
+    expect(provider.answered.size).toBe(300)
+    expect([...provider.answered.values()].every((n) => n === 1)).toBe(true)
+
+    // One shared record for the partition; every process's outcomes counted on it.
+    const partitions = query<{ partition: string }>(db, 'SELECT partition FROM pacing_partitions')
+    expect(partitions).toEqual([{ partition: 'openai-compatible:local' }])
+    const workers = query<{ successes: number; throttles: number; slots: number }>(
+      db,
+      'SELECT successes, throttles, slots FROM pacing_workers',
+    )
+    expect(workers).toHaveLength(3)
+    expect(workers.reduce((n, w) => n + w.successes, 0)).toBe(300)
+    expect(workers.reduce((n, w) => n + w.throttles, 0)).toBe(provider.throttled)
+    expect(workers.every((w) => w.slots === 0)).toBe(true)
+  })
+
+  it('a process killed with SIGKILL gives its slots back after its lease: the others reach full concurrency', async () => {
+    const dir = tempDir('pacer-shared-kill-')
+    const provider = await loopbackProvider(CAPACITY, 300)
+    const db = databaseFor(dir, provider)
+    // The limit is pinned at the capacity, so "full" is a number: 5 slots between the survivors.
+    const pinned = [
+      '--min-concurrency',
+      '5',
+      '--max-concurrency',
+      '5',
+      '--initial-concurrency',
+      '5',
+    ]
+    const lease = ['--lease', '2']
+    const runs = ['p1', 'p2', 'p3'].map((proc) =>
+      run(batch(dir, proc, proc === 'p1' ? 400 : 60), db, [...pinned, ...lease]),
+    )
+    const victim = runs[0]!
+    const pid = victim.child.pid as number
+    interface Slots {
+      worker: string
+      slots: number
+      lease_until: number
+    }
+    const slots = () => query<Slots>(db, 'SELECT worker, slots, lease_until FROM pacing_workers')
+    const isVictim = (w: Slots) => w.worker.includes(`:${pid}:`)
+    // Killed while it holds slots, with the others at work beside it.
+    await until(() => {
+      const rows = slots()
+      return rows.length === 3 && rows.every((w) => w.slots > 0) ? rows : undefined
+    })
+    victim.child.kill('SIGKILL')
+    expect((await victim.done).signal).toBe('SIGKILL')
+    const dead = slots().find(isVictim) as Slots
+    expect(dead.slots).toBeGreaterThan(0)
+
+    // After its lease the survivors hold all 5 slots between them, its slots still on its row.
+    const full = await until(() => {
+      const rows = slots()
+      const survivors = rows.filter((w) => !isVictim(w)).reduce((n, w) => n + w.slots, 0)
+      return survivors === 5 ? rows : undefined
+    })
+    expect(Date.now()).toBeGreaterThanOrEqual(dead.lease_until)
+    expect(full.find(isVictim)?.slots).toBe(dead.slots)
+
+    for (const r of runs.slice(1)) {
+      const done = await r.done
+      expect(done.code, done.stderr).toBe(0)
+      expect(JSON.parse(done.stdout) as RunSummary).toMatchObject({ executed: 60, failed: 0 })
+    }
+    // Never more than the shared 5, the dead process's calls included.
+    expect(provider.maxConcurrent).toBeLessThanOrEqual(5)
+    expect(provider.throttled).toBe(0)
+  })
+})
