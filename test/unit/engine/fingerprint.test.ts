@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import fc from 'fast-check'
 import { canonicalJsonOf } from '../../../src/shared/json-value'
 import { describe, expect, it } from 'vitest'
+import { seededRandom } from '../../helpers/random'
 import {
   canonicalJson,
   fingerprint,
@@ -33,18 +34,6 @@ function shuffled(value: unknown, random: () => number): unknown {
   const out: Record<string, unknown> = {}
   for (const k of keys) put(out, k, shuffled((value as Record<string, unknown>)[k], random))
   return out
-}
-
-function seededRandom(seed: number): () => number {
-  // mulberry32: a tiny deterministic PRNG so fast-check can shrink and replay the shuffle.
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
 }
 
 function thrown(fn: () => unknown): NonJsonValueError {
