@@ -53,6 +53,9 @@ export function driveBatch(
   let over = false
   /** Ends the run once the batch is over; true when it is. */
   const check = (): boolean => {
+    // Once over, read nothing more: a look scheduled for the end of a turn may come after the
+    // caller has closed the database.
+    if (over) return true
     const p = deps.progress()
     // Cancelled from the console: stop this process's calls for it too.
     if (p?.state === 'cancelled') runner.cancelRunning(batchId)
