@@ -9,12 +9,13 @@ import type { Engine, StartedFile } from '../engine/engine'
 import { SIM_DEFAULT_MODEL } from '../engine/providers/sim'
 import type { ControllerKind } from '../engine/pacing/controllers'
 import type { AimdParams } from '../engine/types'
-import { UsageError, dbPathFrom, openEngine } from './common'
+import { UsageError, dbPathFrom, openEngine, processBaseUrls } from './common'
 
 export interface RunOptions {
   db?: string
   provider: string
   model?: string
+  baseUrl?: string
   simCapacity: number
   simLatencyScale: number
   controller?: ControllerKind
@@ -68,8 +69,10 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
   if (opts.maxConcurrency !== undefined) scheduler.max = opts.maxConcurrency
   if (opts.initialConcurrency !== undefined) scheduler.initial = opts.initialConcurrency
   const dbPath = dbPathFrom(opts.db)
+  const baseUrls = processBaseUrls(opts.baseUrl, opts.provider)
   const engine = openEngine({
     dbPath,
+    processBaseUrls: baseUrls,
     batchIds: [],
     scheduler,
     controller: opts.controller,
@@ -99,6 +102,13 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
       rejectLines(file, errors, tasks.length)
     }
     reportLineErrors(file, errors)
+  }
+
+  // Every call would be refused the same way: say it once, before anything is queued.
+  const refusals = engine.keyRefusals(tasks.map((t) => t.provider))
+  if (refusals.length > 0) {
+    await engine.shutdown()
+    throw new UsageError(refusals.join('\npacer: '))
   }
 
   const skippedLines = new Set(errors.map((e) => e.line)).size

@@ -12,6 +12,7 @@ import type { Ledger } from './ledger'
 import type { ControllerKind } from './pacing/controllers'
 import type { PacingOptions } from './pacing/partition-pacing'
 import type { Prices } from './prices'
+import type { HttpProviderId } from './providers'
 import type { SimProviderOptions } from './providers/sim'
 import { SIM_DEFAULT_MODEL } from './providers/sim'
 import type { TaskQueue } from './queue'
@@ -28,6 +29,7 @@ import { schedulerHandlers } from './engine/handlers/scheduler'
 import { settingsHandlers } from './engine/handlers/settings'
 import { taskHandlers } from './engine/handlers/tasks'
 import { createParts } from './engine/parts'
+import { keyRefusals } from './engine/provider-access'
 import type { SecretsAccess } from './engine/secrets'
 
 export type { BatchRun, DriveOptions } from './engine/batch-run'
@@ -67,6 +69,11 @@ export interface EngineOptions {
   /** Only run these batches (the CLI). @default null = every running batch */
   batchIds?: string[] | null
   secrets?: SecretsAccess
+  /**
+   * Base URLs given to this process (the CLI's --base-url, OPENAI_BASE_URL and the like): they win
+   * over Settings, and a key from the environment may go to them. @default {}
+   */
+  processBaseUrls?: Partial<Record<HttpProviderId, string>>
   /** How often batched events are pushed to subscribers. @default 200 */
   eventIntervalMs?: number
 }
@@ -103,6 +110,11 @@ export interface Engine {
     tasks: readonly ParsedTask[],
     defaults?: TaskDefaults,
   ): { tasks: ResolvedTask[]; errors: LineError[] }
+  /**
+   * Why these providers' keys would not go to their base URLs, one line each (empty when every
+   * key may go): `pacer run` refuses before queueing, as every call would.
+   */
+  keyRefusals(providers: Iterable<string>): string[]
   /** Queues resolved tasks as one batch (all or nothing); returns its id. */
   enqueue(
     tasks: readonly ResolvedTask[],
@@ -161,6 +173,7 @@ export function createEngine(options: EngineOptions): Engine {
     },
     exportCsv: (kind, out, filter) => ledger.exportCsv(kind, out, filter),
     resolve: (tasks, defaults) => batches.resolve(tasks, defaults),
+    keyRefusals: (providers) => keyRefusals(parts, providers),
     enqueue: (tasks, batch) => batches.enqueue(tasks, batch),
     start,
     abort: () => runner.abortAll(),
