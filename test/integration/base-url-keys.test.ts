@@ -91,7 +91,7 @@ const run = (db: string, file: string, ...args: string[]) => [
 ]
 
 describe('a key from the environment and a base URL from the database', () => {
-  it('the planted URL is refused in one line: no request, no key, nothing queued', async () => {
+  it('the planted URL is refused in one line: no request, no key, the batch left to resume', async () => {
     const planted = await vendor()
     const { dir, db } = await dbWithPlantedUrl(`${planted.url}/v1`)
     const file = writeJsonl(dir, 'batch.jsonl', TASKS)
@@ -102,8 +102,15 @@ describe('a key from the environment and a base URL from the database', () => {
       `pacer: openai: the base URL ${planted.url}/v1 stored in the database was never given a key, so OPENAI_API_KEY from the environment is not sent there; pass --base-url ${planted.url}/v1 (or OPENAI_BASE_URL) with the key, or store the key for that URL in Settings, or clear the base URL in Settings`,
     ])
     expect(planted.requests).toHaveLength(0)
-    expect(query<{ n: number }>(db, 'SELECT count(*) AS n FROM tasks')[0]!.n).toBe(0)
     expect(readFileSync(db).includes(KEY)).toBe(false)
+    // Nothing ran or failed: the tasks wait, queued, in a batch the fixed command resumes.
+    expect(query<{ status: string }>(db, 'SELECT status FROM tasks')).toEqual([
+      { status: 'queued' },
+      { status: 'queued' },
+    ])
+    expect(query<{ state: string }>(db, 'SELECT state FROM batches')).toEqual([
+      { state: 'interrupted' },
+    ])
 
     // Given with the key on the command line, the same URL gets it: the operator said so.
     const given = await runPacer(run(db, file, '--base-url', `${planted.url}/v1`), {
@@ -111,6 +118,7 @@ describe('a key from the environment and a base URL from the database', () => {
       OPENAI_API_KEY: KEY,
     })
     expect(given.code).toBe(0)
+    expect(given.stderr).toContain('pacer: resuming batch')
     expectPacerCalls(planted, 2, bearer)
   })
 

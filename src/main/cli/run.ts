@@ -104,13 +104,6 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
     reportLineErrors(file, errors)
   }
 
-  // Every call would be refused the same way: say it once, before anything is queued.
-  const refusals = engine.keyRefusals(tasks.map((t) => t.provider))
-  if (refusals.length > 0) {
-    await engine.shutdown()
-    throw new UsageError(refusals.join('\npacer: '))
-  }
-
   const skippedLines = new Set(errors.map((e) => e.line)).size
   if (skippedLines > 0) {
     process.stderr.write(
@@ -144,6 +137,15 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
     const b = start.batch
     const done = b.total - b.counts.queued - b.counts.running
     process.stderr.write(`pacer: resuming batch ${b.id} (${done} of ${b.total} done)\n`)
+  }
+
+  // Every call would be refused the same way: said once, before any. The tasks stay queued, so
+  // the same command with the fix (--base-url, the key stored for the URL) resumes the batch.
+  const refusals = engine.keyRefusals({ batchId: start.batchId })
+  if (refusals.length > 0) {
+    engine.batches.interrupt(start.batchId)
+    await engine.shutdown()
+    throw new UsageError(refusals.join('\npacer: '))
   }
 
   engine.onWarning((message) => process.stderr.write(`pacer: warning: ${message}\n`))

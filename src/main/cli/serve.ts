@@ -61,7 +61,7 @@ export async function serveCommand(opts: {
   }
   engine.onWarning((message) => process.stderr.write(`pacer: warning: ${message}\n`))
   // Calls would be refused (and tasks fail with the same line): said once at start too.
-  for (const refusal of engine.keyRefusals(HTTP_PROVIDERS)) {
+  for (const refusal of engine.keyRefusals({ providers: HTTP_PROVIDERS })) {
     process.stderr.write(`pacer: warning: ${refusal}\n`)
   }
   engine.start()

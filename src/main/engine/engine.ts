@@ -29,7 +29,7 @@ import { schedulerHandlers } from './engine/handlers/scheduler'
 import { settingsHandlers } from './engine/handlers/settings'
 import { taskHandlers } from './engine/handlers/tasks'
 import { createParts } from './engine/parts'
-import { keyRefusals } from './engine/provider-access'
+import { keyRefusals, type KeyScope } from './engine/provider-access'
 import type { SecretsAccess } from './engine/secrets'
 
 export type { BatchRun, DriveOptions } from './engine/batch-run'
@@ -111,10 +111,10 @@ export interface Engine {
     defaults?: TaskDefaults,
   ): { tasks: ResolvedTask[]; errors: LineError[] }
   /**
-   * Why these providers' keys would not go to their base URLs, one line each (empty when every
-   * key may go): `pacer run` refuses before queueing, as every call would.
+   * Why the keys of these providers (or of a batch's unfinished tasks) would not go to their base
+   * URLs, one line each; empty when every key may go. Every call would be refused the same way.
    */
-  keyRefusals(providers: Iterable<string>): string[]
+  keyRefusals(scope: KeyScope): string[]
   /** Queues resolved tasks as one batch (all or nothing); returns its id. */
   enqueue(
     tasks: readonly ResolvedTask[],
@@ -173,7 +173,7 @@ export function createEngine(options: EngineOptions): Engine {
     },
     exportCsv: (kind, out, filter) => ledger.exportCsv(kind, out, filter),
     resolve: (tasks, defaults) => batches.resolve(tasks, defaults),
-    keyRefusals: (providers) => keyRefusals(parts, providers),
+    keyRefusals: (scope) => keyRefusals(parts, scope),
     enqueue: (tasks, batch) => batches.enqueue(tasks, batch),
     start,
     abort: () => runner.abortAll(),

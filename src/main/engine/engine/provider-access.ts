@@ -45,13 +45,28 @@ export function providerAccess(
   }
 }
 
-/** The one-line refusals of the providers these tasks use: empty when every key may go. */
+/** Which providers' keys to check: these, or those of a batch's unfinished tasks. */
+export type KeyScope = { providers: Iterable<string> } | { batchId: string }
+
+/** The one-line refusals of the providers in scope: empty when every key may go. */
 export function keyRefusals(
-  parts: Pick<EngineParts, 'settings' | 'secrets' | 'processBaseUrls'>,
-  providers: Iterable<string>,
+  parts: Pick<EngineParts, 'db' | 'settings' | 'secrets' | 'processBaseUrls'>,
+  scope: KeyScope,
 ): string[] {
+  const providers =
+    'providers' in scope
+      ? new Set(scope.providers)
+      : // A read of the tasks view, whatever tables stand behind it.
+        (
+          parts.db
+            .prepare(
+              "SELECT DISTINCT provider FROM tasks WHERE batch_id = ? AND status IN ('queued', 'running')",
+            )
+            .pluck()
+            .all(scope.batchId) as string[]
+        ).sort()
   const out: string[] = []
-  for (const id of new Set(providers)) {
+  for (const id of providers) {
     if (!(HTTP_PROVIDERS as readonly string[]).includes(id)) continue
     const refusal = providerAccess(parts, id as HttpProviderId).keyRefusal
     if (refusal !== null) out.push(refusal)
