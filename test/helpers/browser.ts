@@ -44,9 +44,13 @@ export interface ServedConsole {
   api<T>(channel: string, input?: unknown): Promise<T>
 }
 
-/** Starts `pacer serve` on `db` and waits for the URL it prints. */
-export async function serveConsole(db: string, extraArgs: string[] = []): Promise<ServedConsole> {
-  const proc = startPacer(['serve', '--db', db, '--port', '0', ...extraArgs])
+/** Starts `pacer serve` on `db` (with `env` over this process's) and waits for the URL it prints. */
+export async function serveConsole(
+  db: string,
+  extraArgs: string[] = [],
+  env: NodeJS.ProcessEnv = {},
+): Promise<ServedConsole> {
+  const proc = startPacer(['serve', '--db', db, '--port', '0', ...extraArgs], env)
   const url = new URL(
     await until(() => /Pacer console: (\S+)/.exec(proc.output().stdout)?.[1], 30_000),
   )

@@ -13,20 +13,25 @@ afterEach(async () => {
 
 const call = <T>(fn: () => T) => Promise.resolve().then(fn)
 
-/** A vault like the desktop's, in memory: keys in, hints out. */
-function vault(): SecretsAccess & { keys: Map<ProviderId, string> } {
-  const keys = new Map<ProviderId, string>()
+/** A vault like the desktop's, in memory: keys in (each for a base URL), hints out. */
+function vault(): SecretsAccess & { keys: Map<ProviderId, { key: string; baseUrl?: string }> } {
+  const keys = new Map<ProviderId, { key: string; baseUrl?: string }>()
   return {
     keys,
+    keysFrom: 'store',
     available: true,
     reason: null,
-    get: (p) => keys.get(p) ?? null,
-    set: (p, k) => (k === null ? keys.delete(p) : keys.set(p, k)) && undefined,
+    get: (p) => keys.get(p)?.key ?? null,
+    storedFor: (p) => keys.get(p)?.baseUrl,
+    set: (p, key, baseUrl) => {
+      if (key === null) keys.delete(p)
+      else keys.set(p, { key, baseUrl })
+    },
   }
 }
 
 describe('engine settings', () => {
-  it('moving a keyed provider to another server removes its stored key', async () => {
+  it('a stored key stays bound to the base URL it was stored for: moved, the URL gets no key', async () => {
     const secrets = vault()
     engine = createEngine({ dbPath: join(tempDir(), 'p.db'), secrets })
     await engine.handlers['secrets:set']({
@@ -37,24 +42,43 @@ describe('engine settings', () => {
     expect(view.providers.openai).toMatchObject({ hasKey: true, keyHint: '…fXYZ' })
     expect(JSON.stringify(view)).not.toContain('sk-test')
 
-    // Same origin, another path: the key stays.
-    await engine.handlers['settings:set']({ baseUrls: { openai: 'https://api.openai.com/v2' } })
-    expect(secrets.keys.has('openai')).toBe(true)
-    // Another origin: the key does not follow.
+    expect(secrets.keys.get('openai')?.baseUrl).toBe('https://api.openai.com/v1')
+    expect(view.providers.openai).toMatchObject({
+      keyFrom: 'store',
+      keyBaseUrl: 'https://api.openai.com/v1',
+      effectiveBaseUrl: 'https://api.openai.com/v1',
+      baseUrlFrom: 'default',
+      keyRefusal: null,
+    })
+
+    // Another server: the key stays stored, bound to the first URL, and is not sent to this one.
     const moved = await engine.handlers['settings:set']({
       baseUrls: { openai: 'https://proxy.example.com/v1' },
     })
-    expect(secrets.keys.has('openai')).toBe(false)
     expect(moved.providers.openai).toMatchObject({
-      hasKey: false,
+      hasKey: true,
       baseUrl: 'https://proxy.example.com/v1',
+      effectiveBaseUrl: 'https://proxy.example.com/v1',
+      baseUrlFrom: 'settings',
+      keyBaseUrl: 'https://api.openai.com/v1',
     })
+    expect(moved.providers.openai.keyRefusal).toBe(
+      'openai: the API key in Settings was stored for https://api.openai.com/v1, so it is not sent to https://proxy.example.com/v1; store the key again in Settings while the base URL is https://proxy.example.com/v1, or set the base URL back',
+    )
+    // Storing it again while the proxy is set binds it there; the default then gets none.
+    await engine.handlers['secrets:set']({ provider: 'openai', apiKey: 'sk-proxy-0123456789abcd' })
+    expect(secrets.keys.get('openai')?.baseUrl).toBe('https://proxy.example.com/v1')
+    const back = await engine.handlers['settings:set']({ baseUrls: { openai: null } })
+    expect(back.providers.openai.keyRefusal).toContain(
+      'was stored for https://proxy.example.com/v1',
+    )
   })
 
   it('a key from the environment pins its provider’s base URL', async () => {
     engine = createEngine({
       dbPath: join(tempDir(), 'p.db'),
       secrets: {
+        keysFrom: 'environment',
         available: false,
         reason: 'headless',
         get: (p) => (p === 'anthropic' ? 'sk-ant-env-key-000000' : null),

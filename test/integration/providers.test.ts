@@ -16,7 +16,11 @@ import {
 } from '../../src/main/engine/classify'
 import { createEngine } from '../../src/main/engine/engine'
 import { createAnthropicProvider } from '../../src/main/engine/providers/anthropic'
-import { DEFAULT_BASE_URLS, createProviders } from '../../src/main/engine/providers/index'
+import {
+  DEFAULT_BASE_URLS,
+  createProviders,
+  type ProviderKey,
+} from '../../src/main/engine/providers/index'
 import { createOpenAiCompatibleProvider } from '../../src/main/engine/providers/openai'
 import { createSimProvider } from '../../src/main/engine/providers/sim'
 import type { ChatMessage, Provider } from '../../src/main/engine/types'
@@ -835,10 +839,10 @@ describe('createProviders', () => {
     const settings: { baseUrls: Record<string, string | null> } = {
       baseUrls: { 'openai-compatible': `${first.url}/v1`, anthropic: anthropic.url },
     }
-    const keys: Record<string, string | null> = {
+    const keys: Record<string, ProviderKey | null> = {
       openai: null,
-      anthropic: 'sk-ant-1',
-      'openai-compatible': 'sk-local',
+      anthropic: { value: 'sk-ant-1', from: 'store', baseUrl: anthropic.url },
+      'openai-compatible': { value: 'sk-local', from: 'store', baseUrl: `${first.url}/v1` },
     }
     const sim = createSimProvider({ latencyScale: 0 })
     const providers = createProviders({
@@ -862,7 +866,14 @@ describe('createProviders', () => {
 
     const local = providers['openai-compatible'] as Provider
     expect((await local.call({ model: 'local-model', messages: USER })).text).toBe('first')
+    expect(first.requests[0]?.headers.authorization).toBe('Bearer sk-local')
     settings.baseUrls = { ...settings.baseUrls, 'openai-compatible': `${second.url}/v1` }
+    // The key was stored for the first server: the second gets no request at all.
+    const refused = await local.call({ model: 'local-model', messages: USER })
+    expect(refused.status).toBe(401)
+    expect(refused.error).toContain(`was stored for ${first.url}/v1`)
+    expect(second.requests).toHaveLength(0)
+    keys['openai-compatible'] = { value: 'sk-local', from: 'store', baseUrl: `${second.url}/v1` }
     expect((await local.call({ model: 'local-model', messages: USER })).text).toBe('second')
     expect(first.requests).toHaveLength(1)
     expect(second.requests[0]?.headers.authorization).toBe('Bearer sk-local')

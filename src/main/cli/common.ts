@@ -1,8 +1,12 @@
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
+import { BaseUrl } from '../../shared/contract'
 import type { Engine, EngineOptions } from '../engine/engine'
 import { createEngine } from '../engine/engine'
 import { defaultDbPath } from '../engine/db'
+import { HTTP_PROVIDERS } from '../engine/engine/provider-access'
+import type { HttpProviderId } from '../engine/providers'
+import { ENV_NAMES } from '../engine/providers/keys'
 
 /** Bad input or usage: one clear line on stderr and exit code 2. */
 export class UsageError extends Error {}
@@ -20,6 +24,46 @@ export function existingDbPath(opt: string | undefined): string {
     )
   }
   return path
+}
+
+/**
+ * The base URLs given to this process: `--base-url` for `provider`, and each provider's
+ * *_BASE_URL in the environment (the flag wins). A key from the environment may go to them.
+ */
+export function processBaseUrls(
+  baseUrl: string | undefined,
+  provider: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): Partial<Record<HttpProviderId, string>> {
+  const out: Partial<Record<HttpProviderId, string>> = {}
+  for (const id of HTTP_PROVIDERS) {
+    const name = ENV_NAMES[id]!.baseUrl
+    const value = env[name]
+    if (value !== undefined && value.trim() !== '') out[id] = checkedBaseUrl(value, name)
+  }
+  if (baseUrl !== undefined) {
+    const id = HTTP_PROVIDERS.find((p) => p === provider)
+    if (id === undefined) {
+      throw new UsageError(
+        `--base-url is for --provider openai, anthropic or openai-compatible, not ${provider ?? 'none'}`,
+      )
+    }
+    out[id] = checkedBaseUrl(baseUrl, '--base-url')
+  }
+  return out
+}
+
+function checkedBaseUrl(value: string, name: string): string {
+  const url = value.trim()
+  if (BaseUrl.safeParse(url).success) return url
+  // A URL with user:password in it is not echoed: that part is a secret.
+  const withCredentials = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i.test(url)
+  throw new UsageError(
+    `${name}: expected an http:// or https:// URL without user:password, got ` +
+      (withCredentials
+        ? 'one with credentials (put the key in the *_API_KEY variable)'
+        : `"${url}"`),
+  )
 }
 
 /** Opens the engine, turning database problems (unwritable path, newer schema) into usage errors. */

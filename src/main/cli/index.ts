@@ -7,6 +7,7 @@ import { demoCommand } from './demo'
 import { UsageError } from './common'
 import { SIM_REQUESTS_PER_MINUTE } from '../engine/providers/sim'
 import { CONTROLLER_KINDS } from '../engine/pacing/controllers'
+import { PACER_VERSION } from '../engine/version'
 
 /** What a command's action reports: the process's exit code. */
 type Done = (exitCode: number) => void
@@ -47,6 +48,13 @@ const controllerOption = () =>
     'concurrency controller for this process (default: the setting, adaptive unless changed)',
   ).choices(CONTROLLER_KINDS)
 
+/** A base URL for this process; an environment key may go there (a URL in Settings gets none). */
+const baseUrlOption = () =>
+  new Option(
+    '--base-url <url>',
+    "base URL of --provider for this process (over Settings' and $OPENAI_BASE_URL & co.); the provider's key from the environment goes there",
+  )
+
 /** The simulated provider's knobs, on every command that runs tasks. */
 function withSimOptions(command: Command): Command {
   return command
@@ -71,7 +79,7 @@ function buildProgram(done: Done): Command {
     .description(
       'Run batches of LLM tasks once each, at the concurrency the provider allows, with every token on the ledger.',
     )
-    .version(version(), '-v, --version')
+    .version(PACER_VERSION, '-v, --version')
     .showHelpAfterError('(run `pacer --help` for usage)')
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) })
@@ -92,6 +100,7 @@ function addRunCommand(program: Command, done: Done): void {
     .addOption(dbOption())
     .option('--provider <id>', 'provider for tasks that name none', 'sim')
     .option('--model <name>', 'model for tasks that name none')
+    .addOption(baseUrlOption())
   withSimOptions(run)
     .addOption(controllerOption())
     .option('--min-concurrency <n>', 'AIMD floor', int(1))
@@ -165,6 +174,8 @@ function addConsoleCommands(program: Command, done: Done): void {
     .option('--host <address>', 'bind another address than 127.0.0.1 (exposes the console!)')
     .option('--open', 'open the console in the default browser')
     .addOption(controllerOption())
+    .option('--provider <id>', 'the provider --base-url is for')
+    .addOption(baseUrlOption())
   withSimOptions(serve).action(async (opts) => {
     done(await serveCommand(opts))
   })
@@ -196,9 +207,4 @@ function num(min: number, max = Number.MAX_SAFE_INTEGER) {
     }
     return n
   }
-}
-
-function version(): string {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return (require('../../../package.json') as { version: string }).version
 }

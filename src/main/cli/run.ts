@@ -8,12 +8,13 @@ import type { Engine, StreamedStart } from '../engine/engine'
 import { SIM_DEFAULT_MODEL } from '../engine/providers/sim'
 import type { ControllerKind } from '../engine/pacing/controllers'
 import type { AimdParams } from '../engine/types'
-import { UsageError, dbPathFrom, openEngine } from './common'
+import { UsageError, dbPathFrom, openEngine, processBaseUrls } from './common'
 
 export interface RunOptions {
   db?: string
   provider: string
   model?: string
+  baseUrl?: string
   simCapacity: number
   simLatencyScale: number
   /** The simulated provider's requests per minute; 0 = no limit. */
@@ -71,8 +72,10 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
   if (opts.maxConcurrency !== undefined) scheduler.max = opts.maxConcurrency
   if (opts.initialConcurrency !== undefined) scheduler.initial = opts.initialConcurrency
   const dbPath = dbPathFrom(opts.db)
+  const baseUrls = processBaseUrls(opts.baseUrl, opts.provider)
   const engine = openEngine({
     dbPath,
+    processBaseUrls: baseUrls,
     batchIds: [],
     scheduler,
     controller: opts.controller,
@@ -141,6 +144,15 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
     const b = start.batch
     const done = b.total - b.counts.queued - b.counts.running
     process.stderr.write(`pacer: resuming batch ${b.id} (${done} of ${b.total} done)\n`)
+  }
+
+  // Every call would be refused the same way: said once, before any. The tasks stay queued, so
+  // the same command with the fix (--base-url, the key stored for the URL) resumes the batch.
+  const refusals = engine.keyRefusals({ batchId: start.batchId })
+  if (refusals.length > 0) {
+    engine.batches.interrupt(start.batchId)
+    await engine.shutdown()
+    throw new UsageError(refusals.join('\npacer: '))
   }
 
   engine.onWarning((message) => process.stderr.write(`pacer: warning: ${message}\n`))

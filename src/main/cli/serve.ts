@@ -2,8 +2,9 @@ import { existsSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { spawn, spawnSync } from 'node:child_process'
 import { isLoopbackHost, startHttpServer } from '../server'
+import { HTTP_PROVIDERS } from '../engine/engine/provider-access'
 import type { ControllerKind } from '../engine/pacing/controllers'
-import { UsageError, dbPathFrom, openEngine } from './common'
+import { UsageError, dbPathFrom, openEngine, processBaseUrls } from './common'
 
 const ROOT = resolve(__dirname, '../../..')
 
@@ -17,7 +18,10 @@ export async function serveCommand(opts: {
   simLatencyScale: number
   simRpm?: number
   controller?: ControllerKind
+  provider?: string
+  baseUrl?: string
 }): Promise<number> {
+  const baseUrls = processBaseUrls(opts.baseUrl, opts.provider)
   const rendererDir = join(ROOT, 'out', 'renderer')
   if (!existsSync(join(rendererDir, 'index.html'))) {
     process.stderr.write('pacer: building the console (first run)...\n')
@@ -36,6 +40,7 @@ export async function serveCommand(opts: {
   }
   const engine = openEngine({
     dbPath: dbPathFrom(opts.db),
+    processBaseUrls: baseUrls,
     controller: opts.controller,
     sim: {
       capacity: opts.simCapacity,
@@ -60,6 +65,10 @@ export async function serveCommand(opts: {
     throw new UsageError((err as Error).message)
   }
   engine.onWarning((message) => process.stderr.write(`pacer: warning: ${message}\n`))
+  // Calls would be refused (and tasks fail with the same line): said once at start too.
+  for (const refusal of engine.keyRefusals({ providers: HTTP_PROVIDERS })) {
+    process.stderr.write(`pacer: warning: ${refusal}\n`)
+  }
   engine.start()
   // The URL carries the session token: print it once, on stdout, for the operator (and tests).
   process.stdout.write(`Pacer console: ${server.url}\n`)

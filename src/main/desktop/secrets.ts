@@ -5,6 +5,7 @@
  * stored and its last four characters. `safeStorage` and the file path are parameters, so this is
  * tested without Electron. The engine reads keys through `get` (for provider calls and for the
  * settings view's hasKey / last-4 hint) and stores them through `set` (the secrets:set command).
+ * Each key is stored with the base URL it was entered for, and the engine sends it nowhere else.
  *
  * Uses the synchronous safeStorage API (deprecated in Electron 45 in favour of the async one, still
  * present): the engine's `secrets.get(provider)` is synchronous.
@@ -37,8 +38,13 @@ export interface SecretStore extends SecretsAccess {
   status(): SecretStorageStatus
   /** The plaintext key, for the engine's provider calls (main process only). */
   get(provider: ProviderKey): string | null
-  /** Stores (encrypted) or, with null, deletes a key. Throws secret_storage_unavailable. */
-  set(provider: ProviderKey, apiKey: string | null): void
+  /**
+   * Stores (encrypted) a key for `baseUrl`, the provider's base URL in effect (absent: its
+   * default), or with null deletes it. Throws secret_storage_unavailable.
+   */
+  set(provider: ProviderKey, apiKey: string | null, baseUrl?: string): void
+  /** The base URL the key was stored for; undefined for the default (and keys stored before). */
+  storedFor(provider: ProviderKey): string | undefined
   /** Whether a key is stored, without decrypting it. */
   has(provider: ProviderKey): boolean
   readonly available: boolean
@@ -49,6 +55,12 @@ interface StoredKey {
   /** base64 of safeStorage.encryptString(key). Nothing about the key is stored in clear. */
   ciphertext: string
   updatedAt: number
+  /**
+   * The one base URL the key goes to. In clear: it is no secret, and the console shows it without
+   * decrypting. Absent in files written before keys were bound: the engine binds those to the
+   * provider's default URL. (Still version 1: an older Pacer reads the file as before.)
+   */
+  baseUrl?: string
 }
 
 interface SecretsFile {
@@ -151,7 +163,7 @@ export function createSecretStore(options: {
       }
     },
 
-    set(provider, apiKey) {
+    set(provider, apiKey, baseUrl) {
       const id = assertProvider(provider)
       const data = read()
       if (apiKey === null) {
@@ -172,9 +184,18 @@ export function createSecretStore(options: {
         throw new EngineError('invalid_input', 'the API key is empty', 'apiKey')
       }
       const ciphertext = safeStorage.encryptString(trimmed).toString('base64')
-      data.keys[id] = { ciphertext, updatedAt: Date.now() }
+      const entry: StoredKey = { ciphertext, updatedAt: Date.now() }
+      if (typeof baseUrl === 'string') entry.baseUrl = baseUrl
+      data.keys[id] = entry
       write(data)
     },
+
+    storedFor(provider) {
+      const bound = read().keys[assertProvider(provider)]?.baseUrl
+      return typeof bound === 'string' ? bound : undefined
+    },
+
+    keysFrom: 'store',
 
     has(provider) {
       return read().keys[assertProvider(provider)] !== undefined

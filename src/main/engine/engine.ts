@@ -12,6 +12,7 @@ import type { Ledger } from './ledger'
 import type { ControllerKind } from './pacing/controllers'
 import type { PacingOptions } from './pacing/partition-pacing'
 import type { Prices } from './prices'
+import type { HttpProviderId } from './providers'
 import type { SimProviderOptions } from './providers/sim'
 import { SIM_DEFAULT_MODEL } from './providers/sim'
 import type { TaskQueue } from './queue'
@@ -30,6 +31,7 @@ import { taskHandlers } from './engine/handlers/tasks'
 import { createParts } from './engine/parts'
 import { commitOpenScopes } from './db/step-writes'
 import type { SecretsAccess } from './engine/secrets'
+import { keyRefusals, type KeyScope } from './engine/provider-access'
 
 export type { BatchRun, DriveOptions } from './engine/batch-run'
 export type { FileBatch, ResolvedTask, StartedFile, TaskDefaults } from './engine/batch-lifecycle'
@@ -69,6 +71,11 @@ export interface EngineOptions {
   /** Only run these batches (the CLI). @default null = every running batch */
   batchIds?: string[] | null
   secrets?: SecretsAccess
+  /**
+   * Base URLs given to this process (the CLI's --base-url, OPENAI_BASE_URL and the like): they win
+   * over Settings, and a key from the environment may go to them. @default {}
+   */
+  processBaseUrls?: Partial<Record<HttpProviderId, string>>
   /** How often batched events are pushed to subscribers. @default 200 */
   eventIntervalMs?: number
 }
@@ -105,6 +112,11 @@ export interface Engine {
     tasks: readonly ParsedTask[],
     defaults?: TaskDefaults,
   ): { tasks: ResolvedTask[]; errors: LineError[] }
+  /**
+   * Why the keys of these providers (or of a batch's unfinished tasks) would not go to their base
+   * URLs, one line each; empty when every key may go. Every call would be refused the same way.
+   */
+  keyRefusals(scope: KeyScope): string[]
   /** Queues resolved tasks as one batch (all or nothing); returns its id. */
   enqueue(
     tasks: readonly ResolvedTask[],
@@ -182,6 +194,7 @@ export function createEngine(options: EngineOptions): Engine {
     },
     exportCsv: (kind, out, filter) => ledger.exportCsv(kind, out, filter),
     resolve: (tasks, defaults) => batches.resolve(tasks, defaults),
+    keyRefusals: (scope) => keyRefusals(parts, scope),
     enqueue: (tasks, batch) => batches.enqueue(tasks, batch),
     start,
     abort: () => runner.abortAll(),

@@ -14,11 +14,28 @@ export interface SettingsView {
   audit: boolean
   /** The concurrency controller the running scheduler uses (this process's, a CLI flag included). */
   controller: ControllerKind
-  providers: Record<ProviderId, { baseUrl: string | null; hasKey: boolean; keyHint: string | null }>
+  providers: Record<ProviderId, ProviderSettingsView>
   priceOverrides: Record<string, PriceView>
   priceTableVersion: string
   /** Why keys cannot be stored here, when they cannot (no OS keyring, headless mode). */
   secretStorage: { available: boolean; reason: string | null }
+}
+
+/** One provider in the Settings view: where this process sends its calls, and whether its key goes. */
+export interface ProviderSettingsView {
+  /** The base URL stored in Settings; null = unset. */
+  baseUrl: string | null
+  hasKey: boolean
+  keyHint: string | null
+  /** Where this process sends the calls (null for sim), and where that URL came from. */
+  effectiveBaseUrl: string | null
+  baseUrlFrom: 'process' | 'settings' | 'default' | null
+  /** 'environment': the process's (headless); 'store': entered in Settings, for one base URL. */
+  keyFrom: 'environment' | 'store' | null
+  /** The one base URL a stored key goes to: the one in effect when it was stored. */
+  keyBaseUrl: string | null
+  /** Why the key is not sent to effectiveBaseUrl (one line), when it is not. */
+  keyRefusal: string | null
 }
 
 export const PriceView = z.strictObject({

@@ -79,6 +79,27 @@ describe('createSecretStore with a keyring', () => {
     expect(existsSync(filePath)).toBe(false)
   })
 
+  it('keeps the base URL a key was stored for, in clear, and forgets it with the key', async () => {
+    const store = createSecretStore({ safeStorage: keyring(), filePath, platform: 'linux' })
+    store.set('openai', KEY, 'https://proxy.example.com/v1')
+    store.set('anthropic', KEY)
+    expect(store.keysFrom).toBe('store')
+    expect(store.storedFor('openai')).toBe('https://proxy.example.com/v1')
+    // Stored without one (as before keys were bound): the engine binds it to the default URL.
+    expect(store.storedFor('anthropic')).toBeUndefined()
+    const json = JSON.parse(await readFile(filePath, 'utf8'))
+    expect(json).toMatchObject({
+      version: 1,
+      keys: { openai: { baseUrl: 'https://proxy.example.com/v1' } },
+    })
+    expect(json.keys.anthropic.baseUrl).toBeUndefined()
+    // Stored again without a URL, the old binding does not linger.
+    store.set('openai', KEY)
+    expect(store.storedFor('openai')).toBeUndefined()
+    store.set('openai', null)
+    expect(store.storedFor('openai')).toBeUndefined()
+  })
+
   it('refuses an unknown provider, naming the field', () => {
     const store = createSecretStore({ safeStorage: keyring(), filePath, platform: 'linux' })
     expect(() => store.set('mystery' as 'openai', KEY)).toThrow(

@@ -242,6 +242,13 @@ export class BatchLifecycle {
     return true
   }
 
+  /** A running batch its driver will not run after all (a refused key): left for a resume. */
+  interrupt(batchId: string): void {
+    if (this.#parts.queue.setBatchState(batchId, 'interrupted', ['running'])) {
+      this.#events.batchChanged(batchId)
+    }
+  }
+
   /** No new task of the batch starts, in any process; tasks under way finish their steps. */
   pause(batchId: string): void {
     this.#parts.queue.applyBatchAction(batchId, 'pause')

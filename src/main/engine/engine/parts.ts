@@ -9,7 +9,7 @@ import { Ledger } from '../ledger'
 import type { ControllerKind } from '../pacing/controllers'
 import { controllerFactory } from '../pacing/controllers'
 import { Prices } from '../prices'
-import { createProviders } from '../providers'
+import { createProviders, type HttpProviderId } from '../providers'
 import { createSimProvider } from '../providers/sim'
 import { TaskQueue } from '../queue'
 import { Runner } from '../runner'
@@ -19,7 +19,7 @@ import { SettingsStore } from '../settings'
 import type { Clock, Provider } from '../types'
 import { systemClock } from '../types'
 import type { SecretsAccess } from './secrets'
-import { envSecrets } from './secrets'
+import { envSecrets, providerKey } from './secrets'
 
 /** What the engine is made of: built once by createEngine, shared by its handlers and views. */
 export interface EngineParts {
@@ -35,6 +35,8 @@ export interface EngineParts {
   readonly scheduler: Scheduler
   readonly queue: TaskQueue
   readonly secrets: SecretsAccess
+  /** Base URLs given to this process (command line, environment): they win over Settings. */
+  readonly processBaseUrls: Readonly<Partial<Record<HttpProviderId, string>>>
   /** Every provider by id: the built-in ones and the options' extras. */
   readonly providers: Readonly<Record<string, Provider>>
   readonly runner: Runner
@@ -95,6 +97,7 @@ export function createParts(options: EngineOptions): EngineParts {
   }
   const queue = new TaskQueue(db, clock, writes)
   const secrets: SecretsAccess = options.secrets ?? envSecrets()
+  const processBaseUrls = Object.freeze({ ...options.processBaseUrls })
   const sim = createSimProvider({ clock, ...options.sim })
   const providers: Record<string, Provider> = {
     ...createProviders({
@@ -103,7 +106,8 @@ export function createParts(options: EngineOptions): EngineParts {
       get baseUrls() {
         return settings.get().baseUrls
       },
-      apiKey: (id) => secrets.get(id),
+      processBaseUrls,
+      apiKey: (id) => providerKey(secrets, id),
     }),
     ...options.providers,
   }
@@ -132,6 +136,7 @@ export function createParts(options: EngineOptions): EngineParts {
     scheduler,
     queue,
     secrets,
+    processBaseUrls,
     providers,
     runner,
     controller,

@@ -1,19 +1,16 @@
 import type { ChatMessage, Provider, ProviderRequest, ProviderResponse, Usage } from '../types'
 import {
-  badKeyResponse,
   baseUrlReader,
   checkApiKeyOption,
   checkFetch,
   checkMaxOutputTokens,
   exchangeJson,
   field,
-  mayCarryKey,
-  plainHttpKeyResponse,
-  readKey,
   tokenCount,
   toProviderResponse,
   type OkAnswer,
 } from './http'
+import { keyForCall, type KeyAnswer } from './keys'
 
 /** Where the `anthropic` provider sends calls unless told otherwise. */
 export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com'
@@ -28,8 +25,11 @@ export interface AnthropicProviderOptions {
    * @default 'https://api.anthropic.com'
    */
   baseUrl?: string | (() => string)
-  /** Read at every call, never stored. null (or blank) fails the call with a 401, sending nothing. */
-  apiKey: () => string | null
+  /**
+   * The key for the base URL a call is about to use, read at every call, never stored; or why no
+   * key may go there. null (or blank) fails the call with a 401, sending nothing.
+   */
+  apiKey: (baseUrl: string) => KeyAnswer
   /** @default '2023-06-01' */
   anthropicVersion?: string
   /** max_tokens when the request does not say; the Messages API requires one. @default 1024 */
@@ -66,12 +66,10 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Prov
   async function call(request: ProviderRequest): Promise<ProviderResponse> {
     request.signal?.throwIfAborted()
     const base = readBaseUrl()
-    const key = readKey(apiKey)
-    if (key.invalid) return badKeyResponse('anthropic')
-    if (key.value !== null && !mayCarryKey(base.url)) {
-      return plainHttpKeyResponse('anthropic', base.shown)
-    }
-    if (key.value === null) {
+    const checked = keyForCall('anthropic', apiKey, base)
+    if ('refused' in checked) return checked.refused
+    const key = checked.key
+    if (key === null) {
       // Deterministic: the runner caches it as a failed result instead of retrying a call that
       // cannot succeed, and no request leaves the machine.
       return {
@@ -91,12 +89,12 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Prov
       fetch: fetchOption ?? globalThis.fetch,
       url: base.endpoint('/v1/messages'),
       shownBaseUrl: base.shown,
-      headers: { 'x-api-key': key.value, 'anthropic-version': anthropicVersion },
+      headers: { 'x-api-key': key, 'anthropic-version': anthropicVersion },
       body,
       signal: request.signal,
-      secret: key.value,
+      secret: key,
     })
-    return toProviderResponse(answer, key.value, readMessage)
+    return toProviderResponse(answer, key, readMessage)
   }
 
   return { id: 'anthropic', call }

@@ -1,9 +1,9 @@
 /**
  * The HTTP plumbing both vendor adapters (openai.ts, anthropic.ts) share: option checks, base URLs,
- * where a key may travel, one JSON POST, and the mapping of its answer to a ProviderResponse with
+ * one JSON POST (keys.ts says where a key may travel), and the mapping of its answer to a ProviderResponse with
  * the key scrubbed from every string. Nothing here knows a vendor's body format.
  */
-import { isLoopbackHost } from '../../../shared/contract'
+import { USER_AGENT } from '../version'
 import type { ProviderResponse, Usage } from '../types'
 
 /** What a 2xx body means; text is undefined when the JSON is not the expected shape. */
@@ -110,42 +110,6 @@ export function checkExtraHeaders(value: unknown): Record<string, string> {
 
 const HEADER_VALUE = /^[\x20-\x7e\x80-\xff]*$/
 
-/**
- * The key as it will be sent: trimmed (a pasted key often ends in a line break), null when
- * blank, `invalid` when fetch would reject it, since fetch's error would quote the whole key.
- */
-export function readKey(apiKey: () => string | null): { value: string | null; invalid: boolean } {
-  const raw = apiKey()
-  if (raw === null || raw === undefined) return { value: null, invalid: false }
-  if (typeof raw !== 'string') return { value: null, invalid: true }
-  const value = raw.trim()
-  if (value === '') return { value: null, invalid: false }
-  return { value, invalid: !/^[\x21-\x7e]+$/.test(value) }
-}
-
-/** A key travels only over https, or plain http that never leaves this machine. */
-export function mayCarryKey(url: URL): boolean {
-  return url.protocol === 'https:' || isLoopbackHost(url.hostname)
-}
-
-/** Refused before any request: the key would cross the network in clear text. */
-export function plainHttpKeyResponse(providerId: string, shownBaseUrl: string): ProviderResponse {
-  return {
-    status: 401,
-    headers: {},
-    error: `refusing to send the ${providerId} API key over plain http to ${shownBaseUrl}: use https, or remove the key for a server that needs none`,
-  }
-}
-
-/** A deterministic failure that names the problem, never the key. */
-export function badKeyResponse(providerId: string): ProviderResponse {
-  return {
-    status: 401,
-    headers: {},
-    error: `the ${providerId} API key cannot be sent in an HTTP header (a line break, space or non-ASCII character in it?): set it again in Settings`,
-  }
-}
-
 /** The HTTP answer, before it is read as a provider's format. */
 export interface JsonAnswer {
   status: number
@@ -174,7 +138,13 @@ export async function exchangeJson(x: {
   try {
     res = await x.fetch(x.url, {
       method: 'POST',
-      headers: { accept: 'application/json', 'content-type': 'application/json', ...x.headers },
+      // The User-Agent last: every call says which Pacer sent it, whatever extra headers say.
+      headers: {
+        accept: 'application/json',
+        'content-type': 'application/json',
+        ...x.headers,
+        'user-agent': USER_AGENT,
+      },
       body: JSON.stringify(x.body),
       signal: x.signal,
       // Never follow: fetch re-sends custom headers such as x-api-key to wherever a redirect

@@ -1,6 +1,10 @@
 import type { Provider } from '../types'
 import { ANTHROPIC_BASE_URL, createAnthropicProvider } from './anthropic'
 import { OPENAI_BASE_URL, createOpenAiCompatibleProvider } from './openai'
+import { keyFor, type BaseUrlFrom, type KeyAnswer, type ProviderKey } from './keys'
+import { parseBaseUrl } from './http'
+
+export type { BaseUrlFrom, KeyAnswer, ProviderKey } from './keys'
 
 /** The providers that call a remote (or local) HTTP server and may need a key. */
 export type HttpProviderId = 'openai' | 'anthropic' | 'openai-compatible'
@@ -24,8 +28,13 @@ export interface ProvidersConfig {
    * getter over the settings store), so a settings change applies without a restart.
    */
   baseUrls: Partial<Record<HttpProviderId, string | null>>
-  /** The key of a provider, read at every call; null = none. */
-  apiKey: (id: HttpProviderId) => string | null
+  /**
+   * Base URLs given to this process (`--base-url`, OPENAI_BASE_URL and the like): they win over
+   * `baseUrls`, and a key from the environment may go to them. @default {}
+   */
+  processBaseUrls?: Partial<Record<HttpProviderId, string>>
+  /** The key of a provider and where it came from, read at every call; null = none. */
+  apiKey: (id: HttpProviderId) => ProviderKey | null
   /** @default globalThis.fetch, looked up at call time */
   fetch?: typeof fetch
 }
@@ -46,29 +55,62 @@ export function createProviders(config: ProvidersConfig): Record<string, Provide
   if (typeof apiKey !== 'function') {
     throw new TypeError(`Expected \`apiKey\` to be a function, got \`${String(apiKey)}\``)
   }
+  const processBaseUrls = config.processBaseUrls ?? {}
+  for (const [id, url] of Object.entries(processBaseUrls))
+    parseBaseUrl(url, `processBaseUrls.${id}`)
   // `config.baseUrls` is re-read on purpose: it may be a getter returning the current settings.
-  const baseUrl = (id: HttpProviderId) => (): string => {
-    const url = config.baseUrls[id]
-    return typeof url === 'string' && url.trim() !== '' ? url : DEFAULT_BASE_URLS[id]
-  }
+  const baseUrl = (id: HttpProviderId) => (): string =>
+    baseUrlInEffect(id, processBaseUrls, config.baseUrls).url
+  // The adapter says which URL it is about to call: the key is checked against that one.
+  const key = (id: HttpProviderId) => (url: string) =>
+    keyAnswer(id, url, apiKey(id), processBaseUrls)
   return {
     sim,
     openai: createOpenAiCompatibleProvider({
       id: 'openai',
       baseUrl: baseUrl('openai'),
-      apiKey: () => apiKey('openai'),
+      apiKey: key('openai'),
       fetch,
     }),
     anthropic: createAnthropicProvider({
       baseUrl: baseUrl('anthropic'),
-      apiKey: () => apiKey('anthropic'),
+      apiKey: key('anthropic'),
       fetch,
     }),
     'openai-compatible': createOpenAiCompatibleProvider({
       id: 'openai-compatible',
       baseUrl: baseUrl('openai-compatible'),
-      apiKey: () => apiKey('openai-compatible'),
+      apiKey: key('openai-compatible'),
       fetch,
     }),
   }
+}
+
+/** Where a provider's calls go: the process's base URL, else the one in Settings, else its default. */
+export function baseUrlInEffect(
+  id: HttpProviderId,
+  processBaseUrls: Partial<Record<HttpProviderId, string>>,
+  storedBaseUrls: Partial<Record<HttpProviderId, string | null>>,
+): { url: string; from: BaseUrlFrom } {
+  const given = processBaseUrls[id]
+  if (given !== undefined) return { url: given, from: 'process' }
+  const stored = storedBaseUrls[id]
+  if (typeof stored === 'string' && stored.trim() !== '') return { url: stored, from: 'settings' }
+  return { url: DEFAULT_BASE_URLS[id], from: 'default' }
+}
+
+/** The key a call to `url` may carry, or why none may (keys.ts has the rule). */
+export function keyAnswer(
+  id: HttpProviderId,
+  url: string,
+  key: ProviderKey | null,
+  processBaseUrls: Partial<Record<HttpProviderId, string>>,
+): KeyAnswer {
+  return keyFor({
+    provider: id,
+    url,
+    key,
+    processUrl: processBaseUrls[id],
+    defaultUrl: DEFAULT_BASE_URLS[id],
+  })
 }

@@ -1,6 +1,5 @@
 import type { Provider, ProviderRequest, ProviderResponse, Usage } from '../types'
 import {
-  badKeyResponse,
   baseUrlReader,
   checkApiKeyOption,
   checkExtraHeaders,
@@ -8,13 +7,11 @@ import {
   checkMaxOutputTokens,
   exchangeJson,
   field,
-  mayCarryKey,
-  plainHttpKeyResponse,
-  readKey,
   tokenCount,
   toProviderResponse,
   type OkAnswer,
 } from './http'
+import { keyForCall, type KeyAnswer } from './keys'
 
 /** Where the `openai` provider sends calls unless told otherwise. */
 export const OPENAI_BASE_URL = 'https://api.openai.com/v1'
@@ -29,10 +26,11 @@ export interface OpenAiCompatibleProviderOptions {
    */
   baseUrl?: string | (() => string)
   /**
-   * Read at every call, never stored. null (or blank) sends no Authorization header: local servers
-   * (llama.cpp, vLLM, Ollama) need none.
+   * The key for the base URL a call is about to use, read at every call, never stored; or why no
+   * key may go there (the call then fails before any request). null (or blank) sends no
+   * Authorization header: local servers (llama.cpp, vLLM, Ollama) need none.
    */
-  apiKey: () => string | null
+  apiKey: (baseUrl: string) => KeyAnswer
   /** max tokens of an answer when the request does not say. @default undefined (server's default) */
   maxOutputTokens?: number
   /** Sent with every request (OpenRouter's HTTP-Referer, a proxy's tenant header). @default {} */
@@ -66,11 +64,11 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleProvider
   async function call(request: ProviderRequest): Promise<ProviderResponse> {
     request.signal?.throwIfAborted()
     const base = readBaseUrl()
-    const key = readKey(apiKey)
-    if (key.invalid) return badKeyResponse(id)
-    if (key.value !== null && !mayCarryKey(base.url)) return plainHttpKeyResponse(id, base.shown)
+    const checked = keyForCall(id, apiKey, base)
+    if ('refused' in checked) return checked.refused
+    const key = checked.key
     const official = base.url.hostname === 'api.openai.com'
-    if (key.value === null && official) {
+    if (key === null && official) {
       // api.openai.com would answer 401 anyway; failing here is deterministic and costs no request.
       return {
         status: 401,
@@ -88,7 +86,7 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleProvider
     // all of them; compatible servers (llama.cpp, vLLM, Ollama) only know max_tokens.
     if (max !== undefined) body[official ? 'max_completion_tokens' : 'max_tokens'] = max
     const headers: Record<string, string> = { ...fixedHeaders }
-    if (key.value !== null) headers['authorization'] = `Bearer ${key.value}`
+    if (key !== null) headers['authorization'] = `Bearer ${key}`
     const answer = await exchangeJson({
       fetch: fetchOption ?? globalThis.fetch,
       url: base.endpoint('/chat/completions'),
@@ -96,9 +94,9 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleProvider
       headers,
       body,
       signal: request.signal,
-      secret: key.value,
+      secret: key,
     })
-    return toProviderResponse(answer, key.value, readChatCompletion)
+    return toProviderResponse(answer, key, readChatCompletion)
   }
 
   return { id, call }

@@ -1,8 +1,16 @@
-import type { CommandHandlers, ProviderId, SettingsView } from '../../../../shared/contract'
+import type {
+  CommandHandlers,
+  ProviderId,
+  ProviderSettingsView,
+  SettingsView,
+} from '../../../../shared/contract'
 import { EngineError } from '../../errors'
-import { DEFAULT_BASE_URLS, type HttpProviderId } from '../../providers'
+import { DEFAULT_BASE_URLS, keyAnswer } from '../../providers'
 import { SIM_DEFAULT_MODEL } from '../../providers/sim'
 import type { EngineParts } from '../parts'
+import { providerAccess } from '../provider-access'
+import { providerKey } from '../secrets'
+import { ENV_NAMES } from '../../providers/keys'
 
 type SettingsHandlers = Pick<CommandHandlers, 'settings:get' | 'settings:set' | 'secrets:set'>
 
@@ -18,7 +26,7 @@ export function settingsHandlers(parts: EngineParts): SettingsHandlers {
       } catch (err) {
         throw EngineError.from(err, 'priceOverrides')
       }
-      if (patch.baseUrls) guardKeysOnNewOrigins(parts, patch.baseUrls)
+      if (patch.baseUrls) guardEnvironmentKeys(parts, patch.baseUrls)
       const current = settings.get()
       if (
         patch.defaultProvider !== undefined &&
@@ -53,7 +61,12 @@ export function settingsHandlers(parts: EngineParts): SettingsHandlers {
           'apiKey',
         )
       }
-      secrets.set(provider, apiKey)
+      // Bound to the base URL in effect now: changing the URL later does not take the key along.
+      const storedFor =
+        apiKey === null || provider === 'sim'
+          ? undefined
+          : (providerAccess(parts, provider).effectiveBaseUrl ?? undefined)
+      secrets.set(provider, apiKey, storedFor)
       return view()
     },
   }
@@ -63,13 +76,14 @@ export function settingsHandlers(parts: EngineParts): SettingsHandlers {
 function settingsView(parts: EngineParts): SettingsView {
   const { dbPath, settings, secrets, claims, prices, controller } = parts
   const s = settings.get()
-  const providerView = (id: ProviderId) => {
+  const providerView = (id: ProviderId): ProviderSettingsView => {
     const key = secrets.get(id)
     return {
       baseUrl: s.baseUrls[id] ?? null,
       hasKey: key !== null,
       // Only long keys get a hint: the last 4 of a short key reveal too much of it.
       keyHint: key && key.length >= 20 ? `…${key.slice(-4)}` : null,
+      ...(id === 'sim' ? SIM_ACCESS : providerAccess(parts, id)),
     }
   }
   return {
@@ -91,28 +105,33 @@ function settingsView(parts: EngineParts): SettingsView {
   }
 }
 
+const SIM_ACCESS = {
+  effectiveBaseUrl: null,
+  baseUrlFrom: null,
+  keyFrom: null,
+  keyBaseUrl: null,
+  keyRefusal: null,
+} as const
+
 /**
- * An API key goes only where it was entered for. Pointing a provider that has a key at another
- * origin removes the stored key (the operator enters it again for the new server); a key from
- * the environment cannot be removed, so its provider's base URL cannot be moved.
+ * A stored key stays bound to the URL it was stored for (calls elsewhere are refused), so moving a
+ * base URL needs no guard for it. A key from the environment never goes to a URL stored here
+ * either: pointing its provider at another server is refused at once, with the way that works,
+ * rather than at the next call.
  */
-function guardKeysOnNewOrigins(
-  { settings, secrets }: EngineParts,
+function guardEnvironmentKeys(
+  { secrets, processBaseUrls }: EngineParts,
   baseUrls: Partial<Record<ProviderId, string | null>>,
 ): void {
-  const current = settings.get().baseUrls
+  if (secrets.keysFrom !== 'environment') return
   for (const [id, next] of Object.entries(baseUrls) as [ProviderId, string | null][]) {
-    if (id === 'sim' || secrets.get(id) === null) continue
-    const origin = (url: string | null | undefined) =>
-      new URL(url ?? DEFAULT_BASE_URLS[id as HttpProviderId]).origin
-    if (origin(next) === origin(current[id])) continue
-    if (!secrets.set) {
-      throw new EngineError(
-        'base_url_locked',
-        `${id}'s API key comes from the environment: its base URL cannot be moved to another server here (the key would go there)`,
-        `baseUrls.${id}`,
-      )
-    }
-    secrets.set(id, null)
+    if (id === 'sim' || next === null) continue
+    const key = providerKey(secrets, id)
+    if (key === null || typeof keyAnswer(id, next, key, processBaseUrls) === 'string') continue
+    throw new EngineError(
+      'base_url_locked',
+      `${id}'s API key comes from the environment, which sends it only to ${new URL(DEFAULT_BASE_URLS[id]).origin} or a base URL given with it: to use ${next}, restart with --base-url ${next} (or ${ENV_NAMES[id]?.baseUrl}=${next})`,
+      `baseUrls.${id}`,
+    )
   }
 }

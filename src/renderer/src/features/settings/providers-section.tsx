@@ -1,5 +1,10 @@
 import { useState } from 'react'
-import type { CommandError, ProviderId, SettingsView } from '../../../../shared/contract'
+import type {
+  CommandError,
+  ProviderId,
+  ProviderSettingsView,
+  SettingsView,
+} from '../../../../shared/contract'
 import { InlineError } from '../../components/inline-error'
 import { useStore } from '../../store'
 
@@ -14,7 +19,8 @@ export function ProvidersSection({ settings }: { settings: SettingsView }) {
         <h2>Providers</h2>
         <span className="hint">
           <code>sim</code> is built in and needs no key. Keys go to the engine and are never sent
-          back to this window.
+          back to this window. A key is stored for the base URL in effect when you save it: change
+          the URL afterwards and the key no longer goes there (save it again for the new URL).
         </span>
       </div>
       {!storage.available ? (
@@ -108,7 +114,7 @@ function ProviderRow({ provider, settings }: { provider: ProviderId; settings: S
           <button type="submit" className="button" disabled={!canStore || busy || !key.trim()}>
             Save key
           </button>
-          {current?.hasKey ? (
+          {current?.hasKey && current.keyFrom !== 'environment' ? (
             <button
               type="button"
               className="button ghost"
@@ -122,11 +128,47 @@ function ProviderRow({ provider, settings }: { provider: ProviderId; settings: S
             className={current?.hasKey ? 'key-state stored' : 'key-state'}
             data-testid={`key-state-${provider}`}
           >
-            {current?.hasKey ? `stored${hint ? ` (…${hint})` : ''}` : 'no key'}
+            {current?.hasKey
+              ? `${current.keyFrom === 'environment' ? 'from the environment' : 'stored'}${hint ? ` (…${hint})` : ''}`
+              : 'no key'}
           </span>
         </form>
         <InlineError error={keyError} />
+        {current ? <KeyRoute provider={provider} view={current} /> : null}
       </div>
     </div>
+  )
+}
+
+const FROM: Record<NonNullable<ProviderSettingsView['baseUrlFrom']>, string> = {
+  process: 'given to this process with --base-url or a *_BASE_URL variable',
+  settings: 'the base URL above',
+  default: 'the provider’s default',
+}
+
+/** Where this provider's calls go, where its key goes, and why the key is held back if it is. */
+function KeyRoute({ provider, view }: { provider: ProviderId; view: ProviderSettingsView }) {
+  if (view.effectiveBaseUrl === null) return null
+  return (
+    <>
+      <p className="hint key-route" data-testid={`key-route-${provider}`}>
+        Calls go to <code>{view.effectiveBaseUrl}</code>
+        {view.baseUrlFrom ? ` (${FROM[view.baseUrlFrom]})` : ''}.
+        {view.keyFrom === 'store' && view.keyBaseUrl ? (
+          <>
+            {' '}
+            The stored key goes only to <code>{view.keyBaseUrl}</code>.
+          </>
+        ) : null}
+        {view.keyFrom === 'environment'
+          ? ' The key from the environment goes only to the provider’s default server or a base URL given with it.'
+          : null}
+      </p>
+      {view.keyRefusal ? (
+        <p className="hint-bad key-route" role="alert" data-testid={`key-refusal-${provider}`}>
+          {view.keyRefusal}
+        </p>
+      ) : null}
+    </>
   )
 }
