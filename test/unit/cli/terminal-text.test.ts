@@ -4,6 +4,7 @@ import { terminalSafe } from '../../../src/main/cli/terminal-text'
 
 // What a terminal acts on: C0 controls, DEL, C1 (0x9b is an 8-bit CSI), and the Unicode format
 // characters that reorder (bidi overrides, isolates, marks) or break lines (LS, PS).
+// eslint-disable-next-line no-control-regex -- what a terminal acts on is the point
 const ACTIVE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/u
 
 describe('terminalSafe', () => {
