@@ -162,6 +162,28 @@ export default tseslint.config(
     },
   },
   {
+    // Text from files, providers and the database may hold terminal control sequences: the CLI
+    // prints only through terminal-text.ts, which escapes them.
+    files: ['src/main/cli/**'],
+    ignores: ['src/main/cli/terminal-text.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector:
+            "CallExpression[callee.object.object.name='process'][callee.object.property.name=/^(stdout|stderr)$/][callee.property.name='write']",
+          message:
+            'print with say.out / say.err from cli/terminal-text (escapes control characters)',
+        },
+        {
+          selector: "CallExpression[callee.object.name='console']",
+          message:
+            'print with say.out / say.err from cli/terminal-text (escapes control characters)',
+        },
+      ],
+    },
+  },
+  {
     files: ['src/renderer/**'],
     languageOptions: { globals: { ...globals.browser } },
     plugins: { 'react-hooks': reactHooks },

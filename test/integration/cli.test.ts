@@ -1,6 +1,6 @@
 // The `pacer` command line as a user meets it: bad input, interruption and resume, audit mode,
 // summary, export and forecast, each through a real child process and a real database file.
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parse } from 'csv-parse/sync'
 import { describe, expect, it } from 'vitest'
@@ -79,17 +79,6 @@ describe('pacer run: bad input', () => {
       'a bad number',
       (dir: string) => ['run', join(dir, 'x.jsonl'), '--max-concurrency', 'lots'],
       /--max-concurrency.*expected an integer/,
-    ],
-    [
-      'an unwritable database path',
-      (dir: string) => {
-        writeJsonl(dir, 'ok.jsonl', [{ type: 'a', payload: 1 }])
-        const locked = join(dir, 'locked')
-        writeFileSync(locked, 'a file, not a folder')
-        chmodSync(locked, 0o444)
-        return ['run', join(dir, 'ok.jsonl'), '--db', join(locked, 'sub', 'pacer.db')]
-      },
-      /cannot open database at .*locked/,
     ],
   ])('%s: one clear line and exit 2', async (_name, args, message) => {
     const dir = tempDir()

@@ -155,10 +155,11 @@ describe('startHttpServer: binding', () => {
     },
   )
 
-  it('binds 0.0.0.0 when allowNonLoopback is set (the CLI --host case)', async () => {
+  it('binds 0.0.0.0 when allowNonLoopback is set (the CLI --allow-remote case)', async () => {
     await start({ host: '0.0.0.0', allowNonLoopback: true })
-    const res = await fetch(`${base}/`)
-    expect(res.status).toBe(200)
+    // Reachable from other machines: even the page needs the token.
+    expect((await fetch(`${base}/`)).status).toBe(401)
+    expect((await fetch(`${base}/?token=${server.token}`)).status).toBe(200)
   })
 })
 
@@ -544,9 +545,11 @@ describe('startHttpServer: Host header (DNS rebinding)', () => {
     expect(engine.listenerCount()).toBe(0)
   })
 
-  it('accepts any Host when allowNonLoopback is set', async () => {
+  it('bound for remote use, still refuses a Host that names no address bound here', async () => {
     await start({ host: '0.0.0.0', allowNonLoopback: true })
-    const res = await raw('/', { Host: `pacer.lan:${server.port}` })
-    expect(res.status).toBe(200)
+    const res = await raw(`/?token=${server.token}`, { Host: `pacer.example:${server.port}` })
+    expect(res.status).toBe(403)
+    const mine = await raw(`/?token=${server.token}`, { Host: `127.0.0.1:${server.port}` })
+    expect(mine.status).toBe(200)
   })
 })

@@ -49,8 +49,60 @@ describe('pacer serve', () => {
       join(tempDir(), 'p.db'),
       '--host',
       'not-an-ip.invalid',
+      '--allow-remote',
     ])
     expect(r.code).toBe(2)
     expect(r.stderr.trim().split('\n')).toHaveLength(1)
+  })
+
+  it.each([
+    ['""', '', /--host "": an empty address listens on every interface/],
+    ['0.0.0.0', '0.0.0.0', /--host 0\.0\.0\.0: not a loopback address.*--allow-remote/],
+    ['a LAN address', '192.168.77.5', /--host 192\.168\.77\.5: not a loopback address/],
+  ])('--host %s without --allow-remote: refused in one line, exit 2', async (_n, host, message) => {
+    const r = await runPacer(['serve', '--db', join(tempDir(), 'p.db'), '--host', host])
+    expect(r.code).toBe(2)
+    expect(r.stderr.trim().split('\n')).toHaveLength(1)
+    expect(r.stderr).toMatch(message)
+  })
+
+  it('--host 0.0.0.0 --allow-remote: a warning, the token on every request, Host still checked', async () => {
+    const db = join(tempDir(), 'p.db')
+    const server = startPacer(['serve', '--db', db, '--host', '0.0.0.0', '--allow-remote'])
+    try {
+      const url = new URL(
+        await until(() => /Pacer console: (\S+)/.exec(server.output().stdout)?.[1], 30_000),
+      )
+      expect(server.output().stderr).toMatch(/warning: listening on 0\.0\.0\.0: other machines/)
+      const token = url.searchParams.get('token')!
+      const origin = `http://127.0.0.1:${url.port}`
+      // The page itself needs the token now; with it, the page keeps it as an HttpOnly cookie.
+      expect((await fetch(`${origin}/`)).status).toBe(401)
+      const page = await fetch(`${origin}/?token=${token}`)
+      expect(page.status).toBe(200)
+      const cookie = page.headers.get('set-cookie')!
+      expect(cookie).toMatch(/^pacer_session=[0-9a-f]+; HttpOnly; SameSite=Strict; Path=\/$/)
+      const html = await page.text()
+      const asset = /src="\.?(\/assets\/[^"]+)"/.exec(html)![1]!
+      expect((await fetch(`${origin}${asset}`)).status).toBe(401)
+      const withCookie = await fetch(`${origin}${asset}`, {
+        headers: { cookie: cookie.split(';')[0]! },
+      })
+      expect(withCookie.status).toBe(200)
+      expect(
+        (
+          await fetch(`${origin}${asset}`, {
+            headers: { cookie: 'pacer_session=0123456789abcdef0123' },
+          })
+        ).status,
+      ).toBe(401)
+      // A name that is no address bound here is still refused (DNS rebinding), token or not.
+      expect(
+        await get(new URL(`/?token=${token}`, origin), { host: `attacker.example:${url.port}` }),
+      ).toBe(403)
+    } finally {
+      server.child.kill('SIGINT')
+      expect((await server.done).code).toBe(0)
+    }
   })
 })

@@ -7,9 +7,24 @@ import { defaultDbPath } from '../engine/db'
 import { HTTP_PROVIDERS } from '../engine/engine/provider-access'
 import type { HttpProviderId } from '../engine/providers'
 import { ENV_NAMES } from '../engine/providers/keys'
+import { terminalSafe } from './terminal-text'
 
 /** Bad input or usage: one clear line on stderr and exit code 2. */
 export class UsageError extends Error {}
+
+/** The database or the disk failed us: one clear line on stderr and exit code 3. */
+export class DatabaseError extends Error {}
+
+/** SQLite's and the file system's errors about the database file or the disk under it. */
+const STORAGE_ERRNO = new Set(['ENOSPC', 'EROFS', 'EDQUOT', 'EIO'])
+
+/** Whether an error thrown by a command is the database's or the disk's (exit code 3). */
+export function isStorageError(err: unknown): err is Error & { code: string } {
+  if (!(err instanceof Error)) return false
+  const code = (err as { code?: unknown }).code
+  if (typeof code !== 'string') return false
+  return code.startsWith('SQLITE_') || STORAGE_ERRNO.has(code)
+}
 
 export function dbPathFrom(opt: string | undefined): string {
   return opt ? resolve(opt) : defaultDbPath()
@@ -66,14 +81,14 @@ function checkedBaseUrl(value: string, name: string): string {
   )
 }
 
-/** Opens the engine, turning database problems (unwritable path, newer schema) into usage errors. */
+/** Opens the engine, turning database problems (unwritable path, newer schema) into one line. */
 export function openEngine(options: EngineOptions): Engine {
   try {
     return createEngine(options)
   } catch (err) {
     const e = err as Error
     if (['DatabaseOpenError', 'SchemaTooNewError', 'MigrationError'].includes(e.name)) {
-      throw new UsageError(e.message)
+      throw new DatabaseError(e.message)
     }
     if (e instanceof TypeError) throw new UsageError(e.message)
     throw err
@@ -82,7 +97,8 @@ export function openEngine(options: EngineOptions): Engine {
 
 /** Renders rows as an aligned plain-text table (numbers right-aligned). */
 export function table(headers: string[], rows: (string | number)[][]): string {
-  const cells = [headers, ...rows.map((r) => r.map(String))]
+  // A cell holds one line: a type or a name from a file shows its control characters escaped.
+  const cells = [headers, ...rows.map((r) => r.map((c) => terminalSafe(String(c))))]
   const widths = headers.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)))
   const numeric = headers.map((_, i) =>
     rows.every((r) => typeof r[i] === 'number' || /^[$\d.,-]/.test(String(r[i]))),

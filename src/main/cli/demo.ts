@@ -3,13 +3,14 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { runCommand } from './run'
 import { summaryCommand } from './ledger-commands'
+import { say } from './terminal-text'
 
 const DEMO_FILE = resolve(__dirname, '../../../resources/examples/demo.jsonl')
 
 /** `pacer demo` (`npm run demo`): the bundled batch on the simulated provider, then the summary. */
 export async function demoCommand(opts: { db?: string }): Promise<number> {
   const db = opts.db ?? join(mkdtempSync(join(tmpdir(), 'pacer-demo-')), 'pacer.db')
-  process.stderr.write(
+  say.err(
     `Running ${DEMO_FILE} on the simulated provider (capacity 6, so AIMD meets 429s),\n` +
       `with duplicates and multi-step agents. Ledger: ${db}\n\n`,
   )
@@ -20,9 +21,9 @@ export async function demoCommand(opts: { db?: string }): Promise<number> {
     simLatencyScale: 1,
     lease: 30,
   })
-  process.stdout.write('\nSpend per task type (pacer summary):\n')
+  say.out('\nSpend per task type (pacer summary):\n')
   await summaryCommand({ db })
-  process.stdout.write(
+  say.out(
     `\nSee it in the console: npx pacer serve --db ${db}\nCSV for finance:       npx pacer export --db ${db} --out spend.csv\n`,
   )
   return code

@@ -5,6 +5,7 @@ import type { ForecastView } from '../../shared/contract'
 import { formatFromName } from '../../shared/batch-format'
 import { formatUsd } from '../../shared/money'
 import { UsageError, dbPathFrom, openEngine, table, thousands } from './common'
+import { say } from './terminal-text'
 
 /**
  * `pacer forecast FILE`: what a batch will cost before it runs (tokens grow with steps²). The file
@@ -30,13 +31,12 @@ export async function forecastCommand(
       path,
       format: formatFromName(path),
       audit: opts.audit,
-      onError: (e) =>
-        process.stderr.write(`${file}:${e.line}: ${e.field ? `${e.field}: ` : ''}${e.message}\n`),
+      onError: (e) => say.err(`${file}:${e.line}: ${e.field ? `${e.field}: ` : ''}${e.message}\n`),
     })
     if (!forecast) throw new UsageError(`${file}: no valid tasks to forecast`)
     if (opts.json) {
       const { byType, total, unpricedTasks } = forecast
-      process.stdout.write(`${JSON.stringify({ byType, total, unpricedTasks, invalidLines })}\n`)
+      say.out(`${JSON.stringify({ byType, total, unpricedTasks, invalidLines })}\n`)
     } else {
       printForecast(forecast)
     }
@@ -57,7 +57,7 @@ function printForecast(f: ForecastView): void {
     formatUsd(r.costMicros),
     formatUsd(r.savedByDedupMicros),
   ]
-  process.stdout.write(
+  say.out(
     `${table(
       [
         'task type',
@@ -73,8 +73,6 @@ function printForecast(f: ForecastView): void {
     )}\n`,
   )
   if (f.unpricedTasks > 0) {
-    process.stdout.write(
-      `${f.unpricedTasks} task(s) use a model without a price: their cost is not included\n`,
-    )
+    say.out(`${f.unpricedTasks} task(s) use a model without a price: their cost is not included\n`)
   }
 }

@@ -4,7 +4,9 @@ import { batchesCommand, exportCommand, summaryCommand } from './ledger-commands
 import { forecastCommand } from './forecast'
 import { serveCommand } from './serve'
 import { demoCommand } from './demo'
-import { UsageError } from './common'
+import { DatabaseError, UsageError, isStorageError } from './common'
+import { EXIT, EXIT_CODES_HELP } from './exit-codes'
+import { say } from './terminal-text'
 import { SIM_REQUESTS_PER_MINUTE } from '../engine/providers/sim'
 import { CONTROLLER_KINDS } from '../engine/pacing/controllers'
 import { PACER_VERSION } from '../engine/version'
@@ -12,27 +14,35 @@ import { PACER_VERSION } from '../engine/version'
 /** What a command's action reports: the process's exit code. */
 type Done = (exitCode: number) => void
 
-/** Exit codes: 0 done, 1 some tasks failed, 2 bad input or usage, 130 interrupted. */
+/** Runs one `pacer` command; resolves to its exit code (exit-codes.ts). */
 export async function main(argv: string[]): Promise<number> {
-  let exitCode = 0
+  let exitCode: number = EXIT.done
   const program = buildProgram((code) => {
     exitCode = code
   })
   try {
     if (argv.length === 0) {
       program.outputHelp()
-      return 2
+      return EXIT.usage
     }
     await program.parseAsync(argv, { from: 'user' })
     return exitCode
   } catch (err) {
     if (err instanceof CommanderError) {
       // --help and --version exit 0; every usage error is 2 (its message was already printed).
-      return err.exitCode === 0 ? 0 : 2
+      return err.exitCode === 0 ? EXIT.done : EXIT.usage
     }
     if (err instanceof UsageError) {
-      process.stderr.write(`pacer: ${err.message}\n`)
-      return 2
+      say.err(`pacer: ${err.message}\n`)
+      return EXIT.usage
+    }
+    if (err instanceof DatabaseError) {
+      say.err(`pacer: ${err.message}\n`)
+      return EXIT.database
+    }
+    if (isStorageError(err)) {
+      say.err(`pacer: database or disk error (${err.code}): ${err.message}\n`)
+      return EXIT.database
     }
     throw err
   }
@@ -82,7 +92,8 @@ function buildProgram(done: Done): Command {
     .version(PACER_VERSION, '-v, --version')
     .showHelpAfterError('(run `pacer --help` for usage)')
     .exitOverride()
-    .configureOutput({ writeErr: (s) => process.stderr.write(s) })
+    .configureOutput({ writeErr: (s) => say.err(s) })
+    .addHelpText('after', EXIT_CODES_HELP)
   addRunCommand(program, done)
   addLedgerCommands(program, done)
   addConsoleCommands(program, done)
@@ -171,7 +182,14 @@ function addConsoleCommands(program: Command, done: Done): void {
     .description('open the console in a browser: the same engine over loopback HTTP')
     .addOption(dbOption())
     .option('--port <n>', 'port (0 = any free one)', int(0), 0)
-    .option('--host <address>', 'bind another address than 127.0.0.1 (exposes the console!)')
+    .option(
+      '--host <address>',
+      'address to listen on (default 127.0.0.1); one other than loopback needs --allow-remote',
+    )
+    .option(
+      '--allow-remote',
+      'allow a --host other machines can reach: every request then needs the session token',
+    )
     .option('--open', 'open the console in the default browser')
     .addOption(controllerOption())
     .option('--provider <id>', 'the provider --base-url is for')

@@ -5,6 +5,7 @@ import { PassThrough } from 'node:stream'
 import type { TypeRollupView } from '../../shared/contract'
 import { formatUsd, microsToUsd } from '../../shared/money'
 import { UsageError, existingDbPath, openEngine, table, thousands } from './common'
+import { say } from './terminal-text'
 
 /** `pacer summary`: the rollup per task type, as a table or JSON. */
 export async function summaryCommand(opts: { db?: string; json?: boolean }): Promise<number> {
@@ -33,13 +34,13 @@ export async function summaryCommand(opts: { db?: string; json?: boolean }): Pro
         errors: r.errors,
         abandoned: r.abandoned,
       })
-      process.stdout.write(
+      say.out(
         `${JSON.stringify({ byType: byType.map(view), totals: view(totals), dbPath: engine.dbPath })}\n`,
       )
       return 0
     }
     if (byType.length === 0) {
-      process.stdout.write(
+      say.out(
         `the ledger at ${engine.dbPath} is empty: run a batch first (pacer run FILE.jsonl, or npm run demo)\n`,
       )
       return 0
@@ -56,7 +57,7 @@ export async function summaryCommand(opts: { db?: string; json?: boolean }): Pro
       formatUsd(r.savedMicros),
       formatUsd(r.wastedMicros),
     ]
-    process.stdout.write(
+    say.out(
       `${table(
         [
           'task type',
@@ -91,7 +92,7 @@ export async function exportCommand(opts: {
       const rows = await exportToStdout(engine, opts.kind)
       // The reader went away (`pacer export --out - | head`): like any filter, stop quietly.
       if (rows === null) return 0
-      process.stderr.write(`wrote ${rows} ${opts.kind} row(s) to stdout\n`)
+      say.err(`wrote ${rows} ${opts.kind} row(s) to stdout\n`)
       return 0
     }
     const path = resolve(opts.out)
@@ -104,7 +105,7 @@ export async function exportCommand(opts: {
     if (failed) throw new UsageError(`cannot write ${path}: ${failed.code ?? failed.message}`)
     const { rows } = await engine.exportCsv(opts.kind, out)
     if (!out.writableFinished) await once(out, 'finish')
-    process.stderr.write(`wrote ${rows} ${opts.kind} row(s) to ${path}\n`)
+    say.err(`wrote ${rows} ${opts.kind} row(s) to ${path}\n`)
     return 0
   } finally {
     await engine.shutdown({ graceMs: 0 })
@@ -151,11 +152,11 @@ export async function batchesCommand(opts: { db?: string; json?: boolean }): Pro
   try {
     const batches = await engine.handlers['batches:list']({})
     if (opts.json) {
-      process.stdout.write(`${JSON.stringify({ batches })}\n`)
+      say.out(`${JSON.stringify({ batches })}\n`)
       return 0
     }
     if (batches.length === 0) {
-      process.stdout.write(`no batches in ${engine.dbPath}: run one with pacer run FILE.jsonl\n`)
+      say.out(`no batches in ${engine.dbPath}: run one with pacer run FILE.jsonl\n`)
       return 0
     }
     const rows = batches.map((b) => [
@@ -170,7 +171,7 @@ export async function batchesCommand(opts: { db?: string; json?: boolean }): Pro
       b.counts.queued + b.counts.running,
       new Date(b.createdAt).toISOString().replace('T', ' ').slice(0, 19),
     ])
-    process.stdout.write(
+    say.out(
       `${table(
         [
           'batch',

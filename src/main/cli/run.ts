@@ -9,6 +9,8 @@ import { SIM_DEFAULT_MODEL } from '../engine/providers/sim'
 import type { ControllerKind } from '../engine/pacing/controllers'
 import type { AimdParams } from '../engine/types'
 import { UsageError, dbPathFrom, openEngine, processBaseUrls } from './common'
+import { EXIT } from './exit-codes'
+import { say } from './terminal-text'
 
 export interface RunOptions {
   db?: string
@@ -135,15 +137,15 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
   const skippedLines = out.invalidLines
   if (skippedLines > 0) {
     reportLineErrors(file, errors)
-    process.stderr.write(`pacer: skipped ${skippedLines} invalid line(s); queuing ${out.valid}\n`)
+    say.err(`pacer: skipped ${skippedLines} invalid line(s); queuing ${out.valid}\n`)
   }
   if (start.retried > 0) {
-    process.stderr.write(`pacer: retrying ${start.retried} task(s) that failed before\n`)
+    say.err(`pacer: retrying ${start.retried} task(s) that failed before\n`)
   }
   if (start.resumed && !opts.json) {
     const b = start.batch
     const done = b.total - b.counts.queued - b.counts.running
-    process.stderr.write(`pacer: resuming batch ${b.id} (${done} of ${b.total} done)\n`)
+    say.err(`pacer: resuming batch ${b.id} (${done} of ${b.total} done)\n`)
   }
 
   // Every call would be refused the same way: said once, before any. The tasks stay queued, so
@@ -155,7 +157,7 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
     throw new UsageError(refusals.join('\npacer: '))
   }
 
-  engine.onWarning((message) => process.stderr.write(`pacer: warning: ${message}\n`))
+  engine.onWarning((message) => say.err(`pacer: warning: ${message}\n`))
   const driving = Date.now()
   const { interrupted, batch } = await drive(engine, start.batch, opts)
   const runMs = Date.now() - driving
@@ -171,12 +173,12 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
   await engine.shutdown({ graceMs: 0 })
 
   if (opts.json) {
-    process.stdout.write(`${JSON.stringify(summary)}\n`)
+    say.out(`${JSON.stringify(summary)}\n`)
   } else {
     printSummary(summary, file)
   }
-  if (interrupted) return 130
-  return summary.failed > 0 || summary.cancelled > 0 ? 1 : 0
+  if (interrupted) return EXIT.interrupted
+  return summary.failed > 0 || summary.cancelled > 0 ? EXIT.tasksFailed : EXIT.done
 }
 
 /** A file that cannot be read, or has nothing but blanks, is one usage line. */
@@ -259,10 +261,10 @@ function rejectLines(file: string, errors: LineErrorLog, valid: number, lines: n
 
 function reportLineErrors(file: string, errors: LineErrorLog): void {
   for (const e of errors.shown) {
-    process.stderr.write(`${file}:${e.line}: ${e.field ? `${e.field}: ` : ''}${e.message}\n`)
+    say.err(`${file}:${e.line}: ${e.field ? `${e.field}: ` : ''}${e.message}\n`)
   }
   if (errors.count > errors.shown.length) {
-    process.stderr.write(`... and ${errors.count - errors.shown.length} more\n`)
+    say.err(`... and ${errors.count - errors.shown.length} more\n`)
   }
 }
 
@@ -299,7 +301,7 @@ async function drive(
       if (b?.state === 'paused' && !pausedNoticed) {
         pausedNoticed = true
         bar?.stop()
-        process.stderr.write(
+        say.err(
           `pacer: batch ${batchId} was paused (from the console); waiting for it to resume (Ctrl-C stops this run)\n`,
         )
       } else if (b?.state !== 'paused') {
@@ -311,7 +313,7 @@ async function drive(
   const onSignal = () => {
     signals++
     if (signals === 1) {
-      process.stderr.write(
+      say.err(
         '\npacer: stopping: no new calls, letting in-flight calls finish (Ctrl-C again to abort them)\n',
       )
       run.stop()
@@ -395,5 +397,5 @@ function printSummary(s: RunSummary, file: string): void {
   ]
   if (s.interrupted)
     lines.push('  run the same command again to resume: completed tasks are reused, not re-billed')
-  process.stderr.write(`${lines.join('\n')}\n`)
+  say.err(`${lines.join('\n')}\n`)
 }

@@ -5,6 +5,7 @@ import { isLoopbackHost, startHttpServer } from '../server'
 import { HTTP_PROVIDERS } from '../engine/engine/provider-access'
 import type { ControllerKind } from '../engine/pacing/controllers'
 import { UsageError, dbPathFrom, openEngine, processBaseUrls } from './common'
+import { say } from './terminal-text'
 
 const ROOT = resolve(__dirname, '../../..')
 
@@ -13,6 +14,7 @@ export async function serveCommand(opts: {
   db?: string
   port: number
   host?: string
+  allowRemote?: boolean
   open?: boolean
   simCapacity: number
   simLatencyScale: number
@@ -21,10 +23,11 @@ export async function serveCommand(opts: {
   provider?: string
   baseUrl?: string
 }): Promise<number> {
+  const host = checkHost(opts.host, opts.allowRemote === true)
   const baseUrls = processBaseUrls(opts.baseUrl, opts.provider)
   const rendererDir = join(ROOT, 'out', 'renderer')
   if (!existsSync(join(rendererDir, 'index.html'))) {
-    process.stderr.write('pacer: building the console (first run)...\n')
+    say.err('pacer: building the console (first run)...\n')
     const built = spawnSync(
       process.execPath,
       [join(ROOT, 'node_modules/electron-vite/bin/electron-vite.js'), 'build'],
@@ -55,24 +58,30 @@ export async function serveCommand(opts: {
       subscribe: engine.subscribe,
       exportCsv: engine.exportCsv,
       rendererDir,
-      host: opts.host ?? '127.0.0.1',
+      host,
       port: opts.port,
-      // Naming a loopback address explicitly keeps every loopback protection (Host checks).
-      allowNonLoopback: opts.host !== undefined && !isLoopbackHost(opts.host),
+      allowNonLoopback: !isLoopbackHost(host),
     })
   } catch (err) {
     await engine.shutdown({ graceMs: 0 })
     throw new UsageError((err as Error).message)
   }
-  engine.onWarning((message) => process.stderr.write(`pacer: warning: ${message}\n`))
+  engine.onWarning((message) => say.err(`pacer: warning: ${message}\n`))
+  if (!isLoopbackHost(host)) {
+    say.err(
+      `pacer: warning: listening on ${host}: other machines can reach the console; every ` +
+        'request needs the session token in the URL below, and only Host names of the ' +
+        'addresses bound are accepted\n',
+    )
+  }
   // Calls would be refused (and tasks fail with the same line): said once at start too.
   for (const refusal of engine.keyRefusals({ providers: HTTP_PROVIDERS })) {
-    process.stderr.write(`pacer: warning: ${refusal}\n`)
+    say.err(`pacer: warning: ${refusal}\n`)
   }
   engine.start()
   // The URL carries the session token: print it once, on stdout, for the operator (and tests).
-  process.stdout.write(`Pacer console: ${server.url}\n`)
-  process.stderr.write(
+  say.out(`Pacer console: ${server.url}\n`)
+  say.err(
     `database: ${engine.dbPath}\nCtrl-C stops the server (in-flight calls finish, claims are released)\n`,
   )
   if (opts.open) openBrowser(server.url)
@@ -87,14 +96,14 @@ export async function serveCommand(opts: {
         return
       }
       stopping = true
-      process.stderr.write(
+      say.err(
         '\npacer: stopping: no new calls, in-flight calls finish (Ctrl-C again to abort them)\n',
       )
       void server
         .close()
         .then(() => engine.shutdown({ graceMs: 10_000 }))
         .catch((err: unknown) => {
-          process.stderr.write(`pacer: shutdown failed: ${(err as Error).message}\n`)
+          say.err(`pacer: shutdown failed: ${(err as Error).message}\n`)
           process.exitCode = 1
         })
         .then(() => resolveStop())
@@ -105,17 +114,34 @@ export async function serveCommand(opts: {
   return 0
 }
 
+/** The address to listen on: loopback unless the operator allows remote access in so many words. */
+function checkHost(given: string | undefined, allowRemote: boolean): string {
+  if (given === undefined) return '127.0.0.1'
+  const host = given.trim()
+  if (host === '') {
+    throw new UsageError(
+      '--host "": an empty address listens on every interface; give one (127.0.0.1 is the ' +
+        'default), or 0.0.0.0 with --allow-remote to be reachable from other machines',
+    )
+  }
+  if (!isLoopbackHost(host) && !allowRemote) {
+    throw new UsageError(
+      `--host ${host}: not a loopback address, so other machines could reach the console; ` +
+        'add --allow-remote if that is what you want',
+    )
+  }
+  return host
+}
+
 function openBrowser(url: string): void {
   const command =
     process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'cmd' : 'xdg-open'
   const args = process.platform === 'win32' ? ['/c', 'start', '""', url] : [url]
   try {
     const child = spawn(command, args, { stdio: 'ignore', detached: true })
-    child.on('error', () =>
-      process.stderr.write(`pacer: could not open a browser; open ${url} yourself\n`),
-    )
+    child.on('error', () => say.err(`pacer: could not open a browser; open ${url} yourself\n`))
     child.unref()
   } catch {
-    process.stderr.write(`pacer: could not open a browser; open ${url} yourself\n`)
+    say.err(`pacer: could not open a browser; open ${url} yourself\n`)
   }
 }

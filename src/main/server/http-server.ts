@@ -9,6 +9,7 @@
 import { randomBytes } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { hostname, networkInterfaces } from 'node:os'
 import {
   isCommandName,
   isLoopbackHost,
@@ -29,7 +30,7 @@ import { answerExport } from './csv-export'
 import { createEventStreams } from './event-stream'
 import { readBody } from './request-body'
 import { sendReply, sendText } from './responses'
-import { createTokenCheck } from './session-token'
+import { createTokenCheck, sessionCookie } from './session-token'
 import { serveStatic } from './static-files'
 
 export interface HttpServerOptions {
@@ -48,8 +49,9 @@ export interface HttpServerOptions {
   /** The session's bearer token. @default 32 random bytes, hex */
   token?: string
   /**
-   * Listen on a non-loopback address and accept any Host header. Only for an explicit `--host`:
-   * anyone who can reach the machine then reaches the console (still behind the token).
+   * Listen on a non-loopback address (`--allow-remote`): anyone who can reach the machine reaches
+   * the console, so every request then needs the session token (the page's own files too: the
+   * page sets it as a cookie), and the Host header must name an address actually bound.
    * @default false
    */
   allowNonLoopback?: boolean
@@ -88,6 +90,27 @@ interface ApiRoute {
 function urlHost(host: string): string {
   if (host === '0.0.0.0' || host === '::' || host === '') return '127.0.0.1'
   return host.includes(':') ? `[${host}]` : host
+}
+
+/**
+ * The Host names a request may carry for a server bound to `host`: the loopback names always;
+ * for an address of every interface (0.0.0.0, ::) each interface's address and the machine's
+ * name; otherwise the address itself. Any other name is a DNS-rebinding attempt.
+ */
+function boundNames(host: string): string[] {
+  const names = ['127.0.0.1', 'localhost', '[::1]']
+  if (host === '0.0.0.0' || host === '::') {
+    for (const list of Object.values(networkInterfaces())) {
+      for (const a of list ?? []) {
+        if (host === '0.0.0.0' && a.family !== 'IPv4') continue
+        names.push(a.family === 'IPv6' ? `[${a.address}]` : a.address)
+      }
+    }
+    names.push(hostname())
+  } else {
+    names.push(urlHost(host))
+  }
+  return names.map((n) => n.toLowerCase())
 }
 
 function refuseNonLoopback(host: string): never {
@@ -151,7 +174,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value)
     const hostHeader = (req.headers.host ?? '').toLowerCase()
     // DNS rebinding: a hostile page whose name resolves to 127.0.0.1 sends its own Host.
-    if (!allowNonLoopback && !allowedHosts.has(hostHeader)) {
+    // Remote or not: names that are not an address bound here are refused.
+    if (!allowedHosts.has(hostHeader)) {
       return sendText(res, 403, 'unexpected Host header')
     }
     const url = new URL(req.url ?? '/', 'http://pacer.invalid')
@@ -159,6 +183,15 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     if (route) return answerApi(route, req, res, url)
     if (url.pathname === '/api' || url.pathname.startsWith('/api/')) {
       return sendReply(res, errorReply('not_found', `no route ${url.pathname}`))
+    }
+    if (allowNonLoopback) {
+      // Reachable from other machines: the page and its files only with the token, from the URL
+      // (the first load, which keeps it as a cookie for the rest) or that cookie.
+      const fromUrl = authorized(req, url, true)
+      if (!fromUrl && !authorized(req, url, false, true)) {
+        return sendText(res, 401, 'open the URL pacer serve printed (it carries the session token)')
+      }
+      if (fromUrl) res.setHeader('Set-Cookie', sessionCookie(token))
     }
     return serveStatic(req, res, url, options)
   }
@@ -182,9 +215,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     })
   })
   const port = (server.address() as AddressInfo).port
-  allowedHosts = new Set(
-    ['127.0.0.1', 'localhost', '[::1]', urlHost(host).toLowerCase()].map((h) => `${h}:${port}`),
-  )
+  allowedHosts = new Set(boundNames(host).map((h) => `${h}:${port}`))
 
   return {
     url: `http://${urlHost(host)}:${port}/?${TOKEN_PARAM}=${token}`,

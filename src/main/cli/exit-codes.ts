@@ -1,0 +1,22 @@
+// The exit codes every command follows, in one table (also printed by `pacer --help`).
+
+export const EXIT = Object.freeze({
+  /** Everything asked for was done. */
+  done: 0,
+  /** The run ended, but some tasks failed or were cancelled. */
+  tasksFailed: 1,
+  /** Bad usage or input: a flag, a file, a line. Nothing was run. */
+  usage: 2,
+  /** The database or the disk: cannot open, read-only, damaged, newer schema, full. */
+  database: 3,
+  /** Stopped by Ctrl-C or SIGTERM; running the same command again resumes. */
+  interrupted: 130,
+})
+
+export const EXIT_CODES_HELP = `
+Exit codes:
+  0    done
+  1    the run ended with failed or cancelled tasks
+  2    bad usage or input (a flag, a file, a line): nothing was run
+  3    the database or the disk (cannot open, read-only, damaged, newer schema, full)
+  130  interrupted (Ctrl-C, SIGTERM): run the same command again to resume`

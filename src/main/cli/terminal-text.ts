@@ -1,0 +1,37 @@
+// What the CLI prints on a terminal. Text from a batch file, a provider or the database (task
+// types, file names, error messages, batch names) may hold control characters: an ESC sequence
+// would clear the screen, set the window title or move the cursor over what Pacer printed, and
+// bidirectional overrides reorder what the operator reads. Every line goes out through `say`,
+// which shows them as JSON-style escapes (`\u001b`), valid inside `--json` strings as well.
+
+// C0 (tab, CR and, outside `lines`, LF included), DEL, C1, and the Unicode format characters that
+// reorder or break lines: ALM, LRM/RLM, LS/PS, the embeddings/overrides and the isolates.
+/* eslint-disable no-control-regex -- matching control characters is the point */
+const UNSAFE =
+  /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/g
+const UNSAFE_OR_LF = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/g
+/* eslint-enable no-control-regex */
+
+const NAMED: Readonly<Record<string, string>> = { '\t': '\\t', '\n': '\\n', '\r': '\\r' }
+
+function escape(ch: string): string {
+  return NAMED[ch] ?? `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`
+}
+
+/**
+ * `text` with its control characters escaped. `lines`: line feeds stay (a message of several
+ * lines); otherwise they are escaped too (a table cell, a value within a line).
+ */
+export function terminalSafe(text: string, { lines = false }: { lines?: boolean } = {}): string {
+  return text.replace(lines ? UNSAFE : UNSAFE_OR_LF, escape)
+}
+
+/** The CLI's only way to print: stdout for results, stderr for the rest, controls escaped. */
+export const say = {
+  out(text: string): void {
+    process.stdout.write(terminalSafe(text, { lines: true }))
+  },
+  err(text: string): void {
+    process.stderr.write(terminalSafe(text, { lines: true }))
+  },
+}
