@@ -1,6 +1,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import { runCommand } from './run'
 import { batchesCommand, exportCommand, summaryCommand } from './ledger-commands'
+import { backupCommand, checkCommand } from './db-commands'
 import { forecastCommand } from './forecast'
 import { serveCommand } from './serve'
 import { demoCommand } from './demo'
@@ -162,6 +163,24 @@ function addLedgerCommands(program: Command, done: Done): void {
     )
     .action(async (opts) => {
       done(await exportCommand(opts))
+    })
+
+  program
+    .command('check')
+    .description("run SQLite's integrity check on the database (read only); exit 3 if damaged")
+    .addOption(dbOption())
+    .option('--json', 'one JSON object: dbPath, ok, problems')
+    .action((opts) => {
+      done(checkCommand(opts))
+    })
+
+  program
+    .command('backup')
+    .description('a consistent copy of the database, made while runs go on (SQLite online backup)')
+    .requiredOption('--out <file>', 'the copy to write (must not exist)')
+    .addOption(dbOption())
+    .action(async (opts) => {
+      done(await backupCommand(opts))
     })
 
   program

@@ -9,7 +9,7 @@ import { say } from './terminal-text'
 
 /** `pacer summary`: the rollup per task type, as a table or JSON. */
 export async function summaryCommand(opts: { db?: string; json?: boolean }): Promise<number> {
-  const engine = openEngine({ dbPath: existingDbPath(opts.db) })
+  const engine = openEngine({ dbPath: existingDbPath(opts.db), readOnly: true })
   try {
     const { byType, totals } = await engine.handlers['ledger:rollup']({})
     if (opts.json) {
@@ -86,7 +86,7 @@ export async function exportCommand(opts: {
   out: string
   kind: 'events' | 'summary'
 }): Promise<number> {
-  const engine = openEngine({ dbPath: existingDbPath(opts.db) })
+  const engine = openEngine({ dbPath: existingDbPath(opts.db), readOnly: true })
   try {
     if (opts.out === '-') {
       const rows = await exportToStdout(engine, opts.kind)
@@ -148,7 +148,7 @@ async function exportToStdout(
 
 /** `pacer batches`: what is queued, running, interrupted or done, with task counts. */
 export async function batchesCommand(opts: { db?: string; json?: boolean }): Promise<number> {
-  const engine = openEngine({ dbPath: existingDbPath(opts.db) })
+  const engine = openEngine({ dbPath: existingDbPath(opts.db), readOnly: true })
   try {
     const batches = await engine.handlers['batches:list']({})
     if (opts.json) {

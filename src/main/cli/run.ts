@@ -76,6 +76,7 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
   const dbPath = dbPathFrom(opts.db)
   const baseUrls = processBaseUrls(opts.baseUrl, opts.provider)
   const engine = openEngine({
+    checkIntegrity: true,
     dbPath,
     processBaseUrls: baseUrls,
     batchIds: [],

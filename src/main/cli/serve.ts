@@ -42,6 +42,7 @@ export async function serveCommand(opts: {
       )
   }
   const engine = openEngine({
+    checkIntegrity: true,
     dbPath: dbPathFrom(opts.db),
     processBaseUrls: baseUrls,
     controller: opts.controller,

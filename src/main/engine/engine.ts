@@ -47,6 +47,13 @@ export interface EngineOptions {
   db?: Database.Database
   /** better-sqlite3 binary for another ABI (Electron). */
   nativeBinding?: string
+  /**
+   * Opens the database read only, for commands that only read (summary, batches, export): the
+   * engine is never started, and a write through it fails with SQLITE_READONLY.
+   */
+  readOnly?: boolean
+  /** SQLite's quick_check on open; a damaged file is refused (openDatabase's quickCheck). */
+  checkIntegrity?: boolean
   /** @default systemClock */
   clock?: Clock
   /** @default `${hostname}:${pid}:${random}` */

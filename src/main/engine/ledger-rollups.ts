@@ -234,6 +234,8 @@ export class LedgerRollups {
    * (its row is written; the fold is tried again on the next).
    */
   #tryFold(): boolean {
+    // A database opened read only is read as it is: reads add what is not folded yet (pending).
+    if (this.#db.readonly) return false
     const wait = this.#db.pragma('busy_timeout', { simple: true }) as number
     this.#db.pragma('busy_timeout = 0')
     try {

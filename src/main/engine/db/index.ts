@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs'
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs'
 import { homedir } from 'node:os'
 import path from 'node:path'
 import Database from 'better-sqlite3'
@@ -65,7 +65,23 @@ export interface OpenDatabaseOptions {
   clock?: Clock
   /** Path to a better-sqlite3 `.node` built for another ABI (Electron). */
   nativeBinding?: string
+  /**
+   * Read only (summary, batches, export): the file must exist and is never written, so a file
+   * the user may only read (an archived ledger, a colleague's copy) works, WAL files absent or
+   * not. Refused if its schema is older than this Pacer's (an upgrade is a write).
+   */
+  readOnly?: boolean
+  /**
+   * Runs SQLite's quick_check after opening and refuses a damaged file (`pacer run`, `pacer
+   * serve`: writing on damaged pages spreads the damage). Costs a read of the whole file.
+   */
+  quickCheck?: boolean
 }
+
+/** What to do about a damaged database file, in the words of the error that reports it. */
+export const RECOVERY_HINT =
+  'restore a copy made with pacer backup, or salvage what SQLite can read: ' +
+  'sqlite3 DAMAGED.db .recover | sqlite3 recovered.db'
 
 function retryWhileBusy<T>(step: () => T): T {
   const pause = new Int32Array(new SharedArrayBuffer(4))
@@ -90,6 +106,7 @@ export function openDatabase(file: string, opts: OpenDatabaseOptions = {}): Data
     )
   }
   const inMemory = file === ':memory:' || file === ''
+  if (opts.readOnly && !inMemory) return openReadOnly(file, busyTimeoutMs, opts)
   if (!inMemory) {
     try {
       mkdirSync(path.dirname(path.resolve(file)), { recursive: true })
@@ -105,6 +122,14 @@ export function openDatabase(file: string, opts: OpenDatabaseOptions = {}): Data
     throw new DatabaseOpenError(file, reasonOf(err), { cause: err })
   }
   try {
+    // SQLite opens a file it may not write read-only without a word; the first write would fail.
+    if (!inMemory && !writable(file)) {
+      throw new DatabaseOpenError(
+        file,
+        'the file is read-only: this command writes to it (read commands such as pacer summary, ' +
+          'batches and export work on a read-only file; for this one, copy it somewhere writable)',
+      )
+    }
     // busy_timeout first: switching to WAL takes a lock another process may hold right now.
     db.pragma(`busy_timeout = ${busyTimeoutMs}`)
     // WAL lets readers run beside the one writer (console + CLI on one file). NORMAL is the
@@ -119,15 +144,162 @@ export function openDatabase(file: string, opts: OpenDatabaseOptions = {}): Data
     db.pragma('temp_store = MEMORY')
     db.pragma('foreign_keys = ON')
     retryWhileBusy(() => migrate(db, opts.migrations ?? MIGRATIONS, opts.clock))
+    if (opts.quickCheck) {
+      const problems = integrityProblems(db, 'quick_check', 5)
+      if (problems.length > 0) {
+        throw new DatabaseOpenError(
+          file,
+          `the file is damaged (${summarizeProblems(problems)}); nothing was written to it: ` +
+            RECOVERY_HINT,
+        )
+      }
+    }
   } catch (err) {
     db.close()
-    if (err instanceof SchemaTooNewError || err instanceof MigrationError) throw err
+    if (
+      err instanceof SchemaTooNewError ||
+      err instanceof MigrationError ||
+      err instanceof DatabaseOpenError
+    ) {
+      throw err
+    }
     if (err instanceof Database.SqliteError) {
-      throw new DatabaseOpenError(file, reasonOf(err), { cause: err })
+      throw new DatabaseOpenError(file, damagedReason(err), { cause: err })
     }
     throw err
   }
   return db
+}
+
+/**
+ * What SQLite's integrity_check or quick_check finds wrong, one problem per entry (empty: ok). A
+ * file damaged where the check itself must read throws SQLITE_CORRUPT: that is one problem too.
+ */
+export function integrityProblems(
+  db: Database.Database,
+  check: 'integrity_check' | 'quick_check',
+  max: number,
+): string[] {
+  let rows: Record<string, string>[]
+  try {
+    rows = db.pragma(`${check}(${max})`) as Record<string, string>[]
+  } catch (err) {
+    const code = (err as { code?: unknown }).code
+    if (code === 'SQLITE_CORRUPT' || code === 'SQLITE_NOTADB') return [(err as Error).message]
+    throw err
+  }
+  return rows
+    .flatMap((r) => String(r[check]).split('\n'))
+    .filter((line) => line !== 'ok' && !line.startsWith('*** in database'))
+}
+
+/** A few problems on one line, and how many more there were. */
+export function summarizeProblems(problems: readonly string[], shown = 3): string {
+  const more = problems.length - shown
+  return problems.slice(0, shown).join('; ') + (more > 0 ? `; and ${more} more` : '')
+}
+
+/** SQLite's reason, with what to do when it says the file is damaged or not a database. */
+function damagedReason(err: InstanceType<typeof Database.SqliteError>): string {
+  if (err.code === 'SQLITE_CORRUPT' || err.code === 'SQLITE_NOTADB') {
+    return `${err.message}: ${RECOVERY_HINT}`
+  }
+  return err.message
+}
+
+function openReadOnly(
+  file: string,
+  busyTimeoutMs: number,
+  opts: OpenDatabaseOptions,
+): Database.Database {
+  let db: Database.Database
+  try {
+    db = new Database(file, {
+      readonly: true,
+      fileMustExist: true,
+      timeout: busyTimeoutMs,
+      nativeBinding: opts.nativeBinding,
+    })
+  } catch (err) {
+    throw new DatabaseOpenError(file, reasonOf(err), { cause: err })
+  }
+  try {
+    db.pragma(`busy_timeout = ${busyTimeoutMs}`)
+    checkReadableVersion(db, file, opts)
+    return db
+  } catch (err) {
+    db.close()
+    if (err instanceof SchemaTooNewError || err instanceof DatabaseOpenError) throw err
+    if (!isUnopenableWal(err)) {
+      if (err instanceof Database.SqliteError) {
+        throw new DatabaseOpenError(file, reasonOf(err), { cause: err })
+      }
+      throw err
+    }
+  }
+  return walSnapshot(file, opts)
+}
+
+/**
+ * A WAL database (Pacer's are) is read with its -shm index, which SQLite creates beside the file;
+ * in a folder the user may not write, with no -shm there, it cannot. The file alone is then the
+ * whole database if no write-ahead log holds commits: read a copy of it in memory (its header
+ * marked as rollback-journal, which a copy may be). A log with commits in it cannot be read so.
+ */
+function walSnapshot(file: string, opts: OpenDatabaseOptions): Database.Database {
+  const log = `${file}-wal`
+  if (existsSync(log) && statSync(log).size > 0) {
+    throw new DatabaseOpenError(
+      file,
+      `its write-ahead log ${log} holds commits this user cannot read without writing beside ` +
+        'the file: copy the database with its -wal file somewhere writable, or ask its owner to ' +
+        'open it once with Pacer (that folds the log in)',
+    )
+  }
+  const image = readFileSync(file)
+  // Bytes 18 and 19: the file format's write and read versions, 2 for WAL, 1 for a journal.
+  if (image.length >= 20) image[18] = image[19] = 1
+  const db = new Database(image, { readonly: true, nativeBinding: opts.nativeBinding })
+  try {
+    checkReadableVersion(db, file, opts)
+  } catch (err) {
+    db.close()
+    throw err
+  }
+  return db
+}
+
+function writable(file: string): boolean {
+  try {
+    accessSync(file, constants.W_OK)
+    return true
+  } catch {
+    return false
+  }
+}
+
+function isUnopenableWal(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code
+  return typeof code === 'string' && /^SQLITE_(READONLY|CANTOPEN)/.test(code)
+}
+
+/** A read-only open reads only a database of this Pacer's schema: an upgrade is a write. */
+function checkReadableVersion(
+  db: Database.Database,
+  file: string,
+  opts: OpenDatabaseOptions,
+): void {
+  const known = (opts.migrations ?? MIGRATIONS).at(-1)?.version ?? 0
+  const current = currentVersion(db)
+  if (current > known) throw new SchemaTooNewError(file, current, known)
+  if (current < known) {
+    throw new DatabaseOpenError(
+      file,
+      `written by an older Pacer (schema v${current}, this one reads v${known}): open it once ` +
+        'with a command that writes (pacer run, pacer serve) to upgrade it, on a copy if the ' +
+        'file is read-only',
+    )
+  }
 }
 
 /** Applies every pending migration in order, each in its own BEGIN IMMEDIATE transaction. */

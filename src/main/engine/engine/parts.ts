@@ -54,7 +54,13 @@ export interface ControllerSwitch {
 /** One database, one scheduler, one runner, wired as the options say. */
 export function createParts(options: EngineOptions): EngineParts {
   const clock = options.clock ?? systemClock
-  const db = options.db ?? openDatabase(options.dbPath, { nativeBinding: options.nativeBinding })
+  const db =
+    options.db ??
+    openDatabase(options.dbPath, {
+      nativeBinding: options.nativeBinding,
+      readOnly: options.readOnly,
+      quickCheck: options.checkIntegrity,
+    })
   const settings = new SettingsStore(db)
   const stored = settings.get()
   const prices = new Prices(stored.priceOverrides)

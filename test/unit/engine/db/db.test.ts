@@ -11,6 +11,7 @@ import {
   migrate,
   MigrationError,
   openDatabase,
+  RECOVERY_HINT,
   SchemaTooNewError,
 } from '../../../../src/main/engine/db'
 import { MIGRATIONS, type Migration } from '../../../../src/main/engine/db/schema'
@@ -139,7 +140,9 @@ describe('openDatabase', () => {
       err = e
     }
     expect(err).toBeInstanceOf(DatabaseOpenError)
-    expect((err as Error).message).toBe(`cannot open database at ${file}: file is not a database`)
+    expect((err as Error).message).toBe(
+      `cannot open database at ${file}: file is not a database: ${RECOVERY_HINT}`,
+    )
   })
 
   it('works in memory, for tests of other modules', () => {
