@@ -14,7 +14,7 @@ import {
   type Answer,
   type Dialect,
   type VendorServer,
-} from '../helpers/vendor-server'
+} from '../helpers/scripted-vendor'
 
 const servers: VendorServer[] = []
 afterEach(async () => {

@@ -12,7 +12,7 @@ import {
   type Dialect,
   type Received,
   type VendorServer,
-} from '../helpers/vendor-server'
+} from '../helpers/scripted-vendor'
 
 const servers: VendorServer[] = []
 afterEach(async () => {

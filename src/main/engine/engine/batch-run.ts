@@ -53,7 +53,8 @@ export function driveBatch(
   let over = false
   /** Ends the run once the batch is over; true when it is. */
   const check = (): boolean => {
-    // A look scheduled before the end (onBatch's endOfTurn) may run after the engine shut down.
+    // Once over, read nothing more: a look scheduled for the end of a turn may come after the
+    // caller has closed the database.
     if (over) return true
     const p = deps.progress()
     // Cancelled from the console: stop this process's calls for it too.
