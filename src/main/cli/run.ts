@@ -4,12 +4,12 @@ import cliProgress from 'cli-progress'
 import type { BatchSummary, LineError } from '../../shared/contract'
 import { costCaveats, formatUsd, microsToUsd, usdToMicros } from '../../shared/money'
 import { formatFromName } from '../../shared/batch-format'
+import { runParams, type ParamsOptions } from './params'
 import type { Engine, StreamedStart } from '../engine/engine'
 import { SIM_DEFAULT_MODEL } from '../engine/providers/sim'
 import type { ControllerKind } from '../engine/pacing/controllers'
 import type { AimdParams } from '../engine/types'
 import { UsageError, dbPathFrom, openEngine } from './common'
-import { runParams, type ParamsOptions } from './params'
 
 export interface RunOptions extends ParamsOptions {
   db?: string

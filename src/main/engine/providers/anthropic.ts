@@ -11,7 +11,6 @@ import {
   mayCarryKey,
   plainHttpKeyResponse,
   readKey,
-  reportsUsage,
   tokenCount,
   toProviderResponse,
   type OkAnswer,
@@ -127,7 +126,9 @@ export function unsupportedByAnthropic(params: RequestParams): string | null {
 
 /** The text blocks of a message, concatenated; thinking and tool_use blocks are not the answer. */
 function readMessage(json: Record<string, unknown>): OkAnswer {
-  const usage = reportsUsage(json['usage']) ? normalizeAnthropicUsage(json['usage']) : undefined
+  // No usage object: the runner estimates it, rather than ledger the call as free.
+  const raw = json['usage']
+  const usage = raw !== null && typeof raw === 'object' ? normalizeAnthropicUsage(raw) : undefined
   const content = json['content']
   if (!Array.isArray(content)) return { text: undefined, usage }
   const text = content

@@ -416,11 +416,6 @@ export function field(obj: unknown, key: string): unknown {
   return obj !== null && typeof obj === 'object' ? (obj as Record<string, unknown>)[key] : undefined
 }
 
-/** Whether a vendor body reported usage at all: an object, not missing or null. */
-export function reportsUsage(raw: unknown): boolean {
-  return raw !== null && typeof raw === 'object' && !Array.isArray(raw)
-}
-
 /** A token count from a vendor payload; anything missing or malformed counts as 0. */
 export function tokenCount(value: unknown): number {
   return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.round(value) : 0

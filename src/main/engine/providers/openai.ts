@@ -11,7 +11,6 @@ import {
   mayCarryKey,
   plainHttpKeyResponse,
   readKey,
-  reportsUsage,
   tokenCount,
   toProviderResponse,
   type OkAnswer,
@@ -116,7 +115,9 @@ export function needsCompletionTokens(model: string): boolean {
 
 /** choices[0].message.content as text: a string, or an array of content parts joined. */
 function readChatCompletion(json: Record<string, unknown>): OkAnswer {
-  const usage = reportsUsage(json['usage']) ? normalizeOpenAiUsage(json['usage']) : undefined
+  // No usage object: the runner estimates it, rather than ledger the call as free.
+  const raw = json['usage']
+  const usage = raw !== null && typeof raw === 'object' ? normalizeOpenAiUsage(raw) : undefined
   const choices = json['choices']
   const message = Array.isArray(choices) ? field(choices[0], 'message') : undefined
   if (message === null || typeof message !== 'object') return { text: undefined, usage }
