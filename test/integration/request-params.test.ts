@@ -258,3 +258,30 @@ describe('request params against an Anthropic-speaking server', () => {
     expect(server.received).toHaveLength(0)
   })
 })
+
+describe('request params on the simulated provider', () => {
+  it('caps the answers at max_tokens, the line over the run', async () => {
+    const dir = tempDir('pacer-params-')
+    const db = join(dir, 'pacer.db')
+    const long = 'Explain the ledger in detail. '.repeat(40)
+    const file = writeJsonl(dir, 'batch.jsonl', [
+      { type: 'run-wide', payload: { prompt: long } },
+      { type: 'own', payload: { prompt: long }, params: { max_tokens: 5 } },
+      { type: 'agent', steps: 3, payload: { prompt: long } },
+    ])
+    const run = await runPacer([
+      ...['run', file, '--db', db, '--sim-latency-scale', '0.05'],
+      ...['--max-tokens', '20', '--json'],
+    ])
+    expect(run.code, run.stderr).toBe(0)
+    const rows = query<{ task_type: string; output_tokens: number }>(
+      db,
+      "SELECT task_type, output_tokens FROM ledger WHERE outcome = 'executed' ORDER BY id",
+    )
+    const byType = (t: string) => rows.filter((r) => r.task_type === t).map((r) => r.output_tokens)
+    // Uncapped, the sim answers about as long as the prompt (~300 tokens).
+    expect(byType('run-wide')).toEqual([20])
+    expect(byType('own')).toEqual([5])
+    expect(byType('agent')).toEqual([20, 20, 20])
+  })
+})
