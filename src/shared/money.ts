@@ -23,6 +23,18 @@ export function formatUsd(micros: number | null | undefined, style: MoneyStyle =
   return style === 'glance' ? glance(micros) : exact(micros)
 }
 
+/**
+ * What a cost guesses or leaves out, to follow it: ' (4 calls estimated, 2 unpriced: not
+ * included)', or '' when it is all reported usage at known prices.
+ */
+export function costCaveats(estimatedCalls: number, unpricedCalls: number): string {
+  const parts: string[] = []
+  if (estimatedCalls > 0)
+    parts.push(`${estimatedCalls} call${estimatedCalls === 1 ? '' : 's'} estimated`)
+  if (unpricedCalls > 0) parts.push(`${unpricedCalls} unpriced: not included`)
+  return parts.length > 0 ? ` (${parts.join(', ')})` : ''
+}
+
 /** Exact decimal USD with 6 decimals ('1.234567', '-0.000001'); no float ever touches the digits. */
 export function microsToUsdString(micros: number): string
 export function microsToUsdString(micros: number | null): string | null

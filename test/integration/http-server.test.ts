@@ -130,6 +130,7 @@ const totals: TypeRollupView = {
   throttled: 0,
   errors: 0,
   abandoned: 0,
+  estimatedCalls: 0,
 }
 
 describe('startHttpServer: binding', () => {

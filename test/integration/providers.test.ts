@@ -435,6 +435,8 @@ describe('OpenAI-compatible provider', () => {
       status: 502,
       headers: expect.objectContaining({ 'x-request-id': 'req_9' }),
       error: 'invalid JSON from provider',
+      // A 200 the runner ledgers as an estimated paid call (nothing of the answer was readable).
+      unreadable: { status: 200, text: '' },
     })
     expect(classify(res, 5)).toBe('error')
   })

@@ -107,7 +107,7 @@ function addRunCommand(program: Command, done: Done): void {
     .description('run a batch file (JSONL or CSV): each distinct task once, results reused')
     .argument(
       '<file>',
-      'batch file: one task per line, {"type","payload","steps"?,"key"?,"model"?}',
+      'batch file: one task per line, {"type","payload","steps"?,"key"?,"model"?,"params"?}',
     )
     .addOption(dbOption())
     .option('--provider <id>', 'provider for tasks that name none', 'sim')
@@ -124,6 +124,16 @@ function addRunCommand(program: Command, done: Done): void {
     .option('--skip-invalid', 'queue the valid lines and report the invalid ones')
     .option('--retry-failed', 'run again tasks whose failure was kept as a result (after a fix)')
     .option('--new', 'start a new batch even if an interrupted run of this file can be resumed')
+    .option(
+      '--max-tokens <n>',
+      'cap each answer at n tokens, for tasks whose params set none (Anthropic default: 1024)',
+      int(1),
+    )
+    .option('--temperature <x>', 'sampling temperature, for tasks whose params set none', num(0, 2))
+    .option(
+      '--params <json>',
+      'request params for every task, e.g. \'{"top_p":0.9,"seed":7}\'; a line\'s own params win',
+    )
     .option('--json', 'print one JSON object with the totals at the end')
     .action(async (file: string, opts) => {
       done(await runCommand(file, opts))

@@ -3,7 +3,7 @@ import { resolve } from 'node:path'
 import { once } from 'node:events'
 import { PassThrough } from 'node:stream'
 import type { TypeRollupView } from '../../shared/contract'
-import { formatUsd, microsToUsd } from '../../shared/money'
+import { costCaveats, formatUsd, microsToUsd } from '../../shared/money'
 import { UsageError, existingDbPath, openEngine, table, thousands } from './common'
 import { say } from './terminal-text'
 
@@ -30,6 +30,7 @@ export async function summaryCommand(opts: { db?: string; json?: boolean }): Pro
         wastedUsd: microsToUsd(r.wastedMicros),
         wastedMicros: r.wastedMicros,
         unpricedCalls: r.unpricedCalls,
+        estimatedCalls: r.estimatedCalls,
         throttled: r.throttled,
         errors: r.errors,
         abandoned: r.abandoned,
@@ -53,7 +54,7 @@ export async function summaryCommand(opts: { db?: string; json?: boolean }): Pro
       r.duplicates,
       thousands(r.avgInputTokens),
       thousands(r.totalTokens),
-      formatUsd(r.costMicros) + (r.unpricedCalls ? ` (+${r.unpricedCalls} unpriced)` : ''),
+      formatUsd(r.costMicros) + costCaveats(r.estimatedCalls, r.unpricedCalls),
       formatUsd(r.savedMicros),
       formatUsd(r.wastedMicros),
     ]

@@ -2,8 +2,9 @@ import { createReadStream } from 'node:fs'
 import { basename, resolve } from 'node:path'
 import cliProgress from 'cli-progress'
 import type { BatchSummary, LineError } from '../../shared/contract'
-import { formatUsd, microsToUsd, usdToMicros } from '../../shared/money'
+import { costCaveats, formatUsd, microsToUsd, usdToMicros } from '../../shared/money'
 import { formatFromName } from '../../shared/batch-format'
+import { runParams, type ParamsOptions } from './params'
 import type { Engine, StreamedStart } from '../engine/engine'
 import { SIM_DEFAULT_MODEL } from '../engine/providers/sim'
 import type { ControllerKind } from '../engine/pacing/controllers'
@@ -12,7 +13,7 @@ import { UsageError, dbPathFrom, openEngine, processBaseUrls } from './common'
 import { EXIT } from './exit-codes'
 import { say } from './terminal-text'
 
-export interface RunOptions {
+export interface RunOptions extends ParamsOptions {
   db?: string
   provider: string
   model?: string
@@ -48,6 +49,10 @@ export interface RunSummary {
   inputTokens: number
   outputTokens: number
   costUsd: number | null
+  /** Calls whose usage was estimated (the provider reported none): their cost is an estimate. */
+  estimatedCalls: number
+  /** Calls on a model without a price: their cost is not in costUsd. */
+  unpricedCalls: number
   savedUsd: number | null
   wastedUsd: number
   throttled: number
@@ -66,8 +71,9 @@ export interface RunSummary {
 export async function runCommand(file: string, opts: RunOptions): Promise<number> {
   const started = Date.now()
   const path = resolve(file)
-  // Fail fast on a file that is wrong as a whole, before touching the database.
+  // Fail fast on a file that is wrong as a whole, or bad params, before touching the database.
   await checkReadable(path)
+  const params = runParams(opts)
 
   const scheduler: Partial<AimdParams> = {}
   if (opts.minConcurrency !== undefined) scheduler.min = opts.minConcurrency
@@ -94,7 +100,7 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
   const audit = opts.audit ?? engine.settings.get().audit
   // No --model on a real provider: a task naming none is refused (one usage line for all of them).
   const model = opts.model ?? (opts.provider === 'sim' ? SIM_DEFAULT_MODEL : null)
-  const defaults = { provider: opts.provider, model }
+  const defaults = { provider: opts.provider, model, params }
   const errors = new LineErrorLog()
   const reading = readingBar(opts)
   let out: StreamedStart
@@ -371,6 +377,8 @@ function summarize(
     inputTokens: t.inputTokens,
     outputTokens: t.outputTokens,
     costUsd: microsToUsd(t.costMicros),
+    estimatedCalls: t.estimatedCalls,
+    unpricedCalls: t.unpricedCalls,
     savedUsd: microsToUsd(t.savedMicros),
     wastedUsd: microsToUsd(t.wastedMicros) ?? 0,
     throttled: t.throttled,
@@ -393,7 +401,7 @@ function printSummary(s: RunSummary, file: string): void {
       (s.cancelled ? `, cancelled ${s.cancelled}` : '') +
       (s.duplicates ? `, duplicates ${s.duplicates}` : ''),
     `  tokens in ${s.inputTokens.toLocaleString('en-US')} / out ${s.outputTokens.toLocaleString('en-US')}, throttled calls ${s.throttled}`,
-    `  cost ${micros(s.costUsd)}, saved by dedup ${micros(s.savedUsd)}, wasted by duplicates ${micros(s.wastedUsd)}`,
+    `  cost ${micros(s.costUsd)}${costCaveats(s.estimatedCalls, s.unpricedCalls)}, saved by dedup ${micros(s.savedUsd)}, wasted by duplicates ${micros(s.wastedUsd)}`,
     `  ledger: ${s.dbPath}`,
   ]
   if (s.interrupted)

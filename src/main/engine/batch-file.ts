@@ -11,7 +11,7 @@ import {
   fingerprintOfCanonical,
   keyFingerprint,
 } from './fingerprint'
-import type { JsonValue } from './types'
+import type { JsonValue, RequestParams } from './types'
 
 /** A task read from a batch file, validated and fingerprinted, ready to enqueue. */
 export interface ParsedTask {
@@ -31,6 +31,8 @@ export interface ParsedTask {
   steps: number
   provider: string | null
   model: string | null
+  /** The line's request params (validated), merged over the run's when resolved. */
+  params?: RequestParams | null
 }
 
 export interface ParsedBatch {
@@ -63,7 +65,7 @@ export function memoryKeys(): KeyRegistry {
   }
 }
 
-const CSV_COLUMNS = ['type', 'payload', 'steps', 'key', 'model', 'provider'] as const
+const CSV_COLUMNS = ['type', 'payload', 'steps', 'key', 'model', 'provider', 'params'] as const
 const CSV_OPTIONS = { info: true, relax_column_count: true, skip_empty_lines: true, trim: true }
 const EMPTY_FILE: LineError = { line: 1, message: 'the file is empty: no tasks' }
 const NO_TASKS: LineError = { line: 1, message: 'the file has no tasks' }
@@ -158,9 +160,11 @@ export function validateTask(value: unknown, line: number, errors: LineError[]):
     steps: input.steps ?? 1,
     provider: input.provider ?? null,
     model: input.model ?? null,
+    params: input.params ?? null,
   }
 }
 
+// `params` is not among them: a line with params takes TaskInput's checks.
 const TASK_FIELDS = new Set(['type', 'payload', 'steps', 'key', 'model', 'provider'])
 
 const optionalString = (v: unknown, max: number) =>
@@ -331,12 +335,12 @@ function csvRow(header: string[], { record, info }: CsvRecord): BatchRow {
     const column = header[i] as string
     const cell = record[i] ?? ''
     if (cell === '') continue
-    if (column === 'payload') {
+    if (column === 'payload' || column === 'params') {
       try {
-        obj.payload = JSON.parse(cell)
+        obj[column] = JSON.parse(cell)
       } catch (err) {
         const message = `not valid JSON: ${(err as Error).message}`
-        return { line, error: { line, field: 'payload', message } }
+        return { line, error: { line, field: column, message } }
       }
     } else if (column === 'steps') {
       obj.steps = /^-?\d+$/.test(cell) ? Number(cell) : cell

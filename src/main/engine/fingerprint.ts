@@ -98,14 +98,17 @@ function sha256(text: string): string {
 
 /**
  * What a claim deduplicates: the task (its payload fingerprint, or its key's) as run on one
- * provider, model and number of steps. The same prompt on gpt-4o and on the simulated provider
+ * provider, model, number of steps and request params. The same prompt on gpt-4o and on the simulated provider
  * are different executions: reusing one for the other would hand back a wrong answer as "saved".
  */
 export function executionFingerprint(
   taskFp: string,
-  run: { provider: string; model: string; steps: number },
+  run: { provider: string; model: string; steps: number; params?: string | null },
 ): string {
+  // Request params (canonical JSON: their order does not matter) are part of what runs; a task
+  // without any hashes as it did before params existed, so stored results stay reusable.
+  const params = run.params == null ? '' : `"params":${run.params},`
   return sha256(
-    `{"model":${JSON.stringify(run.model)},"provider":${JSON.stringify(run.provider)},"steps":${run.steps},"task":${JSON.stringify(taskFp)}}`,
+    `{"model":${JSON.stringify(run.model)},${params}"provider":${JSON.stringify(run.provider)},"steps":${run.steps},"task":${JSON.stringify(taskFp)}}`,
   )
 }

@@ -1,6 +1,6 @@
 import type { ForecastTypeView, ForecastView } from '../../shared/contract'
 import type { Prices } from './prices'
-import { continueMessage, estimateTokens, taskMessages } from './prompt'
+import { continueMessage, estimateTokens, messageChars, taskMessages } from './prompt'
 import type { ChatMessage, JsonValue } from './types'
 
 /**
@@ -111,14 +111,14 @@ export function forecastTask(
   // The sim sizes its answer on the longest user message; -1: none yet (it then uses them all).
   let longestUser = -1
   for (const m of first) {
-    if (m.role === 'user') longestUser = Math.max(longestUser, m.content.length)
+    if (m.role === 'user') longestUser = Math.max(longestUser, messageChars(m))
   }
   let inputTokens = 0
   let outputTokens = 0
   let answerChars = 0
   for (let step = 1; step <= steps; step++) {
     if (step > 1) {
-      const next = continueMessage(step, steps).content.length
+      const next = messageChars(continueMessage(step, steps))
       chars += answerChars + next
       longestUser = Math.max(longestUser, next)
     }
@@ -156,7 +156,7 @@ export function expectedSimOutput(tokens: number): number {
 
 function contentChars(messages: readonly ChatMessage[]): number {
   let chars = 0
-  for (const m of messages) chars += m.content.length
+  for (const m of messages) chars += messageChars(m)
   return chars
 }
 

@@ -19,10 +19,10 @@ export const LEDGER_WRITE_SQL = {
   insert: `
     INSERT INTO ledger_rows (ts, task_id, batch, fp_id, worker, label, step, input_tokens,
       cached_input_tokens, cache_write_tokens, output_tokens, cost_micros, saved_micros, outcome,
-      latency_ms, status, epoch)
+      latency_ms, status, epoch, estimated)
     SELECT @ts, @taskId, nb.id, f.id, nw.id, l.id, @step, @inputTokens, @cachedInputTokens,
       @cacheWriteTokens, @outputTokens, @costMicros, @savedMicros, @outcome, @latencyMs, @status,
-      @epoch
+      @epoch, @estimated
     FROM fingerprints f, names nw, ledger_labels l LEFT JOIN names nb ON nb.name = @batchId
     WHERE f.fp = @fp AND nw.name = @worker AND l.task_type = @taskType
       AND l.provider = @provider AND l.model = @model AND l.price_version = @priceVersion
@@ -31,8 +31,8 @@ export const LEDGER_WRITE_SQL = {
   insertKnown: `
     INSERT INTO ledger_rows (ts, task_id, batch, fp_id, worker, label, step, input_tokens,
       cached_input_tokens, cache_write_tokens, output_tokens, cost_micros, saved_micros, outcome,
-      latency_ms, status, epoch)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      latency_ms, status, epoch, estimated)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   refsOf: 'SELECT batch, worker, label FROM ledger_rows WHERE id = ?',
   ensureName: 'INSERT OR IGNORE INTO names(name) VALUES (?)',
   ensureLabel: `INSERT OR IGNORE INTO ledger_labels(task_type, provider, model, price_version)
@@ -56,7 +56,9 @@ export const ORIGINAL_COST_SQL = `
       WHERE l.fp_id = (SELECT id FROM target) AND l.outcome = ${OUTCOME_CODES.executed}`
 
 /** A row as the insert binds it: a stored row's fields but its id, priced. */
-export type LedgerRowParams = Omit<LedgerRow, 'id'> & {
+export type LedgerRowParams = Omit<LedgerRow, 'id' | 'estimated'> & {
+  /** @default 0 */
+  estimated?: number
   /** The fingerprint's row id, when the caller knows it (the runner's task): saves a lookup. */
   fpId?: number
 }
@@ -132,10 +134,17 @@ export function prepareRowInsert(db: Database.Database): RowInsert {
           row.latencyMs,
           row.status,
           row.epoch,
+          row.estimated ?? 0,
         )
         return Number(info.lastInsertRowid)
       }
-      const params = { ...row, fp: fpKey(row.fp), outcome, priceVersion }
+      const params = {
+        ...row,
+        fp: fpKey(row.fp),
+        outcome,
+        priceVersion,
+        estimated: row.estimated ?? 0,
+      }
       let info = s.insert.run(params)
       if (info.changes === 0) {
         s.name.run(row.worker)

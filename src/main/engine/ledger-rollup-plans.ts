@@ -230,6 +230,7 @@ const ZERO: Omit<RawSums, 'taskType'> = {
   throttled: 0,
   errors: 0,
   abandoned: 0,
+  estimatedCalls: 0,
 }
 
 /** Adds up a rollup plan's rows per task type. */

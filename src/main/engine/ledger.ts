@@ -58,6 +58,8 @@ export interface LedgerRow {
   status: number | null
   epoch: number | null
   priceVersion: string | null
+  /** 1: the tokens (and the cost) are Pacer's estimate; the provider reported no usage. */
+  estimated: number
 }
 
 /** Spend of a set of ledger rows: the contract's rollup view, without the task type. */
@@ -179,6 +181,7 @@ export class Ledger {
       status: e.status,
       epoch: e.epoch,
       priceVersion: this.#prices.version,
+      estimated: e.estimated ? 1 : 0,
     }
     const id = this.#writes.run(() => this.#insert.row(row))
     // The rollups fold rows in pages, every FOLD_EVERY rows and before every read (rollups.ts).

@@ -20,16 +20,16 @@ const pickSql = (batchKey: string) => `
 export const TASK_SQL = {
   // A fingerprint not stored yet, with its content (found missing under this transaction's lock).
   addFingerprint: `
-    INSERT INTO fingerprints(fp, type, payload, key, steps, provider, model)
-    VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    INSERT INTO fingerprints(fp, type, payload, key, steps, provider, model, params)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
   findFingerprint: 'SELECT id, payload IS NOT NULL AS filled FROM fingerprints WHERE fp = ?',
   // A fingerprint first seen by a claim or the ledger gets its content when a task brings it.
   fillFingerprint: `
-    INSERT INTO fingerprints(fp, type, payload, key, steps, provider, model)
-    VALUES (?, ?, ?, ?, ?, ?, ?)
+    INSERT INTO fingerprints(fp, type, payload, key, steps, provider, model, params)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
     ON CONFLICT(fp) DO UPDATE SET type = excluded.type, payload = excluded.payload,
       key = excluded.key, steps = excluded.steps, provider = excluded.provider,
-      model = excluded.model
+      model = excluded.model, params = excluded.params
     RETURNING id`,
   insertTask: `INSERT INTO task_queue(batch, seq, fp_id, status) VALUES (?, ?, ?, ${S.queued})`,
   // Consoles run console batches; a `pacer run` batch runs with that process's keys and limits.
@@ -37,7 +37,8 @@ export const TASK_SQL = {
                       AND queued > 0 ORDER BY created_at LIMIT 1)`),
   pickIn: pickSql(`(SELECT key FROM batches WHERE id = ? AND state = 'running')`),
   pickedContent: `
-    SELECT b.id AS batchId, b.audit, f.fp, f.type, f.payload, f.key, f.steps, f.provider, f.model
+    SELECT b.id AS batchId, b.audit, f.fp, f.type, f.payload, f.key, f.steps, f.provider, f.model,
+      f.params
     FROM fingerprints f, batches b WHERE f.id = ? AND b.key = ?`,
   renewTask: `UPDATE task_queue SET lease_until = ? WHERE id = ? AND worker = ? AND status = ${S.running}`,
   insertResult: 'INSERT INTO results(body) VALUES (?)',

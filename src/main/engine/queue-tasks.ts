@@ -30,6 +30,8 @@ export interface QueuedTask {
   steps: number
   provider: string
   model: string
+  /** Canonical JSON of the request parameters; null: none. */
+  params: string | null
   attempts: number
   audit: boolean
 }
@@ -43,6 +45,14 @@ export interface NewTask {
   steps: number
   provider: string
   model: string
+  /** Canonical JSON of the request parameters (the line's over the run's); null: none. */
+  paramsJson?: string | null
+}
+
+/** What the pick reads of a task's fingerprint and batch. */
+type PickedContent = Omit<QueuedTask, 'id' | 'seq' | 'fpId' | 'attempts' | 'fp' | 'audit'> & {
+  fp: Buffer | string
+  audit: number
 }
 
 /** The statuses a worker can finish a task with. */
@@ -143,7 +153,8 @@ export class TaskTable {
     const found = this.#stmts.findFingerprint.get(key) as { id: number; filled: number } | undefined
     let fpId = found?.id
     if (!found?.filled) {
-      const args = [key, t.type, t.payloadJson, t.key, t.steps, t.provider, t.model] as const
+      const { type, payloadJson, steps, provider, model } = t
+      const args = [key, type, payloadJson, t.key, steps, provider, model, t.paramsJson ?? null]
       // Known only to a claim or the ledger so far: it gets its content.
       fpId = found
         ? (this.#stmts.fillFingerprint.get(...args) as { id: number }).id
@@ -190,17 +201,7 @@ export class TaskTable {
   }
 
   #queued(row: PickedRow): QueuedTask {
-    const c = this.#stmts.pickedContent.get(row.fp_id, row.batch) as {
-      batchId: string
-      audit: number
-      fp: Buffer | string
-      type: string
-      payload: string
-      key: string | null
-      steps: number
-      provider: string
-      model: string
-    }
+    const c = this.#stmts.pickedContent.get(row.fp_id, row.batch) as PickedContent
     return {
       id: row.id,
       batchId: c.batchId,
@@ -213,6 +214,7 @@ export class TaskTable {
       steps: c.steps,
       provider: c.provider,
       model: c.model,
+      params: c.params,
       attempts: row.attempts,
       audit: c.audit === 1,
     }

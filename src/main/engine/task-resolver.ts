@@ -2,14 +2,18 @@
 // claim identity: plain data in, so a worker thread reading a big file can do it too.
 import type { LineError } from '../../shared/contract'
 import type { ParsedTask } from './batch-file'
-import { executionFingerprint } from './fingerprint'
+import { canonicalJson, executionFingerprint } from './fingerprint'
+import { ANTHROPIC_UNSUPPORTED_PARAMS, unsupportedByAnthropic } from './providers/anthropic'
+import type { RequestParams } from './types'
 
 /** A task ready to queue: provider and model resolved, `fp` is its claim identity. */
 export interface ResolvedTask extends ParsedTask {
   provider: string
   model: string
-  /** The execution's fingerprint (task + provider + model + steps). */
+  /** The execution's fingerprint (task + provider + model + steps + params). */
   runFp: string
+  /** Canonical JSON of the request params (the line's over the run's); null: none. */
+  paramsJson: string | null
 }
 
 /** What resolving needs to know: the providers there are, and the defaults. */
@@ -18,6 +22,8 @@ export interface ResolveRules {
   defaultProvider: string
   /** null: a task on the default provider must name its model. */
   defaultModel: string | null
+  /** The run's request params (`pacer run --max-tokens` ...): a line's own win, key by key. */
+  params?: RequestParams
 }
 
 /**
@@ -30,6 +36,7 @@ export function resolverFor(
 ): (t: ParsedTask, errors: LineError[]) => ResolvedTask | null {
   const { defaultProvider, defaultModel } = rules
   const known = new Set(rules.providers)
+  const runParams = rules.params !== undefined && Object.keys(rules.params).length > 0
   return (t, errors) => {
     const provider = t.provider ?? defaultProvider
     if (!known.has(provider)) {
@@ -52,14 +59,30 @@ export function resolverFor(
       })
       return null
     }
-    const runFp = executionFingerprint(t.payloadFp, { provider, model, steps: t.steps })
+    const params = runParams || t.params ? { ...rules.params, ...t.params } : null
+    if (params && provider === 'anthropic') {
+      const unsupported = unsupportedByAnthropic(params)
+      if (unsupported) {
+        const field = ANTHROPIC_UNSUPPORTED_PARAMS.find((p) => params[p] !== undefined)
+        errors.push({ line: t.line, field: `params.${field}`, message: unsupported })
+        return null
+      }
+    }
+    const paramsJson = params && Object.keys(params).length > 0 ? canonicalJson(params) : null
+    const runFp = executionFingerprint(t.payloadFp, {
+      provider,
+      model,
+      steps: t.steps,
+      params: paramsJson,
+    })
     const fp = t.key === null ? runFp : t.fp
-    if (!inPlace) return { ...t, provider, model, runFp, fp }
+    if (!inPlace) return { ...t, provider, model, runFp, fp, paramsJson }
     const resolved = t as ResolvedTask
     resolved.provider = provider
     resolved.model = model
     resolved.runFp = runFp
     resolved.fp = fp
+    resolved.paramsJson = paramsJson
     return resolved
   }
 }

@@ -2,7 +2,7 @@
  * Shared engine types. Plain Node, no electron. Every time is integer epoch milliseconds;
  * every amount of money is integer micro-dollars (1 USD = 1_000_000).
  */
-import type { AimdParamsView, LimitChangeView } from '../../shared/contract'
+import type { AimdParamsView, LimitChangeView, RequestParamsView } from '../../shared/contract'
 
 /** The single source of time for the engine; tests inject a fake. */
 export interface Clock {
@@ -87,10 +87,25 @@ export interface ClaimStore {
 
 // ---------------------------------------------------------------- providers
 
+/** Every role of OpenAI's Chat Completions API; the Anthropic adapter maps them to its own. */
+export type ChatRole = 'system' | 'developer' | 'user' | 'assistant' | 'tool'
+
 export interface ChatMessage {
-  role: 'system' | 'user' | 'assistant'
-  content: string
+  role: ChatRole
+  /**
+   * Text, or content parts as the task gave them ({type: 'text', text}, {type: 'image_url', ...}),
+   * or null (an assistant turn that only called tools).
+   */
+  content: string | JsonValue[] | null
+  /** The message's other fields as given (tool_call_id, tool_calls, name): passed through. */
+  fields?: { [key: string]: JsonValue }
 }
+
+/**
+ * A task's request parameters (a batch line's `params`, over the run's): the contract's schema.
+ * `max_tokens` is sent as `max_completion_tokens` where OpenAI requires it.
+ */
+export type RequestParams = RequestParamsView
 
 export interface Usage {
   /** All input tokens, cached ones included (normalized: OpenAI style). */
@@ -106,6 +121,8 @@ export interface ProviderRequest {
   model: string
   messages: ChatMessage[]
   maxOutputTokens?: number
+  /** The rest of the task's parameters (temperature, top_p, stop, response_format, seed). */
+  params?: RequestParams
   signal?: AbortSignal
 }
 
@@ -116,6 +133,12 @@ export interface ProviderResponse {
   headers: Record<string, string>
   text?: string
   usage?: Usage
+  /**
+   * A 2xx answer whose body could not be read (not JSON, cut short, no choices): the call may have
+   * been billed, so the runner ledgers it with estimated usage. Its status is the one received;
+   * `status` above is then 502, a transient failure. `text` is whatever answer text was readable.
+   */
+  unreadable?: { status: number; text: string }
   /** Provider's error message for non-2xx answers. */
   error?: string
   /**
@@ -172,4 +195,6 @@ export interface LedgerEventInput {
   epoch: number | null
   /** For 'reused' rows: what the original execution cost (what dedup saved). */
   savedMicros?: number | null
+  /** The usage is Pacer's estimate: the provider reported none (or its answer was unreadable). */
+  estimated?: boolean
 }

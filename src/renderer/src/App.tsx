@@ -99,7 +99,11 @@ function Header() {
         </div>
         <div className="stat" data-testid="header-cost">
           <dt>Cost</dt>
-          <dd>{totals ? formatRollupCost(totals.costMicros, totals.unpricedCalls) : '—'}</dd>
+          <dd>
+            {totals
+              ? formatRollupCost(totals.costMicros, totals.unpricedCalls, totals.estimatedCalls)
+              : '—'}
+          </dd>
         </div>
         <div className="stat stat-good" data-testid="header-saved">
           <dt>Saved by dedup</dt>

@@ -6,7 +6,7 @@ import { ProviderId, SettingsPatch } from './settings'
 import type { CostPoint, ForecastView, TypeRollupView } from './spend'
 import { LedgerFilter } from './spend'
 import type { BatchSummary, LineError, TaskRow } from './tasks'
-import { BatchFormat, TaskInput, TaskStatus } from './tasks'
+import { BatchFormat, RequestParams, TaskInput, TaskStatus } from './tasks'
 
 /** Each command: its input schema and (as a type) its result. */
 export const commandSchemas = {
@@ -14,6 +14,8 @@ export const commandSchemas = {
     tasks: z.array(TaskInput).min(1).max(100_000),
     name: z.string().max(200).optional(),
     audit: z.boolean().optional(),
+    /** Request params for every task; a task's own win, key by key. */
+    params: RequestParams.optional(),
   }),
   'batches:preview': z.strictObject({
     fileName: z.string().max(500),
@@ -21,6 +23,7 @@ export const commandSchemas = {
     format: BatchFormat.optional(),
     /** Forecast without deduplication; default: the audit setting. */
     audit: z.boolean().optional(),
+    params: RequestParams.optional(),
   }),
   'batches:import': z.strictObject({
     fileName: z.string().max(500),
@@ -28,6 +31,8 @@ export const commandSchemas = {
     format: BatchFormat.optional(),
     skipInvalid: z.boolean().optional(),
     audit: z.boolean().optional(),
+    /** Request params for every line; a line's own win, key by key. */
+    params: RequestParams.optional(),
   }),
   'batches:list': z.strictObject({}),
   'batches:pause': z.strictObject({ batchId: z.string().min(1) }),

@@ -46,6 +46,11 @@ export interface TypeRollupView {
   throttled: number
   errors: number
   abandoned: number
+  /**
+   * Calls whose usage Pacer estimated (≈4 characters a token): the provider reported none, or its
+   * answer could not be read. Their estimated cost is in costMicros.
+   */
+  estimatedCalls: number
 }
 
 /** One bucket of spend over time; `ts` is the bucket start, aligned to multiples of bucketMs. */

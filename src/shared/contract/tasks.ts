@@ -1,5 +1,32 @@
 import { z } from 'zod'
 
+const jsonObject = z.record(z.string(), z.unknown())
+
+/**
+ * What a request may set besides its messages, per task (a batch line's `params`) or per run
+ * (`pacer run --max-tokens`, `--temperature`, `--params`). Part of the task's identity: the same
+ * payload with other params is another task.
+ */
+export const RequestParams = z.strictObject({
+  max_tokens: z.number().int('must be an integer').min(1).max(10_000_000).optional(),
+  temperature: z.number().min(0).max(2).optional(),
+  top_p: z.number().min(0).max(1).optional(),
+  stop: z
+    .union([z.string().min(1), z.array(z.string().min(1)).min(1).max(16)], {
+      error: 'must be a string or an array of strings',
+    })
+    .optional(),
+  // OpenAI's: {type: 'text' | 'json_object'} or {type: 'json_schema', json_schema: {...}}.
+  response_format: z
+    .looseObject({ type: z.enum(['text', 'json_object', 'json_schema']) })
+    .refine((f) => f.type !== 'json_schema' || jsonObject.safeParse(f['json_schema']).success, {
+      message: 'json_schema: required (an object) when type is "json_schema"',
+    })
+    .optional(),
+  seed: z.number().int('must be an integer').optional(),
+})
+export type RequestParamsView = z.infer<typeof RequestParams>
+
 /** One task as queued by the operator or read from a batch file. */
 export const TaskInput = z.strictObject({
   type: z
@@ -15,6 +42,7 @@ export const TaskInput = z.strictObject({
   key: z.string().min(1).max(500).optional(),
   model: z.string().min(1).max(200).optional(),
   provider: z.string().min(1).max(100).optional(),
+  params: RequestParams.optional(),
 })
 export type TaskInput = z.infer<typeof TaskInput>
 

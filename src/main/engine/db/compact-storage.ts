@@ -136,15 +136,7 @@ const TRIGGERS = `
 
 /** The v2 tables' names and columns, read from the compact ones. */
 export const COMPAT_VIEWS = `
-  CREATE VIEW tasks AS
-    SELECT t.id, b.id AS batch_id, t.seq, f.type, f.payload, ${fpTextSql('f.fp')} AS fp, f.key,
-      f.steps, f.provider, f.model, ${codeToWordSql(TASK_STATUS_CODES, 't.status')} AS status,
-      t.attempts, t.worker, t.lease_until, r.body AS result, t.error, b.created_at,
-      t.started_at, t.finished_at
-    FROM task_queue t
-    JOIN batches b ON b.key = t.batch
-    JOIN fingerprints f ON f.id = t.fp_id
-    LEFT JOIN results r ON r.id = t.result_id;
+  ${tasksViewSql(false)}
 
   CREATE VIEW claims AS
     SELECT ${fpTextSql('f.fp')} AS fp, f.state, f.status, f.owner, f.epoch, f.lease_until,
@@ -152,13 +144,35 @@ export const COMPAT_VIEWS = `
     FROM fingerprints f LEFT JOIN results r ON r.id = f.result_id
     WHERE f.state IS NOT NULL;
 
+  ${ledgerViewSql(false)}`
+
+/** The `tasks` view: as migration 5 made it, and with the request params (migration 6). */
+export function tasksViewSql(params: boolean): string {
+  return `
+  CREATE VIEW tasks AS
+    SELECT t.id, b.id AS batch_id, t.seq, f.type, f.payload, ${fpTextSql('f.fp')} AS fp, f.key,
+      f.steps, f.provider, f.model, ${codeToWordSql(TASK_STATUS_CODES, 't.status')} AS status,
+      t.attempts, t.worker, t.lease_until, r.body AS result, t.error, b.created_at,
+      t.started_at, t.finished_at${params ? ', f.params' : ''}
+    FROM task_queue t
+    JOIN batches b ON b.key = t.batch
+    JOIN fingerprints f ON f.id = t.fp_id
+    LEFT JOIN results r ON r.id = t.result_id;`
+}
+
+/**
+ * The `ledger` view over ledger_rows, and its triggers: as migration 5 made it (`estimated`
+ * false), and as migration 6 remade it with the estimated flag (migration-6.ts).
+ */
+export function ledgerViewSql(estimated: boolean): string {
+  return `
   -- LEFT JOINs throughout: a row is never hidden by a missing name.
   CREATE VIEW ledger AS
     SELECT r.id, r.ts, r.task_id, nb.name AS batch_id, ${fpTextSql('f.fp')} AS fp,
       nw.name AS worker, l.task_type, l.provider, l.model, r.step, r.input_tokens,
       r.cached_input_tokens, r.cache_write_tokens, r.output_tokens, r.cost_micros,
       r.saved_micros, ${codeToWordSql(OUTCOME_CODES, 'r.outcome')} AS outcome, r.latency_ms,
-      r.status, r.epoch, NULLIF(l.price_version, '') AS price_version,
+      r.status, r.epoch, NULLIF(l.price_version, '') AS price_version,${estimated ? '\n      r.estimated,' : ''}
       -- Not a v2 column: what joins of ledger rows by execution use, so they find them by index.
       r.fp_id
     FROM ledger_rows r
@@ -177,7 +191,7 @@ export const COMPAT_VIEWS = `
     INSERT OR IGNORE INTO fingerprints(fp) VALUES (${fpKeySql('NEW.fp')});
     INSERT INTO ledger_rows(id, ts, task_id, batch, fp_id, worker, label, step, input_tokens,
       cached_input_tokens, cache_write_tokens, output_tokens, cost_micros, saved_micros, outcome,
-      latency_ms, status, epoch)
+      latency_ms, status, epoch${estimated ? ', estimated' : ''})
     VALUES (NEW.id, NEW.ts, NEW.task_id, (SELECT id FROM names WHERE name = NEW.batch_id),
       (SELECT id FROM fingerprints WHERE fp = ${fpKeySql('NEW.fp')}),
       (SELECT id FROM names WHERE name = NEW.worker),
@@ -186,12 +200,13 @@ export const COMPAT_VIEWS = `
       NEW.step, COALESCE(NEW.input_tokens, 0), COALESCE(NEW.cached_input_tokens, 0),
       COALESCE(NEW.cache_write_tokens, 0), COALESCE(NEW.output_tokens, 0), NEW.cost_micros,
       NEW.saved_micros, ${wordToCodeSql(OUTCOME_CODES, 'NEW.outcome')}, NEW.latency_ms,
-      NEW.status, NEW.epoch);
+      NEW.status, NEW.epoch${estimated ? ', COALESCE(NEW.estimated, 0)' : ''});
   END;
   CREATE TRIGGER ledger_immutable_update INSTEAD OF UPDATE ON ledger
     BEGIN SELECT RAISE(ABORT, 'ledger rows are immutable'); END;
   CREATE TRIGGER ledger_immutable_delete INSTEAD OF DELETE ON ledger
     BEGIN SELECT RAISE(ABORT, 'ledger rows are immutable'); END;`
+}
 
 // What a completed claim's execution cost, as ledger-record.ts's ORIGINAL_COST_SQL (v2) found it:
 // the latest 'executed' task+epoch of the fingerprint. Stored on the claim from now on, so a reuse

@@ -1,4 +1,5 @@
 import { COMPACT_STORAGE_SQL } from './compact-storage'
+import { PARAMS_AND_ESTIMATES_SQL } from './migration-6'
 
 /**
  * Numbered migrations. Each entry is applied once, in order, inside a transaction, and recorded in
@@ -215,5 +216,11 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'compact storage: fingerprints, payloads and results once; counters per batch; views of the v2 tables',
     // compact-storage.ts: the tables, the copy from v2, and the views that keep v2's names.
     sql: COMPACT_STORAGE_SQL,
+  },
+  {
+    version: 6,
+    name: 'request params with the fingerprint; estimated usage flagged on ledger rows and rollups',
+    // migration-6.ts: the columns, and the tasks and ledger views made again with them.
+    sql: PARAMS_AND_ESTIMATES_SQL,
   },
 ]

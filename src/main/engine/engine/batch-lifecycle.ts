@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import { stat } from 'node:fs/promises'
 import type { BatchSummary, LineError } from '../../../shared/contract'
 import type { ParsedTask } from '../batch-file'
+import type { RequestParams } from '../types'
 import { EngineError } from '../errors'
 import { resolverFor, type ResolvedTask, type ResolveRules } from '../task-resolver'
 import { checkIdempotencyKey } from '../idempotency-keys'
@@ -25,6 +26,8 @@ export interface TaskDefaults {
   provider?: string
   /** null: no default model, so a task on the default provider must name its own. */
   model?: string | null
+  /** Request params for every task (`--max-tokens`, `--temperature`, `--params`); a line's win. */
+  params?: RequestParams
 }
 
 /** A batch file as `pacer run` starts it. */
@@ -66,7 +69,12 @@ export function resolveRules(
       : defaultProvider === current.defaultProvider
         ? current.defaultModel
         : null
-  return { providers: Object.keys(parts.providers), defaultProvider, defaultModel }
+  return {
+    providers: Object.keys(parts.providers),
+    defaultProvider,
+    defaultModel,
+    params: defaults?.params,
+  }
 }
 
 /**
@@ -143,6 +151,7 @@ export class BatchLifecycle {
               steps: t.steps,
               provider: t.provider,
               model: t.model,
+              paramsJson: t.paramsJson,
             })),
           )
         })
@@ -163,10 +172,10 @@ export class BatchLifecycle {
     const { queue, runner, claims } = this.#parts
     let retried = 0
     if (file.retryFailed) for (const t of file.tasks) if (claims.forgetFailure(t.fp)) retried++
-    const { provider, model } = file.defaults
+    const { provider, model, params } = file.defaults
     const sourceHash = createHash('sha256')
       .update(file.content)
-      .update(JSON.stringify({ audit: file.audit, provider, model }))
+      .update(JSON.stringify({ audit: file.audit, provider, model, params }))
       .digest('hex')
     // Tasks of a killed run come back to the queue first, so this run can resume that batch.
     runner.sweepExpired()

@@ -66,10 +66,12 @@ export async function startStreamedFile(
   runner.sweepExpired()
   // The insert is one transaction of its own, begun below: no step may be open around it.
   commitOpenScopes()
+  // The run's params count too (undefined ones are left out: older hashes stay the same).
   const settings = JSON.stringify({
     audit: file.audit,
     provider: file.defaults.provider,
     model: file.defaults.model,
+    params: file.defaults.params,
   })
   // Hashing first costs a pass over the file: worth it only if there is something to resume.
   const mayResume = !file.fresh && queue.hasInterrupted(file.source)
@@ -203,6 +205,7 @@ class FileScan {
       steps: task.steps,
       provider: task.provider,
       model: task.model,
+      paramsJson: task.paramsJson,
     })
   }
 }

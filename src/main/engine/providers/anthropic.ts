@@ -1,4 +1,5 @@
-import type { ChatMessage, Provider, ProviderRequest, ProviderResponse, Usage } from '../types'
+import type { Provider, ProviderRequest, ProviderResponse, RequestParams, Usage } from '../types'
+import { toAnthropicMessages } from './anthropic-messages'
 import {
   baseUrlReader,
   checkApiKeyOption,
@@ -78,13 +79,21 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Prov
         error: 'no Anthropic API key: set it in Settings or ANTHROPIC_API_KEY',
       }
     }
+    const params = request.params ?? {}
+    const unsupported = unsupportedByAnthropic(params)
+    if (unsupported) return { status: 400, headers: {}, error: unsupported }
     const { system, messages } = toAnthropicMessages(request.messages)
     const body: Record<string, unknown> = {
       model: request.model,
-      max_tokens: request.maxOutputTokens ?? maxOutputTokens,
+      max_tokens: request.maxOutputTokens ?? params.max_tokens ?? maxOutputTokens,
       messages,
     }
     if (system !== undefined) body['system'] = system
+    if (params.temperature !== undefined) body['temperature'] = params.temperature
+    if (params.top_p !== undefined) body['top_p'] = params.top_p
+    if (params.stop !== undefined) {
+      body['stop_sequences'] = typeof params.stop === 'string' ? [params.stop] : params.stop
+    }
     const answer = await exchangeJson({
       fetch: fetchOption ?? globalThis.fetch,
       url: base.endpoint('/v1/messages'),
@@ -100,32 +109,24 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Prov
   return { id: 'anthropic', call }
 }
 
+/** Request parameters the Messages API has no field for. */
+export const ANTHROPIC_UNSUPPORTED_PARAMS = ['response_format', 'seed'] as const
+
 /**
- * Chat messages in the Messages API's shape: system turns go to the top-level `system` field (the
- * API has no system role), and consecutive turns of one role are merged because the API requires
- * user and assistant to alternate.
+ * Why the Messages API cannot honour these params, or null. Refused, not dropped: an answer
+ * produced without the JSON format or the seed asked for would pass for one produced with it.
  */
-export function toAnthropicMessages(messages: readonly ChatMessage[]): {
-  system: string | undefined
-  messages: { role: 'user' | 'assistant'; content: string }[]
-} {
-  const system: string[] = []
-  const out: { role: 'user' | 'assistant'; content: string }[] = []
-  for (const m of messages) {
-    if (m.role === 'system') {
-      system.push(m.content)
-      continue
-    }
-    const last = out[out.length - 1]
-    if (last && last.role === m.role) last.content = `${last.content}\n\n${m.content}`
-    else out.push({ role: m.role, content: m.content })
-  }
-  return { system: system.length > 0 ? system.join('\n\n') : undefined, messages: out }
+export function unsupportedByAnthropic(params: RequestParams): string | null {
+  const found = ANTHROPIC_UNSUPPORTED_PARAMS.filter((p) => params[p] !== undefined)
+  if (found.length === 0) return null
+  return `${found.join(' and ')} ${found.length > 1 ? 'are' : 'is'} not supported by Anthropic's Messages API: remove ${found.length > 1 ? 'them' : 'it'} from the task's params (or the run's), or run the task on an OpenAI-compatible provider`
 }
 
 /** The text blocks of a message, concatenated; thinking and tool_use blocks are not the answer. */
 function readMessage(json: Record<string, unknown>): OkAnswer {
-  const usage = normalizeAnthropicUsage(json['usage'])
+  // No usage object: the runner estimates it, rather than ledger the call as free.
+  const raw = json['usage']
+  const usage = raw !== null && typeof raw === 'object' ? normalizeAnthropicUsage(raw) : undefined
   const content = json['content']
   if (!Array.isArray(content)) return { text: undefined, usage }
   const text = content

@@ -6,10 +6,13 @@
 import { USER_AGENT } from '../version'
 import type { ProviderResponse, Usage } from '../types'
 
-/** What a 2xx body means; text is undefined when the JSON is not the expected shape. */
+/**
+ * What a 2xx body means; text is undefined when the JSON is not the expected shape, usage when the
+ * body reports none (the runner then estimates it).
+ */
 export interface OkAnswer {
   text: string | undefined
-  usage: Usage
+  usage: Usage | undefined
 }
 
 interface BaseUrl {
@@ -118,6 +121,8 @@ export interface JsonAnswer {
   /** Parsed body, or undefined when the body is not JSON. */
   json: unknown
   raw: string
+  /** Why the body of a 2xx answer ends early (the connection failed mid-body). */
+  cutShort?: string
 }
 
 /**
@@ -166,11 +171,21 @@ export async function exchangeJson(x: {
     raw = await res.text()
   } catch (err) {
     if (x.signal?.aborted) throw err
-    throw networkError(
+    const failure = networkError(
       `${x.shownBaseUrl} answered HTTP ${res.status} but the connection failed mid-body`,
       err,
       x.secret,
     )
+    // A 2xx cut short may have been billed in full: it goes back as an answer the runner ledgers.
+    if (!res.ok) throw failure
+    return {
+      status: res.status,
+      statusText: res.statusText,
+      headers,
+      json: undefined,
+      raw: '',
+      cutShort: failure.message,
+    }
   }
   let json: unknown
   try {
@@ -193,26 +208,36 @@ export function toProviderResponse(
   const { status, headers, json } = answer
   let response: ProviderResponse
   if (status >= 200 && status < 300) {
+    // The call may have been billed, but there is nothing to keep: a 5xx makes it a transient
+    // failure the runner retries (what a proxy's truncated answer deserves), and `unreadable`
+    // has the runner ledger it as a paid call with estimated usage.
+    const unreadable = { status, text: '' }
     if (json === null || typeof json !== 'object' || Array.isArray(json)) {
-      // The call may have been billed, but there is nothing to keep: a 5xx makes it a transient
-      // failure the runner retries, which is also what a proxy's truncated answer deserves.
-      response = { status: 502, headers, error: 'invalid JSON from provider' }
+      response = {
+        status: 502,
+        headers,
+        error: answer.cutShort ?? 'invalid JSON from provider',
+        unreadable,
+      }
     } else {
       const body = json as Record<string, unknown>
       const ok = readOk(body)
       if (ok.text !== undefined) {
-        response = { status, headers, text: ok.text, usage: ok.usage }
+        response = { status, headers, text: ok.text }
+        if (ok.usage) response.usage = ok.usage
       } else {
         const reported = errorMessage(body)
         // Usage, when reported, stays: the ledger records what this call was billed.
         response = {
           status: 502,
           headers,
-          usage: ok.usage,
           error: reported
             ? `provider answered ${status} with an error: ${reported}`
             : `unexpected answer from provider: ${snippet(answer.raw)}`,
         }
+        if (ok.usage) response.usage = ok.usage
+        // An error in a 2xx body is the provider refusing, not answering: nothing to estimate.
+        if (!reported) response.unreadable = unreadable
       }
     }
   } else if (status >= 300 && status < 400) {

@@ -76,15 +76,19 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleProvider
         error: 'no OpenAI API key: set it in Settings or OPENAI_API_KEY',
       }
     }
-    const max = request.maxOutputTokens ?? maxOutputTokens
+    const { max_tokens: maxTokens, ...params } = request.params ?? {}
+    const max = request.maxOutputTokens ?? maxTokens ?? maxOutputTokens
     const body: Record<string, unknown> = {
+      ...params,
       model: request.model,
-      messages: request.messages.map((m) => ({ role: m.role, content: m.content })),
+      // Passed through as the task gave them: content parts, tool calls, tool_call_id, name.
+      messages: request.messages.map((m) => ({ ...m.fields, role: m.role, content: m.content })),
       stream: false,
     }
     // OpenAI rejects max_tokens for o-series and gpt-5 models and accepts max_completion_tokens for
-    // all of them; compatible servers (llama.cpp, vLLM, Ollama) only know max_tokens.
-    if (max !== undefined) body[official ? 'max_completion_tokens' : 'max_tokens'] = max
+    // all of its models; compatible servers (llama.cpp, vLLM, Ollama) only know max_tokens.
+    const completionTokens = official || (id === 'openai' && needsCompletionTokens(request.model))
+    if (max !== undefined) body[completionTokens ? 'max_completion_tokens' : 'max_tokens'] = max
     const headers: Record<string, string> = { ...fixedHeaders }
     if (key !== null) headers['authorization'] = `Bearer ${key}`
     const answer = await exchangeJson({
@@ -102,9 +106,16 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleProvider
   return { id, call }
 }
 
+/** OpenAI's reasoning models (o1, o3, o4-mini, gpt-5...), which refuse `max_tokens`. */
+export function needsCompletionTokens(model: string): boolean {
+  return /^(o\d|gpt-5)/.test(model.replace(/^openai\//, ''))
+}
+
 /** choices[0].message.content as text: a string, or an array of content parts joined. */
 function readChatCompletion(json: Record<string, unknown>): OkAnswer {
-  const usage = normalizeOpenAiUsage(json['usage'])
+  // No usage object: the runner estimates it, rather than ledger the call as free.
+  const raw = json['usage']
+  const usage = raw !== null && typeof raw === 'object' ? normalizeOpenAiUsage(raw) : undefined
   const choices = json['choices']
   const message = Array.isArray(choices) ? field(choices[0], 'message') : undefined
   if (message === null || typeof message !== 'object') return { text: undefined, usage }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { estimateTokens } from '../prompt'
+import { estimateTokens, messageChars } from '../prompt'
 import type {
   ChatMessage,
   Clock,
@@ -255,7 +255,7 @@ class RequestWindow {
 function promptTokens(messages: readonly ChatMessage[]): number {
   let longest: ChatMessage | undefined
   for (const m of messages) {
-    if (m.role === 'user' && (!longest || m.content.length > longest.content.length)) longest = m
+    if (m.role === 'user' && (!longest || messageChars(m) > messageChars(longest))) longest = m
   }
   return estimateTokens(longest ? [longest] : messages)
 }
@@ -267,8 +267,9 @@ function validateRequest(request: ProviderRequest): string | undefined {
     return 'messages: must be a non-empty array'
   }
   for (const m of messages) {
-    if (m === null || typeof m !== 'object' || typeof m.content !== 'string') {
-      return 'messages: each message needs a string content'
+    if (m === null || typeof m !== 'object') return 'messages: each message must be an object'
+    if (typeof m.content !== 'string' && !Array.isArray(m.content) && m.role !== 'assistant') {
+      return 'messages: each message needs a content (a string or content parts)'
     }
   }
   if (
@@ -307,7 +308,11 @@ function abortError(signal: AbortSignal): DOMException {
 }
 
 function contentKey(seed: number, model: string, messages: readonly ChatMessage[]): string {
-  const canonical = JSON.stringify([seed, model, messages.map((m) => [m.role, m.content])])
+  const canonical = JSON.stringify([
+    seed,
+    model,
+    messages.map((m) => (m.fields ? [m.role, m.content, m.fields] : [m.role, m.content])),
+  ])
   return createHash('sha256').update(canonical).digest('hex')
 }
 

@@ -2,7 +2,15 @@
 // retried on throttles and transient errors.
 import { classify, isDeterministicFailure, quotaExhausted, retryDelayMs } from '../classify'
 import { estimateTokens } from '../prompt'
-import type { ChatMessage, LedgerOutcome, Outcome, Provider, ProviderResponse } from '../types'
+import type {
+  ChatMessage,
+  LedgerOutcome,
+  Outcome,
+  Provider,
+  ProviderResponse,
+  RequestParams,
+  Usage,
+} from '../types'
 import { checkBatch, StopSignal, type Active, type CallResult, type RunContext } from './context'
 import { estimateUsage, ledgerRow, ZERO_USAGE } from './ledger-rows'
 import { backoffMs, persist, sleep } from './retry'
@@ -15,6 +23,8 @@ export interface StepCall {
   epoch: number | null
   /** The answer's cap, when the step sets one: the output estimate for the rate budget. */
   maxOutputTokens?: number
+  /** The task's request parameters (max_tokens, temperature, ...), sent with every call. */
+  params?: RequestParams
 }
 
 /** One request's answer (or the failure standing in for it), with its ledger row's fields. */
@@ -47,7 +57,7 @@ export async function callProvider(
     const pushback = outcome === 'throttled' || outcome === 'overloaded'
     o.ledger.record({
       ...base,
-      usage: response.usage ?? ZERO_USAGE,
+      ...failedUsage(response, call.messages),
       outcome: pushback ? 'throttled' : 'error',
     })
     const message = response.error ?? `HTTP ${response.status}`
@@ -101,7 +111,7 @@ async function send(
   ctx: RunContext,
   active: Active,
   provider: Provider,
-  { messages, step, epoch, maxOutputTokens }: StepCall,
+  { messages, step, epoch, maxOutputTokens, params }: StepCall,
   notStarted: boolean,
 ): Promise<Sent> {
   const { task } = active
@@ -129,6 +139,7 @@ async function send(
       model: task.model,
       messages: [...messages],
       maxOutputTokens,
+      params,
       signal,
     })
     outcome = classify(response, scheduler.getParams(partition).nearLimitRemaining)
@@ -169,6 +180,22 @@ async function send(
   }
 }
 
+/**
+ * The usage a failed call is ledgered with: what the provider reported, else, for a 2xx whose body
+ * was unreadable (it may have been billed), an estimate: the request as sent, and whatever answer
+ * text could be read. Its row keeps the status received, not the 502 it is retried as.
+ */
+function failedUsage(
+  response: ProviderResponse,
+  messages: readonly ChatMessage[],
+): { usage: Usage; estimated?: boolean; status?: number } {
+  const { unreadable } = response
+  if (!unreadable) return { usage: response.usage ?? ZERO_USAGE }
+  if (response.usage) return { usage: response.usage, status: unreadable.status }
+  const usage = estimateUsage(messages, unreadable.text)
+  return { usage, estimated: true, status: unreadable.status }
+}
+
 /** Why a call's deadline aborted its task's signal. */
 class CallTimeout extends Error {}
 
@@ -202,7 +229,8 @@ async function answered(
   const { task } = active
   const { claims, ledger, leaseMs } = ctx.o
   // A provider that answers without usage still billed the call: estimate it (≈4 chars a
-  // token) rather than put a free call on the ledger.
+  // token) rather than put a free call on the ledger, and say so on the row.
+  const estimated = response.usage === undefined
   const usage = response.usage ?? estimateUsage(messages, response.text ?? '')
   // Still the owner? A call that finished after a takeover was paid for twice.
   // A paid answer must reach the ledger even if another process holds the write lock.
@@ -210,7 +238,9 @@ async function answered(
     () => epoch !== null && !active.lost && claims.renew(task.fp, epoch, leaseMs),
   )
   const kind: LedgerOutcome = owner ? 'executed' : 'duplicate'
-  const { costMicros } = await persist(() => ledger.record({ ...base, usage, outcome: kind }))
+  const { costMicros } = await persist(() =>
+    ledger.record({ ...base, usage, outcome: kind, estimated }),
+  )
   if (epoch !== null && !owner) {
     active.lost = true
     return { kind: 'lost', text: response.text ?? '' }

@@ -1,6 +1,6 @@
 // One execution of a task: every step in turn, then the claim completed (fenced) with the result.
 import { continueMessage, taskMessages } from '../prompt'
-import type { ChatMessage, JsonValue, Provider, Usage } from '../types'
+import type { ChatMessage, JsonValue, Provider, RequestParams, Usage } from '../types'
 import { callProvider } from './call'
 import type { Active, CallResult, Finish, RunContext } from './context'
 import { addUsage, ZERO_USAGE } from './ledger-rows'
@@ -18,6 +18,7 @@ export async function execute(
 ): Promise<Execution> {
   const { task } = active
   const messages: ChatMessage[] = taskMessages(task.type, JSON.parse(task.payload) as JsonValue)
+  const params = task.params === null ? undefined : (JSON.parse(task.params) as RequestParams)
   const usage: Usage = { ...ZERO_USAGE }
   const cost = new ExecutionCost()
   let text = ''
@@ -26,7 +27,13 @@ export async function execute(
       messages.push({ role: 'assistant', content: text })
       messages.push(continueMessage(step, task.steps))
     }
-    const call = await callProvider(ctx, active, provider, { messages, step, epoch })
+    const call = await callProvider(ctx, active, provider, {
+      messages,
+      step,
+      epoch,
+      params,
+      maxOutputTokens: params?.max_tokens,
+    })
     if (call.kind === 'lost') return { status: 'fenced' }
     if (call.kind === 'failed') return failedStep(ctx, active, call, step, epoch, cost.micros)
     text = call.text

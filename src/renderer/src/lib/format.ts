@@ -11,10 +11,17 @@ const compact = new Intl.NumberFormat('en-US', { notation: 'compact', maximumFra
  * Cost of a rollup. The ledger sums priced calls only: null means none could be priced, and a
  * partly priced total says which part is missing instead of passing for the whole.
  */
-export function formatRollupCost(costMicros: number | null, unpricedCalls: number): string {
+export function formatRollupCost(
+  costMicros: number | null,
+  unpricedCalls: number,
+  estimatedCalls = 0,
+): string {
   if (costMicros === null) return UNPRICED
-  const money = formatUsd(costMicros, 'glance')
-  return unpricedCalls > 0 ? `${money} + ${integer.format(unpricedCalls)} unpriced` : money
+  let text = formatUsd(costMicros, 'glance')
+  if (unpricedCalls > 0) text += ` + ${integer.format(unpricedCalls)} unpriced`
+  // Calls the provider reported no usage for: their tokens and cost are Pacer's estimate.
+  if (estimatedCalls > 0) text += ` (${integer.format(estimatedCalls)} estimated)`
+  return text
 }
 
 export function formatInt(n: number): string {

@@ -138,14 +138,22 @@ describe('migration 5: compact storage', () => {
         'SELECT id, name, source, source_hash, state, audit, created_at, updated_at, driver FROM batches ORDER BY id',
       )
       .all(),
-    tasks: db.prepare('SELECT * FROM tasks ORDER BY id').all(),
+    // params (migration 6) is the tasks view's one column v2 did not have.
+    tasks: db
+      .prepare('SELECT * FROM tasks ORDER BY id')
+      .all()
+      .map((r) => {
+        const { params: _params, ...v2 } = r as Record<string, unknown>
+        return v2
+      }),
     claims: db.prepare('SELECT * FROM claims ORDER BY fp').all(),
-    // fp_id is the view's one column v2 did not have (an index key for joins by execution).
+    // fp_id (an index key for joins by execution) and estimated (migration 6) are the ledger
+    // view's columns v2 did not have.
     ledger: db
       .prepare('SELECT * FROM ledger ORDER BY id')
       .all()
       .map((r) => {
-        const { fp_id: _fpId, ...v2 } = r as Record<string, unknown>
+        const { fp_id: _fpId, estimated: _estimated, ...v2 } = r as Record<string, unknown>
         return v2
       }),
     keys: db.prepare('SELECT * FROM idempotency_keys').all(),
@@ -269,6 +277,74 @@ describe('migration 4: ledger rollups', () => {
         wastedMicros: 1_500,
       })
       expect(ledger.totals({ batchId: 'b1' })).toEqual(ledger.totals())
+    } finally {
+      db.close()
+    }
+  })
+})
+
+describe('migration 6: request params and estimated usage', () => {
+  it('keeps every v5 row: no params, nothing estimated, rollups continued', () => {
+    const path = file()
+    const v5 = openDatabase(path, { migrations: MIGRATIONS.slice(0, 5) })
+    v5.exec(`
+      INSERT INTO batches(id, name, source, state, audit, created_at, updated_at, first_task, queued)
+        VALUES ('b1', 'jobs.jsonl', '/j.jsonl', 'running', 0, 100, 100, 1, 1);
+      INSERT INTO fingerprints(fp, type, payload, steps, provider, model)
+        VALUES (X'${'ab'.repeat(32)}', 'sum', '{"n":1}', 1, 'sim', 'sim-small');
+      INSERT INTO task_queue(id, batch, seq, fp_id, status) VALUES (1, 1, 1, 1, 0);
+    `)
+    const insert = v5.prepare(
+      `INSERT INTO ledger (ts, task_id, batch_id, fp, worker, task_type, provider, model, step,
+         input_tokens, output_tokens, cost_micros, outcome, epoch)
+       VALUES (?, 1, 'b1', ?, 'w', 'sum', 'sim', 'sim-small', 1, ?, 5, ?, 'executed', 1)`,
+    )
+    insert.run(1_000, 'ab'.repeat(32), 10, 105)
+    insert.run(2_000, 'ab'.repeat(32), 20, 135)
+    // Folded into v5's rollup table as a v5 Pacer folds them (the two rows: one execution).
+    const sums = { row_count: 2, input_tokens: 30, output_tokens: 10, cost_micros: 240 }
+    const more = { priced_calls: 2, executed: 1, execution_input_tokens: 30 }
+    const columns = Object.keys({ ...sums, ...more })
+    v5.prepare(
+      `INSERT INTO ledger_batch_rollup (batch_id, task_type, ${columns.join(', ')}, reused,
+         cached_input_tokens, cache_write_tokens, unpriced_calls, saved_micros, unpriced_reuses,
+         throttled, errors, abandoned, duplicates, wasted_micros)
+       VALUES ('b1', 'sum', ${columns.map(() => '?').join(', ')}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)`,
+    ).run(...Object.values({ ...sums, ...more }))
+    v5.exec('UPDATE ledger_rollup_state SET covered_id = 2')
+    const before = {
+      tasks: v5.prepare('SELECT * FROM tasks').all(),
+      ledger: v5.prepare('SELECT * FROM ledger ORDER BY id').all(),
+      rollup: v5.prepare('SELECT * FROM ledger_batch_rollup').all(),
+    }
+    v5.close()
+
+    const db = openDatabase(path)
+    try {
+      expect(db.prepare('SELECT MAX(version) FROM migrations').pluck().get()).toBe(6)
+      const added = (rows: unknown[], extra: Record<string, unknown>) =>
+        rows.map((r) => ({ ...(r as object), ...extra }))
+      expect(db.prepare('SELECT * FROM tasks').all()).toEqual(added(before.tasks, { params: null }))
+      expect(db.prepare('SELECT * FROM ledger ORDER BY id').all()).toEqual(
+        added(before.ledger, { estimated: 0 }),
+      )
+      expect(db.prepare('SELECT * FROM ledger_batch_rollup').all()).toEqual(
+        added(before.rollup, { estimated_calls: 0 }),
+      )
+      // The view's insert trigger was made again with the flag; the ledger stays append-only.
+      db.prepare(
+        `INSERT INTO ledger (ts, task_id, batch_id, fp, worker, task_type, provider, model, step,
+           input_tokens, output_tokens, cost_micros, outcome, epoch, estimated)
+         VALUES (3000, 1, 'b1', ?, 'w', 'sum', 'sim', 'sim-small', 1, 8, 2, 40, 'executed', 1, 1)`,
+      ).run('ab'.repeat(32))
+      expect(() => db.exec('UPDATE ledger_rows SET estimated = 0')).toThrow(/immutable/)
+      expect(() => db.exec('DELETE FROM ledger WHERE id = 1')).toThrow(/immutable/)
+      const ledger = new Ledger({ db, prices: new Prices() })
+      expect(ledger.totals({ batchId: 'b1' })).toMatchObject({
+        inputTokens: 38,
+        costMicros: 280,
+        estimatedCalls: 1,
+      })
     } finally {
       db.close()
     }

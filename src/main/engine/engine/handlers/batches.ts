@@ -2,7 +2,8 @@ import type { CommandHandlers, ForecastView, LineError } from '../../../../share
 import { formatFromName } from '../../../../shared/batch-format'
 import { parseBatchFile } from '../../batch-file'
 import { forecastBatch } from '../../forecast'
-import type { BatchLifecycle, ResolvedTask } from '../batch-lifecycle'
+import type { BatchLifecycle, ResolvedTask, TaskDefaults } from '../batch-lifecycle'
+import type { RequestParams } from '../../types'
 import type { EngineParts } from '../parts'
 
 type BatchHandlers = Pick<
@@ -14,6 +15,11 @@ type BatchHandlers = Pick<
   | 'batches:resume'
   | 'batches:cancel'
 >
+
+/** The batch-wide request params a command carries, as the tasks' defaults. */
+function defaultsOf(input: { params?: RequestParams }): TaskDefaults | undefined {
+  return input.params ? { params: input.params } : undefined
+}
 
 /** The console's batch commands: preview and import a file, list, pause, resume and cancel. */
 export function batchHandlers(parts: EngineParts, batches: BatchLifecycle): BatchHandlers {
@@ -27,7 +33,7 @@ export function batchHandlers(parts: EngineParts, batches: BatchLifecycle): Batc
     'batches:preview': (input) => {
       const format = input.format ?? formatFromName(input.fileName)
       const parsed = parseBatchFile(input.content, format)
-      const { tasks, errors } = batches.resolve(parsed.tasks)
+      const { tasks, errors } = batches.resolve(parsed.tasks, defaultsOf(input))
       return {
         format,
         valid: tasks.length,
@@ -38,7 +44,7 @@ export function batchHandlers(parts: EngineParts, batches: BatchLifecycle): Batc
     'batches:import': (input) => {
       const format = input.format ?? formatFromName(input.fileName)
       const parsed = parseBatchFile(input.content, format)
-      const { tasks, errors: runErrors } = batches.resolve(parsed.tasks)
+      const { tasks, errors: runErrors } = batches.resolve(parsed.tasks, defaultsOf(input))
       const errors = sortErrors([...parsed.errors, ...runErrors])
       const skipped = new Set(errors.map((e) => e.line)).size
       if (tasks.length === 0 || (errors.length > 0 && !input.skipInvalid)) {

@@ -19,7 +19,7 @@ export function taskHandlers(parts: EngineParts, batches: BatchLifecycle): TaskH
       // Tasks come as an array here, not as lines of a file: name the bad one by its index.
       const fieldOf = (e: LineError) => `tasks[${e.line - 1}]${e.field ? `.${e.field}` : ''}`
       throwFirst(errors, fieldOf)
-      const resolved = batches.resolve(parsed)
+      const resolved = batches.resolve(parsed, input.params ? { params: input.params } : undefined)
       throwFirst(resolved.errors, fieldOf)
       const audit = input.audit ?? settings.get().audit
       const name = input.name ?? `console ${new Date(clock.now()).toISOString()}`

@@ -107,6 +107,18 @@ export function AddTaskForm({ onClose }: { onClose: () => void }) {
           {fieldError('model')}
         </label>
         <label className="field field-wide">
+          <span>Params (JSON, optional)</span>
+          <input
+            className="code"
+            value={form.params}
+            placeholder='{"max_tokens": 200, "temperature": 0}'
+            onChange={(e) => update({ params: e.target.value })}
+            data-testid="task-params"
+            aria-invalid={error?.field === 'params'}
+          />
+          {fieldError('params')}
+        </label>
+        <label className="field field-wide">
           <span>
             Payload (JSON)
             {json.ok ? (

@@ -10,6 +10,8 @@ export interface TaskForm {
   model: string
   /** '' = the default provider from Settings. */
   provider: ProviderId | ''
+  /** Request params as a JSON object ('{"max_tokens": 200}'); '' = none. */
+  params: string
 }
 
 export type TaskField = keyof TaskForm
@@ -20,6 +22,7 @@ export const EMPTY_TASK_FORM: TaskForm = {
   steps: '1',
   model: '',
   provider: '',
+  params: '',
 }
 
 export type BuiltTask =
@@ -62,6 +65,16 @@ export function buildTaskInput(form: TaskForm): BuiltTask {
   const task: TaskInput = { type, payload: payload.value as TaskInput['payload'], steps }
   if (form.model.trim()) task.model = form.model.trim()
   if (form.provider) task.provider = form.provider
+  if (form.params.trim()) {
+    const params = checkJson(form.params)
+    const value = params.ok ? params.value : null
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+      const message = params.ok ? 'must be a JSON object' : describePayloadError(params)
+      return { ok: false, field: 'params', message: `Params: ${message}` }
+    }
+    // The engine checks each param and names the bad one (tasks[0].params.temperature).
+    task.params = value as TaskInput['params']
+  }
   return { ok: true, task }
 }
 
@@ -73,7 +86,8 @@ export function fieldOfError(error: CommandError): TaskField | null {
     name === 'payload' ||
     name === 'steps' ||
     name === 'model' ||
-    name === 'provider'
+    name === 'provider' ||
+    name === 'params'
     ? name
     : null
 }

@@ -51,6 +51,7 @@ function SpendRow({ row, label, testId }: { row: TypeRollupView; label?: string;
       data-total-tokens={row.totalTokens}
       data-cost-micros={row.costMicros}
       data-unpriced-calls={row.unpricedCalls}
+      data-estimated-calls={row.estimatedCalls}
       data-saved-micros={row.savedMicros}
       data-wasted-micros={row.wastedMicros}
     >
@@ -61,7 +62,16 @@ function SpendRow({ row, label, testId }: { row: TypeRollupView; label?: string;
       <td className={`num${row.duplicates ? ' bad' : ''}`}>{formatInt(row.duplicates)}</td>
       <td className="num">{formatInt(Math.round(row.avgInputTokens))}</td>
       <td className="num">{formatTokens(row.totalTokens)}</td>
-      <td className="num">{formatRollupCost(row.costMicros, row.unpricedCalls)}</td>
+      <td
+        className="num"
+        title={
+          row.estimatedCalls > 0
+            ? `${formatInt(row.estimatedCalls)} call(s) without reported usage: tokens and cost estimated (about 4 characters a token)`
+            : undefined
+        }
+      >
+        {formatRollupCost(row.costMicros, row.unpricedCalls, row.estimatedCalls)}
+      </td>
       <td className="num good">{formatRowMoney(row, row.savedMicros)}</td>
       <td className={`num${row.wastedMicros ? ' bad' : ''}`}>
         {formatRowMoney(row, row.wastedMicros)}

@@ -3,6 +3,7 @@ import {
   buildTaskInput,
   checkPayload,
   EMPTY_TASK_FORM,
+  fieldOfError,
 } from '../../../../../src/renderer/src/features/queue/task-form'
 
 describe('the add-task form payload', () => {
@@ -42,5 +43,25 @@ describe('the add-task form payload', () => {
     })
     const built = buildTaskInput({ ...EMPTY_TASK_FORM, type: 't', payload: '{"n": 1e308}' })
     expect(built).toEqual({ ok: true, task: { type: 't', payload: { n: 1e308 }, steps: 1 } })
+  })
+
+  it('sends params as an object, and refuses params that are not one', () => {
+    const task = { ...EMPTY_TASK_FORM, type: 't', payload: '{}' }
+    expect(buildTaskInput({ ...task, params: ' {"max_tokens": 20, "seed": 1} ' })).toEqual({
+      ok: true,
+      task: { type: 't', payload: {}, steps: 1, params: { max_tokens: 20, seed: 1 } },
+    })
+    expect(buildTaskInput({ ...task, params: '[1]' })).toEqual({
+      ok: false,
+      field: 'params',
+      message: 'Params: must be a JSON object',
+    })
+    expect(buildTaskInput({ ...task, params: '{"seed":' })).toMatchObject({
+      ok: false,
+      field: 'params',
+    })
+    expect(
+      fieldOfError({ code: 'invalid_input', message: 'x', field: 'tasks[0].params.seed' }),
+    ).toBe('params')
   })
 })
