@@ -64,6 +64,8 @@ export interface EngineOptions {
   pacing?: PacingOptions | boolean
   /** Result retention for this engine, overriding the stored setting (CLI --result-ttl). */
   resultTtlMs?: number
+  /** Reuse truncated answers for this engine, overriding the setting (CLI --accept-truncated). */
+  acceptTruncated?: boolean
   /** Claim and task lease. @default 30_000 */
   leaseMs?: number
   /** Only run these batches (the CLI). @default null = every running batch */

@@ -1,4 +1,12 @@
-import type { ChatMessage, Provider, ProviderRequest, ProviderResponse, Usage } from '../types'
+import type {
+  ChatMessage,
+  FinishReason,
+  JsonValue,
+  Provider,
+  ProviderRequest,
+  ProviderResponse,
+  Usage,
+} from '../types'
 import {
   badKeyResponse,
   baseUrlReader,
@@ -125,7 +133,10 @@ export function toAnthropicMessages(messages: readonly ChatMessage[]): {
   return { system: system.length > 0 ? system.join('\n\n') : undefined, messages: out }
 }
 
-/** The text blocks of a message, concatenated; thinking and tool_use blocks are not the answer. */
+/**
+ * The text blocks of a message, concatenated; thinking and tool_use blocks are not the answer (they
+ * stay in the message: the content blocks as they came), with stop_reason normalized beside it.
+ */
 function readMessage(json: Record<string, unknown>): OkAnswer {
   const usage = normalizeAnthropicUsage(json['usage'])
   const content = json['content']
@@ -134,7 +145,26 @@ function readMessage(json: Record<string, unknown>): OkAnswer {
     .filter((block) => field(block, 'type') === 'text' && typeof field(block, 'text') === 'string')
     .map((block) => field(block, 'text') as string)
     .join('')
-  return { text, usage }
+  const stop = json['stop_reason']
+  return {
+    text,
+    usage,
+    message: content as JsonValue,
+    ...(typeof stop === 'string' && stop !== '' ? { finishReason: anthropicFinish(stop) } : {}),
+  }
+}
+
+const ANTHROPIC_FINISH: Readonly<Record<string, FinishReason>> = {
+  end_turn: 'stop',
+  stop_sequence: 'stop',
+  max_tokens: 'length',
+  tool_use: 'tool_calls',
+  refusal: 'content_filter',
+}
+
+/** Anthropic's stop_reason in the normalized words (types.ts FinishReason); others kept as sent. */
+export function anthropicFinish(reason: string): FinishReason {
+  return Object.hasOwn(ANTHROPIC_FINISH, reason) ? ANTHROPIC_FINISH[reason]! : reason
 }
 
 /**

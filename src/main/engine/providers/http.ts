@@ -4,12 +4,16 @@
  * the key scrubbed from every string. Nothing here knows a vendor's body format.
  */
 import { isLoopbackHost } from '../../../shared/contract'
-import type { ProviderResponse, Usage } from '../types'
+import type { FinishReason, JsonValue, ProviderResponse, Usage } from '../types'
 
 /** What a 2xx body means; text is undefined when the JSON is not the expected shape. */
 export interface OkAnswer {
   text: string | undefined
   usage: Usage
+  /** Normalized (types.ts FinishReason); undefined when the answer did not say. */
+  finishReason?: FinishReason
+  /** The provider's message as it came (scrubbed of the key like the rest). */
+  message?: JsonValue
 }
 
 interface BaseUrl {
@@ -232,6 +236,8 @@ export function toProviderResponse(
       const ok = readOk(body)
       if (ok.text !== undefined) {
         response = { status, headers, text: ok.text, usage: ok.usage }
+        if (ok.finishReason !== undefined) response.finishReason = ok.finishReason
+        if (ok.message !== undefined) response.message = ok.message
       } else {
         const reported = errorMessage(body)
         // Usage, when reported, stays: the ledger records what this call was billed.
@@ -383,6 +389,9 @@ function redactResponse(response: ProviderResponse, secret: string | null): Prov
   // A model cannot know the key (it is never in the prompt); scrubbing text is a last line of
   // defence, skipped for toy keys ('x', 'none') that would mangle ordinary words.
   if (out.text !== undefined && secret.length >= 8) out.text = redact(out.text, secret)
+  if (out.message !== undefined && secret.length >= 8) {
+    out.message = JSON.parse(redact(JSON.stringify(out.message), secret)) as JsonValue
+  }
   return out
 }
 

@@ -1,4 +1,11 @@
-import type { Provider, ProviderRequest, ProviderResponse, Usage } from '../types'
+import type {
+  FinishReason,
+  JsonValue,
+  Provider,
+  ProviderRequest,
+  ProviderResponse,
+  Usage,
+} from '../types'
 import {
   badKeyResponse,
   baseUrlReader,
@@ -104,12 +111,17 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleProvider
   return { id, call }
 }
 
-/** choices[0].message.content as text: a string, or an array of content parts joined. */
+/**
+ * choices[0].message.content as text: a string, or an array of content parts joined; the message
+ * itself and choices[0].finish_reason kept beside it.
+ */
 function readChatCompletion(json: Record<string, unknown>): OkAnswer {
   const usage = normalizeOpenAiUsage(json['usage'])
   const choices = json['choices']
-  const message = Array.isArray(choices) ? field(choices[0], 'message') : undefined
+  const choice: unknown = Array.isArray(choices) ? choices[0] : undefined
+  const message = field(choice, 'message')
   if (message === null || typeof message !== 'object') return { text: undefined, usage }
+  const finish = field(choice, 'finish_reason')
   const content = field(message, 'content')
   let text: string
   if (typeof content === 'string') {
@@ -122,7 +134,17 @@ function readChatCompletion(json: Record<string, unknown>): OkAnswer {
     // content is null when the model refused or only called tools: the refusal is the answer.
     text = stringOr(field(message, 'refusal'), '')
   }
-  return { text, usage }
+  return {
+    text,
+    usage,
+    message: message as JsonValue,
+    ...(typeof finish === 'string' && finish !== '' ? { finishReason: openAiFinish(finish) } : {}),
+  }
+}
+
+/** OpenAI's finish_reason in the normalized words; the legacy `function_call` is a tool call. */
+export function openAiFinish(reason: string): FinishReason {
+  return reason === 'function_call' ? 'tool_calls' : reason
 }
 
 /**
