@@ -43,6 +43,7 @@ async function start(extra: Partial<Parameters<typeof startHttpServer>[0]> = {})
     handlers: engine.handlers,
     subscribe: engine.subscribe,
     exportCsv: engine.exportCsv,
+    exportResults: engine.exportResults,
     rendererDir,
     ...extra,
   })
@@ -164,7 +165,12 @@ describe('startHttpServer: binding', () => {
 
 function engineParts() {
   const e = createFakeEngine()
-  return { handlers: e.handlers, subscribe: e.subscribe, exportCsv: e.exportCsv }
+  return {
+    handlers: e.handlers,
+    subscribe: e.subscribe,
+    exportCsv: e.exportCsv,
+    exportResults: e.exportResults,
+  }
 }
 
 describe('startHttpServer: commands', () => {
@@ -419,6 +425,7 @@ describe('startHttpServer: CSV export', () => {
       handlers: engine.handlers,
       subscribe: engine.subscribe,
       exportCsv: engine.exportCsv,
+      exportResults: engine.exportResults,
       rendererDir,
     })
     base = `http://127.0.0.1:${server.port}`
@@ -439,6 +446,7 @@ describe('startHttpServer: CSV export', () => {
       handlers: engine.handlers,
       subscribe: engine.subscribe,
       exportCsv: engine.exportCsv,
+      exportResults: engine.exportResults,
       rendererDir,
     })
     base = `http://127.0.0.1:${server.port}`

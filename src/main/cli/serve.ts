@@ -49,6 +49,7 @@ export async function serveCommand(opts: {
       handlers: engine.handlers,
       subscribe: engine.subscribe,
       exportCsv: engine.exportCsv,
+      exportResults: engine.exportResults,
       rendererDir,
       host: opts.host ?? '127.0.0.1',
       port: opts.port,
