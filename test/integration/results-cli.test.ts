@@ -17,7 +17,7 @@ afterEach(async () => {
 })
 
 // USD per 1M tokens = micro-dollars per token: a call costs 3·in + 15·out micro-dollars.
-const PRICE = { input: 3, output: 15 }
+const PRICE = { input: 3, cachedInput: 3, cacheWrite: 3, output: 15 }
 
 async function setUp() {
   const server = await startAnsweringProvider()
