@@ -11,11 +11,7 @@ import {
   type ExportFilter,
   type ExportKind,
 } from '../transport/ledger-export'
-import {
-  resultsFileName,
-  resultsOptionsOf,
-  type ExportResults,
-} from '../transport/results-export'
+import { resultsFileName, resultsOptionsOf, type ExportResults } from '../transport/results-export'
 
 export interface DesktopHandlerDeps {
   /** Shows the save dialog; resolves the chosen path, or null when the operator cancels. */

@@ -119,7 +119,9 @@ async function chooseExportPath(defaultFileName: string): Promise<string | null>
   const options: SaveDialogOptions = {
     title: jsonl ? 'Export results' : 'Export CSV',
     defaultPath: join(app.getPath('documents'), defaultFileName),
-    filters: [jsonl ? { name: 'JSON Lines', extensions: ['jsonl'] } : { name: 'CSV', extensions: ['csv'] }],
+    filters: [
+      jsonl ? { name: 'JSON Lines', extensions: ['jsonl'] } : { name: 'CSV', extensions: ['csv'] },
+    ],
     properties: ['createDirectory', 'showOverwriteConfirmation'],
   }
   const result = mainWindow

@@ -104,7 +104,10 @@ export interface Engine {
     filter?: LedgerFilter,
   ): Promise<{ rows: number }>
   /** Streams the answers of a batch (default: the latest) as JSONL or CSV to `out`, then ends it. */
-  exportResults(out: NodeJS.WritableStream, options: ResultsExportOptions): Promise<{ rows: number }>
+  exportResults(
+    out: NodeJS.WritableStream,
+    options: ResultsExportOptions,
+  ): Promise<{ rows: number }>
   /**
    * Gives each task its provider and model (the defaults, or the settings'), checks them, and
    * computes its claim identity. Problems come back per line, nothing throws.

@@ -81,11 +81,14 @@ export class Results {
   *answers(batchIds: readonly string[]): Generator<TaskAnswerView> {
     for (const batchId of batchIds) {
       const range = this.#stmts.batchRange.get(batchId) as
-        | { key: number; first: number | null; end: number | null }
-        | undefined
+        { key: number; first: number | null; end: number | null } | undefined
       if (!range || range.first === null || range.end === null) continue
-      for (let after = range.first - 1; ; ) {
-        const rows = this.#stmts.page.all({ after, end: range.end, batch: range.key }) as AnswerRow[]
+      for (let after = range.first - 1; ;) {
+        const rows = this.#stmts.page.all({
+          after,
+          end: range.end,
+          batch: range.key,
+        }) as AnswerRow[]
         for (const row of rows) yield toAnswer(batchId, row)
         if (rows.length < RESULTS_PAGE_ROWS) break
         after = rows[rows.length - 1]!.id
@@ -94,7 +97,10 @@ export class Results {
   }
 
   /** Streams the answers to `out` (ended when done) as JSONL or CSV; resolves with the count. */
-  async export(out: NodeJS.WritableStream, options: ResultsExportOptions): Promise<{ rows: number }> {
+  async export(
+    out: NodeJS.WritableStream,
+    options: ResultsExportOptions,
+  ): Promise<{ rows: number }> {
     const ids = this.batchIds(options)
     const format = options.format ?? 'jsonl'
     if (format === 'csv') {
@@ -125,8 +131,7 @@ export class Results {
   /** One task's answer and its ledger rows; an unknown id is an error naming it. */
   task(taskId: number): TaskDetailView {
     const row = this.#stmts.task.get(taskId) as
-      | (AnswerRow & { fp_id: number; batch_id: string })
-      | undefined
+      (AnswerRow & { fp_id: number; batch_id: string }) | undefined
     if (!row) throw new EngineError('unknown_task', `no task ${taskId}`, 'taskId')
     const ledger = (this.#stmts.taskLedger.all(row.fp_id, taskId) as LedgerDbRow[]).map(toLedger)
     return { answer: toAnswer(row.batch_id, row), ledger }

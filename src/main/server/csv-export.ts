@@ -8,11 +8,7 @@ import { parseCommand } from '../../shared/contract'
 import { TOKEN_PARAM } from '../../shared/http'
 import { toCommandError } from '../transport/commands'
 import { exportFileName, exportFilterOf, type ExportCsv } from '../transport/ledger-export'
-import {
-  resultsFileName,
-  resultsOptionsOf,
-  type ExportResults,
-} from '../transport/results-export'
+import { resultsFileName, resultsOptionsOf, type ExportResults } from '../transport/results-export'
 import { sendReply } from './responses'
 
 /** The export's input from a query string: numbers converted, everything else left to zod. */

@@ -14,7 +14,10 @@ export type ExportResults = (
 ) => Promise<{ rows: number }>
 
 /** `pacer-results-20250131.jsonl`: the local date, as the operator's calendar shows it. */
-export function resultsFileName(format: ResultsExportInput['format'], now: Date = new Date()): string {
+export function resultsFileName(
+  format: ResultsExportInput['format'],
+  now: Date = new Date(),
+): string {
   const y = now.getFullYear()
   const m = String(now.getMonth() + 1).padStart(2, '0')
   const d = String(now.getDate()).padStart(2, '0')

@@ -100,7 +100,7 @@ describe('createDesktopHandlers: ledger:export', () => {
 })
 
 describe('createDesktopHandlers: results:export', () => {
-  it('asks for a path named after the format, then writes the batch\'s answers there', async () => {
+  it("asks for a path named after the format, then writes the batch's answers there", async () => {
     const engine = createFakeEngine()
     const choose = vi.fn(async () => join(dir, 'answers.jsonl'))
     const handlers = createDesktopHandlers(engine.handlers, {

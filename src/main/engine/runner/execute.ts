@@ -41,7 +41,8 @@ export async function execute(
   const { claims } = ctx.o
   const status = truncated ? 'truncated' : 'succeeded'
   const completed =
-    !active.lost && (await persist(() => claims.complete(task.fp, epoch, result, status, cost.micros)))
+    !active.lost &&
+    (await persist(() => claims.complete(task.fp, epoch, result, status, cost.micros)))
   active.epoch = null
   if (!completed) return { status: 'fenced' }
   // The task points at the result its claim stored: one copy, however many tasks share it.
