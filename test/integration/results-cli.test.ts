@@ -8,6 +8,7 @@ import { parse } from 'csv-parse/sync'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { RunSummary } from '../../src/main/cli/run'
 import { createEngine } from '../../src/main/engine/engine'
+import type { TaskAnswerView } from '../../src/shared/contract'
 import { runPacer, shuffle, tempDir, writeJsonl } from '../helpers/cli'
 import { startAnsweringProvider, type AnsweringProvider } from '../helpers/answering-provider'
 
@@ -42,24 +43,10 @@ interface Task {
   key?: string
 }
 
-interface Answer {
-  batchId: string
-  line: number
-  taskId: number
-  type: string
-  key: string | null
-  status: string
-  origin: string | null
-  text: string | null
-  finishReason: string | null
-  truncated: boolean
-  message: unknown
-  steps: number | null
-  inputTokens: number
-  outputTokens: number
+/** A JSONL record: the contract's view, money in USD. */
+type Answer = Omit<TaskAnswerView, 'costMicros' | 'savedMicros'> & {
   costUsd: number | null
   savedUsd: number | null
-  error: string | null
 }
 
 /** 120 distinct tasks (every fifth a 3-step agent, every seventh with a key) and 80 duplicates. */
