@@ -53,6 +53,8 @@ export function driveBatch(
   let over = false
   /** Ends the run once the batch is over; true when it is. */
   const check = (): boolean => {
+    // A look scheduled before the run ended may fire after the caller closed the database.
+    if (over) return true
     const p = deps.progress()
     // Cancelled from the console: stop this process's calls for it too.
     if (p?.state === 'cancelled') runner.cancelRunning(batchId)
