@@ -22,6 +22,8 @@ export const API_METHODS = {
   cancelBatch: 'batches:cancel',
   listTasks: 'tasks:list',
   retryTasks: 'tasks:retry',
+  getTask: 'tasks:get',
+  exportResults: 'results:export',
   getScheduler: 'scheduler:get',
   setScheduler: 'scheduler:set',
   ledgerRollup: 'ledger:rollup',

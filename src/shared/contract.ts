@@ -5,6 +5,7 @@
  * the engine side. The engine's own types are these views (or extend them): one definition each.
  */
 export * from './contract/tasks'
+export * from './contract/results'
 export * from './contract/scheduler'
 export * from './contract/spend'
 export * from './contract/settings'

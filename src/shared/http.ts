@@ -10,6 +10,8 @@ export const HTTP_ROUTES = {
   events: '/api/events',
   /** GET, text/csv download: `?kind=events|summary&since=&until=&batchId=`. */
   export: '/api/export',
+  /** GET, a download of a batch's answers: `?batchId=&format=jsonl|csv&raw=1`. */
+  results: '/api/results',
 } as const
 
 /** The query parameter that carries the token in the URL printed by `pacer serve`. */

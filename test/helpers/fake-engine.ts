@@ -12,6 +12,7 @@ import {
 } from '../../src/shared/contract'
 import { EngineError } from '../../src/main/engine/errors'
 import type { ExportFilter, ExportKind } from '../../src/main/transport/ledger-export'
+import type { ExportResults } from '../../src/main/transport/results-export'
 
 export interface FakeEngine {
   handlers: CommandHandlers
@@ -23,7 +24,9 @@ export interface FakeEngine {
     out: NodeJS.WritableStream,
     filter: ExportFilter,
   ): Promise<{ rows: number }>
+  exportResults: ExportResults
   exports: { kind: ExportKind; filter: ExportFilter }[]
+  resultExports: Parameters<ExportResults>[1][]
   calls: { channel: string; input: unknown }[]
 }
 
@@ -31,6 +34,7 @@ export function createFakeEngine(): FakeEngine {
   const emitter = new EventEmitter()
   const calls: FakeEngine['calls'] = []
   const exports: FakeEngine['exports'] = []
+  const resultExports: FakeEngine['resultExports'] = []
   const handlers = Object.fromEntries(
     COMMANDS.map((channel) => [
       channel,
@@ -58,6 +62,7 @@ export function createFakeEngine(): FakeEngine {
     handlers,
     calls,
     exports,
+    resultExports,
     subscribe(event, listener) {
       emitter.on(event, listener)
       return () => emitter.off(event, listener)
@@ -74,6 +79,15 @@ export function createFakeEngine(): FakeEngine {
       const rows = 3
       for (let i = 0; i < rows; i++) out.write(`${1000 + i},summarize,0.00${i}\r\n`)
       return { rows }
+    },
+    async exportResults(out, options) {
+      if (options.batchId === 'missing') {
+        throw new EngineError('unknown_batch', 'no batch missing', 'batchId')
+      }
+      resultExports.push(options)
+      out.write('{"line":1,"text":"an answer"}\n')
+      out.end()
+      return { rows: 1 }
     },
   }
 }

@@ -114,3 +114,21 @@ describe('engine settings', () => {
     expect(parts.find((p) => p.partition === 'sim:sim-small')!.params.max).toBe(4)
   })
 })
+
+describe('reusing truncated answers', () => {
+  it('is a stored setting the running claims follow; the engine option overrides it', async () => {
+    const dbPath = join(tempDir(), 'p.db')
+    engine = createEngine({ dbPath })
+    expect((await engine.handlers['settings:get']({})).acceptTruncated).toBe(false)
+    const view = await engine.handlers['settings:set']({ acceptTruncated: true })
+    expect(view.acceptTruncated).toBe(true)
+    expect(engine.claims.acceptTruncated).toBe(true)
+    await engine.shutdown({ graceMs: 0 })
+    engine = createEngine({ dbPath })
+    expect(engine.claims.acceptTruncated).toBe(true)
+    await engine.shutdown({ graceMs: 0 })
+    // `pacer run` without --accept-truncated passes nothing: the setting holds; false overrides.
+    engine = createEngine({ dbPath, acceptTruncated: false })
+    expect(engine.claims.acceptTruncated).toBe(false)
+  })
+})

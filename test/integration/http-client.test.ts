@@ -71,6 +71,7 @@ beforeEach(async () => {
     handlers: engine.handlers,
     subscribe: engine.subscribe,
     exportCsv: engine.exportCsv,
+    exportResults: engine.exportResults,
     rendererDir: dir,
   })
   downloads = []

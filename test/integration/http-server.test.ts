@@ -43,6 +43,7 @@ async function start(extra: Partial<Parameters<typeof startHttpServer>[0]> = {})
     handlers: engine.handlers,
     subscribe: engine.subscribe,
     exportCsv: engine.exportCsv,
+    exportResults: engine.exportResults,
     rendererDir,
     ...extra,
   })
@@ -166,7 +167,12 @@ describe('startHttpServer: binding', () => {
 
 function engineParts() {
   const e = createFakeEngine()
-  return { handlers: e.handlers, subscribe: e.subscribe, exportCsv: e.exportCsv }
+  return {
+    handlers: e.handlers,
+    subscribe: e.subscribe,
+    exportCsv: e.exportCsv,
+    exportResults: e.exportResults,
+  }
 }
 
 describe('startHttpServer: commands', () => {
@@ -421,6 +427,7 @@ describe('startHttpServer: CSV export', () => {
       handlers: engine.handlers,
       subscribe: engine.subscribe,
       exportCsv: engine.exportCsv,
+      exportResults: engine.exportResults,
       rendererDir,
     })
     base = `http://127.0.0.1:${server.port}`
@@ -441,6 +448,7 @@ describe('startHttpServer: CSV export', () => {
       handlers: engine.handlers,
       subscribe: engine.subscribe,
       exportCsv: engine.exportCsv,
+      exportResults: engine.exportResults,
       rendererDir,
     })
     base = `http://127.0.0.1:${server.port}`

@@ -152,6 +152,8 @@ describe('OpenAI-compatible provider', () => {
       }),
       text: 'Hello there.',
       usage: { inputTokens: 1200, cachedInputTokens: 1024, cacheWriteTokens: 0, outputTokens: 30 },
+      finishReason: 'stop',
+      message: { role: 'assistant', content: 'Hello there.' },
     })
     expect(classify(res, 5)).toBe('ok')
     expect(server.requests).toHaveLength(1)
@@ -648,6 +650,12 @@ describe('Anthropic provider', () => {
         cacheWriteTokens: 300,
         outputTokens: 40,
       },
+      finishReason: 'stop',
+      message: [
+        { type: 'thinking', thinking: 'hmm', signature: 'sig' },
+        { type: 'text', text: 'Hi.' },
+        { type: 'text', text: ' Bye.' },
+      ],
     })
     expect(classify(res, 5)).toBe('ok')
     const [req] = server.requests

@@ -1,5 +1,6 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import { runCommand } from './run'
+import { resultsCommand } from './results'
 import { batchesCommand, exportCommand, summaryCommand } from './ledger-commands'
 import { backupCommand, checkCommand } from './db-commands'
 import { forecastCommand } from './forecast'
@@ -123,6 +124,10 @@ function addRunCommand(program: Command, done: Done): void {
     .option('--audit', 'no deduplication: run duplicates and price them (measure, then stop)')
     .option('--skip-invalid', 'queue the valid lines and report the invalid ones')
     .option('--retry-failed', 'run again tasks whose failure was kept as a result (after a fix)')
+    .option(
+      '--accept-truncated',
+      'reuse answers the output cap cut short for their duplicates (default: run them again)',
+    )
     .option('--new', 'start a new batch even if an interrupted run of this file can be resumed')
     .option(
       '--max-tokens <n>',
@@ -173,6 +178,23 @@ function addLedgerCommands(program: Command, done: Done): void {
     )
     .action(async (opts) => {
       done(await exportCommand(opts))
+    })
+
+  program
+    .command('results')
+    .description('the answers: one record per task, in input order (streamed; a running batch too)')
+    .addOption(dbOption())
+    .option('--batch <id>', 'the batch (default: the latest; see pacer batches)')
+    .option('--all', 'every batch, oldest first')
+    .option('--out <file>', 'file to write ("-" or none: stdout)', '-')
+    .addOption(
+      new Option('--format <format>', 'one JSON object per line, or CSV with a header')
+        .choices(['jsonl', 'csv'])
+        .default('jsonl'),
+    )
+    .option('--raw', "CSV: add the provider's raw message as a JSON column (JSONL always has it)")
+    .action(async (opts) => {
+      done(await resultsCommand(opts))
     })
 
   program

@@ -1,10 +1,7 @@
-import { createWriteStream } from 'node:fs'
-import { resolve } from 'node:path'
-import { once } from 'node:events'
-import { PassThrough } from 'node:stream'
 import type { TypeRollupView } from '../../shared/contract'
 import { costCaveats, formatUsd, microsToUsd } from '../../shared/money'
-import { UsageError, existingDbPath, openEngine, table, thousands } from './common'
+import { existingDbPath, openEngine, table, thousands } from './common'
+import { streamOut } from './stream-out'
 import { say } from './terminal-text'
 
 /** `pacer summary`: the rollup per task type, as a table or JSON. */
@@ -89,61 +86,11 @@ export async function exportCommand(opts: {
 }): Promise<number> {
   const engine = openEngine({ dbPath: existingDbPath(opts.db), readOnly: true })
   try {
-    if (opts.out === '-') {
-      const rows = await exportToStdout(engine, opts.kind)
-      // The reader went away (`pacer export --out - | head`): like any filter, stop quietly.
-      if (rows === null) return 0
-      say.err(`wrote ${rows} ${opts.kind} row(s) to stdout\n`)
-      return 0
-    }
-    const path = resolve(opts.out)
-    const out = createWriteStream(path)
-    const opened = once(out, 'open').then(
-      () => null,
-      (err: NodeJS.ErrnoException) => err,
-    )
-    const failed = await opened
-    if (failed) throw new UsageError(`cannot write ${path}: ${failed.code ?? failed.message}`)
-    const { rows } = await engine.exportCsv(opts.kind, out)
-    if (!out.writableFinished) await once(out, 'finish')
-    say.err(`wrote ${rows} ${opts.kind} row(s) to ${path}\n`)
+    const done = await streamOut(opts.out, (out) => engine.exportCsv(opts.kind, out))
+    if (done) say.err(`wrote ${done.rows} ${opts.kind} row(s) to ${done.where}\n`)
     return 0
   } finally {
     await engine.shutdown({ graceMs: 0 })
-  }
-}
-
-/**
- * Streams the CSV to process.stdout without ending it (exportCsv ends the stream it is given, and an
- * ended stdout would swallow anything printed after): the CSV goes through a PassThrough piped with
- * `end: false`, which keeps backpressure. Returns the row count, or null when stdout was closed by
- * its reader (EPIPE) before the end.
- */
-async function exportToStdout(
-  engine: ReturnType<typeof openEngine>,
-  kind: 'events' | 'summary',
-): Promise<number | null> {
-  const stdout = process.stdout
-  const relay = new PassThrough()
-  let closed: NodeJS.ErrnoException | null = null
-  const onError = (err: NodeJS.ErrnoException) => {
-    closed = err
-    relay.destroy(err)
-  }
-  stdout.on('error', onError)
-  relay.pipe(stdout, { end: false })
-  try {
-    const { rows } = await engine.exportCsv(kind, relay)
-    // Everything was written into the relay; wait until it has all been handed to stdout.
-    if (!relay.readableEnded) await once(relay, 'end')
-    if (stdout.writableNeedDrain) await once(stdout, 'drain')
-    return rows
-  } catch (err) {
-    if ((closed as NodeJS.ErrnoException | null)?.code === 'EPIPE') return null
-    throw closed ?? err
-  } finally {
-    relay.unpipe(stdout)
-    stdout.off('error', onError)
   }
 }
 

@@ -31,6 +31,8 @@ export interface RunOptions extends ParamsOptions {
   audit?: boolean
   skipInvalid?: boolean
   retryFailed?: boolean
+  /** Reuse answers the output cap cut short for their duplicates (default: the setting). */
+  acceptTruncated?: boolean
   new?: boolean
   json?: boolean
 }
@@ -45,6 +47,8 @@ export interface RunSummary {
   reused: number
   failed: number
   cancelled: number
+  /** Tasks whose answer the output cap cut short (finish reason length / max_tokens). */
+  truncated: number
   duplicates: number
   inputTokens: number
   outputTokens: number
@@ -94,6 +98,7 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
       requestsPerMinute: opts.simRpm,
     },
     resultTtlMs: opts.resultTtl === undefined ? undefined : opts.resultTtl * 1000,
+    acceptTruncated: opts.acceptTruncated,
     leaseMs: Math.round(opts.lease * 1000),
   })
 
@@ -373,6 +378,7 @@ function summarize(
     reused: t.reused,
     failed: b?.counts.failed ?? 0,
     cancelled: b?.counts.cancelled ?? 0,
+    truncated: engine.results.truncatedCount(batchId),
     duplicates: t.duplicates,
     inputTokens: t.inputTokens,
     outputTokens: t.outputTokens,
@@ -399,11 +405,17 @@ function printSummary(s: RunSummary, file: string): void {
     `${s.interrupted ? 'interrupted' : 'done'}: ${file} (batch ${s.batchId}) in ${(s.elapsedMs / 1000).toFixed(1)} s`,
     `  tasks ${s.tasks} (${s.distinct} distinct): executed ${s.executed}, reused ${s.reused}, failed ${s.failed}` +
       (s.cancelled ? `, cancelled ${s.cancelled}` : '') +
+      (s.truncated ? `, truncated ${s.truncated}` : '') +
       (s.duplicates ? `, duplicates ${s.duplicates}` : ''),
     `  tokens in ${s.inputTokens.toLocaleString('en-US')} / out ${s.outputTokens.toLocaleString('en-US')}, throttled calls ${s.throttled}`,
     `  cost ${micros(s.costUsd)}${costCaveats(s.estimatedCalls, s.unpricedCalls)}, saved by dedup ${micros(s.savedUsd)}, wasted by duplicates ${micros(s.wastedUsd)}`,
     `  ledger: ${s.dbPath}`,
   ]
+  if (s.truncated) {
+    lines.push(
+      `  ${s.truncated} answer(s) hit the output cap (finish reason length): see pacer results; their duplicates ran again (--accept-truncated reuses them)`,
+    )
+  }
   if (s.interrupted)
     lines.push('  run the same command again to resume: completed tasks are reused, not re-billed')
   say.err(`${lines.join('\n')}\n`)

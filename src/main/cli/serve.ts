@@ -58,6 +58,7 @@ export async function serveCommand(opts: {
       handlers: engine.handlers,
       subscribe: engine.subscribe,
       exportCsv: engine.exportCsv,
+      exportResults: engine.exportResults,
       rendererDir,
       host,
       port: opts.port,

@@ -1,6 +1,6 @@
 /**
  * The engine's handler map as the desktop binds it. One command needs the desktop's own parts:
- * `ledger:export` answers with a native save dialog and a file (the engine leaves export to the
+ * `ledger:export` and `results:export` answer with a native save dialog and a file (the engine leaves export to the
  * transport). API keys need nothing here: the engine stores them through the SecretsAccess it was
  * given (secrets.ts, the OS keyring). Pure: no Electron import.
  */
@@ -11,17 +11,23 @@ import {
   type ExportFilter,
   type ExportKind,
 } from '../transport/ledger-export'
+import { resultsFileName, resultsOptionsOf, type ExportResults } from '../transport/results-export'
 
 export interface DesktopHandlerDeps {
   /** Shows the save dialog; resolves the chosen path, or null when the operator cancels. */
-  chooseExportPath(defaultFileName: string, kind: ExportKind): Promise<string | null>
+  chooseExportPath(defaultFileName: string, kind: ExportKind | 'results'): Promise<string | null>
   /** Streams the export into `path` (export-file.ts around the engine's exportCsv). */
   exportCsvToFile(kind: ExportKind, filter: ExportFilter, path: string): Promise<{ rows: number }>
+  /** Streams a batch's answers into `path` (export-file.ts around the engine's exportResults). */
+  exportResultsToFile(
+    options: Parameters<ExportResults>[1],
+    path: string,
+  ): Promise<{ rows: number }>
   /** @default () => new Date() */
   now?: () => Date
 }
 
-/** The handler map the desktop binds to IPC: the engine's, with ledger:export answered here. */
+/** The handler map the desktop binds to IPC: the engine's, with both exports answered here. */
 export function createDesktopHandlers(
   engine: CommandHandlers,
   deps: DesktopHandlerDeps,
@@ -34,6 +40,12 @@ export function createDesktopHandlers(
       // Cancelling the dialog is not an error: nothing was written.
       if (path === null) return { path: null, rows: 0 }
       const { rows } = await deps.exportCsvToFile(input.kind, exportFilterOf(input), path)
+      return { path, rows }
+    },
+    'results:export': async (input: CommandParsed<'results:export'>) => {
+      const path = await deps.chooseExportPath(resultsFileName(input.format, now()), 'results')
+      if (path === null) return { path: null, rows: 0 }
+      const { rows } = await deps.exportResultsToFile(resultsOptionsOf(input), path)
       return { path, rows }
     },
   }

@@ -7,13 +7,30 @@ import { createWriteStream } from 'node:fs'
 import { rename, rm } from 'node:fs/promises'
 import { finished } from 'node:stream/promises'
 import type { ExportCsv, ExportFilter, ExportKind } from '../transport/ledger-export'
+import type { ExportResults } from '../transport/results-export'
 
 /** Writes the export to `path`; resolves with the row count once the file is complete. */
-export async function exportCsvToFile(
+export function exportCsvToFile(
   exportCsv: ExportCsv,
   kind: ExportKind,
   filter: ExportFilter,
   path: string,
+): Promise<{ rows: number }> {
+  return writeExportFile(path, (out) => exportCsv(kind, out, filter))
+}
+
+/** Writes a batch's answers to `path`, the same way (`.part`, then renamed). */
+export function exportResultsToFile(
+  exportResults: ExportResults,
+  options: Parameters<ExportResults>[1],
+  path: string,
+): Promise<{ rows: number }> {
+  return writeExportFile(path, (out) => exportResults(out, options))
+}
+
+async function writeExportFile(
+  path: string,
+  write: (out: NodeJS.WritableStream) => Promise<{ rows: number }>,
 ): Promise<{ rows: number }> {
   const partial = `${path}.part`
   const out = createWriteStream(partial, { flags: 'w', mode: 0o644 })
@@ -24,7 +41,7 @@ export async function exportCsvToFile(
   })
   try {
     await opened
-    const { rows } = await exportCsv(kind, out, filter)
+    const { rows } = await write(out)
     if (!out.writableEnded) out.end()
     await finished(out)
     await rename(partial, path)

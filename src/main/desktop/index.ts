@@ -21,7 +21,7 @@ import { join } from 'node:path'
 import { createEngine } from '../engine/engine'
 import { createAppUrlMatcher } from './app-url'
 import { createDesktopHandlers } from './desktop-handlers'
-import { exportCsvToFile } from './export-file'
+import { exportCsvToFile, exportResultsToFile } from './export-file'
 import { guardNavigation } from './external-links'
 import { bindIpc, createTrustedSenderCheck, forwardEvents } from './ipc'
 import { installGracefulQuit } from './lifecycle'
@@ -115,10 +115,13 @@ async function messageBox(options: MessageBoxOptions): Promise<number> {
 }
 
 async function chooseExportPath(defaultFileName: string): Promise<string | null> {
+  const jsonl = defaultFileName.endsWith('.jsonl')
   const options: SaveDialogOptions = {
-    title: 'Export CSV',
+    title: jsonl ? 'Export results' : 'Export CSV',
     defaultPath: join(app.getPath('documents'), defaultFileName),
-    filters: [{ name: 'CSV', extensions: ['csv'] }],
+    filters: [
+      jsonl ? { name: 'JSON Lines', extensions: ['jsonl'] } : { name: 'CSV', extensions: ['csv'] },
+    ],
     properties: ['createDirectory', 'showOverwriteConfirmation'],
   }
   const result = mainWindow
@@ -154,6 +157,8 @@ function start(): void {
   const handlers = createDesktopHandlers(engine.handlers, {
     chooseExportPath,
     exportCsvToFile: (kind, filter, path) => exportCsvToFile(engine.exportCsv, kind, filter, path),
+    exportResultsToFile: (options, path) =>
+      exportResultsToFile(engine.exportResults, options, path),
   })
   bindIpc(ipcMain, handlers, { isTrustedSender: createTrustedSenderCheck(isAppUrl) })
 

@@ -9,6 +9,7 @@ import {
   type ClaimStore,
   type Clock,
   type StoredResult,
+  type StoredStatus,
   type WaitOutcome,
 } from './types'
 
@@ -25,6 +26,11 @@ export interface SqliteClaimStoreOptions {
   pollMaxMs?: number
   /** Groups the writes of a task step into one transaction (the engine's). @default one per statement */
   writes?: WriteScope
+  /**
+   * Hand out a truncated answer (the output cap cut it) to duplicates like any other; otherwise a
+   * duplicate executes again. @default false
+   */
+  acceptTruncated?: boolean
 }
 
 type ClaimState = 'running' | 'completed' | 'released'
@@ -83,6 +89,8 @@ export class SqliteClaimStore implements ClaimStore {
   readonly #stored = new Map<string, number>()
   readonly #resultRef: Database.Statement<[Key], { result_id: number | null }>
   #resultTtlMs: number
+  /** Whether a 'truncated' result is reused (settable while running, like the retention). */
+  acceptTruncated: boolean
 
   readonly #claimQueued: Database.Statement<[string, number, number, Key], { epoch: number }>
   readonly #insert: Database.Statement<[Key, string, number, number]>
@@ -108,12 +116,14 @@ export class SqliteClaimStore implements ClaimStore {
     pollMinMs = 25,
     pollMaxMs = 1000,
     writes = directWrites,
+    acceptTruncated = false,
   }: SqliteClaimStoreOptions) {
     checkMs('resultTtlMs', resultTtlMs, 0)
     checkMs('pollMinMs', pollMinMs, 1)
     checkMs('pollMaxMs', pollMaxMs, pollMinMs)
     this.#clock = clock
     this.#resultTtlMs = resultTtlMs
+    this.acceptTruncated = acceptTruncated
     this.#pollMinMs = pollMinMs
     this.#pollMaxMs = pollMaxMs
     this.#doorbell = doorbellFor(db)
@@ -224,7 +234,7 @@ export class SqliteClaimStore implements ClaimStore {
     fp: string,
     epoch: number,
     result: string,
-    status: 'succeeded' | 'failed',
+    status: StoredStatus,
     costMicros: number | null = null,
   ): boolean {
     const now = this.#clock.now()
@@ -379,7 +389,9 @@ export class SqliteClaimStore implements ClaimStore {
     }
   }
 
+  /** A completed result still handed out: within retention, and not truncated unless accepted. */
   #retained(row: ClaimRow, now: number): boolean {
+    if (row.status === 'truncated' && !this.acceptTruncated) return false
     return this.#resultTtlMs === 0 || now < (row.completed_at ?? 0) + this.#resultTtlMs
   }
 }

@@ -9,6 +9,7 @@ import type {
 import type { ParsedTask } from './batch-file'
 import type { SqliteClaimStore } from './claims'
 import type { Ledger } from './ledger'
+import { Results, type ResultsExportOptions } from './results'
 import type { ControllerKind } from './pacing/controllers'
 import type { PacingOptions } from './pacing/partition-pacing'
 import type { Prices } from './prices'
@@ -25,6 +26,7 @@ import { BatchLifecycle } from './engine/batch-lifecycle'
 import { EngineEvents } from './engine/events'
 import { batchHandlers } from './engine/handlers/batches'
 import { ledgerHandlers } from './engine/handlers/ledger'
+import { resultsHandlers } from './engine/handlers/results'
 import { schedulerHandlers } from './engine/handlers/scheduler'
 import { settingsHandlers } from './engine/handlers/settings'
 import { taskHandlers } from './engine/handlers/tasks'
@@ -73,6 +75,8 @@ export interface EngineOptions {
   pacing?: PacingOptions | boolean
   /** Result retention for this engine, overriding the stored setting (CLI --result-ttl). */
   resultTtlMs?: number
+  /** Reuse truncated answers for this engine, overriding the setting (CLI --accept-truncated). */
+  acceptTruncated?: boolean
   /** Claim and task lease. @default 30_000 */
   leaseMs?: number
   /** Only run these batches (the CLI). @default null = every running batch */
@@ -97,6 +101,8 @@ export interface Engine {
   readonly claims: SqliteClaimStore
   readonly prices: Prices
   readonly settings: SettingsStore
+  /** The answers: every task's, in input order (`pacer results`), and one task's detail. */
+  readonly results: Results
   /** Where batches are queued, resumed, paused, cancelled and driven (console and CLI alike). */
   readonly batches: BatchLifecycle
   readonly handlers: CommandHandlers
@@ -110,6 +116,11 @@ export interface Engine {
     kind: 'events' | 'summary',
     out: NodeJS.WritableStream,
     filter?: LedgerFilter,
+  ): Promise<{ rows: number }>
+  /** Streams the answers of a batch (default: the latest) as JSONL or CSV to `out`, then ends it. */
+  exportResults(
+    out: NodeJS.WritableStream,
+    options: ResultsExportOptions,
   ): Promise<{ rows: number }>
   /**
    * Gives each task its provider and model (the defaults, or the settings'), checks them, and
@@ -175,11 +186,13 @@ export function createEngine(options: EngineOptions): Engine {
     runner.start()
   }
   const batches = new BatchLifecycle(parts, events, start)
+  const results = new Results(db)
   const handlers = committing(parts.writes, {
     ...taskHandlers(parts, batches),
     ...batchHandlers(parts, batches),
     ...schedulerHandlers(parts),
     ...ledgerHandlers(parts),
+    ...resultsHandlers(results),
     ...settingsHandlers(parts),
   })
   return {
@@ -192,6 +205,7 @@ export function createEngine(options: EngineOptions): Engine {
     claims: parts.claims,
     prices: parts.prices,
     settings: parts.settings,
+    results,
     batches,
     handlers,
     subscribe: (event, listener) => events.subscribe(event, listener),
@@ -200,6 +214,7 @@ export function createEngine(options: EngineOptions): Engine {
       return () => runner.off('warning', listener)
     },
     exportCsv: (kind, out, filter) => ledger.exportCsv(kind, out, filter),
+    exportResults: (out, opts) => results.export(out, opts),
     resolve: (tasks, defaults) => batches.resolve(tasks, defaults),
     keyRefusals: (scope) => keyRefusals(parts, scope),
     enqueue: (tasks, batch) => batches.enqueue(tasks, batch),

@@ -28,11 +28,17 @@ export type ClaimAttempt =
   | { kind: 'completed'; result: StoredResult }
   | { kind: 'busy'; owner: string; epoch: number; leaseUntil: number }
 
+/** How a completed claim ended. */
+export type StoredStatus = 'succeeded' | 'failed' | 'truncated'
+
 export interface StoredResult {
   /** JSON text of the task's result (what the last step returned plus usage). */
   result: string
-  /** 'succeeded' results are reused; 'failed' ones are deterministic failures cached as results. */
-  status: 'succeeded' | 'failed'
+  /**
+   * 'succeeded' results are reused; 'failed' ones are deterministic failures cached as results;
+   * 'truncated' ones (the output cap cut the answer) only when the operator accepts them.
+   */
+  status: StoredStatus
   owner: string
   epoch: number
   completedAt: number
@@ -66,7 +72,7 @@ export interface ClaimStore {
     fp: string,
     epoch: number,
     result: string,
-    status: 'succeeded' | 'failed',
+    status: StoredStatus,
     costMicros?: number | null,
   ): boolean
   /** Gives up a running claim (transient failure, shutdown) so another worker may claim it. */
@@ -126,6 +132,13 @@ export interface ProviderRequest {
   signal?: AbortSignal
 }
 
+/**
+ * Why the model stopped, normalized across providers: `stop` (a natural end or a stop sequence),
+ * `length` (the output cap cut the answer: OpenAI `length`, Anthropic `max_tokens`), `tool_calls`,
+ * `content_filter`; anything else is the provider's own word, kept as it came.
+ */
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | (string & {})
+
 /** What a provider answered, HTTP-like even for the simulated one. */
 export interface ProviderResponse {
   status: number
@@ -139,6 +152,13 @@ export interface ProviderResponse {
    * `status` above is then 502, a transient failure. `text` is whatever answer text was readable.
    */
   unreadable?: { status: number; text: string }
+  /** Why the answer ended (2xx only); undefined when the provider did not say. */
+  finishReason?: FinishReason
+  /**
+   * The provider's own answer as it came, for those who want more than the text: OpenAI's
+   * `choices[0].message`, Anthropic's `content` blocks (2xx only).
+   */
+  message?: JsonValue
   /** Provider's error message for non-2xx answers. */
   error?: string
   /**

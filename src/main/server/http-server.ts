@@ -25,8 +25,9 @@ import {
   type EventSubscribe,
 } from '../transport/commands'
 import type { ExportCsv } from '../transport/ledger-export'
+import type { ExportResults } from '../transport/results-export'
 import { SECURITY_HEADERS } from '../transport/security-headers'
-import { answerExport } from './csv-export'
+import { answerExport, answerResultsExport } from './csv-export'
 import { createEventStreams } from './event-stream'
 import { readBody } from './request-body'
 import { sendReply, sendText } from './responses'
@@ -40,6 +41,8 @@ export interface HttpServerOptions {
   subscribe: EventSubscribe
   /** The engine's streaming CSV export, answered by GET /api/export. */
   exportCsv: ExportCsv
+  /** The engine's streaming results export, answered by GET /api/results. */
+  exportResults: ExportResults
   /** The built console (electron-vite's out/renderer). */
   rendererDir: string
   /** @default '127.0.0.1' */
@@ -152,10 +155,17 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     tokenInQuery: true,
     answer: (_req, res, url) => answerExport(res, url, options.exportCsv),
   }
+  const answers: ApiRoute = {
+    method: 'GET',
+    methodRefusal: 'results are GET',
+    tokenInQuery: true,
+    answer: (_req, res, url) => answerResultsExport(res, url, options.exportResults),
+  }
   const apiRouteFor = (pathname: string): ApiRoute | null => {
     if (pathname.startsWith(COMMAND_PREFIX)) return commands
     if (pathname === HTTP_ROUTES.events) return events
     if (pathname === HTTP_ROUTES.export) return download
+    if (pathname === HTTP_ROUTES.results) return answers
     return null
   }
 
@@ -267,13 +277,14 @@ async function answerCommand(
       )
     }
   }
-  if (channel === 'ledger:export') {
-    // Over HTTP there is no save dialog: the browser downloads GET /api/export instead.
-    const parsed = parseCommand('ledger:export', input)
+  // Over HTTP there is no save dialog: the browser downloads GET /api/export or /api/results.
+  const downloads = { 'ledger:export': HTTP_ROUTES.export, 'results:export': HTTP_ROUTES.results }
+  if (channel === 'ledger:export' || channel === 'results:export') {
+    const parsed = parseCommand(channel, input)
     if (!parsed.ok) return sendReply(res, parsed)
     return sendReply(
       res,
-      errorReply('use_download', `over HTTP the ledger is exported by GET ${HTTP_ROUTES.export}`),
+      errorReply('use_download', `over HTTP this export is a download: GET ${downloads[channel]}`),
     )
   }
   return sendReply(res, await dispatchCommand(handlers, channel, input))

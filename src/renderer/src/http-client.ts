@@ -110,16 +110,35 @@ export function createHttpPacer(options: HttpClientOptions): HttpPacer {
     if (refused) return refused
     const parsed = parseCommand('ledger:export', input)
     if (!parsed.ok) return parsed
-    if (!token) return NO_TOKEN
     const query = new URLSearchParams({ kind: parsed.value.kind })
     if (parsed.value.since !== undefined) query.set('since', String(parsed.value.since))
     if (parsed.value.until !== undefined) query.set('until', String(parsed.value.until))
     if (parsed.value.batchId !== undefined) query.set('batchId', parsed.value.batchId)
+    return fetchDownload(HTTP_ROUTES.export, query, `pacer-${parsed.value.kind}.csv`)
+  }
+
+  const exportResults = async (input: unknown): Promise<Reply<unknown>> => {
+    const refused = unsendable(input)
+    if (refused) return refused
+    const parsed = parseCommand('results:export', input)
+    if (!parsed.ok) return parsed
+    const query = new URLSearchParams({ format: parsed.value.format })
+    if (parsed.value.batchId !== undefined) query.set('batchId', parsed.value.batchId)
+    if (parsed.value.raw) query.set('raw', '1')
+    return fetchDownload(HTTP_ROUTES.results, query, `pacer-results.${parsed.value.format}`)
+  }
+
+  const fetchDownload = async (
+    route: string,
+    query: URLSearchParams,
+    fallbackName: string,
+  ): Promise<Reply<unknown>> => {
+    if (!token) return NO_TOKEN
     // Fetched with the Authorization header, then saved from memory: a plain link would need the
     // token in its URL, and the browser keeps download URLs in its history.
     let response: Response
     try {
-      response = await doFetch(`${base}${HTTP_ROUTES.export}?${query}`, {
+      response = await doFetch(`${base}${route}?${query}`, {
         headers: { authorization: `Bearer ${token}` },
       })
     } catch (err) {
@@ -131,14 +150,14 @@ export function createHttpPacer(options: HttpClientOptions): HttpPacer {
     }
     const file = await response.blob()
     const disposition = response.headers.get('content-disposition') ?? ''
-    const fileName =
-      /filename="?([^";]+)"?/.exec(disposition)?.[1] ?? `pacer-${parsed.value.kind}.csv`
+    const fileName = /filename="?([^";]+)"?/.exec(disposition)?.[1] ?? fallbackName
     download(file, fileName)
     return { ok: true, value: { path: null, rows: -1 } }
   }
 
   const invoke: Invoke = async (channel, input) => {
     if (channel === 'ledger:export') return exportLedger(input)
+    if (channel === 'results:export') return exportResults(input)
     const refused = unsendable(input ?? {})
     if (refused) return refused
     if (!token) return NO_TOKEN

@@ -5,6 +5,8 @@ import type { SettingsView } from './settings'
 import { ProviderId, SettingsPatch } from './settings'
 import type { CostPoint, ForecastView, TypeRollupView } from './spend'
 import { LedgerFilter } from './spend'
+import type { TaskDetailView } from './results'
+import { ResultsFormat } from './results'
 import type { BatchSummary, LineError, TaskRow } from './tasks'
 import { BatchFormat, RequestParams, TaskInput, TaskStatus } from './tasks'
 
@@ -48,6 +50,14 @@ export const commandSchemas = {
     batchId: z.string().optional(),
     taskIds: z.array(z.number().int().positive()).optional(),
   }),
+  'tasks:get': z.strictObject({ taskId: z.number().int().positive() }),
+  /** The answers of a batch (default: the latest one), one record per task in input order. */
+  'results:export': z.strictObject({
+    batchId: z.string().min(1).optional(),
+    format: ResultsFormat.default('jsonl'),
+    /** CSV only: add the provider's raw message as a JSON column (jsonl always has it). */
+    raw: z.boolean().optional(),
+  }),
   'scheduler:get': z.strictObject({}),
   'scheduler:set': z.strictObject({
     partition: z.string().min(1),
@@ -87,6 +97,9 @@ export interface CommandResults {
   'batches:cancel': BatchSummary
   'tasks:list': { rows: TaskRow[]; total: number }
   'tasks:retry': { retried: number }
+  'tasks:get': TaskDetailView
+  /** Over IPC: the file written (save dialog). Over HTTP: answered by a download instead. */
+  'results:export': { path: string | null; rows: number }
   'scheduler:get': PartitionView[]
   'scheduler:set': PartitionView[]
   'ledger:rollup': { byType: TypeRollupView[]; totals: TypeRollupView }

@@ -11,6 +11,8 @@ export interface SettingsView {
   defaultProvider: ProviderId
   defaultModel: string
   resultTtlMs: number
+  /** Truncated answers (the output cap cut them) are handed out to duplicates like any other. */
+  acceptTruncated: boolean
   audit: boolean
   /** The concurrency controller the running scheduler uses (this process's, a CLI flag included). */
   controller: ControllerKind
@@ -75,6 +77,11 @@ export const SettingsPatch = z.strictObject({
   defaultModel: z.string().min(1).max(200).optional(),
   /** How long a completed result is reused. 24 h; the seed's 900 s is a setting; 0 = forever. */
   resultTtlMs: z.number().int().nonnegative().optional(),
+  /**
+   * Reuse an answer the output cap cut short (finish reason `length`) for its duplicates; by
+   * default a duplicate of a truncated answer executes again.
+   */
+  acceptTruncated: z.boolean().optional(),
   /** Measure duplicates without deduplicating. */
   audit: z.boolean().optional(),
   /**

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 vi.mock('electron', () => ({}))
 
 import { createDesktopHandlers } from '../../../src/main/desktop/desktop-handlers'
-import { exportCsvToFile } from '../../../src/main/desktop/export-file'
+import { exportCsvToFile, exportResultsToFile } from '../../../src/main/desktop/export-file'
 import {
   buildMenuTemplate,
   exportCsvFromMenu,
@@ -65,6 +65,7 @@ describe('createDesktopHandlers: ledger:export', () => {
       chooseExportPath: choose,
       exportCsvToFile: (kind, filter, path) =>
         exportCsvToFile(engine.exportCsv, kind, filter, path),
+      exportResultsToFile: vi.fn(),
       now: () => new Date(2025, 0, 31, 12),
     })
     const result = await handlers['ledger:export']({ kind: 'summary', batchId: 'b1' })
@@ -80,6 +81,7 @@ describe('createDesktopHandlers: ledger:export', () => {
     const handlers = createDesktopHandlers(engine.handlers, {
       chooseExportPath: async () => null,
       exportCsvToFile: write,
+      exportResultsToFile: write,
     })
     expect(await handlers['ledger:export']({ kind: 'events' })).toEqual({ path: null, rows: 0 })
     expect(write).not.toHaveBeenCalled()
@@ -90,9 +92,38 @@ describe('createDesktopHandlers: ledger:export', () => {
     const handlers = createDesktopHandlers(engine.handlers, {
       chooseExportPath: async () => null,
       exportCsvToFile: vi.fn(),
+      exportResultsToFile: vi.fn(),
     })
     expect(handlers['tasks:enqueue']).toBe(engine.handlers['tasks:enqueue'])
     expect(handlers['secrets:set']).toBe(engine.handlers['secrets:set'])
+  })
+})
+
+describe('createDesktopHandlers: results:export', () => {
+  it("asks for a path named after the format, then writes the batch's answers there", async () => {
+    const engine = createFakeEngine()
+    const choose = vi.fn(async () => join(dir, 'answers.jsonl'))
+    const handlers = createDesktopHandlers(engine.handlers, {
+      chooseExportPath: choose,
+      exportCsvToFile: vi.fn(),
+      exportResultsToFile: (options, path) =>
+        exportResultsToFile(engine.exportResults, options, path),
+      now: () => new Date(2025, 0, 31, 12),
+    })
+    const result = await handlers['results:export']({ batchId: 'b1', format: 'jsonl' })
+    expect(choose).toHaveBeenCalledWith('pacer-results-20250131.jsonl', 'results')
+    expect(result).toEqual({ path: join(dir, 'answers.jsonl'), rows: 1 })
+    expect(readFileSync(join(dir, 'answers.jsonl'), 'utf8')).toBe('{"line":1,"text":"an answer"}\n')
+    expect(engine.resultExports).toEqual([{ batchId: 'b1', format: 'jsonl' }])
+  })
+
+  it('leaves no file behind when the batch is unknown', async () => {
+    const engine = createFakeEngine()
+    const path = join(dir, 'none.jsonl')
+    await expect(
+      exportResultsToFile(engine.exportResults, { batchId: 'missing', format: 'jsonl' }, path),
+    ).rejects.toMatchObject({ code: 'unknown_batch' })
+    expect(existsSync(path) || existsSync(`${path}.part`)).toBe(false)
   })
 })
 
@@ -221,6 +252,7 @@ describe('exportCsvFromMenu', () => {
       chooseExportPath: async () => join(dir, 'x.csv'),
       exportCsvToFile: (kind, filter, path) =>
         exportCsvToFile(engine.exportCsv, kind, filter, path),
+      exportResultsToFile: vi.fn(),
     })
     const info = vi.fn(async () => undefined)
     await exportCsvFromMenu(handlers, 'events', { info, error: vi.fn() })

@@ -488,3 +488,34 @@ describe('options', () => {
     expect(() => store().claim(FP, 'A', -5)).toThrow(/leaseMs .* got -5/)
   })
 })
+
+describe('truncated results', () => {
+  it('are kept but not handed out: the next claim executes again, at a new epoch', () => {
+    const s = store()
+    s.claim(FP, 'A', LEASE)
+    expect(s.complete(FP, 1, '{"text":"cut"}', 'truncated', 12)).toBe(true)
+    expect(row()).toMatchObject({ state: 'completed', status: 'truncated' })
+    expect(s.getResult(FP)).toBeUndefined()
+    expect(s.claim(FP, 'B', LEASE)).toEqual({ kind: 'owned', epoch: 2, tookOver: false })
+  })
+
+  it('a waiter on a truncated completion is told to claim again', async () => {
+    const s = store()
+    s.claim(FP, 'A', LEASE)
+    const waiting = s.wait(FP, 'B', { timeoutMs: 5_000, leaseMs: LEASE })
+    s.complete(FP, 1, '{"text":"cut"}', 'truncated')
+    await expect(waiting).resolves.toEqual({ kind: 'released' })
+  })
+
+  it('are reused like any other when the operator accepts them', () => {
+    const s = store({ acceptTruncated: true })
+    s.claim(FP, 'A', LEASE)
+    s.complete(FP, 1, '{"text":"cut"}', 'truncated', 12)
+    expect(s.claim(FP, 'B', LEASE)).toMatchObject({
+      kind: 'completed',
+      result: { status: 'truncated', costMicros: 12 },
+    })
+    s.acceptTruncated = false
+    expect(s.getResult(FP)).toBeUndefined()
+  })
+})

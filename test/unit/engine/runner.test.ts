@@ -151,11 +151,66 @@ describe('Runner', () => {
       epoch: 1,
     })
     const [task] = h.tasks(batchId)
+    // No finish reason or message from this provider: the result has none (and no cost: unpriced).
     expect(JSON.parse(h.queue.taskResult(task!.id)!)).toEqual({
       text: 'done',
       steps: 1,
       usage: USAGE,
+      costMicros: null,
     })
+  })
+
+  it("keeps the last step's finish reason and raw message with the answer", async () => {
+    const message = { role: 'assistant', content: 'done', refusal: null }
+    const h = harness(() => ({ ...answer('done'), finishReason: 'stop', message }))
+    const batchId = await h.run([{ payload: { prompt: 'hi' } }])
+    const [task] = h.tasks(batchId)
+    expect(JSON.parse(h.queue.taskResult(task!.id)!)).toMatchObject({
+      text: 'done',
+      finishReason: 'stop',
+      message,
+    })
+    expect(h.claims.getResult(h.fpOf({ payload: { prompt: 'hi' } }))?.status).toBe('succeeded')
+  })
+
+  it('a truncated answer is kept but not reused: its duplicate executes again', async () => {
+    const h = harness(
+      (_, n) => ({ ...answer(`cut ${n}`), finishReason: 'length' }),
+      {},
+      { params: { max: 1, initial: 1 } },
+    )
+    const spec = { payload: { prompt: 'long' } }
+    const batchId = await h.run([spec, spec])
+    expect(h.requests).toHaveLength(2)
+    expect(h.tasks(batchId).map((t) => t.status)).toEqual(['succeeded', 'succeeded'])
+    const texts = h
+      .tasks(batchId)
+      .map((t) => JSON.parse(h.queue.taskResult(t.id)!) as { text: string; truncated?: boolean })
+    expect(texts.map((t) => [t.text, t.truncated]).sort()).toEqual([
+      ['cut 1', true],
+      ['cut 2', true],
+    ])
+    expect(h.claims.getResult(h.fpOf(spec))).toBeUndefined()
+    h.claims.acceptTruncated = true
+    expect(h.claims.getResult(h.fpOf(spec))?.status).toBe('truncated')
+  })
+
+  it('with acceptTruncated, a truncated answer is reused like any other', async () => {
+    const h = harness(
+      () => ({ ...answer('cut'), finishReason: 'length' }),
+      {},
+      { params: { max: 1, initial: 1 } },
+    )
+    h.claims.acceptTruncated = true
+    const spec = { payload: { prompt: 'long' } }
+    const batchId = await h.run([spec, spec])
+    expect(h.requests).toHaveLength(1)
+    expect(
+      h
+        .tasks(batchId)
+        .map((t) => t.status)
+        .sort(),
+    ).toEqual(['reused', 'succeeded'])
   })
 
   it('two identical tasks: one executes, the other reuses its result', async () => {
@@ -234,6 +289,7 @@ describe('Runner', () => {
       error: 'HTTP 400: prompt too long',
       status: 400,
       step: 1,
+      costMicros: null,
     })
   })
 

@@ -63,6 +63,29 @@ describe('createHttpPacer: values JSON cannot carry', () => {
     expect(downloads).toEqual([])
   })
 
+  it("downloads a batch's answers from /api/results with the token in a header, not the URL", async () => {
+    const { api, fetchSpy, downloads } = setup(
+      async () =>
+        new Response('{"line":1}\n', {
+          status: 200,
+          headers: { 'content-disposition': 'attachment; filename="pacer-results-20250131.csv"' },
+        }),
+    )
+    expect(await api.exportResults({ batchId: 'b 1', format: 'csv' })).toEqual({
+      ok: true,
+      value: { path: null, rows: -1 },
+    })
+    const [url, init] = fetchSpy.mock.calls[0]!
+    expect(url).toBe('http://127.0.0.1:4123/api/results?format=csv&batchId=b+1')
+    expect(init?.headers).toEqual({ authorization: `Bearer ${'a'.repeat(64)}` })
+    expect(downloads.map((d) => d.fileName)).toEqual(['pacer-results-20250131.csv'])
+    expect(await api.exportResults({ format: 'xml' as 'csv' })).toMatchObject({
+      ok: false,
+      error: { field: 'format' },
+    })
+    expect(fetchSpy).toHaveBeenCalledTimes(1)
+  })
+
   it('sends a finite input, an undefined optional field simply left out', async () => {
     const { api, fetchSpy } = setup(async () => reply(200, { ok: true, value: [] }))
     expect(await api.listTasks({ offset: 0, batchId: undefined })).toEqual({ ok: true, value: [] })

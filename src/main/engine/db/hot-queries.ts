@@ -9,6 +9,7 @@ import { FOLD_SQL } from '../ledger-rollups'
 import { LEDGER_WRITE_SQL, ORIGINAL_COST_SQL } from '../ledger-record'
 import { BATCH_SQL } from '../queue-batches'
 import { TASK_PAGE_FILTERS, TASK_SQL, taskPageSql } from '../queue-tasks'
+import { RESULTS_SQL } from '../results-sql'
 
 const named = (prefix: string, sqls: Readonly<Record<string, string>>) =>
   Object.fromEntries(Object.entries(sqls).map(([name, sql]) => [`${prefix}.${name}`, sql]))
@@ -24,6 +25,11 @@ export const HOT_QUERIES: Readonly<Record<string, string>> = {
   'console.tasksOfBatchByStatus': taskPageSql(TASK_PAGE_FILTERS.batchAndStatus),
   'console.ledgerPage': eventsPageSql(''),
   'console.ledgerPageOfBatch': eventsPageSql('WHERE batch_id = @batchId'),
+  // `pacer results` and the console's task detail: a page of answers, one task and its rows.
+  'results.page': RESULTS_SQL.page,
+  'results.batchRange': RESULTS_SQL.batchRange,
+  'results.task': RESULTS_SQL.task,
+  'results.taskLedger': RESULTS_SQL.taskLedger,
   // The rollups' upkeep as rows are appended, and `pacer run`'s closing totals of its batch.
   ...named('rollups', FOLD_SQL),
   'run.batchTotals': rollupPlan({ batchId: 'b' }).queries[0]!.sql,

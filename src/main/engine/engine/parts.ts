@@ -72,6 +72,7 @@ export function createParts(options: EngineOptions): EngineParts {
     db,
     clock,
     resultTtlMs: options.resultTtlMs ?? stored.resultTtlMs,
+    acceptTruncated: options.acceptTruncated ?? stored.acceptTruncated,
     writes,
   })
   const ledger = new Ledger({ db, prices, clock, writes, nativeBinding: options.nativeBinding })

@@ -1,4 +1,12 @@
-import type { Provider, ProviderRequest, ProviderResponse, RequestParams, Usage } from '../types'
+import type {
+  FinishReason,
+  JsonValue,
+  Provider,
+  ProviderRequest,
+  ProviderResponse,
+  RequestParams,
+  Usage,
+} from '../types'
 import { toAnthropicMessages } from './anthropic-messages'
 import {
   baseUrlReader,
@@ -122,7 +130,10 @@ export function unsupportedByAnthropic(params: RequestParams): string | null {
   return `${found.join(' and ')} ${found.length > 1 ? 'are' : 'is'} not supported by Anthropic's Messages API: remove ${found.length > 1 ? 'them' : 'it'} from the task's params (or the run's), or run the task on an OpenAI-compatible provider`
 }
 
-/** The text blocks of a message, concatenated; thinking and tool_use blocks are not the answer. */
+/**
+ * The text blocks of a message, concatenated; thinking and tool_use blocks are not the answer (they
+ * stay in the message: the content blocks as they came), with stop_reason normalized beside it.
+ */
 function readMessage(json: Record<string, unknown>): OkAnswer {
   // No usage object: the runner estimates it, rather than ledger the call as free.
   const raw = json['usage']
@@ -133,7 +144,26 @@ function readMessage(json: Record<string, unknown>): OkAnswer {
     .filter((block) => field(block, 'type') === 'text' && typeof field(block, 'text') === 'string')
     .map((block) => field(block, 'text') as string)
     .join('')
-  return { text, usage }
+  const stop = json['stop_reason']
+  return {
+    text,
+    usage,
+    message: content as JsonValue,
+    ...(typeof stop === 'string' && stop !== '' ? { finishReason: anthropicFinish(stop) } : {}),
+  }
+}
+
+const ANTHROPIC_FINISH: Readonly<Record<string, FinishReason>> = {
+  end_turn: 'stop',
+  stop_sequence: 'stop',
+  max_tokens: 'length',
+  tool_use: 'tool_calls',
+  refusal: 'content_filter',
+}
+
+/** Anthropic's stop_reason in the normalized words (types.ts FinishReason); others kept as sent. */
+export function anthropicFinish(reason: string): FinishReason {
+  return Object.hasOwn(ANTHROPIC_FINISH, reason) ? ANTHROPIC_FINISH[reason]! : reason
 }
 
 /**

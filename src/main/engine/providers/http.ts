@@ -4,7 +4,7 @@
  * the key scrubbed from every string. Nothing here knows a vendor's body format.
  */
 import { USER_AGENT } from '../version'
-import type { ProviderResponse, Usage } from '../types'
+import type { FinishReason, JsonValue, ProviderResponse, Usage } from '../types'
 
 /**
  * What a 2xx body means; text is undefined when the JSON is not the expected shape, usage when the
@@ -13,6 +13,10 @@ import type { ProviderResponse, Usage } from '../types'
 export interface OkAnswer {
   text: string | undefined
   usage: Usage | undefined
+  /** Normalized (types.ts FinishReason); undefined when the answer did not say. */
+  finishReason?: FinishReason
+  /** The provider's message as it came (scrubbed of the key like the rest). */
+  message?: JsonValue
 }
 
 interface BaseUrl {
@@ -225,6 +229,8 @@ export function toProviderResponse(
       if (ok.text !== undefined) {
         response = { status, headers, text: ok.text }
         if (ok.usage) response.usage = ok.usage
+        if (ok.finishReason !== undefined) response.finishReason = ok.finishReason
+        if (ok.message !== undefined) response.message = ok.message
       } else {
         const reported = errorMessage(body)
         // Usage, when reported, stays: the ledger records what this call was billed.
@@ -378,6 +384,9 @@ function redactResponse(response: ProviderResponse, secret: string | null): Prov
   // A model cannot know the key (it is never in the prompt); scrubbing text is a last line of
   // defence, skipped for toy keys ('x', 'none') that would mangle ordinary words.
   if (out.text !== undefined && secret.length >= 8) out.text = redact(out.text, secret)
+  if (out.message !== undefined && secret.length >= 8) {
+    out.message = JSON.parse(redact(JSON.stringify(out.message), secret)) as JsonValue
+  }
   return out
 }
 

@@ -1,4 +1,11 @@
-import type { Provider, ProviderRequest, ProviderResponse, Usage } from '../types'
+import type {
+  FinishReason,
+  JsonValue,
+  Provider,
+  ProviderRequest,
+  ProviderResponse,
+  Usage,
+} from '../types'
 import {
   baseUrlReader,
   checkApiKeyOption,
@@ -111,14 +118,19 @@ export function needsCompletionTokens(model: string): boolean {
   return /^(o\d|gpt-5)/.test(model.replace(/^openai\//, ''))
 }
 
-/** choices[0].message.content as text: a string, or an array of content parts joined. */
+/**
+ * choices[0].message.content as text: a string, or an array of content parts joined; the message
+ * itself and choices[0].finish_reason kept beside it.
+ */
 function readChatCompletion(json: Record<string, unknown>): OkAnswer {
   // No usage object: the runner estimates it, rather than ledger the call as free.
   const raw = json['usage']
   const usage = raw !== null && typeof raw === 'object' ? normalizeOpenAiUsage(raw) : undefined
   const choices = json['choices']
-  const message = Array.isArray(choices) ? field(choices[0], 'message') : undefined
+  const choice: unknown = Array.isArray(choices) ? choices[0] : undefined
+  const message = field(choice, 'message')
   if (message === null || typeof message !== 'object') return { text: undefined, usage }
+  const finish = field(choice, 'finish_reason')
   const content = field(message, 'content')
   let text: string
   if (typeof content === 'string') {
@@ -131,7 +143,17 @@ function readChatCompletion(json: Record<string, unknown>): OkAnswer {
     // content is null when the model refused or only called tools: the refusal is the answer.
     text = stringOr(field(message, 'refusal'), '')
   }
-  return { text, usage }
+  return {
+    text,
+    usage,
+    message: message as JsonValue,
+    ...(typeof finish === 'string' && finish !== '' ? { finishReason: openAiFinish(finish) } : {}),
+  }
+}
+
+/** OpenAI's finish_reason in the normalized words; the legacy `function_call` is a tool call. */
+export function openAiFinish(reason: string): FinishReason {
+  return reason === 'function_call' ? 'tool_calls' : reason
 }
 
 /**

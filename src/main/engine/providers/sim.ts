@@ -155,17 +155,19 @@ export function createSimProvider(options: SimProviderOptions = {}): Provider {
           }
         }
         const maxOut = maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS
-        const outputTokens = Math.min(
-          maxOut,
-          Math.max(MIN_OUTPUT_TOKENS, Math.round(promptTokens(messages) * factor)),
-        )
+        const wanted = Math.max(MIN_OUTPUT_TOKENS, Math.round(promptTokens(messages) * factor))
+        const outputTokens = Math.min(maxOut, wanted)
         const usage: Usage = {
           inputTokens,
           cachedInputTokens: 0,
           cacheWriteTokens: 0,
           outputTokens,
         }
-        return { status: 200, headers, text: pseudoText(rng, outputTokens * 4), usage }
+        const text = pseudoText(rng, outputTokens * 4)
+        // Only a cap the request set cuts an answer short: the built-in default never did.
+        const cut = maxOutputTokens !== undefined && wanted > maxOutputTokens
+        // No `message`: it would only repeat the text in every stored result of a big sim batch.
+        return { status: 200, headers, text, usage, finishReason: cut ? 'length' : 'stop' }
       },
       free,
     )

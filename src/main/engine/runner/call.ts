@@ -245,5 +245,8 @@ async function answered(
     active.lost = true
     return { kind: 'lost', text: response.text ?? '' }
   }
-  return { kind: 'ok', text: response.text ?? '', usage, costMicros }
+  const ok: CallResult = { kind: 'ok', text: response.text ?? '', usage, costMicros }
+  if (response.finishReason !== undefined) ok.finishReason = response.finishReason
+  if (response.message !== undefined) ok.message = response.message
+  return ok
 }

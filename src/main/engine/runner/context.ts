@@ -1,5 +1,5 @@
 import type { QueuedTask } from '../queue'
-import type { Usage } from '../types'
+import type { FinishReason, JsonValue, Usage } from '../types'
 import type { ResolvedRunnerOptions } from './options'
 
 /** How one task ended, before the queue is told. */
@@ -15,7 +15,14 @@ export type Finish =
 
 /** One provider call's end, after its retries. */
 export type CallResult =
-  | { kind: 'ok'; text: string; usage: Usage; costMicros: number | null }
+  | {
+      kind: 'ok'
+      text: string
+      usage: Usage
+      costMicros: number | null
+      finishReason?: FinishReason
+      message?: JsonValue
+    }
   | { kind: 'lost'; text: string }
   | {
       kind: 'failed'

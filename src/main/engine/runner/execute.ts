@@ -21,10 +21,10 @@ export async function execute(
   const params = task.params === null ? undefined : (JSON.parse(task.params) as RequestParams)
   const usage: Usage = { ...ZERO_USAGE }
   const cost = new ExecutionCost()
-  let text = ''
+  let last: Extract<CallResult, { kind: 'ok' }> | undefined
   for (let step = 1; step <= task.steps; step++) {
     if (step > 1) {
-      messages.push({ role: 'assistant', content: text })
+      messages.push({ role: 'assistant', content: last?.text ?? '' })
       messages.push(continueMessage(step, task.steps))
     }
     const call = await callProvider(ctx, active, provider, {
@@ -36,20 +36,47 @@ export async function execute(
     })
     if (call.kind === 'lost') return { status: 'fenced' }
     if (call.kind === 'failed') return failedStep(ctx, active, call, step, epoch, cost.micros)
-    text = call.text
+    last = call
     addUsage(usage, call.usage)
     cost.add(call.costMicros)
   }
-  const result = JSON.stringify({ text, steps: task.steps, usage })
+  // The answer is the last step's: cut short by the output cap, it is kept but not handed out to
+  // duplicates unless the operator accepts truncated answers (claims.ts).
+  const truncated = last?.finishReason === 'length'
+  const result = resultJson(last, task.steps, usage, cost.micros, truncated)
   if (epoch === null) return { status: 'succeeded', result, error: null }
   const { claims } = ctx.o
+  const status = truncated ? 'truncated' : 'succeeded'
   const completed =
     !active.lost &&
-    (await persist(() => claims.complete(task.fp, epoch, result, 'succeeded', cost.micros)))
+    (await persist(() => claims.complete(task.fp, epoch, result, status, cost.micros)))
   active.epoch = null
   if (!completed) return { status: 'fenced' }
   // The task points at the result its claim stored: one copy, however many tasks share it.
   return { status: 'succeeded', result, error: null, resultRef: claims.resultRef?.(task.fp) }
+}
+
+/**
+ * A task's stored result (results.body): `{text, message?, finishReason?, truncated?, steps, usage,
+ * costMicros}`. Results stored before finish reasons were kept have only text, steps and usage;
+ * every reader (results.ts) takes both.
+ */
+function resultJson(
+  last: Extract<CallResult, { kind: 'ok' }> | undefined,
+  steps: number,
+  usage: Usage,
+  costMicros: number | null,
+  truncated: boolean,
+): string {
+  return JSON.stringify({
+    text: last?.text ?? '',
+    message: last?.message,
+    finishReason: last?.finishReason,
+    truncated: truncated || undefined,
+    steps,
+    usage,
+    costMicros,
+  })
 }
 
 /** What an execution's paid calls cost: null once one is unpriced, or when none was paid. */
@@ -79,7 +106,7 @@ function failedStep(
   const { task } = active
   const error = call.status ? `HTTP ${call.status}: ${call.error}` : call.error
   if (epoch !== null) {
-    const stored = JSON.stringify({ error, status: call.status, step })
+    const stored = JSON.stringify({ error, status: call.status, step, costMicros })
     if (call.deterministic && !call.quota && call.status !== null && isInputFailure(call.status)) {
       // The request itself was refused (400/413/422): the same input fails the same way, so
       // the failure is kept like a result. Auth, quota or unknown-model errors (401/403/404)

@@ -8,6 +8,7 @@ import { createConcurrencySlice } from './concurrency-slice'
 import { createImportSlice } from './import-slice'
 import { createSettingsSlice } from './settings-slice'
 import { createSpendSlice } from './spend-slice'
+import { createTaskDetailSlice } from './task-detail-slice'
 import { createTasksSlice } from './tasks-slice'
 import type { Store } from './types'
 import { createUiSlice } from './ui-slice'
@@ -17,6 +18,7 @@ export function createConsoleStore() {
   return create<Store>()((...a) => ({
     ...createBatchesSlice(...a),
     ...createTasksSlice(...a),
+    ...createTaskDetailSlice(...a),
     ...createImportSlice(...a),
     ...createConcurrencySlice(...a),
     ...createSpendSlice(...a),

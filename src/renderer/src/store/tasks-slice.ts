@@ -183,6 +183,9 @@ export const createTasksSlice: SliceCreator<TasksSlice> = (set, get) => {
         countTasks(next, f) !== countTasks(batches, f)
       set({ batches: next, batchesLoaded: true, taskWindows: mergeRows(taskWindows, rows) })
       if (shifted) refreshVisible()
+      // The open task moved on (got its answer, failed): its drawer reads it again.
+      const open = get().openTaskId
+      if (open !== null && event.tasks.some((r) => r.id === open)) get().refreshOpenTask()
     },
 
     setStatusFilter: (statuses) => resetTasks({ ...get().taskFilter, statuses }),

@@ -50,6 +50,7 @@ export function settingsHandlers(parts: EngineParts): SettingsHandlers {
       }
       settings.set(patch)
       if (patch.resultTtlMs !== undefined) claims.resultTtlMs = patch.resultTtlMs
+      if (patch.acceptTruncated !== undefined) claims.acceptTruncated = patch.acceptTruncated
       return view()
     },
     'secrets:set': ({ provider, apiKey }) => {
@@ -91,6 +92,7 @@ function settingsView(parts: EngineParts): SettingsView {
     defaultProvider: s.defaultProvider,
     defaultModel: s.defaultModel,
     resultTtlMs: claims.resultTtlMs,
+    acceptTruncated: claims.acceptTruncated,
     audit: s.audit,
     controller: controller.kind,
     providers: {

@@ -7,6 +7,7 @@ import { useStore } from '../../store'
 import { AddTaskForm } from './add-task-form'
 import { BatchList } from './batch-list'
 import { ImportPreview } from './import-preview'
+import { TaskDetail } from './task-detail'
 import { TaskTable } from './task-table'
 
 export function QueueView() {
@@ -113,6 +114,7 @@ export function QueueView() {
         <>
           <BatchList />
           <TaskTable />
+          <TaskDetail />
         </>
       ) : null}
 

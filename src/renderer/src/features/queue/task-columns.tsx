@@ -87,7 +87,11 @@ export function taskColumns(onRetry: (task: TaskRow) => void) {
           <button
             type="button"
             className="button small"
-            onClick={() => onRetry(task)}
+            onClick={(e) => {
+              // Retrying is not opening the task's detail.
+              e.stopPropagation()
+              onRetry(task)
+            }}
             data-testid="task-retry"
           >
             Retry

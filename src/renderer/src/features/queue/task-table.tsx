@@ -19,6 +19,8 @@ export function TaskTable() {
   const epoch = useStore((s) => s.taskQueryEpoch)
   const ensureTaskRange = useStore((s) => s.ensureTaskRange)
   const retryTasks = useStore((s) => s.retryTasks)
+  const openTask = useStore((s) => s.openTask)
+  const openTaskId = useStore((s) => s.openTaskId)
   const [retryError, setRetryError] = useState<CommandError | null>(null)
 
   const onRetry = useCallback(
@@ -106,10 +108,19 @@ export function TaskTable() {
                   key={vi.key}
                   role="row"
                   aria-rowindex={vi.index + 1}
-                  className={`tt-row status-${row.original.task.status}`}
+                  className={`tt-row status-${row.original.task.status}${openTaskId === row.original.task.id ? ' selected' : ''}`}
                   data-testid="task-row"
                   data-task-id={row.original.task.id}
                   style={{ transform: `translateY(${vi.start}px)` }}
+                  tabIndex={0}
+                  aria-selected={openTaskId === row.original.task.id}
+                  onClick={() => openTask(row.original.task.id)}
+                  onKeyDown={(e) => {
+                    if (e.key === 'Enter' || e.key === ' ') {
+                      e.preventDefault()
+                      openTask(row.original.task.id)
+                    }
+                  }}
                 >
                   {row.getVisibleCells().map((cell) => (
                     <div key={cell.id} role="cell" className={`tt-cell col-${cell.column.id}`}>

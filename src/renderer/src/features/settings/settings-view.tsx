@@ -141,10 +141,10 @@ function DedupSection({ settings }: { settings: Settings }) {
     else setTtlError(reply.error)
   }
 
-  const toggleAudit = async (audit: boolean): Promise<void> => {
+  const toggle = async (patch: { audit: boolean } | { acceptTruncated: boolean }) => {
     setAuditBusy(true)
     setAuditError(null)
-    const reply = await save({ audit })
+    const reply = await save(patch)
     setAuditBusy(false)
     if (!reply.ok) setAuditError(reply.error)
   }
@@ -186,13 +186,27 @@ function DedupSection({ settings }: { settings: Settings }) {
           type="checkbox"
           checked={settings.audit}
           disabled={auditBusy}
-          onChange={(e) => void toggleAudit(e.target.checked)}
+          onChange={(e) => void toggle({ audit: e.target.checked })}
           data-testid="audit-toggle"
         />
         <span>
           <strong>Audit mode</strong> — measure duplicates without deduplicating. Every task runs,
           and each duplicate call is counted and priced, so you can see what deduplication would
           save before turning it on.
+        </span>
+      </label>
+      <label className="check toggle-row">
+        <input
+          type="checkbox"
+          checked={settings.acceptTruncated}
+          disabled={auditBusy}
+          onChange={(e) => void toggle({ acceptTruncated: e.target.checked })}
+          data-testid="accept-truncated-toggle"
+        />
+        <span>
+          <strong>Reuse truncated answers</strong> — an answer the output cap cut short (finish
+          reason <code>length</code>) is handed to its duplicates too. Off: each duplicate of a
+          truncated answer runs again.
         </span>
       </label>
       <InlineError error={auditError} />

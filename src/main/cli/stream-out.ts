@@ -1,0 +1,67 @@
+// Where an export streams: a file (`--out FILE`) or stdout (`-`), for `pacer export` and
+// `pacer results` alike.
+import { createWriteStream } from 'node:fs'
+import { once } from 'node:events'
+import { resolve } from 'node:path'
+import { PassThrough } from 'node:stream'
+import { UsageError } from './common'
+
+/** Writes what it is given to `out`, ends it, and resolves with the count of rows written. */
+export type StreamWrite = (out: NodeJS.WritableStream) => Promise<{ rows: number }>
+
+/**
+ * Streams `write` into `--out` (`-` = stdout). Resolves with the rows and where they went, or null
+ * when stdout's reader went away before the end (`pacer results | head`): like any filter, that
+ * stops quietly.
+ */
+export async function streamOut(
+  outOption: string,
+  write: StreamWrite,
+): Promise<{ rows: number; where: string } | null> {
+  if (outOption === '-') {
+    const rows = await writeToStdout(write)
+    return rows === null ? null : { rows, where: 'stdout' }
+  }
+  const path = resolve(outOption)
+  const out = createWriteStream(path)
+  const opened = once(out, 'open').then(
+    () => null,
+    (err: NodeJS.ErrnoException) => err,
+  )
+  const failed = await opened
+  if (failed) throw new UsageError(`cannot write ${path}: ${failed.code ?? failed.message}`)
+  const { rows } = await write(out)
+  if (!out.writableFinished) await once(out, 'finish')
+  return { rows, where: path }
+}
+
+/**
+ * Streams to process.stdout without ending it (the writers end the stream they are given, and an
+ * ended stdout would swallow anything printed after): through a PassThrough piped with
+ * `end: false`, which keeps backpressure. Returns the row count, or null when stdout was closed by
+ * its reader (EPIPE) before the end.
+ */
+async function writeToStdout(write: StreamWrite): Promise<number | null> {
+  const stdout = process.stdout
+  const relay = new PassThrough()
+  let closed: NodeJS.ErrnoException | null = null
+  const onError = (err: NodeJS.ErrnoException) => {
+    closed = err
+    relay.destroy(err)
+  }
+  stdout.on('error', onError)
+  relay.pipe(stdout, { end: false })
+  try {
+    const { rows } = await write(relay)
+    // Everything was written into the relay; wait until it has all been handed to stdout.
+    if (!relay.readableEnded) await once(relay, 'end')
+    if (stdout.writableNeedDrain) await once(stdout, 'drain')
+    return rows
+  } catch (err) {
+    if ((closed as NodeJS.ErrnoException | null)?.code === 'EPIPE') return null
+    throw closed ?? err
+  } finally {
+    relay.unpipe(stdout)
+    stdout.off('error', onError)
+  }
+}

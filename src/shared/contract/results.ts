@@ -1,0 +1,63 @@
+import { z } from 'zod'
+import type { TaskRow } from './tasks'
+
+/** How `results:export` writes the answers: one JSON object per line, or CSV with a header. */
+export const ResultsFormat = z.enum(['jsonl', 'csv'])
+export type ResultsFormat = z.infer<typeof ResultsFormat>
+
+/**
+ * One task's answer as `pacer results` and the console show it. A reused task shows the answer of
+ * the execution it reused, with nothing spent (cost 0) and what that saved.
+ */
+export interface TaskAnswerView {
+  batchId: string
+  /** The task's line in its batch file (its position, for a console batch). */
+  line: number
+  taskId: number
+  type: string
+  key: string | null
+  status: TaskRow['status']
+  /** executed: this task paid for its answer; reused: it took another execution's; null: none yet. */
+  origin: 'executed' | 'reused' | null
+  /** The last step's text; null while there is no answer (queued, running, failed). */
+  text: string | null
+  /** Why the model stopped: stop, length, tool_calls, content_filter, or the provider's word. */
+  finishReason: string | null
+  /** The output cap cut the answer short (finish reason `length` / Anthropic `max_tokens`). */
+  truncated: boolean
+  /** The provider's message as it came (OpenAI's message, Anthropic's content blocks). */
+  message: unknown
+  steps: number | null
+  /** What this task spent (all steps): 0 for a reuse. */
+  inputTokens: number
+  outputTokens: number
+  /** Integer micro-dollars this task's execution cost; 0 for a reuse, null when unpriced/unknown. */
+  costMicros: number | null
+  /** For a reuse: what the execution it reused cost, i.e. what deduplication saved. */
+  savedMicros: number | null
+  error: string | null
+}
+
+/** One ledger row of a task, as the console's task detail lists them. */
+export interface TaskLedgerRowView {
+  id: number
+  ts: number
+  step: number
+  outcome: string
+  inputTokens: number
+  cachedInputTokens: number
+  cacheWriteTokens: number
+  outputTokens: number
+  costMicros: number | null
+  savedMicros: number | null
+  latencyMs: number | null
+  status: number | null
+  epoch: number | null
+  worker: string
+}
+
+/** `tasks:get`: what the console's task detail shows when a row of the task table is opened. */
+export interface TaskDetailView {
+  answer: TaskAnswerView
+  ledger: TaskLedgerRowView[]
+}
