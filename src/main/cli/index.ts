@@ -11,7 +11,10 @@ import { CONTROLLER_KINDS } from '../engine/pacing/controllers'
 /** What a command's action reports: the process's exit code. */
 type Done = (exitCode: number) => void
 
-/** Exit codes: 0 done, 1 some tasks failed, 2 bad input or usage, 130 interrupted. */
+/**
+ * Exit codes: 0 done, 1 some tasks failed, 2 bad input or usage, 3 stopped by a setup failure
+ * (tasks left queued: fix it and run the same command again), 130 interrupted.
+ */
 export async function main(argv: string[]): Promise<number> {
   let exitCode = 0
   const program = buildProgram((code) => {
@@ -46,6 +49,13 @@ const controllerOption = () =>
     '--controller <kind>',
     'concurrency controller for this process (default: the setting, adaptive unless changed)',
   ).choices(CONTROLLER_KINDS)
+
+/** One provider call's deadline, on every command that runs tasks. */
+const timeoutOption = () =>
+  new Option(
+    '--timeout <seconds>',
+    'abort a provider call after this long: ledgered as a timeout, retried once (default: the setting, 120)',
+  ).argParser(num(0.001, 86_400))
 
 /** The simulated provider's knobs, on every command that runs tasks. */
 function withSimOptions(command: Command): Command {
@@ -99,11 +109,23 @@ function addRunCommand(program: Command, done: Done): void {
     .option('--initial-concurrency <n>', 'AIMD starting limit', num(1))
     .option('--result-ttl <seconds>', 'reuse completed results this long (0 = forever)', int(0))
     .option('--lease <seconds>', 'claim lease, renewed while a task runs', num(0.1, 3600), 30)
+    .addOption(timeoutOption())
     .option('--audit', 'no deduplication: run duplicates and price them (measure, then stop)')
     .option('--skip-invalid', 'queue the valid lines and report the invalid ones')
     .option('--retry-failed', 'run again tasks whose failure was kept as a result (after a fix)')
     .option('--new', 'start a new batch even if an interrupted run of this file can be resumed')
-    .option('--json', 'print one JSON object with the totals at the end')
+    .option('--json', 'print one JSON object with the totals and failures at the end')
+    .addHelpText(
+      'after',
+      `
+Exit codes:
+  0    every task succeeded (or was reused)
+  1    some tasks failed (the summary groups them by reason)
+  2    bad input or usage (nothing ran)
+  3    stopped by a setup failure (key refused or missing, unknown model, no credit, server
+       unreachable): its tasks stay queued; fix the cause and run the same command again
+  130  interrupted (Ctrl-C): run the same command again to resume`,
+    )
     .action(async (file: string, opts) => {
       done(await runCommand(file, opts))
     })
@@ -165,6 +187,7 @@ function addConsoleCommands(program: Command, done: Done): void {
     .option('--host <address>', 'bind another address than 127.0.0.1 (exposes the console!)')
     .option('--open', 'open the console in the default browser')
     .addOption(controllerOption())
+    .addOption(timeoutOption())
   withSimOptions(serve).action(async (opts) => {
     done(await serveCommand(opts))
   })

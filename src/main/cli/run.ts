@@ -9,6 +9,14 @@ import { SIM_DEFAULT_MODEL } from '../engine/providers/sim'
 import type { ControllerKind } from '../engine/pacing/controllers'
 import type { AimdParams } from '../engine/types'
 import { UsageError, dbPathFrom, openEngine } from './common'
+import type { PartitionStop } from '../engine/scheduler'
+import {
+  EXIT_STOPPED,
+  failureReport,
+  printStop,
+  reportLines,
+  type FailureReport,
+} from './run-report'
 
 export interface RunOptions {
   db?: string
@@ -24,6 +32,8 @@ export interface RunOptions {
   initialConcurrency?: number
   resultTtl?: number
   lease: number
+  /** One provider call's deadline in seconds; the callTimeoutSeconds setting when not given. */
+  timeout?: number
   audit?: boolean
   skipInvalid?: boolean
   retryFailed?: boolean
@@ -31,8 +41,8 @@ export interface RunOptions {
   json?: boolean
 }
 
-/** What `pacer run --json` prints: the batch's totals. */
-export interface RunSummary {
+/** What `pacer run --json` prints: the batch's totals, and what went wrong. */
+export interface RunSummary extends FailureReport {
   batchId: string
   dbPath: string
   tasks: number
@@ -83,6 +93,7 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
     },
     resultTtlMs: opts.resultTtl === undefined ? undefined : opts.resultTtl * 1000,
     leaseMs: Math.round(opts.lease * 1000),
+    callTimeoutMs: opts.timeout === undefined ? undefined : Math.round(opts.timeout * 1000),
   })
 
   const audit = opts.audit ?? engine.settings.get().audit
@@ -145,9 +156,9 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
 
   engine.onWarning((message) => process.stderr.write(`pacer: warning: ${message}\n`))
   const driving = Date.now()
-  const { interrupted, batch } = await drive(engine, start.batch, opts)
+  const { interrupted, batch, stops } = await drive(engine, start.batch, opts)
   const runMs = Date.now() - driving
-  const summary = summarize(engine, start.batchId, batch, {
+  const summary = summarize(engine, start.batchId, batch, stops, {
     started,
     enqueueMs,
     runMs,
@@ -163,6 +174,7 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
   } else {
     printSummary(summary, file)
   }
+  if (stops.length > 0) return EXIT_STOPPED
   if (interrupted) return 130
   return summary.failed > 0 || summary.cancelled > 0 ? 1 : 0
 }
@@ -262,7 +274,7 @@ async function drive(
   engine: Engine,
   first: BatchSummary,
   opts: RunOptions,
-): Promise<{ interrupted: boolean; batch: BatchSummary | null }> {
+): Promise<{ interrupted: boolean; batch: BatchSummary | null; stops: PartitionStop[] }> {
   const batchId = first.id
   const bar =
     process.stderr.isTTY && !opts.json
@@ -280,6 +292,9 @@ async function drive(
   bar?.start(first.total, 0, progressPayload(engine, batchId, first))
 
   let pausedNoticed = false
+  // The live line: the bar is redrawn under it.
+  const onStop = (stop: PartitionStop) => printStop(stop)
+  engine.scheduler.on('stopped', onStop)
   const run = engine.batches.drive(batchId, {
     onProgress: (b) => {
       const unfinished = b ? b.counts.queued + b.counts.running : 0
@@ -310,6 +325,7 @@ async function drive(
   process.on('SIGINT', onSignal)
   process.on('SIGTERM', onSignal)
   const end = await run.done
+  engine.scheduler.off('stopped', onStop)
   bar?.stop()
   return end
 }
@@ -332,6 +348,7 @@ function summarize(
   engine: Engine,
   batchId: string,
   b: BatchSummary | null,
+  stops: readonly PartitionStop[],
   extra: {
     started: number
     enqueueMs: number
@@ -366,6 +383,7 @@ function summarize(
     interrupted: extra.interrupted,
     resumed: extra.resumed,
     skippedLines: extra.skippedLines,
+    ...failureReport(engine, batchId, stops, b?.counts.queued ?? 0),
   }
 }
 
@@ -373,15 +391,16 @@ function printSummary(s: RunSummary, file: string): void {
   const micros = (usdValue: number | null) =>
     formatUsd(usdValue === null ? null : usdToMicros(usdValue))
   const lines = [
-    `${s.interrupted ? 'interrupted' : 'done'}: ${file} (batch ${s.batchId}) in ${(s.elapsedMs / 1000).toFixed(1)} s`,
+    `${s.stopped.length > 0 ? 'stopped' : s.interrupted ? 'interrupted' : 'done'}: ${file} (batch ${s.batchId}) in ${(s.elapsedMs / 1000).toFixed(1)} s`,
     `  tasks ${s.tasks} (${s.distinct} distinct): executed ${s.executed}, reused ${s.reused}, failed ${s.failed}` +
       (s.cancelled ? `, cancelled ${s.cancelled}` : '') +
       (s.duplicates ? `, duplicates ${s.duplicates}` : ''),
     `  tokens in ${s.inputTokens.toLocaleString('en-US')} / out ${s.outputTokens.toLocaleString('en-US')}, throttled calls ${s.throttled}`,
     `  cost ${micros(s.costUsd)}, saved by dedup ${micros(s.savedUsd)}, wasted by duplicates ${micros(s.wastedUsd)}`,
+    ...reportLines(s),
     `  ledger: ${s.dbPath}`,
   ]
-  if (s.interrupted)
+  if (s.interrupted && s.stopped.length === 0)
     lines.push('  run the same command again to resume: completed tasks are reused, not re-billed')
   process.stderr.write(`${lines.join('\n')}\n`)
 }

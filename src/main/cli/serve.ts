@@ -17,6 +17,8 @@ export async function serveCommand(opts: {
   simLatencyScale: number
   simRpm?: number
   controller?: ControllerKind
+  /** One provider call's deadline in seconds; the callTimeoutSeconds setting when not given. */
+  timeout?: number
 }): Promise<number> {
   const rendererDir = join(ROOT, 'out', 'renderer')
   if (!existsSync(join(rendererDir, 'index.html'))) {
@@ -42,7 +44,10 @@ export async function serveCommand(opts: {
       latencyScale: opts.simLatencyScale,
       requestsPerMinute: opts.simRpm,
     },
+    callTimeoutMs: opts.timeout === undefined ? undefined : Math.round(opts.timeout * 1000),
   })
+  // A partition a setup failure stopped waits for the console's Resume: say so here too.
+  engine.scheduler.on('stopped', (stop) => process.stderr.write(`pacer: ${stop.reason}\n`))
   let server: Awaited<ReturnType<typeof startHttpServer>>
   try {
     server = await startHttpServer({

@@ -66,6 +66,8 @@ export interface EngineOptions {
   resultTtlMs?: number
   /** Claim and task lease. @default 30_000 */
   leaseMs?: number
+  /** One provider call's deadline, overriding the stored setting (CLI --timeout). */
+  callTimeoutMs?: number
   /** Only run these batches (the CLI). @default null = every running batch */
   batchIds?: string[] | null
   secrets?: SecretsAccess
@@ -159,7 +161,7 @@ export function createEngine(options: EngineOptions): Engine {
   const handlers = committing(parts.writes, {
     ...taskHandlers(parts, batches),
     ...batchHandlers(parts, batches),
-    ...schedulerHandlers(parts),
+    ...schedulerHandlers(parts, batches),
     ...ledgerHandlers(parts),
     ...settingsHandlers(parts),
   })

@@ -10,6 +10,7 @@ export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze({
   defaultProvider: 'sim',
   defaultModel: SIM_DEFAULT_MODEL,
   resultTtlMs: 86_400_000,
+  callTimeoutSeconds: 120,
   audit: false,
   controller: DEFAULT_CONTROLLER,
   baseUrls: {},

@@ -11,6 +11,8 @@ export interface SettingsView {
   defaultProvider: ProviderId
   defaultModel: string
   resultTtlMs: number
+  /** One provider call's deadline in this process (a `--timeout` included), in seconds. */
+  callTimeoutSeconds: number
   audit: boolean
   /** The concurrency controller the running scheduler uses (this process's, a CLI flag included). */
   controller: ControllerKind
@@ -58,6 +60,11 @@ export const SettingsPatch = z.strictObject({
   defaultModel: z.string().min(1).max(200).optional(),
   /** How long a completed result is reused. 24 h; the seed's 900 s is a setting; 0 = forever. */
   resultTtlMs: z.number().int().nonnegative().optional(),
+  /**
+   * One provider call's deadline: past it the call is aborted, ledgered as a timeout, retried once.
+   * 120 s; `--timeout` overrides it for one process.
+   */
+  callTimeoutSeconds: z.number().int().min(1).max(86_400).optional(),
   /** Measure duplicates without deduplicating. */
   audit: z.boolean().optional(),
   /**

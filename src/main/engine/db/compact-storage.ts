@@ -2,14 +2,7 @@
 // integer keys instead of repeated strings, a counters row per batch, and only the indexes the
 // queries use. The v2 tables become views of the same names and columns (`tasks`, `claims`,
 // `ledger`), so every query written against them still reads the same rows.
-import {
-  codeToWordSql,
-  fpKeySql,
-  fpTextSql,
-  OUTCOME_CODES,
-  TASK_STATUS_CODES,
-  wordToCodeSql,
-} from './codes'
+import { codeToWordSql, fpKeySql, fpTextSql, TASK_STATUS_CODES, wordToCodeSql } from './codes'
 
 const COUNTS = Object.keys(TASK_STATUS_CODES)
 
@@ -134,30 +127,26 @@ const TRIGGERS = `
   CREATE TRIGGER ledger_rows_immutable_delete BEFORE DELETE ON ledger_rows
     BEGIN SELECT RAISE(ABORT, 'ledger rows are immutable'); END;`
 
-/** The v2 tables' names and columns, read from the compact ones. */
-export const COMPAT_VIEWS = `
-  CREATE VIEW tasks AS
-    SELECT t.id, b.id AS batch_id, t.seq, f.type, f.payload, ${fpTextSql('f.fp')} AS fp, f.key,
-      f.steps, f.provider, f.model, ${codeToWordSql(TASK_STATUS_CODES, 't.status')} AS status,
-      t.attempts, t.worker, t.lease_until, r.body AS result, t.error, b.created_at,
-      t.started_at, t.finished_at
-    FROM task_queue t
-    JOIN batches b ON b.key = t.batch
-    JOIN fingerprints f ON f.id = t.fp_id
-    LEFT JOIN results r ON r.id = t.result_id;
+// The outcome codes as migration 5 shipped them: its view must not change when a code is added
+// (migration 8 rebuilds the view with the codes of its time).
+const V5_OUTCOME_CODES = {
+  executed: 1,
+  reused: 2,
+  duplicate: 3,
+  throttled: 4,
+  error: 5,
+  abandoned: 6,
+}
 
-  CREATE VIEW claims AS
-    SELECT ${fpTextSql('f.fp')} AS fp, f.state, f.status, f.owner, f.epoch, f.lease_until,
-      r.body AS result, f.claimed_at, f.completed_at
-    FROM fingerprints f LEFT JOIN results r ON r.id = f.result_id
-    WHERE f.state IS NOT NULL;
-
+/** The v2 `ledger` view over ledger_rows (and its INSTEAD OF triggers), with these outcome codes. */
+export function ledgerViewSql(codes: Readonly<Record<string, number>>): string {
+  return `
   -- LEFT JOINs throughout: a row is never hidden by a missing name.
   CREATE VIEW ledger AS
     SELECT r.id, r.ts, r.task_id, nb.name AS batch_id, ${fpTextSql('f.fp')} AS fp,
       nw.name AS worker, l.task_type, l.provider, l.model, r.step, r.input_tokens,
       r.cached_input_tokens, r.cache_write_tokens, r.output_tokens, r.cost_micros,
-      r.saved_micros, ${codeToWordSql(OUTCOME_CODES, 'r.outcome')} AS outcome, r.latency_ms,
+      r.saved_micros, ${codeToWordSql(codes, 'r.outcome')} AS outcome, r.latency_ms,
       r.status, r.epoch, NULLIF(l.price_version, '') AS price_version,
       -- Not a v2 column: what joins of ledger rows by execution use, so they find them by index.
       r.fp_id
@@ -185,13 +174,34 @@ export const COMPAT_VIEWS = `
         AND model = NEW.model AND price_version = COALESCE(NEW.price_version, '')),
       NEW.step, COALESCE(NEW.input_tokens, 0), COALESCE(NEW.cached_input_tokens, 0),
       COALESCE(NEW.cache_write_tokens, 0), COALESCE(NEW.output_tokens, 0), NEW.cost_micros,
-      NEW.saved_micros, ${wordToCodeSql(OUTCOME_CODES, 'NEW.outcome')}, NEW.latency_ms,
+      NEW.saved_micros, ${wordToCodeSql(codes, 'NEW.outcome')}, NEW.latency_ms,
       NEW.status, NEW.epoch);
   END;
   CREATE TRIGGER ledger_immutable_update INSTEAD OF UPDATE ON ledger
     BEGIN SELECT RAISE(ABORT, 'ledger rows are immutable'); END;
   CREATE TRIGGER ledger_immutable_delete INSTEAD OF DELETE ON ledger
     BEGIN SELECT RAISE(ABORT, 'ledger rows are immutable'); END;`
+}
+
+/** The v2 tables' names and columns, read from the compact ones. */
+export const COMPAT_VIEWS = `
+  CREATE VIEW tasks AS
+    SELECT t.id, b.id AS batch_id, t.seq, f.type, f.payload, ${fpTextSql('f.fp')} AS fp, f.key,
+      f.steps, f.provider, f.model, ${codeToWordSql(TASK_STATUS_CODES, 't.status')} AS status,
+      t.attempts, t.worker, t.lease_until, r.body AS result, t.error, b.created_at,
+      t.started_at, t.finished_at
+    FROM task_queue t
+    JOIN batches b ON b.key = t.batch
+    JOIN fingerprints f ON f.id = t.fp_id
+    LEFT JOIN results r ON r.id = t.result_id;
+
+  CREATE VIEW claims AS
+    SELECT ${fpTextSql('f.fp')} AS fp, f.state, f.status, f.owner, f.epoch, f.lease_until,
+      r.body AS result, f.claimed_at, f.completed_at
+    FROM fingerprints f LEFT JOIN results r ON r.id = f.result_id
+    WHERE f.state IS NOT NULL;
+
+  ${ledgerViewSql(V5_OUTCOME_CODES)}`
 
 // What a completed claim's execution cost, as ledger-record.ts's ORIGINAL_COST_SQL (v2) found it:
 // the latest 'executed' task+epoch of the fingerprint. Stored on the claim from now on, so a reuse
@@ -265,7 +275,7 @@ const COPY = `
       latency_ms, status, epoch)
     SELECT l.id, l.ts, l.task_id, nb.id, m.id, nw.id, lb.id, l.step, l.input_tokens,
       l.cached_input_tokens, l.cache_write_tokens, l.output_tokens, l.cost_micros, l.saved_micros,
-      ${wordToCodeSql(OUTCOME_CODES, 'l.outcome')}, l.latency_ms, l.status, l.epoch
+      ${wordToCodeSql(V5_OUTCOME_CODES, 'l.outcome')}, l.latency_ms, l.status, l.epoch
     FROM ledger_v2 l
     JOIN temp.fp_ids m ON m.fp = l.fp
     JOIN names nw ON nw.name = l.worker

@@ -1,4 +1,5 @@
-import { COMPACT_STORAGE_SQL } from './compact-storage'
+import { OUTCOME_CODES } from './codes'
+import { COMPACT_STORAGE_SQL, ledgerViewSql } from './compact-storage'
 
 /**
  * Numbered migrations. Each entry is applied once, in order, inside a transaction, and recorded in
@@ -215,5 +216,16 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'compact storage: fingerprints, payloads and results once; counters per batch; views of the v2 tables',
     // compact-storage.ts: the tables, the copy from v2, and the views that keep v2's names.
     sql: COMPACT_STORAGE_SQL,
+  },
+  {
+    version: 8,
+    name: 'failures: the timeout outcome in the ledger view; why a batch was stopped',
+    sql: `
+      DROP VIEW ledger;
+      ${ledgerViewSql(OUTCOME_CODES)}
+      -- The setup problem (bad key, unknown model, no credit, unreachable server) that stopped a
+      -- batch's run, until it runs again: what the console and the next \`pacer run\` say.
+      ALTER TABLE batches ADD COLUMN stop_reason TEXT;
+    `,
   },
 ]

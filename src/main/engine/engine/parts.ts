@@ -40,6 +40,8 @@ export interface EngineParts {
   readonly runner: Runner
   /** Which concurrency controller the scheduler runs, and the swap to another one. */
   readonly controller: ControllerSwitch
+  /** The call deadline was given for this engine (`--timeout`): the setting does not move it. */
+  readonly callTimeoutFixed: boolean
 }
 
 /** The scheduler's controller by name: the settings view reads it, the settings handler sets it. */
@@ -117,6 +119,7 @@ export function createParts(options: EngineOptions): EngineParts {
     provider: (id) => providers[id],
     batchIds: options.batchIds ?? null,
     leaseMs: options.leaseMs,
+    callTimeoutMs: options.callTimeoutMs ?? stored.callTimeoutSeconds * 1000,
     writes,
   })
   scheduler.on('warning', (message) => runner.emit('warning', message))
@@ -135,5 +138,6 @@ export function createParts(options: EngineOptions): EngineParts {
     providers,
     runner,
     controller,
+    callTimeoutFixed: options.callTimeoutMs !== undefined,
   }
 }

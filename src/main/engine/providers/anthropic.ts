@@ -1,3 +1,4 @@
+import { MISSING_KEY_CODE } from '../setup-failures'
 import type { ChatMessage, Provider, ProviderRequest, ProviderResponse, Usage } from '../types'
 import {
   badKeyResponse,
@@ -78,6 +79,7 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Prov
         status: 401,
         headers: {},
         error: 'no Anthropic API key: set it in Settings or ANTHROPIC_API_KEY',
+        errorCodes: [MISSING_KEY_CODE],
       }
     }
     const { system, messages } = toAnthropicMessages(request.messages)

@@ -1,3 +1,4 @@
+import { MISSING_KEY_CODE } from '../setup-failures'
 import type { Provider, ProviderRequest, ProviderResponse, Usage } from '../types'
 import {
   badKeyResponse,
@@ -76,6 +77,7 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleProvider
         status: 401,
         headers: {},
         error: 'no OpenAI API key: set it in Settings or OPENAI_API_KEY',
+        errorCodes: [MISSING_KEY_CODE],
       }
     }
     const max = request.maxOutputTokens ?? maxOutputTokens

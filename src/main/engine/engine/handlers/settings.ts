@@ -42,6 +42,10 @@ export function settingsHandlers(parts: EngineParts): SettingsHandlers {
       }
       settings.set(patch)
       if (patch.resultTtlMs !== undefined) claims.resultTtlMs = patch.resultTtlMs
+      // A process started with --timeout keeps its own deadline.
+      if (patch.callTimeoutSeconds !== undefined && !parts.callTimeoutFixed) {
+        runner.setCallTimeout(patch.callTimeoutSeconds * 1000)
+      }
       return view()
     },
     'secrets:set': ({ provider, apiKey }) => {
@@ -77,6 +81,7 @@ function settingsView(parts: EngineParts): SettingsView {
     defaultProvider: s.defaultProvider,
     defaultModel: s.defaultModel,
     resultTtlMs: claims.resultTtlMs,
+    callTimeoutSeconds: Math.ceil(parts.runner.callTimeoutMs / 1000),
     audit: s.audit,
     controller: controller.kind,
     providers: {
