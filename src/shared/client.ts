@@ -24,6 +24,7 @@ export const API_METHODS = {
   retryTasks: 'tasks:retry',
   getScheduler: 'scheduler:get',
   setScheduler: 'scheduler:set',
+  resumePartition: 'scheduler:resume',
   ledgerRollup: 'ledger:rollup',
   ledgerOverTime: 'ledger:over-time',
   exportLedger: 'ledger:export',

@@ -14,7 +14,7 @@ export type Api = 'openai' | 'anthropic'
 export type Trouble = 'none' | 'forbidden' | 'no_credit' | 'hang'
 
 export interface VendorState {
-  /** The key it accepts (Authorization: Bearer, or x-api-key). */
+  /** The key it accepts (Authorization: Bearer, or x-api-key); '' = none needed (a local server). */
   key: string
   /** Models it knows; another is a 404. */
   models: string[]
@@ -52,8 +52,9 @@ function answer(api: Api, state: VendorState, req: IncomingMessage, body: string
     api === 'openai'
       ? /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1]
       : (req.headers['x-api-key'] as string | undefined)
+  const keyless = state.key === ''
   if (api === 'openai') {
-    if (given === undefined) {
+    if (!keyless && given === undefined) {
       return [
         401,
         openAiError(
@@ -63,7 +64,7 @@ function answer(api: Api, state: VendorState, req: IncomingMessage, body: string
         ),
       ] as const
     }
-    if (given !== state.key) {
+    if (!keyless && given !== state.key) {
       return [
         401,
         openAiError(
@@ -99,7 +100,7 @@ function answer(api: Api, state: VendorState, req: IncomingMessage, body: string
       },
     ] as const
   }
-  if (given !== state.key) {
+  if (!keyless && given !== state.key) {
     return [401, anthropicError('authentication_error', 'invalid x-api-key')] as const
   }
   if (state.trouble === 'forbidden') {
