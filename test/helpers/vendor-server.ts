@@ -64,7 +64,7 @@ function answer(api: Api, state: VendorState, req: IncomingMessage, body: string
         ),
       ] as const
     }
-    if (!keyless && given !== state.key) {
+    if (!keyless && given !== undefined && given !== state.key) {
       return [
         401,
         openAiError(

@@ -60,7 +60,7 @@ export function setupFailure(
   unreachable?: string,
 ): SetupFailure | undefined {
   const said = res.error ?? `HTTP ${res.status}`
-  const keyPlace = `${KEY_VARIABLES[provider] ?? 'the API key'} (or the key in Settings)`
+  const keyPlace = `${KEY_VARIABLES[provider] ?? 'the API key'} or the key in Settings`
   if (unreachable !== undefined) {
     const what = unreachable === 'ECONNREFUSED' ? 'nothing listens there' : 'the host is unknown'
     return {

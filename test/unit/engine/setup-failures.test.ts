@@ -15,7 +15,7 @@ const res = (status: number, error?: string, errorCodes?: string[]) => ({
 
 describe('setupFailure', () => {
   it.each([
-    [401, 'bad_key', /check OPENAI_API_KEY \(or the key in Settings\)/],
+    [401, 'bad_key', /check OPENAI_API_KEY or the key in Settings/],
     [403, 'forbidden', /give the key access to this model/],
     [404, 'unknown_model', /check the model name .* and the openai base URL/],
   ] as const)('HTTP %i is %s', (status, kind, todo) => {
@@ -72,7 +72,7 @@ describe('setupFailure', () => {
   it('describeStop names the partition, the status, what was said and what to do', () => {
     const f = setupFailure('openai', res(401, 'Incorrect API key provided'))!
     expect(describeStop('openai:gpt-4o', f)).toBe(
-      'openai:gpt-4o stopped: HTTP 401: Incorrect API key provided (check OPENAI_API_KEY (or the key in Settings); its tasks stay queued)',
+      'openai:gpt-4o stopped: HTTP 401: Incorrect API key provided (check OPENAI_API_KEY or the key in Settings; its tasks stay queued)',
     )
   })
 })
