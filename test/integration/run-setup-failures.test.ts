@@ -81,6 +81,12 @@ interface Case {
   fix: (server: VendorServer) => NodeJS.ProcessEnv
 }
 
+/** The fix on the vendor's side (access granted, credit added): the same key then works. */
+const troubleCleared = (env: NodeJS.ProcessEnv) => (server: VendorServer) => {
+  server.state.trouble = 'none'
+  return env
+}
+
 const CASES: Case[] = [
   {
     name: 'a bad key (OpenAI 401)',
@@ -100,10 +106,7 @@ const CASES: Case[] = [
     env: { OPENAI_API_KEY: GOOD_KEY },
     says: /HTTP 403: Project `proj_test` does not have access to model `gpt-4o`.*give the key access/,
     requests: 3,
-    fix: (server) => {
-      server.state.trouble = 'none'
-      return { OPENAI_API_KEY: GOOD_KEY }
-    },
+    fix: troubleCleared({ OPENAI_API_KEY: GOOD_KEY }),
   },
   {
     name: 'an unknown model (Anthropic 404)',
@@ -136,10 +139,7 @@ const CASES: Case[] = [
     env: { OPENAI_API_KEY: GOOD_KEY },
     says: /HTTP 429: You exceeded your current quota.*add credit/,
     requests: 3,
-    fix: (server) => {
-      server.state.trouble = 'none'
-      return { OPENAI_API_KEY: GOOD_KEY }
-    },
+    fix: troubleCleared({ OPENAI_API_KEY: GOOD_KEY }),
   },
   {
     name: 'a credit balance too low (Anthropic 400)',
@@ -149,10 +149,7 @@ const CASES: Case[] = [
     env: { ANTHROPIC_API_KEY: GOOD_KEY },
     says: /HTTP 400: Your credit balance is too low.*add credit/,
     requests: 3,
-    fix: (server) => {
-      server.state.trouble = 'none'
-      return { ANTHROPIC_API_KEY: GOOD_KEY }
-    },
+    fix: troubleCleared({ ANTHROPIC_API_KEY: GOOD_KEY }),
   },
 ]
 

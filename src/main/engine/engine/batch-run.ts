@@ -61,6 +61,8 @@ export function driveBatch(
   let over = false
   /** Ends the run once the batch is over; true when it is. */
   const check = (): boolean => {
+    // A look queued before the run ended must not read a database closed since.
+    if (over) return true
     const p = deps.progress()
     // Cancelled from the console: stop this process's calls for it too.
     if (p?.state === 'cancelled') runner.cancelRunning(batchId)
