@@ -77,4 +77,20 @@ describe('a partition stopped by a setup failure, in the console', () => {
     await banner.waitFor({ state: 'detached', timeout: 20_000 })
     expect(errors).toEqual([])
   })
+
+  it('the call timeout set in Settings is the engine’s deadline', async () => {
+    await page.getByTestId('nav-settings').click()
+    const field = page.getByTestId('call-timeout')
+    await expect(field.inputValue()).resolves.toBe('120')
+    await field.fill('45')
+    await page.getByTestId('save-call-timeout').click()
+    await until(async () => {
+      const view = await served!.api<{ callTimeoutSeconds: number }>('settings:get')
+      return view.callTimeoutSeconds === 45
+    })
+    expect(query(db, "SELECT value FROM settings WHERE key = 'callTimeoutSeconds'")).toEqual([
+      { value: '45' },
+    ])
+    expect(errors).toEqual([])
+  })
 })
