@@ -1,6 +1,6 @@
 // `pacer run` meeting a setup failure, as a user would: a real `pacer` process against loopback
 // servers answering as OpenAI's and Anthropic's APIs do. The partition stops after the first
-// answers, its tasks stay queued, the process exits 3 with one line naming provider, model,
+// answers, its tasks stay queued, the process exits 4 with one line naming provider, model,
 // status and what to do; once the cause is fixed, the same command resumes and completes.
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -153,7 +153,7 @@ const CASES: Case[] = [
   },
 ]
 
-/** What every stopped run leaves: exit 3, one clear line, every task queued, a resumable batch. */
+/** What every stopped run leaves: exit 4, one clear line, every task queued, a resumable batch. */
 function expectStopped(
   r: Awaited<ReturnType<typeof run>>,
   db: string,
@@ -161,7 +161,7 @@ function expectStopped(
   says: RegExp,
   tasks: number,
 ) {
-  expect(r.code, r.stderr).toBe(3)
+  expect(r.code, r.stderr).toBe(4)
   const line = r.stderr.split('\n').find((l) => l.includes(`${partition} stopped:`))
   expect(line, r.stderr).toMatch(says)
   expect(line).toMatch(/its tasks stay queued/)

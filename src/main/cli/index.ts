@@ -12,7 +12,7 @@ import { CONTROLLER_KINDS } from '../engine/pacing/controllers'
 type Done = (exitCode: number) => void
 
 /**
- * Exit codes: 0 done, 1 some tasks failed, 2 bad input or usage, 3 stopped by a setup failure
+ * Exit codes: 0 done, 1 some tasks failed, 2 bad input or usage, 4 stopped by a setup failure
  * (tasks left queued: fix it and run the same command again), 130 interrupted.
  */
 export async function main(argv: string[]): Promise<number> {
@@ -122,7 +122,7 @@ Exit codes:
   0    every task succeeded (or was reused)
   1    some tasks failed (the summary groups them by reason)
   2    bad input or usage (nothing ran)
-  3    stopped by a setup failure (key refused or missing, unknown model, no credit, server
+  4    stopped by a setup failure (key refused or missing, unknown model, no credit, server
        unreachable): its tasks stay queued; fix the cause and run the same command again
   130  interrupted (Ctrl-C): run the same command again to resume`,
     )

@@ -4,8 +4,11 @@ import type { Engine } from '../engine/engine'
 import type { FailureGroup } from '../engine/queue'
 import type { PartitionStop } from '../engine/scheduler'
 
-/** Exit code of a run a setup failure stopped: fix the cause, run the same command again. */
-export const EXIT_STOPPED = 3
+/**
+ * Exit code of a run a setup failure stopped: fix the cause, run the same command again. (3 is
+ * main's code for the database or the disk.)
+ */
+export const EXIT_STOPPED = 4
 
 /** The reasons shown at the end of a run; the rest are counted. */
 const SHOWN_REASONS = 10
