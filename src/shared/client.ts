@@ -26,6 +26,7 @@ export const API_METHODS = {
   exportResults: 'results:export',
   getScheduler: 'scheduler:get',
   setScheduler: 'scheduler:set',
+  resumePartition: 'scheduler:resume',
   ledgerRollup: 'ledger:rollup',
   ledgerOverTime: 'ledger:over-time',
   exportLedger: 'ledger:export',

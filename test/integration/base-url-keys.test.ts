@@ -325,15 +325,25 @@ describe('a key stored through Settings', () => {
     const moved = await h['settings:set']({ baseUrls: { 'openai-compatible': `${b.url}/v1` } })
     const refusal = `openai-compatible: the API key in Settings was stored for ${a.url}/v1, so it is not sent to ${b.url}/v1; store the key again in Settings while the base URL is ${b.url}/v1, or set the base URL back`
     expect(moved.providers['openai-compatible'].keyRefusal).toBe(refusal)
-    const failed = await runOne('second')
-    expect(failed).toMatchObject({ status: 'failed', error: `HTTP 401: ${refusal}` })
+    // A refused key is a setup failure: the partition stops, the task stays queued (not failed)
+    // and its batch is held with the refusal as its reason.
+    const { batchId: second } = await h['tasks:enqueue']({
+      tasks: [{ type: 'q', payload: 'second', provider: 'openai-compatible', model: 'm' }],
+    })
+    const held = await until(async () =>
+      (await h['batches:list']({})).find((x) => x.id === second && x.stopReason),
+    )
+    expect(held.stopReason).toContain(refusal)
+    expect(engine.queue.counts(second).queued).toBe(1)
     expect(b.requests).toHaveLength(0)
     expect(a.requests).toHaveLength(1)
 
-    // Stored again while B is set, the key goes to B, and no longer to A.
+    // Stored again while B is set, the key goes to B (the held task too, once resumed), not to A.
     await h['secrets:set']({ provider: 'openai-compatible', apiKey: KEY })
+    await h['batches:resume']({ batchId: second })
+    await until(() => engine!.queue.counts(second).succeeded === 1)
     expect((await runOne('third')).status).toBe('succeeded')
-    expectPacerCalls(b, 1, bearer)
+    expectPacerCalls(b, 2, bearer)
     const back = await h['settings:set']({ baseUrls: { 'openai-compatible': `${a.url}/v1` } })
     expect(back.providers['openai-compatible'].keyRefusal).toContain(`stored for ${b.url}/v1`)
   })

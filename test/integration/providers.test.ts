@@ -487,6 +487,8 @@ describe('OpenAI-compatible provider', () => {
       status: 401,
       headers: {},
       error: 'no OpenAI API key: set it in Settings or OPENAI_API_KEY',
+      // What tells the runner it is a missing key (a setup failure), not a refused one.
+      errorCodes: ['pacer_missing_api_key'],
     })
     expect(isDeterministicFailure(res.status)).toBe(true)
     expect(fetched).toBe(0)
@@ -780,6 +782,7 @@ describe('Anthropic provider', () => {
         status: 401,
         headers: {},
         error: 'no Anthropic API key: set it in Settings or ANTHROPIC_API_KEY',
+        errorCodes: ['pacer_missing_api_key'],
       })
       expect(isDeterministicFailure(res.status)).toBe(true)
     }

@@ -69,19 +69,32 @@ function start(baseUrl: string): Engine {
 const task = { type: 'q', payload: { prompt: 'hi' }, provider: 'openai-compatible', model: 'm1' }
 
 describe('runner failures', () => {
-  it('a 401 (setup problem) fails the task without caching it; a retry executes', async () => {
+  it('a 401 (setup problem) stops the partition and pauses the batch; resuming it executes', async () => {
     const fake = await providerServer((n) =>
       n === 1 ? { status: 401, body: { error: { message: 'invalid api key' } } } : ok,
     )
     server = fake.server
     engine = start(fake.baseUrl)
-    const batchId = await runToEnd(engine, [task])
-    expect(engine.queue.counts(batchId).failed).toBe(1)
-    const [row] = engine.queue.listTasks({ batchId, offset: 0, limit: 1 }).rows
-    expect(row!.error).toMatch(/401.*invalid api key/)
+    const { batchId } = await engine.handlers['tasks:enqueue']({ tasks: [task] })
+    // The console's batch waits, paused, with the reason; its task stays queued, nothing kept.
+    const held = await until(() => {
+      const b = engine!.queue.batch(batchId)
+      return b?.state === 'paused' && b.counts.running === 0 && b
+    })
+    expect(held.counts.queued).toBe(1)
+    expect(held.stopReason).toMatch(/^openai-compatible:m1 stopped: HTTP 401: invalid api key/)
+    const [partition] = await engine.handlers['scheduler:get']({})
+    expect(partition).toMatchObject({
+      partition: 'openai-compatible:m1',
+      stopped: { reason: held.stopReason },
+    })
 
-    await engine.handlers['tasks:retry']({ batchId })
+    // The key fixed, the operator resumes the partition (Concurrency view): its batch runs on.
+    const view = await engine.handlers['scheduler:resume']({ partition: 'openai-compatible:m1' })
+    expect(view[0]!.stopped).toBeUndefined()
     await until(() => engine!.queue.counts(batchId).succeeded === 1, 20_000)
+    expect(engine.queue.batch(batchId)).toMatchObject({ state: 'done' })
+    expect(engine.queue.batch(batchId)!.stopReason).toBeUndefined()
     expect(fake.requests()).toBe(2)
     expect(engine.ledger.totals()).toMatchObject({ executed: 1, errors: 1 })
   })

@@ -9,6 +9,11 @@ export const EXIT = Object.freeze({
   usage: 2,
   /** The database or the disk: cannot open, read-only, damaged, newer schema, full. */
   database: 3,
+  /**
+   * Stopped by a setup failure (a key refused or missing, an unknown model, no credit, a server
+   * not reachable): its tasks stay queued; fix the cause and run the same command again.
+   */
+  stopped: 4,
   /** Stopped by Ctrl-C or SIGTERM; running the same command again resumes. */
   interrupted: 130,
 })
@@ -19,4 +24,6 @@ Exit codes:
   1    the run ended with failed or cancelled tasks
   2    bad usage or input (a flag, a file, a line): nothing was run
   3    the database or the disk (cannot open, read-only, damaged, newer schema, full)
+  4    stopped by a setup failure (key refused or missing, unknown model, no credit, server
+       unreachable): its tasks stay queued; fix the cause and run the same command again
   130  interrupted (Ctrl-C, SIGTERM): run the same command again to resume`

@@ -67,6 +67,13 @@ const baseUrlOption = () =>
     "base URL of --provider for this process (over Settings' and $OPENAI_BASE_URL & co.); the provider's key from the environment goes there",
   )
 
+/** One provider call's deadline, on every command that runs tasks. */
+const timeoutOption = () =>
+  new Option(
+    '--timeout <seconds>',
+    'abort a provider call after this long: ledgered as a timeout, retried once (default: the setting, 120)',
+  ).argParser(num(0.001, 86_400))
+
 /** The simulated provider's knobs, on every command that runs tasks. */
 function withSimOptions(command: Command): Command {
   return command
@@ -121,6 +128,7 @@ function addRunCommand(program: Command, done: Done): void {
     .option('--initial-concurrency <n>', 'AIMD starting limit', num(1))
     .option('--result-ttl <seconds>', 'reuse completed results this long (0 = forever)', int(0))
     .option('--lease <seconds>', 'claim lease, renewed while a task runs', num(0.1, 3600), 30)
+    .addOption(timeoutOption())
     .option('--audit', 'no deduplication: run duplicates and price them (measure, then stop)')
     .option('--skip-invalid', 'queue the valid lines and report the invalid ones')
     .option('--retry-failed', 'run again tasks whose failure was kept as a result (after a fix)')
@@ -139,7 +147,7 @@ function addRunCommand(program: Command, done: Done): void {
       '--params <json>',
       'request params for every task, e.g. \'{"top_p":0.9,"seed":7}\'; a line\'s own params win',
     )
-    .option('--json', 'print one JSON object with the totals at the end')
+    .option('--json', 'print one JSON object with the totals and failures at the end')
     .action(async (file: string, opts) => {
       done(await runCommand(file, opts))
     })
@@ -245,6 +253,7 @@ function addConsoleCommands(program: Command, done: Done): void {
     .addOption(controllerOption())
     .option('--provider <id>', 'the provider --base-url is for')
     .addOption(baseUrlOption())
+    .addOption(timeoutOption())
   withSimOptions(serve).action(async (opts) => {
     done(await serveCommand(opts))
   })

@@ -136,6 +136,10 @@ export async function batchesCommand(opts: { db?: string; json?: boolean }): Pro
         rows,
       )}\n`,
     )
+    // Why a batch stopped with tasks left: what to fix before running it again.
+    for (const b of batches) {
+      if (b.stopReason) say.out(`${b.id}: ${b.stopReason}\n`)
+    }
     return 0
   } finally {
     await engine.shutdown({ graceMs: 0 })

@@ -12,6 +12,8 @@ import type { AimdParams } from '../engine/types'
 import { UsageError, dbPathFrom, openEngine, processBaseUrls } from './common'
 import { EXIT } from './exit-codes'
 import { say } from './terminal-text'
+import type { PartitionStop } from '../engine/scheduler'
+import { failureReport, printStop, reportLines, type FailureReport } from './run-report'
 
 export interface RunOptions extends ParamsOptions {
   db?: string
@@ -28,6 +30,8 @@ export interface RunOptions extends ParamsOptions {
   initialConcurrency?: number
   resultTtl?: number
   lease: number
+  /** One provider call's deadline in seconds; the callTimeoutSeconds setting when not given. */
+  timeout?: number
   audit?: boolean
   skipInvalid?: boolean
   retryFailed?: boolean
@@ -37,8 +41,8 @@ export interface RunOptions extends ParamsOptions {
   json?: boolean
 }
 
-/** What `pacer run --json` prints: the batch's totals. */
-export interface RunSummary {
+/** What `pacer run --json` prints: the batch's totals, and what went wrong. */
+export interface RunSummary extends FailureReport {
   batchId: string
   dbPath: string
   tasks: number
@@ -100,6 +104,7 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
     resultTtlMs: opts.resultTtl === undefined ? undefined : opts.resultTtl * 1000,
     acceptTruncated: opts.acceptTruncated,
     leaseMs: Math.round(opts.lease * 1000),
+    callTimeoutMs: opts.timeout === undefined ? undefined : Math.round(opts.timeout * 1000),
   })
 
   const audit = opts.audit ?? engine.settings.get().audit
@@ -171,9 +176,9 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
 
   engine.onWarning((message) => say.err(`pacer: warning: ${message}\n`))
   const driving = Date.now()
-  const { interrupted, batch } = await drive(engine, start.batch, opts)
+  const { interrupted, batch, stops } = await drive(engine, start.batch, opts)
   const runMs = Date.now() - driving
-  const summary = summarize(engine, start.batchId, batch, {
+  const summary = summarize(engine, start.batchId, batch, stops, {
     started,
     enqueueMs,
     runMs,
@@ -189,6 +194,7 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
   } else {
     printSummary(summary, file)
   }
+  if (stops.length > 0) return EXIT.stopped
   if (interrupted) return EXIT.interrupted
   return summary.failed > 0 || summary.cancelled > 0 ? EXIT.tasksFailed : EXIT.done
 }
@@ -288,7 +294,7 @@ async function drive(
   engine: Engine,
   first: BatchSummary,
   opts: RunOptions,
-): Promise<{ interrupted: boolean; batch: BatchSummary | null }> {
+): Promise<{ interrupted: boolean; batch: BatchSummary | null; stops: PartitionStop[] }> {
   const batchId = first.id
   const bar =
     process.stderr.isTTY && !opts.json
@@ -306,6 +312,9 @@ async function drive(
   bar?.start(first.total, 0, progressPayload(engine, batchId, first))
 
   let pausedNoticed = false
+  // The live line: the bar is redrawn under it.
+  const onStop = (stop: PartitionStop) => printStop(stop)
+  engine.scheduler.on('stopped', onStop)
   const run = engine.batches.drive(batchId, {
     onProgress: (b) => {
       const unfinished = b ? b.counts.queued + b.counts.running : 0
@@ -336,6 +345,7 @@ async function drive(
   process.on('SIGINT', onSignal)
   process.on('SIGTERM', onSignal)
   const end = await run.done
+  engine.scheduler.off('stopped', onStop)
   bar?.stop()
   return end
 }
@@ -358,6 +368,7 @@ function summarize(
   engine: Engine,
   batchId: string,
   b: BatchSummary | null,
+  stops: readonly PartitionStop[],
   extra: {
     started: number
     enqueueMs: number
@@ -395,6 +406,7 @@ function summarize(
     interrupted: extra.interrupted,
     resumed: extra.resumed,
     skippedLines: extra.skippedLines,
+    ...failureReport(engine, batchId, stops, b?.counts.queued ?? 0),
   }
 }
 
@@ -402,13 +414,14 @@ function printSummary(s: RunSummary, file: string): void {
   const micros = (usdValue: number | null) =>
     formatUsd(usdValue === null ? null : usdToMicros(usdValue))
   const lines = [
-    `${s.interrupted ? 'interrupted' : 'done'}: ${file} (batch ${s.batchId}) in ${(s.elapsedMs / 1000).toFixed(1)} s`,
+    `${s.stopped.length > 0 ? 'stopped' : s.interrupted ? 'interrupted' : 'done'}: ${file} (batch ${s.batchId}) in ${(s.elapsedMs / 1000).toFixed(1)} s`,
     `  tasks ${s.tasks} (${s.distinct} distinct): executed ${s.executed}, reused ${s.reused}, failed ${s.failed}` +
       (s.cancelled ? `, cancelled ${s.cancelled}` : '') +
       (s.truncated ? `, truncated ${s.truncated}` : '') +
       (s.duplicates ? `, duplicates ${s.duplicates}` : ''),
     `  tokens in ${s.inputTokens.toLocaleString('en-US')} / out ${s.outputTokens.toLocaleString('en-US')}, throttled calls ${s.throttled}`,
     `  cost ${micros(s.costUsd)}${costCaveats(s.estimatedCalls, s.unpricedCalls)}, saved by dedup ${micros(s.savedUsd)}, wasted by duplicates ${micros(s.wastedUsd)}`,
+    ...reportLines(s),
     `  ledger: ${s.dbPath}`,
   ]
   if (s.truncated) {
@@ -416,7 +429,7 @@ function printSummary(s: RunSummary, file: string): void {
       `  ${s.truncated} answer(s) hit the output cap (finish reason length): see pacer results; their duplicates ran again (--accept-truncated reuses them)`,
     )
   }
-  if (s.interrupted)
+  if (s.interrupted && s.stopped.length === 0)
     lines.push('  run the same command again to resume: completed tasks are reused, not re-billed')
   say.err(`${lines.join('\n')}\n`)
 }

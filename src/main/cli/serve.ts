@@ -22,6 +22,8 @@ export async function serveCommand(opts: {
   controller?: ControllerKind
   provider?: string
   baseUrl?: string
+  /** One provider call's deadline in seconds; the callTimeoutSeconds setting when not given. */
+  timeout?: number
 }): Promise<number> {
   const host = checkHost(opts.host, opts.allowRemote === true)
   const baseUrls = processBaseUrls(opts.baseUrl, opts.provider)
@@ -51,7 +53,10 @@ export async function serveCommand(opts: {
       latencyScale: opts.simLatencyScale,
       requestsPerMinute: opts.simRpm,
     },
+    callTimeoutMs: opts.timeout === undefined ? undefined : Math.round(opts.timeout * 1000),
   })
+  // A partition a setup failure stopped waits for the console's Resume: say so here too.
+  engine.scheduler.on('stopped', (stop) => say.err(`pacer: ${stop.reason}\n`))
   let server: Awaited<ReturnType<typeof startHttpServer>>
   try {
     server = await startHttpServer({

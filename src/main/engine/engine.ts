@@ -79,6 +79,8 @@ export interface EngineOptions {
   acceptTruncated?: boolean
   /** Claim and task lease. @default 30_000 */
   leaseMs?: number
+  /** One provider call's deadline, overriding the stored setting (CLI --timeout). */
+  callTimeoutMs?: number
   /** Only run these batches (the CLI). @default null = every running batch */
   batchIds?: string[] | null
   secrets?: SecretsAccess
@@ -190,7 +192,7 @@ export function createEngine(options: EngineOptions): Engine {
   const handlers = committing(parts.writes, {
     ...taskHandlers(parts, batches),
     ...batchHandlers(parts, batches),
-    ...schedulerHandlers(parts),
+    ...schedulerHandlers(parts, batches),
     ...ledgerHandlers(parts),
     ...resultsHandlers(results),
     ...settingsHandlers(parts),

@@ -17,7 +17,7 @@ export function rowTotalsSql(where: string, byType: boolean): string {
       COALESCE(SUM(CASE WHEN outcome = 'reused' THEN saved_micros END), 0) AS savedMicros,
       COALESCE(SUM(outcome = 'reused' AND saved_micros IS NULL), 0) AS unpricedReuses,
       COALESCE(SUM(outcome = 'throttled'), 0) AS throttled,
-      COALESCE(SUM(outcome = 'error'), 0) AS errors,
+      COALESCE(SUM(outcome IN ('error', 'timeout')), 0) AS errors,
       COALESCE(SUM(outcome = 'abandoned'), 0) AS abandoned,
       COALESCE(SUM(estimated), 0) AS estimatedCalls
     FROM ledger ${where} ${byType ? 'GROUP BY task_type' : ''}`

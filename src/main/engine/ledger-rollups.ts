@@ -68,7 +68,7 @@ const ROW_SUMS = `
   SUM(cost_micros IS NULL AND input_tokens + output_tokens > 0),
   COALESCE(SUM(CASE WHEN outcome = 'reused' THEN saved_micros END), 0),
   SUM(outcome = 'reused' AND saved_micros IS NULL), SUM(outcome = 'throttled'),
-  SUM(outcome = 'error'), SUM(outcome = 'abandoned'), 0, 0,
+  SUM(outcome IN ('error', 'timeout')), SUM(outcome = 'abandoned'), 0, 0,
   SUM(CASE WHEN outcome IN ('executed', 'duplicate') THEN input_tokens ELSE 0 END), 0,
   SUM(estimated)`
 

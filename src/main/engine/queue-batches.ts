@@ -34,6 +34,7 @@ type BatchDbRow = {
   audit: number
   created_at: number
   updated_at: number
+  stop_reason: string | null
 } & StatusCounts
 
 /**
@@ -112,6 +113,11 @@ export class BatchTable {
       return stmt.run(state, now, batchId, ...from).changes === 1
     }
     return this.#stmts.setBatchState.run(state, now, batchId).changes === 1
+  }
+
+  /** Why the batch's run was stopped, or null. */
+  setStopReason(batchId: string, reason: string | null): void {
+    this.#stmts.setStopReason.run(reason, batchId)
   }
 
   /** An operator's action, as BATCH_TRANSITIONS allows it; false (nothing changed) when it does not. */
@@ -205,6 +211,7 @@ export class BatchTable {
       updatedAt: b.updated_at,
       total,
       counts,
+      ...(b.stop_reason ? { stopReason: b.stop_reason } : {}),
     }
   }
 }
@@ -248,6 +255,7 @@ function prepare(db: Database.Database) {
       'UPDATE batches SET queued = queued + ?, first_task = COALESCE(first_task, ?) WHERE key = ?',
     ),
     setDriver: db.prepare('UPDATE batches SET driver = ? WHERE id = ?'),
+    setStopReason: db.prepare('UPDATE batches SET stop_reason = ? WHERE id = ?'),
     setSourceHash: db.prepare('UPDATE batches SET source_hash = ? WHERE id = ?'),
     hasInterrupted: db.prepare(
       "SELECT 1 FROM batches WHERE source = ? AND state = 'interrupted' LIMIT 1",

@@ -10,6 +10,7 @@ import type {
 } from '../../shared/contract'
 import { directWrites, endOfTurn, type WriteScope } from './db/step-writes'
 import { BatchTable, type NewBatch } from './queue-batches'
+import { failureGroups, type FailureGroup } from './queue-failures'
 import {
   TaskTable,
   type FinalTaskStatus,
@@ -20,6 +21,7 @@ import {
 import type { Clock } from './types'
 
 export type { NewBatch } from './queue-batches'
+export type { FailureGroup } from './queue-failures'
 export type { FinalTaskStatus, NewTask, QueuedTask, TaskResult } from './queue-tasks'
 
 /** A batch being filled task by task, inside the caller's transaction (see TaskQueue.openBatch). */
@@ -160,6 +162,11 @@ export class TaskQueue {
     return this.#writes.run(() => this.#batches.setState(batchId, state, from))
   }
 
+  /** Why the batch's run was stopped (a setup failure), or null to forget it as it runs again. */
+  setStopReason(batchId: string, reason: string | null): void {
+    this.#writes.run(() => this.#batches.setStopReason(batchId, reason))
+  }
+
   /**
    * Runs `fn` as one transaction in the write scope: its own BEGIN IMMEDIATE when writes are not
    * grouped, else a savepoint of the scope's open transaction.
@@ -232,6 +239,11 @@ export class TaskQueue {
   /** Fingerprints of the batch's tasks whose claim keeps a failure as its result. */
   failedFingerprints(batchId: string): string[] {
     return this.#tasks.failedFingerprints(batchId)
+  }
+
+  /** The batch's failed tasks by reason, most common first, one example task each. */
+  failureGroups(batchId: string, limit = 20): FailureGroup[] {
+    return failureGroups(this.#db, batchId, limit)
   }
 
   /** How many distinct executions the batch's tasks are (a pass over its tasks). */

@@ -1,5 +1,5 @@
 // The Scheduler's public types: permits, snapshots, events and options (scheduler.ts re-exports them).
-import type { PartitionView } from '../../shared/contract'
+import type { PartitionStopView, PartitionView } from '../../shared/contract'
 import type { ControllerFactory } from './aimd'
 import type { CallAnswer, PacingOptions, PauseChange } from './pacing/partition-pacing'
 import type { PacingStore } from './pacing/store'
@@ -32,7 +32,13 @@ export interface ParamsChange {
   params: AimdParams
 }
 
+/** A partition stopped by a setup failure: nothing of it is admitted until it is resumed. */
+export type PartitionStop = PartitionStopView
+
 export interface SchedulerEvents {
+  /** A setup failure stopped a partition (stop()); resumed: resume() let it go again. */
+  stopped: [stop: PartitionStop]
+  resumed: [partition: string]
   limit: [change: LimitChange]
   params: [change: ParamsChange]
   sample: [sample: SchedulerSample]
@@ -66,4 +72,72 @@ export interface SchedulerOptions {
   store?: PacingStore
   /** This scheduler's name on the store. @default a random id */
   worker?: string
+}
+
+/** Raised for acquires that are still waiting, or arrive, after close(). */
+export class SchedulerClosedError extends Error {
+  constructor() {
+    super('Scheduler is closed')
+    this.name = 'SchedulerClosedError'
+  }
+}
+
+/**
+ * Raised for acquires in a partition stopped by a setup failure (stop()), waiting or arriving:
+ * the task goes back to the queue untouched, and nothing is sent until resume().
+ */
+export class PartitionStoppedError extends Error {
+  constructor(
+    readonly partition: string,
+    readonly reason: string,
+  ) {
+    super(reason)
+    this.name = 'PartitionStoppedError'
+  }
+}
+
+export const OUTCOMES: readonly Outcome[] = [
+  'ok',
+  'near_limit',
+  'throttled',
+  'overloaded',
+  'timeout',
+  'error',
+]
+
+/** '*' names every partition in setParams/getParams, so no partition may be called that. */
+export function checkPartition(partition: unknown, allowAll = true): asserts partition is string {
+  if (typeof partition !== 'string' || partition === '' || (!allowAll && partition === '*')) {
+    const expected = allowAll ? 'a non-empty string' : "a non-empty string other than '*'"
+    throw new TypeError(`Expected \`partition\` to be ${expected}, got \`${String(partition)}\``)
+  }
+}
+
+/** Throws a TypeError naming the first option of the wrong kind. */
+export function checkSchedulerOptions(options: SchedulerOptions): void {
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(`Expected \`options\` to be an object, got \`${String(options)}\``)
+  }
+  const { clock, createController, sampleIntervalMs } = options
+  if (
+    clock !== undefined &&
+    (clock === null || typeof clock !== 'object' || typeof clock.now !== 'function')
+  ) {
+    throw new TypeError(`Expected \`clock\` to have a now() function, got \`${String(clock)}\``)
+  }
+  if (createController !== undefined && typeof createController !== 'function') {
+    throw new TypeError(
+      `Expected \`createController\` to be a function, got \`${String(createController)}\``,
+    )
+  }
+  if (
+    sampleIntervalMs !== undefined &&
+    (typeof sampleIntervalMs !== 'number' ||
+      !Number.isInteger(sampleIntervalMs) ||
+      sampleIntervalMs < 1)
+  ) {
+    throw new TypeError(
+      `Expected \`sampleIntervalMs\` to be an integer >= 1, got \`${String(sampleIntervalMs)}\``,
+    )
+  }
 }

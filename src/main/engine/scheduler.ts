@@ -13,27 +13,29 @@ import type { AimdParams, Clock, Outcome } from './types'
 import { SEED_AIMD, systemClock } from './types'
 import type {
   PartitionSnapshot,
+  PartitionStop,
   Permit,
   SchedulerEvents,
   SchedulerOptions,
 } from './scheduler-types'
+import {
+  OUTCOMES,
+  PartitionStoppedError,
+  SchedulerClosedError,
+  checkPartition,
+  checkSchedulerOptions,
+} from './scheduler-types'
 
+export { PartitionStoppedError, SchedulerClosedError } from './scheduler-types'
 export type {
   ParamsChange,
   PartitionSnapshot,
+  PartitionStop,
   Permit,
   SchedulerEvents,
   SchedulerOptions,
   SchedulerSample,
 } from './scheduler-types'
-
-/** Raised for acquires that are still waiting, or arrive, after close(). */
-export class SchedulerClosedError extends Error {
-  constructor() {
-    super('Scheduler is closed')
-    this.name = 'SchedulerClosedError'
-  }
-}
 
 interface Waiter {
   resolve(permit: Permit): void
@@ -51,15 +53,6 @@ interface PartitionState {
   pacing: PartitionPacing | undefined
 }
 
-const OUTCOMES: readonly Outcome[] = [
-  'ok',
-  'near_limit',
-  'throttled',
-  'overloaded',
-  'timeout',
-  'error',
-]
-
 /**
  * Admission by partition (provider:model), one AIMD controller each. A call is admitted while
  * inflight < controller.concurrency, re-read on every admission as the seed's scheduler does, so a
@@ -72,6 +65,8 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   #createController: ControllerFactory
   readonly #sampleIntervalMs: number
   readonly #partitions = new Map<string, PartitionState>()
+  /** Partitions a setup failure stopped, until resume(). */
+  readonly #stops = new Map<string, PartitionStop>()
   readonly #pacing: Required<PacingOptions> | undefined
   readonly #store: PacingStore
   readonly #heartbeat: Heartbeat
@@ -83,9 +78,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   /** A scheduler with no partitions yet; they are created on first use. */
   constructor(options: SchedulerOptions = {}) {
     super()
-    if (options === null || typeof options !== 'object') {
-      throw new TypeError(`Expected \`options\` to be an object, got \`${String(options)}\``)
-    }
+    checkSchedulerOptions(options)
     const {
       clock = systemClock,
       params = {},
@@ -95,23 +88,6 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       store = new MemoryPacingStore(),
       worker = `scheduler-${Math.random().toString(36).slice(2, 10)}`,
     } = options
-    if (clock === null || typeof clock !== 'object' || typeof clock.now !== 'function') {
-      throw new TypeError(`Expected \`clock\` to have a now() function, got \`${String(clock)}\``)
-    }
-    if (createController !== undefined && typeof createController !== 'function') {
-      throw new TypeError(
-        `Expected \`createController\` to be a function, got \`${String(createController)}\``,
-      )
-    }
-    if (
-      typeof sampleIntervalMs !== 'number' ||
-      !Number.isInteger(sampleIntervalMs) ||
-      sampleIntervalMs < 1
-    ) {
-      throw new TypeError(
-        `Expected \`sampleIntervalMs\` to be an integer >= 1, got \`${String(sampleIntervalMs)}\``,
-      )
-    }
     this.#clock = clock
     this.#defaults = mergeAimdParams(SEED_AIMD, params)
     this.#createController =
@@ -143,6 +119,8 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     checkPartition(partition, false)
     if (this.#closed) return Promise.reject(new SchedulerClosedError())
     if (signal?.aborted) return Promise.reject(signal.reason)
+    const stop = this.#stops.get(partition)
+    if (stop) return Promise.reject(new PartitionStoppedError(partition, stop.reason))
     const state = this.#partition(partition)
     const permit = new Promise<Permit>((resolve, reject) => {
       const waiter: Waiter = { resolve, reject, signal, onAbort: undefined, estimate }
@@ -219,6 +197,39 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     })
   }
 
+  /**
+   * Stops admitting in the partition: its waiters and later acquires reject with
+   * PartitionStoppedError (calls in flight land). False when it was stopped already.
+   */
+  stop(partition: string, reason: string): boolean {
+    checkPartition(partition, false)
+    if (this.#stops.has(partition)) return false
+    const stop: PartitionStop = { partition, ts: this.#clock.now(), reason }
+    this.#stops.set(partition, stop)
+    const state = this.#partitions.get(partition)
+    for (const w of state?.queue.splice(0) ?? []) {
+      if (w.onAbort) w.signal?.removeEventListener('abort', w.onAbort)
+      w.reject(new PartitionStoppedError(partition, reason))
+    }
+    if (state) state.budget.returnGrants(stop.ts)
+    this.emit('stopped', stop)
+    return true
+  }
+
+  /** Lets a stopped partition (or, for '*', every one) admit again; the partitions resumed. */
+  resume(partition: string): string[] {
+    checkPartition(partition)
+    const names = partition === '*' ? [...this.#stops.keys()] : [partition]
+    const resumed = names.filter((name) => this.#stops.delete(name))
+    for (const name of resumed) this.emit('resumed', name)
+    return resumed
+  }
+
+  /** The partition's stop, if a setup failure holds it stopped. */
+  stopped(partition: string): PartitionStop | undefined {
+    return this.#stops.get(partition)
+  }
+
   /** True when the scheduler paces (pauses, budgets): a refused call may re-acquire at once. */
   get paced(): boolean {
     return this.#pacing !== undefined
@@ -239,6 +250,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       errors: s.budget.errors,
       lastChange: s.budget.lastChange,
       pausedUntil: s.pacing?.snapshot(now).pausedUntil ?? null,
+      ...(this.#stops.has(s.name) ? { stopped: this.#stops.get(s.name) } : {}),
     }))
   }
 
@@ -386,13 +398,5 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     if (this.#timer === undefined) return
     clearInterval(this.#timer)
     this.#timer = undefined
-  }
-}
-
-/** '*' names every partition in setParams/getParams, so no partition may be called that. */
-function checkPartition(partition: unknown, allowAll = true): asserts partition is string {
-  if (typeof partition !== 'string' || partition === '' || (!allowAll && partition === '*')) {
-    const expected = allowAll ? 'a non-empty string' : "a non-empty string other than '*'"
-    throw new TypeError(`Expected \`partition\` to be ${expected}, got \`${String(partition)}\``)
   }
 }

@@ -11,6 +11,7 @@ export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze({
   defaultModel: SIM_DEFAULT_MODEL,
   resultTtlMs: 86_400_000,
   acceptTruncated: false,
+  callTimeoutSeconds: 120,
   audit: false,
   controller: DEFAULT_CONTROLLER,
   baseUrls: {},

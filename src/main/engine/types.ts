@@ -194,7 +194,7 @@ export const SEED_AIMD: Readonly<AimdParams> = Object.freeze({
 // ---------------------------------------------------------------- ledger
 
 export type LedgerOutcome =
-  'executed' | 'reused' | 'duplicate' | 'throttled' | 'error' | 'abandoned'
+  'executed' | 'reused' | 'duplicate' | 'throttled' | 'error' | 'abandoned' | 'timeout'
 
 export interface LedgerEventInput {
   ts: number

@@ -63,6 +63,8 @@ export const commandSchemas = {
     partition: z.string().min(1),
     params: AimdParamsPatch,
   }),
+  /** Lets a partition a setup failure stopped ('*': all of them) send again, its batches too. */
+  'scheduler:resume': z.strictObject({ partition: z.string().min(1) }),
   'ledger:rollup': LedgerFilter,
   'ledger:over-time': LedgerFilter.extend({ bucketMs: z.number().int().min(1000) }),
   'ledger:export': z.strictObject({
@@ -102,6 +104,7 @@ export interface CommandResults {
   'results:export': { path: string | null; rows: number }
   'scheduler:get': PartitionView[]
   'scheduler:set': PartitionView[]
+  'scheduler:resume': PartitionView[]
   'ledger:rollup': { byType: TypeRollupView[]; totals: TypeRollupView }
   'ledger:over-time': CostPoint[]
   /** Over IPC: the file written (save dialog). Over HTTP: answered by a download instead. */

@@ -67,6 +67,18 @@ export interface PauseView {
   reason: string
 }
 
+/**
+ * A partition stopped by a setup failure (a key refused or missing, an unknown model, no credit, a
+ * server that is not there): nothing of it is sent until the operator resumes it.
+ */
+export interface PartitionStopView {
+  partition: string
+  /** When it stopped (epoch ms). */
+  ts: number
+  /** The one line an operator reads: provider, model, status, what it said and what to do. */
+  reason: string
+}
+
 /** One partition's state, for the console's Concurrency view and its live chart. */
 export interface PartitionView {
   partition: string
@@ -86,6 +98,8 @@ export interface PartitionView {
   lastChange: LimitChangeView | null
   /** Until when the partition is paused (epoch ms), or null when it is not. */
   pausedUntil: number | null
+  /** Set while a setup failure holds the partition stopped (this process's scheduler). */
+  stopped?: PartitionStopView
   /**
    * Workers (processes) holding slots in the partition or waiting on it, when the view spans every
    * process on the database; absent in one scheduler's own snapshot.

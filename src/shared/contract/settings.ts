@@ -13,6 +13,8 @@ export interface SettingsView {
   resultTtlMs: number
   /** Truncated answers (the output cap cut them) are handed out to duplicates like any other. */
   acceptTruncated: boolean
+  /** One provider call's deadline in this process (a `--timeout` included), in seconds. */
+  callTimeoutSeconds: number
   audit: boolean
   /** The concurrency controller the running scheduler uses (this process's, a CLI flag included). */
   controller: ControllerKind
@@ -82,6 +84,11 @@ export const SettingsPatch = z.strictObject({
    * default a duplicate of a truncated answer executes again.
    */
   acceptTruncated: z.boolean().optional(),
+  /**
+   * One provider call's deadline: past it the call is aborted, ledgered as a timeout, retried once.
+   * 120 s; `--timeout` overrides it for one process.
+   */
+  callTimeoutSeconds: z.number().int().min(1).max(86_400).optional(),
   /** Measure duplicates without deduplicating. */
   audit: z.boolean().optional(),
   /**

@@ -98,4 +98,9 @@ export interface BatchSummary {
   updatedAt: number
   total: number
   counts: StatusCounts
+  /**
+   * Why its run stopped with tasks left queued: a setup failure (key, model, credit, server) named
+   * with what to do. Absent once it runs again.
+   */
+  stopReason?: string
 }

@@ -121,6 +121,7 @@ function harness(
     claims,
     ledger,
     queue,
+    runner,
     scheduler,
     requests,
     run,
@@ -328,29 +329,74 @@ describe('Runner', () => {
     expect(h.queue.taskResult(task!.id)).toBe(rivalResult)
   })
 
-  it('an account out of quota fails the task at once: no retry, nothing kept, says why', async () => {
-    const h = harness(() => ({
-      status: 429,
-      headers: { 'retry-after': '1' },
-      error: 'You exceeded your current quota, please check your plan and billing details.',
-      errorCodes: ['insufficient_quota'],
-    }))
-    const spec = { payload: { i: 5 } }
-    const batchId = await h.run([spec])
-    expect(h.requests).toHaveLength(1)
-    expect(h.outcomes()).toEqual(['error'])
-    const [task] = h.tasks(batchId)
-    expect(task).toMatchObject({ status: 'failed' })
-    expect(task!.error).toMatch(
-      /^HTTP 429: the account is out of quota\/credit \(insufficient_quota\)/,
+  /** Enqueues and starts; resolves once a stopped partition has paused the batch. */
+  async function runUntilHeld(h: ReturnType<typeof harness>, tasks: TaskSpec[]) {
+    const batchId = h.queue.createBatch(
+      { name: 'test', source: null, sourceHash: null, audit: false },
+      tasks.map((t, seq) => ({
+        seq,
+        type: 'job',
+        payloadJson: JSON.stringify(t.payload),
+        fp: h.fpOf(t),
+        key: null,
+        steps: 1,
+        provider: 'test',
+        model: 'm',
+      })),
     )
-    // About the account, not the task: once credit is added the same task runs again.
+    h.runner.start()
+    await until(() => {
+      const b = h.queue.batch(batchId)
+      return b?.state === 'paused' && b.counts.running === 0 && b
+    })
+    return batchId
+  }
+
+  it('an account out of quota stops the partition at once: no retry, task queued, says why', async () => {
+    let credit = false
+    const h = harness(() =>
+      !credit
+        ? {
+            status: 429,
+            headers: { 'retry-after': '1' },
+            error: 'You exceeded your current quota, please check your plan and billing details.',
+            errorCodes: ['insufficient_quota'],
+          }
+        : answer('credit added'),
+    )
+    const spec = { payload: { i: 5 } }
+    const batchId = await runUntilHeld(h, [spec, { payload: { i: 55 } }])
+    // The calls in flight at once (the initial limit is 2) answered so; nothing after them.
+    const sent = h.requests.length
+    expect(sent).toBeLessThanOrEqual(2)
+    expect(h.outcomes()).toEqual(Array(sent).fill('error'))
+    // About the account, not the task: nothing is kept, both tasks wait, queued, with the reason.
+    expect(h.tasks(batchId).map((t) => t.status)).toEqual(['queued', 'queued'])
+    const reason = h.queue.batch(batchId)!.stopReason
+    expect(reason).toMatch(
+      /^test:m stopped: HTTP 429: You exceeded your current quota.*add credit or raise the spend limit/,
+    )
+    expect(h.tasks(batchId)[0]!.error).toBe(reason)
     expect(h.claims.getResult(h.fpOf(spec))).toBeUndefined()
-    // And no throttle: the limit did not move.
-    expect(h.scheduler.snapshot()[0]).toMatchObject({ limit: 2, throttles: 0, errors: 1 })
+    // And no throttle: the limit did not move; the partition shows why it stopped.
+    expect(h.scheduler.snapshot()[0]).toMatchObject({
+      limit: 2,
+      throttles: 0,
+      errors: sent,
+      stopped: { partition: 'test:m', reason },
+    })
+
+    // Credit added, the operator resumes: the same tasks run.
+    credit = true
+    expect(h.runner.takeHeld('test:m')).toEqual([batchId])
+    h.scheduler.resume('test:m')
+    h.queue.applyBatchAction(batchId, 'resume')
+    h.runner.pump()
+    await until(() => h.queue.counts(batchId).succeeded === 2)
+    expect(h.scheduler.snapshot()[0]!.stopped).toBeUndefined()
   })
 
-  it("Anthropic's low-credit 400 is not kept as the task's result either", async () => {
+  it("Anthropic's low-credit 400 stops the partition too: not kept as the task's result", async () => {
     const h = harness(() => ({
       status: 400,
       headers: {},
@@ -358,10 +404,29 @@ describe('Runner', () => {
       errorCodes: ['invalid_request_error'],
     }))
     const spec = { payload: { i: 6 } }
-    const batchId = await h.run([spec])
+    const batchId = await runUntilHeld(h, [spec])
     expect(h.requests).toHaveLength(1)
-    expect(h.tasks(batchId)[0]!.error).toMatch(/out of quota\/credit/)
+    expect(h.tasks(batchId)[0]).toMatchObject({ status: 'queued' })
+    expect(h.queue.batch(batchId)!.stopReason).toMatch(/HTTP 400: Your credit balance is too low/)
     expect(h.claims.getResult(h.fpOf(spec))).toBeUndefined()
+  })
+
+  it('a 401 stops the partition after the calls already in flight: never one per task', async () => {
+    let release!: () => void
+    const gate = new Promise<void>((r) => (release = r))
+    const h = harness(async () => {
+      // Both first calls are in flight before either answers, as with a real server.
+      await gate
+      return { status: 401, headers: {}, error: 'invalid api key' }
+    })
+    const specs = Array.from({ length: 20 }, (_, i) => ({ payload: { k: i } }))
+    const held = runUntilHeld(h, specs)
+    await until(() => h.requests.length === 2)
+    release()
+    const batchId = await held
+    expect(h.requests).toHaveLength(2)
+    expect(h.queue.counts(batchId)).toMatchObject({ queued: 20, failed: 0 })
+    expect(h.outcomes()).toEqual(['error', 'error'])
   })
 
   it('with pacing, a throttled call waits for the partition pause, not a sleep of its own', async () => {
@@ -483,7 +548,26 @@ describe('Runner on the engine’s group commit', () => {
     // The retry went out on a signal of its own, which its deadline never touched.
     expect(signals[1]).not.toBe(signals[0])
     expect(signals[1]!.aborted).toBe(false)
+    // Its own outcome on the ledger, and a timeout to the controller (a cut, not an error).
     const rows = [...h.ledger.events()]
-    expect(rows.map((r) => r.outcome)).toEqual(['error', 'executed'])
+    expect(rows.map((r) => r.outcome)).toEqual(['timeout', 'executed'])
+    expect(h.scheduler.snapshot()[0]).toMatchObject({ throttles: 1, errors: 0 })
+  })
+
+  it('a call that always hangs is retried once, then the task fails with the timeout', async () => {
+    const h = harness(
+      (request) =>
+        new Promise((_, reject) =>
+          request.signal!.addEventListener('abort', () => reject(request.signal!.reason)),
+        ),
+      { callTimeoutMs: 50 },
+    )
+    const batchId = await h.run([{ payload: { hangs: 1 } }])
+    expect(h.requests).toHaveLength(2)
+    expect(h.outcomes()).toEqual(['timeout', 'timeout'])
+    expect(h.tasks(batchId)[0]).toMatchObject({
+      status: 'failed',
+      error: 'timeout: gave up after 2 calls with no answer within 50 ms',
+    })
   })
 })

@@ -4,7 +4,11 @@ import type { ConcurrencyController, OutcomeContext } from '../../../src/main/en
 import { SeedAimd } from '../../../src/main/engine/aimd'
 import type { PauseChange } from '../../../src/main/engine/pacing/partition-pacing'
 import type { Permit, SchedulerSample } from '../../../src/main/engine/scheduler'
-import { Scheduler, SchedulerClosedError } from '../../../src/main/engine/scheduler'
+import {
+  PartitionStoppedError,
+  Scheduler,
+  SchedulerClosedError,
+} from '../../../src/main/engine/scheduler'
 import type { LimitChange, Outcome } from '../../../src/main/engine/types'
 import { fakeClock as newFakeClock } from '../../helpers/clock'
 
@@ -374,6 +378,39 @@ describe('Scheduler admission', () => {
     expect(() => s.acquire('*')).toThrow(/`partition`/)
     expect(() => s.acquire('')).toThrow(/`partition`/)
     expect(() => s.setParams('p', { max: 0 })).toThrow(/`max`.*`0`/)
+  })
+
+  it('stop() rejects the waiters and later acquires of one partition until resume()', async () => {
+    const s = new Scheduler({ clock: fakeClock(), params: { initial: 1 } })
+    const events: string[] = []
+    s.on('stopped', (stop) => events.push(`stopped ${stop.partition}: ${stop.reason}`))
+    s.on('resumed', (partition) => events.push(`resumed ${partition}`))
+    const held = await s.acquire('a:m')
+    const waiting = s.acquire('a:m')
+    const other = await s.acquire('b:m')
+    expect(s.stop('a:m', 'a:m stopped: HTTP 401')).toBe(true)
+    expect(s.stop('a:m', 'again')).toBe(false)
+    await expect(waiting).rejects.toMatchObject({
+      name: 'PartitionStoppedError',
+      partition: 'a:m',
+      reason: 'a:m stopped: HTTP 401',
+    })
+    await expect(s.acquire('a:m')).rejects.toBeInstanceOf(PartitionStoppedError)
+    expect(state(s, 'a:m')).toMatchObject({
+      waiting: 0,
+      inflight: 1,
+      stopped: { partition: 'a:m', reason: 'a:m stopped: HTTP 401' },
+    })
+    expect(state(s, 'b:m').stopped).toBeUndefined()
+    // The call in flight lands and frees its slot as usual.
+    held.release('error')
+    other.release('ok')
+    expect(s.resume('a:m')).toEqual(['a:m'])
+    expect(s.resume('a:m')).toEqual([])
+    expect(state(s, 'a:m').stopped).toBeUndefined()
+    ;(await s.acquire('a:m')).release('ok')
+    expect(events).toEqual(['stopped a:m: a:m stopped: HTTP 401', 'resumed a:m'])
+    s.close()
   })
 
   it('getParams does not create a partition', () => {

@@ -24,6 +24,8 @@ export const OUTCOME_CODES: Readonly<Record<LedgerOutcome, number>> = Object.fre
   throttled: 4,
   error: 5,
   abandoned: 6,
+  // A call aborted at its own deadline (migration 8): no answer, maybe billed, usage unknown.
+  timeout: 7,
 })
 
 export function taskStatusOf(code: number): TaskStatus {

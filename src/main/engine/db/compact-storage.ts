@@ -2,14 +2,7 @@
 // integer keys instead of repeated strings, a counters row per batch, and only the indexes the
 // queries use. The v2 tables become views of the same names and columns (`tasks`, `claims`,
 // `ledger`), so every query written against them still reads the same rows.
-import {
-  codeToWordSql,
-  fpKeySql,
-  fpTextSql,
-  OUTCOME_CODES,
-  TASK_STATUS_CODES,
-  wordToCodeSql,
-} from './codes'
+import { codeToWordSql, fpKeySql, fpTextSql, TASK_STATUS_CODES, wordToCodeSql } from './codes'
 
 const COUNTS = Object.keys(TASK_STATUS_CODES)
 
@@ -134,6 +127,17 @@ const TRIGGERS = `
   CREATE TRIGGER ledger_rows_immutable_delete BEFORE DELETE ON ledger_rows
     BEGIN SELECT RAISE(ABORT, 'ledger rows are immutable'); END;`
 
+// The outcome codes as migration 5 shipped them: its view must not change when a code is added
+// (migration 8 rebuilds the view with the codes of its time).
+export const V5_OUTCOME_CODES = {
+  executed: 1,
+  reused: 2,
+  duplicate: 3,
+  throttled: 4,
+  error: 5,
+  abandoned: 6,
+}
+
 /** The v2 tables' names and columns, read from the compact ones. */
 export const COMPAT_VIEWS = `
   ${tasksViewSql(false)}
@@ -144,7 +148,7 @@ export const COMPAT_VIEWS = `
     FROM fingerprints f LEFT JOIN results r ON r.id = f.result_id
     WHERE f.state IS NOT NULL;
 
-  ${ledgerViewSql(false)}`
+  ${ledgerViewSql({ codes: V5_OUTCOME_CODES, estimated: false })}`
 
 /** The `tasks` view: as migration 5 made it, and with the request params (migration 6). */
 export function tasksViewSql(params: boolean): string {
@@ -161,17 +165,22 @@ export function tasksViewSql(params: boolean): string {
 }
 
 /**
- * The `ledger` view over ledger_rows, and its triggers: as migration 5 made it (`estimated`
- * false), and as migration 6 remade it with the estimated flag (migration-6.ts).
+ * The `ledger` view over ledger_rows, and its triggers, as a migration makes it: with the outcome
+ * codes of its time (a code added later must not change a shipped view) and the columns it had.
+ * Migration 5: the v5 codes; 6: with the estimated flag (migration-6.ts); 8: with timeout.
  */
-export function ledgerViewSql(estimated: boolean): string {
+export function ledgerViewSql(view: {
+  codes: Readonly<Record<string, number>>
+  estimated: boolean
+}): string {
+  const { codes, estimated } = view
   return `
   -- LEFT JOINs throughout: a row is never hidden by a missing name.
   CREATE VIEW ledger AS
     SELECT r.id, r.ts, r.task_id, nb.name AS batch_id, ${fpTextSql('f.fp')} AS fp,
       nw.name AS worker, l.task_type, l.provider, l.model, r.step, r.input_tokens,
       r.cached_input_tokens, r.cache_write_tokens, r.output_tokens, r.cost_micros,
-      r.saved_micros, ${codeToWordSql(OUTCOME_CODES, 'r.outcome')} AS outcome, r.latency_ms,
+      r.saved_micros, ${codeToWordSql(codes, 'r.outcome')} AS outcome, r.latency_ms,
       r.status, r.epoch, NULLIF(l.price_version, '') AS price_version,${estimated ? '\n      r.estimated,' : ''}
       -- Not a v2 column: what joins of ledger rows by execution use, so they find them by index.
       r.fp_id
@@ -199,7 +208,7 @@ export function ledgerViewSql(estimated: boolean): string {
         AND model = NEW.model AND price_version = COALESCE(NEW.price_version, '')),
       NEW.step, COALESCE(NEW.input_tokens, 0), COALESCE(NEW.cached_input_tokens, 0),
       COALESCE(NEW.cache_write_tokens, 0), COALESCE(NEW.output_tokens, 0), NEW.cost_micros,
-      NEW.saved_micros, ${wordToCodeSql(OUTCOME_CODES, 'NEW.outcome')}, NEW.latency_ms,
+      NEW.saved_micros, ${wordToCodeSql(codes, 'NEW.outcome')}, NEW.latency_ms,
       NEW.status, NEW.epoch${estimated ? ', COALESCE(NEW.estimated, 0)' : ''});
   END;
   CREATE TRIGGER ledger_immutable_update INSTEAD OF UPDATE ON ledger
@@ -280,7 +289,7 @@ const COPY = `
       latency_ms, status, epoch)
     SELECT l.id, l.ts, l.task_id, nb.id, m.id, nw.id, lb.id, l.step, l.input_tokens,
       l.cached_input_tokens, l.cache_write_tokens, l.output_tokens, l.cost_micros, l.saved_micros,
-      ${wordToCodeSql(OUTCOME_CODES, 'l.outcome')}, l.latency_ms, l.status, l.epoch
+      ${wordToCodeSql(V5_OUTCOME_CODES, 'l.outcome')}, l.latency_ms, l.status, l.epoch
     FROM ledger_v2 l
     JOIN temp.fp_ids m ON m.fp = l.fp
     JOIN names nw ON nw.name = l.worker

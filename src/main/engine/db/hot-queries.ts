@@ -8,6 +8,7 @@ import { rollupPlan } from '../ledger-rollup-plans'
 import { FOLD_SQL } from '../ledger-rollups'
 import { LEDGER_WRITE_SQL, ORIGINAL_COST_SQL } from '../ledger-record'
 import { BATCH_SQL } from '../queue-batches'
+import { FAILURE_SQL } from '../queue-failures'
 import { TASK_PAGE_FILTERS, TASK_SQL, taskPageSql } from '../queue-tasks'
 import { RESULTS_SQL } from '../results-sql'
 
@@ -18,6 +19,8 @@ export const HOT_QUERIES: Readonly<Record<string, string>> = {
   ...named('tasks', TASK_SQL),
   ...named('batches', BATCH_SQL),
   ...named('claims', CLAIM_SQL),
+  // `pacer run`'s closing report: one batch's failed tasks, not the queue.
+  ...named('failures', FAILURE_SQL),
   ...named('ledger', LEDGER_WRITE_SQL),
   'ledger.originalCost': ORIGINAL_COST_SQL,
   // The console's pages.

@@ -2,7 +2,7 @@
 // temperature, ...) stored with its fingerprint, and a flag on every ledger row whose usage Pacer
 // estimated (the provider reported none, or its 2xx answer could not be read), counted in the
 // rollups. Existing rows keep their values: none of them was flagged (the estimate never ran).
-import { ledgerViewSql, tasksViewSql } from './compact-storage'
+import { ledgerViewSql, tasksViewSql, V5_OUTCOME_CODES } from './compact-storage'
 
 export const PARAMS_AND_ESTIMATES_SQL = `
   -- Canonical JSON of the params the execution sends; NULL: none (what every older task had).
@@ -16,4 +16,4 @@ export const PARAMS_AND_ESTIMATES_SQL = `
   DROP VIEW tasks;
   DROP VIEW ledger;
   ${tasksViewSql(true)}
-  ${ledgerViewSql(true)}`
+  ${ledgerViewSql({ codes: V5_OUTCOME_CODES, estimated: true })}`

@@ -1,4 +1,5 @@
-import { COMPACT_STORAGE_SQL } from './compact-storage'
+import { OUTCOME_CODES } from './codes'
+import { COMPACT_STORAGE_SQL, ledgerViewSql } from './compact-storage'
 import { PARAMS_AND_ESTIMATES_SQL } from './migration-6'
 
 /**
@@ -222,5 +223,16 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'request params with the fingerprint; estimated usage flagged on ledger rows and rollups',
     // migration-6.ts: the columns, and the tasks and ledger views made again with them.
     sql: PARAMS_AND_ESTIMATES_SQL,
+  },
+  {
+    version: 8,
+    name: 'failures: the timeout outcome in the ledger view; why a batch was stopped',
+    sql: `
+      DROP VIEW ledger;
+      ${ledgerViewSql({ codes: OUTCOME_CODES, estimated: true })}
+      -- The setup problem (bad key, unknown model, no credit, unreachable server) that stopped a
+      -- batch's run, until it runs again: what the console and the next \`pacer run\` say.
+      ALTER TABLE batches ADD COLUMN stop_reason TEXT;
+    `,
   },
 ]

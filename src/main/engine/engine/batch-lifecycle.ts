@@ -244,6 +244,10 @@ export class BatchLifecycle {
     )
     writes.commit()
     if (!resumed) return false
+    // Resuming means "the cause is fixed": the partitions that stopped it may send again (if not,
+    // the first answer stops them again), and the reason is forgotten.
+    queue.setStopReason(batchId, null)
+    for (const p of runner.takeHolding(batchId)) this.#parts.scheduler.resume(p)
     // Everything may have finished while it was paused: then it is simply done.
     queue.settleBatch(batchId)
     runner.addBatch(batchId)
@@ -299,9 +303,15 @@ export class BatchLifecycle {
         batch: () => queue.batch(batchId),
         progress: () => queue.progress(batchId),
         commit: () => this.#parts.writes.commit(),
-        interrupt: () => {
-          queue.setBatchState(batchId, 'interrupted', ['running'])
+        interrupt: (reason) => {
+          if (queue.setBatchState(batchId, 'interrupted', ['running']) && reason !== null) {
+            queue.setStopReason(batchId, reason)
+          }
           this.#events.batchChanged(batchId)
+        },
+        onStopped: (listener) => {
+          this.#parts.scheduler.on('stopped', listener)
+          return () => this.#parts.scheduler.off('stopped', listener)
         },
       },
       opts,

@@ -1,6 +1,7 @@
 import type { BatchSummary } from '../../../shared/contract'
 import { endOfTurn } from '../db/step-writes'
 import type { Runner } from '../runner'
+import type { PartitionStop } from '../scheduler'
 
 export interface DriveOptions {
   /**
@@ -18,7 +19,12 @@ export interface BatchRun {
    * Settles when the batch has nothing queued or running, was cancelled, or the run was stopped,
    * and the calls still in flight then have landed (or were aborted after `graceMs`).
    */
-  readonly done: Promise<{ interrupted: boolean; batch: BatchSummary | null }>
+  readonly done: Promise<{
+    interrupted: boolean
+    batch: BatchSummary | null
+    /** Partitions a setup failure stopped: the run stopped with their tasks queued. */
+    stops: PartitionStop[]
+  }>
   /** Admits no new call; the ones in flight finish. The batch is left interrupted. */
   stop(): void
   /** Aborts the calls in flight now: their claims are released, their tasks requeued. */
@@ -38,8 +44,10 @@ export function driveBatch(
     progress: () => { state: string; unfinished: number } | null
     /** Makes the runner's last steps durable before the caller hears the run is over. */
     commit: () => void
-    /** Marks the batch interrupted (it was running and this run stopped). */
-    interrupt: () => void
+    /** Marks the batch interrupted (it was running and this run stopped), with why if known. */
+    interrupt: (reason: string | null) => void
+    /** Calls `listener` when a setup failure stops a partition; returns the unsubscribe. */
+    onStopped: (listener: (stop: PartitionStop) => void) => () => void
   },
   opts: DriveOptions,
 ): BatchRun {
@@ -81,6 +89,14 @@ export function driveBatch(
     })
   }
 
+  // A setup failure (bad key, unknown model, no credit, no server) would fail every task the same
+  // way: the run stops as on Ctrl-C, the batch left interrupted with the reason, to resume.
+  const stops: PartitionStop[] = []
+  const unsubscribe = deps.onStopped((s) => {
+    stops.push(s)
+    stop()
+  })
+
   deps.start()
   const timer = setInterval(tick, PROGRESS_MS)
   runner.on('batch', onBatch)
@@ -88,21 +104,22 @@ export function driveBatch(
   const done = ended.then(async () => {
     clearInterval(timer)
     runner.off('batch', onBatch)
+    unsubscribe()
     // A stop from here on (Ctrl-C while the last calls land) does not make a finished run
     // an interrupted one.
     const interrupted = stopped
     if (interrupted) {
       await stopping
-      deps.interrupt()
+      deps.interrupt(stops.length > 0 ? stops.map((s) => s.reason).join('; ') : null)
     }
     // A call still in flight here belongs to a task someone else finished (we lost its lease), or
     // to a cancelled batch: let it land so the ledger shows what it cost.
     await runner.stop({ graceMs })
     deps.commit()
-    return { interrupted, batch: deps.batch() }
+    return { interrupted, batch: deps.batch(), stops }
   })
 
-  const stop = () => {
+  function stop(): void {
     if (stopped) return
     stopped = true
     stopping = runner.stop({ graceMs })

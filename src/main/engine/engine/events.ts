@@ -40,6 +40,8 @@ export class EngineEvents {
   // A rollup of a million-row ledger takes most of a second: push at most every 2 s, and never
   // spend more than a tenth of the time on it.
   #ledgerPushEveryMs = 2000
+  /** A partition was stopped or resumed since the last flush. */
+  #stopsMoved = false
 
   constructor(parts: Sources, intervalMs = 200) {
     this.#parts = parts
@@ -57,6 +59,9 @@ export class EngineEvents {
     })
     scheduler.on('budget', (c) => this.#changes.push({ ...c }))
     scheduler.on('pause', (p) => this.#pauses.push({ ...p }))
+    // A partition stopped or resumed is news even when nothing else moved (no sample, no change).
+    scheduler.on('stopped', () => (this.#stopsMoved = true))
+    scheduler.on('resumed', () => (this.#stopsMoved = true))
     scheduler.on('sample', (s) => {
       for (const p of s.partitions) this.#sampled.add(p.partition)
       this.#ledgerDirty = true
@@ -107,7 +112,9 @@ export class EngineEvents {
     this.#changedBatches.clear()
     if (emitter.listenerCount('scheduler:changed') > 0) {
       const partitions = this.#sample()
-      if (this.#samples.length || this.#changes.length || this.#pauses.length) {
+      const news = this.#samples.length || this.#changes.length || this.#pauses.length
+      if (news || this.#stopsMoved) {
+        this.#stopsMoved = false
         emitter.emit('scheduler:changed', {
           samples: this.#samples.splice(0),
           changes: this.#changes.splice(0),

@@ -42,6 +42,8 @@ export interface EngineParts {
   readonly runner: Runner
   /** Which concurrency controller the scheduler runs, and the swap to another one. */
   readonly controller: ControllerSwitch
+  /** The call deadline was given for this engine (`--timeout`): the setting does not move it. */
+  readonly callTimeoutFixed: boolean
 }
 
 /** The scheduler's controller by name: the settings view reads it, the settings handler sets it. */
@@ -128,6 +130,7 @@ export function createParts(options: EngineOptions): EngineParts {
     provider: (id) => providers[id],
     batchIds: options.batchIds ?? null,
     leaseMs: options.leaseMs,
+    callTimeoutMs: options.callTimeoutMs ?? stored.callTimeoutSeconds * 1000,
     writes,
   })
   scheduler.on('warning', (message) => runner.emit('warning', message))
@@ -147,5 +150,6 @@ export function createParts(options: EngineOptions): EngineParts {
     providers,
     runner,
     controller,
+    callTimeoutFixed: options.callTimeoutMs !== undefined,
   }
 }

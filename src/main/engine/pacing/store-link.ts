@@ -119,6 +119,9 @@ export function sharedView(
         now,
       ),
       workers: v.workers,
+      ...(ownViews.get(record.partition)?.stopped
+        ? { stopped: ownViews.get(record.partition)?.stopped }
+        : {}),
     }
   })
   return [...out, ...mine.values()]

@@ -1,3 +1,4 @@
+import { MISSING_KEY_CODE } from '../setup-failures'
 import type {
   FinishReason,
   JsonValue,
@@ -85,6 +86,7 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Prov
         status: 401,
         headers: {},
         error: 'no Anthropic API key: set it in Settings or ANTHROPIC_API_KEY',
+        errorCodes: [MISSING_KEY_CODE],
       }
     }
     const params = request.params ?? {}

@@ -1,3 +1,4 @@
+import { MISSING_KEY_CODE } from '../setup-failures'
 import type {
   FinishReason,
   JsonValue,
@@ -81,6 +82,7 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleProvider
         status: 401,
         headers: {},
         error: 'no OpenAI API key: set it in Settings or OPENAI_API_KEY',
+        errorCodes: [MISSING_KEY_CODE],
       }
     }
     const { max_tokens: maxTokens, ...params } = request.params ?? {}

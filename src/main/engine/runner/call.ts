@@ -1,7 +1,9 @@
 // One provider call of one step: admitted by the scheduler, classified, put on the ledger, and
 // retried on throttles and transient errors.
-import { classify, isDeterministicFailure, quotaExhausted, retryDelayMs } from '../classify'
+import { classify, isDeterministicFailure, retryDelayMs } from '../classify'
 import { estimateTokens } from '../prompt'
+import { PartitionStoppedError } from '../scheduler'
+import { describeStop, setupFailure, unreachableCode } from '../setup-failures'
 import type {
   ChatMessage,
   LedgerOutcome,
@@ -32,6 +34,10 @@ interface Sent {
   response: ProviderResponse
   outcome: Outcome
   base: ReturnType<typeof ledgerRow> & { latencyMs: number; status: number | null }
+  /** The request got no answer before its deadline and was aborted. */
+  timedOut: boolean
+  /** A setup failure: the answer stopped the partition (setup-failures.ts). */
+  stopped: boolean
 }
 
 /** One provider call, admitted by the scheduler, retried on throttles and transient errors. */
@@ -42,13 +48,15 @@ export async function callProvider(
   call: StepCall,
 ): Promise<CallResult> {
   const { o } = ctx
+  const partition = `${active.task.provider}:${active.task.model}`
   let attempts = 0
   let throttles = 0
+  let timeouts = 0
   for (;;) {
     if (active.lost) return { kind: 'lost', text: '' }
     // Stopping means no new calls: the next step or retry waits for the next run.
     if (ctx.stopping()) throw new StopSignal('stop')
-    const notStarted = call.step === 1 && attempts === 0 && throttles === 0
+    const notStarted = call.step === 1 && attempts === 0 && throttles === 0 && timeouts === 0
     const sent = await send(ctx, active, provider, call, notStarted)
     const { response, outcome, base } = sent
     if (outcome === 'ok' || outcome === 'near_limit') {
@@ -58,20 +66,12 @@ export async function callProvider(
     o.ledger.record({
       ...base,
       ...failedUsage(response, call.messages),
-      outcome: pushback ? 'throttled' : 'error',
+      outcome: pushback ? 'throttled' : sent.timedOut ? 'timeout' : 'error',
     })
     const message = response.error ?? `HTTP ${response.status}`
-    const quota = quotaExhausted(response)
-    if (quota !== undefined) {
-      // Retrying spends nothing but time until someone adds credit: fail now, say why.
-      return {
-        kind: 'failed',
-        deterministic: true,
-        quota: true,
-        error: quota,
-        status: response.status,
-      }
-    }
+    // The partition stopped (this answer, or one before it): the task stays queued.
+    const stop = sent.stopped ? o.scheduler.stopped(partition) : undefined
+    if (stop) throw new PartitionStoppedError(partition, stop.reason)
     if (pushback) {
       throttles++
       if (throttles > o.maxThrottleRetries) {
@@ -93,8 +93,16 @@ export async function callProvider(
     if (response.status > 0 && isDeterministicFailure(response.status)) {
       return { kind: 'failed', deterministic: true, error: message, status: response.status }
     }
-    attempts++
-    if (attempts >= o.maxAttempts) {
+    // A call that hung once may hang again, each time for the whole deadline: one retry only.
+    if (sent.timedOut && ++timeouts >= o.maxTimeoutAttempts) {
+      return {
+        kind: 'failed',
+        deterministic: false,
+        error: `timeout: gave up after ${timeouts} calls with ${message}`,
+        status: null,
+      }
+    }
+    if (!sent.timedOut && ++attempts >= o.maxAttempts) {
       return {
         kind: 'failed',
         deterministic: false,
@@ -102,7 +110,7 @@ export async function callProvider(
         status: response.status || null,
       }
     }
-    await sleep(backoffMs(attempts), active.controller.signal)
+    await sleep(backoffMs(attempts + timeouts), active.controller.signal)
   }
 }
 
@@ -126,14 +134,20 @@ async function send(
     checkBatch(ctx, task, notStarted)
     // Nothing is sent on the strength of a claim that is not on disk yet.
     await ctx.o.writes.durable()
+    // Another task's answer may have stopped the partition while this one waited for the disk.
+    const stop = scheduler.stopped(partition)
+    if (stop) throw new PartitionStoppedError(partition, stop.reason)
   } catch (err) {
     permit.release('error')
     throw err
   }
   const { signal } = active.controller
-  const limit = deadline(active, ctx.o.callTimeoutMs)
+  const timeoutMs = ctx.o.callTimeoutMs
+  const limit = deadline(active, timeoutMs)
   let response: ProviderResponse
   let outcome: Outcome
+  let unreachable: string | undefined
+  let hung = false
   try {
     response = await provider.call({
       model: task.model,
@@ -159,17 +173,26 @@ async function send(
       throw err
     }
     const timedOut = limit.timedOut()
+    hung = timedOut
     outcome = timedOut ? 'timeout' : 'error'
+    if (!timedOut) unreachable = unreachableCode(err)
     response = {
       status: 0,
       headers: {},
       error: timedOut
-        ? `no answer within ${ctx.o.callTimeoutMs} ms`
+        ? `no answer within ${timeoutMs} ms`
         : `request failed: ${(err as Error).message}`,
     }
   } finally {
     limit.clear()
   }
+  // Every task of the partition would get this answer: stop it before the slot is freed, so no
+  // waiter is let through to send the same request.
+  const setup =
+    outcome === 'ok' || outcome === 'near_limit'
+      ? undefined
+      : setupFailure(task.provider, response, unreachable)
+  if (setup) scheduler.stop(partition, describeStop(partition, setup))
   // Headers and real usage settle the partition's rate budget and may pause it.
   permit.release(outcome, { headers: response.headers, usage: response.usage })
   const latencyMs = clock.now() - permit.sentAt
@@ -177,6 +200,8 @@ async function send(
     response,
     outcome,
     base: { ...ledgerRow(ctx.o, task, step, epoch), latencyMs, status: response.status || null },
+    timedOut: hung,
+    stopped: setup !== undefined,
   }
 }
 

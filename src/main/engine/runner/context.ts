@@ -29,8 +29,6 @@ export type CallResult =
       deterministic: boolean
       error: string
       status: number | null
-      /** The account is out of quota/credit: about the setup, never kept as the task's result. */
-      quota?: boolean
     }
 
 export class StopSignal extends Error {

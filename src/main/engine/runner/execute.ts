@@ -107,10 +107,10 @@ function failedStep(
   const error = call.status ? `HTTP ${call.status}: ${call.error}` : call.error
   if (epoch !== null) {
     const stored = JSON.stringify({ error, status: call.status, step, costMicros })
-    if (call.deterministic && !call.quota && call.status !== null && isInputFailure(call.status)) {
+    if (call.deterministic && call.status !== null && isInputFailure(call.status)) {
       // The request itself was refused (400/413/422): the same input fails the same way, so
-      // the failure is kept like a result. Auth, quota or unknown-model errors (401/403/404)
-      // are about the setup, not the task: those release the claim for a later retry.
+      // the failure is kept like a result. Setup failures (key, model, credit: setup-failures.ts)
+      // never get here: they stop the partition and leave the task queued.
       if (!ctx.o.claims.complete(task.fp, epoch, stored, 'failed', costMicros)) {
         return { status: 'fenced' }
       }

@@ -5,7 +5,9 @@ import { processTask } from './claim'
 import { StopSignal, stopTask, type Active, type Finish, type RunContext } from './context'
 import { resolveRunnerOptions, type ResolvedRunnerOptions, type RunnerOptions } from './options'
 import { isBusy } from './retry'
+import { checkCallTimeout } from './options'
 import { endOfTurn } from '../db/step-writes'
+import { PartitionStoppedError } from '../scheduler'
 
 export type { RunnerOptions } from './options'
 
@@ -42,6 +44,8 @@ export class Runner extends EventEmitter<RunnerEvents> {
   readonly #settling = new Set<string>()
   /** What a task's execution (claim.ts, execute.ts, call.ts) sees of this runner. */
   readonly #ctx: RunContext
+  /** Batches a stopped partition held (paused, or stopped in a `pacer run`), by partition. */
+  readonly #held = new Map<string, Set<string>>()
 
   constructor(options: RunnerOptions) {
     super()
@@ -70,6 +74,41 @@ export class Runner extends EventEmitter<RunnerEvents> {
   /** Tasks this process is executing or waiting on. */
   get activeCount(): number {
     return this.#active.size
+  }
+
+  /** One call's deadline, in ms. */
+  get callTimeoutMs(): number {
+    return this.#o.callTimeoutMs
+  }
+
+  /** A new deadline for the calls sent from now on (the callTimeoutSeconds setting). */
+  setCallTimeout(ms: number): void {
+    checkCallTimeout(ms)
+    this.#o.callTimeoutMs = ms
+  }
+
+  /**
+   * The batches a stopped partition held since the last call, forgotten as they are returned
+   * (for '*', every partition's): what resuming the partition resumes.
+   */
+  takeHeld(partition: string): string[] {
+    const names = partition === '*' ? [...this.#held.keys()] : [partition]
+    const out = new Set<string>()
+    for (const name of names) {
+      for (const b of this.#held.get(name) ?? []) out.add(b)
+      this.#held.delete(name)
+    }
+    return [...out]
+  }
+
+  /** The partitions that held the batch, forgotten (it is being resumed). */
+  takeHolding(batchId: string): string[] {
+    const out: string[] = []
+    for (const [partition, batches] of this.#held) {
+      if (batches.delete(batchId)) out.push(partition)
+      if (batches.size === 0) this.#held.delete(partition)
+    }
+    return out
   }
 
   /** Starts picking work; requeues tasks whose worker died first. */
@@ -242,6 +281,10 @@ export class Runner extends EventEmitter<RunnerEvents> {
           return
         }
         finish = { status: 'requeue', error: null }
+      } else if (err instanceof PartitionStoppedError) {
+        // A setup failure stopped its partition: the task waits, queued, for the fix.
+        finish = { status: 'requeue', error: err.reason }
+        this.#hold(task.batchId, err)
       } else if (isBusy(err)) {
         // Another process held the database's write lock past busy_timeout: try again later.
         finish = { status: 'requeue', error: `database busy: ${(err as Error).message}` }
@@ -269,6 +312,24 @@ export class Runner extends EventEmitter<RunnerEvents> {
     if (this.#o.queue.finishTask(task.id, this.#o.workerId, finish.status, result, finish.error)) {
       this.emit('task', { taskId: task.id, batchId: task.batchId, status: finish.status })
     }
+  }
+
+  /**
+   * A console's batch that met a stopped partition is paused with the reason, so its tasks are
+   * not picked again and again until the operator resumes it. A `pacer run` stops its whole run
+   * instead (BatchLifecycle.drive).
+   */
+  #hold(batchId: string, err: PartitionStoppedError): void {
+    let batches = this.#held.get(err.partition)
+    if (!batches) this.#held.set(err.partition, (batches = new Set()))
+    batches.add(batchId)
+    if (this.#o.batchIds !== null) return
+    this.#guard('batch hold', () => {
+      if (this.#o.queue.applyBatchAction(batchId, 'pause')) {
+        this.#o.queue.setStopReason(batchId, err.reason)
+      }
+    })
+    this.emit('batch', batchId)
   }
 
   /** Refills the slots that tasks ending this turn freed, once at its end: one pick for them all. */

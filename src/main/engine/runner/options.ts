@@ -19,10 +19,15 @@ export interface RunnerOptions {
   batchIds?: string[] | null
   /** Claim and task lease, renewed every third of it while the task runs. @default 30_000 */
   leaseMs?: number
-  /** One provider call's deadline; a timeout counts as a throttle signal. @default 120_000 */
+  /**
+   * One provider call's deadline: past it the call is aborted, ledgered as `timeout` and fed to
+   * the controller as one. Changed later by Runner.setCallTimeout (the setting). @default 120_000
+   */
   callTimeoutMs?: number
-  /** Attempts per call for transient errors (5xx, network, timeout). @default 4 */
+  /** Attempts per call for transient errors (5xx, network). @default 4 */
   maxAttempts?: number
+  /** Calls per step that may time out before the task fails (1 retry). @default 2 */
+  maxTimeoutAttempts?: number
   /** Retries per call for throttles (429/503/529) before the task fails visibly. @default 50 */
   maxThrottleRetries?: number
   /** A waiter re-checks its claim at least this often. @default 60_000 */
@@ -49,16 +54,30 @@ export function resolveRunnerOptions(options: RunnerOptions): ResolvedRunnerOpti
   if (!Number.isInteger(leaseMs) || leaseMs < 100) {
     throw new TypeError(`leaseMs must be an integer ≥ 100, got ${String(options.leaseMs)}`)
   }
+  checkCallTimeout(options.callTimeoutMs)
   return {
     ...options,
     batchIds: options.batchIds ?? null,
     leaseMs,
     callTimeoutMs: options.callTimeoutMs ?? 120_000,
     maxAttempts: options.maxAttempts ?? 4,
+    maxTimeoutAttempts: options.maxTimeoutAttempts ?? 2,
     maxThrottleRetries: options.maxThrottleRetries ?? 50,
     waitTimeoutMs: options.waitTimeoutMs ?? 60_000,
     prefetch: options.prefetch ?? 2,
     pollMs: options.pollMs ?? 500,
     writes: options.writes ?? directWrites,
+  }
+}
+
+/** The longest call deadline: a day (setTimeout would overflow past ~24.8 days anyway). */
+export const MAX_CALL_TIMEOUT_MS = 86_400_000
+
+/** A call deadline must be a whole number of ms from 1 to a day: a TypeError names the value. */
+export function checkCallTimeout(ms: number | undefined): void {
+  if (ms !== undefined && !(Number.isInteger(ms) && ms >= 1 && ms <= MAX_CALL_TIMEOUT_MS)) {
+    throw new TypeError(
+      `callTimeoutMs must be an integer from 1 to ${MAX_CALL_TIMEOUT_MS}, got ${String(ms)}`,
+    )
   }
 }

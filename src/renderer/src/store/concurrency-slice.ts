@@ -33,6 +33,8 @@ export interface ConcurrencySlice {
   addPauses(pauses: readonly PauseView[]): void
   setApplyToAll(on: boolean): void
   setSchedulerParams(partition: string, params: AimdParamsPatch): Promise<Reply<PartitionView[]>>
+  /** Lets a partition a setup failure stopped send again (the operator fixed the cause). */
+  resumePartition(partition: string): Promise<void>
 }
 
 function mergePartitions(
@@ -109,7 +111,28 @@ export const createConcurrencySlice: SliceCreator<ConcurrencySlice> = (set, get)
     set({ paramChanges })
     return reply
   },
+
+  resumePartition: async (partition) => {
+    const reply = await call((api) => api.resumePartition({ partition }))
+    if (!reply.ok) {
+      get().reportError(`Could not resume ${partition}`, reply.error)
+      return
+    }
+    set({ partitions: replacePartitions(get().partitions, reply.value) })
+  },
 })
+
+/** A stopped partition's view loses its stop once resumed: the merge must not keep the old one. */
+function replacePartitions(
+  current: readonly PartitionView[],
+  next: readonly PartitionView[],
+): PartitionView[] {
+  const names = new Set(next.map((p) => p.partition))
+  return mergePartitions(
+    current.filter((p) => !names.has(p.partition)),
+    next,
+  )
+}
 
 function pauseOf(partition: string, ts: number, until: number): PauseView {
   return { partition, ts, until, reason: `paused until ${new Date(until).toISOString()}` }

@@ -321,7 +321,9 @@ describe('migration 6: request params and estimated usage', () => {
 
     const db = openDatabase(path)
     try {
-      expect(db.prepare('SELECT MAX(version) FROM migrations').pluck().get()).toBe(6)
+      expect(db.prepare('SELECT MAX(version) FROM migrations').pluck().get()).toBe(
+        MIGRATIONS.at(-1)!.version,
+      )
       const added = (rows: unknown[], extra: Record<string, unknown>) =>
         rows.map((r) => ({ ...(r as object), ...extra }))
       expect(db.prepare('SELECT * FROM tasks').all()).toEqual(added(before.tasks, { params: null }))
@@ -345,6 +347,66 @@ describe('migration 6: request params and estimated usage', () => {
         costMicros: 280,
         estimatedCalls: 1,
       })
+    } finally {
+      db.close()
+    }
+  })
+})
+
+describe('migration 8: the timeout outcome; why a batch was stopped', () => {
+  it('keeps every ledger row and batch, reads the timeout code as a word, and writes it back', () => {
+    const path = file()
+    const before = MIGRATIONS.findIndex((m) => m.version === 8)
+    const old = openDatabase(path, { migrations: MIGRATIONS.slice(0, before) })
+    old
+      .prepare(
+        `INSERT INTO batches(id, name, source, source_hash, state, audit, created_at, updated_at)
+         VALUES ('b1', 'n', NULL, NULL, 'interrupted', 0, 1, 1)`,
+      )
+      .run()
+    const insert = old.prepare(
+      `INSERT INTO ledger (ts, task_id, batch_id, fp, worker, task_type, provider, model, step,
+         input_tokens, output_tokens, cost_micros, outcome, epoch)
+       VALUES (?, 1, 'b1', 'fa', 'w', 't', 'sim', 'sim-small', 1, 0, 0, NULL, ?, 1)`,
+    )
+    insert.run(1_000, 'executed')
+    insert.run(2_000, 'error')
+    // A row with the new code, as this build writes it, read through the old view: no word yet.
+    old
+      .prepare(
+        `INSERT INTO ledger_rows(ts, task_id, batch, fp_id, worker, label, step, input_tokens,
+           cached_input_tokens, cache_write_tokens, output_tokens, outcome)
+         SELECT 3000, 1, batch, fp_id, worker, label, 1, 0, 0, 0, 0, 7 FROM ledger_rows LIMIT 1`,
+      )
+      .run()
+    expect(old.prepare('SELECT outcome FROM ledger ORDER BY id').pluck().all()).toEqual([
+      'executed',
+      'error',
+      null,
+    ])
+    old.close()
+
+    const db = openDatabase(path)
+    try {
+      expect(db.prepare('SELECT outcome FROM ledger ORDER BY id').pluck().all()).toEqual([
+        'executed',
+        'error',
+        'timeout',
+      ])
+      // Written through the view by hand, as tools do: the word becomes the code.
+      db.prepare(
+        `INSERT INTO ledger (ts, task_id, batch_id, fp, worker, task_type, provider, model, step,
+           input_tokens, output_tokens, cost_micros, outcome, epoch)
+         VALUES (4000, 1, 'b1', 'fa', 'w', 't', 'sim', 'sim-small', 1, 0, 0, NULL, 'timeout', 1)`,
+      ).run()
+      expect(db.prepare('SELECT outcome FROM ledger_rows ORDER BY id').pluck().all()).toEqual([
+        1, 5, 7, 7,
+      ])
+      expect(db.prepare('SELECT id, state, stop_reason FROM batches').all()).toEqual([
+        { id: 'b1', state: 'interrupted', stop_reason: null },
+      ])
+      // Timeouts count among the errors of the totals.
+      expect(new Ledger({ db, prices: new Prices() }).totals()).toMatchObject({ errors: 3 })
     } finally {
       db.close()
     }

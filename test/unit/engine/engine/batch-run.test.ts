@@ -34,6 +34,7 @@ describe('driveBatch', () => {
         progress,
         commit: () => {},
         interrupt: () => {},
+        onStopped: () => () => {},
       },
       { graceMs: 0 },
     )

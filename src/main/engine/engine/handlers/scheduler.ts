@@ -1,13 +1,31 @@
 import type { CommandHandlers } from '../../../../shared/contract'
 import { mergeAimdParams } from '../../aimd'
 import { EngineError } from '../../errors'
+import type { BatchLifecycle } from '../batch-lifecycle'
 import type { EngineParts } from '../parts'
 
-type SchedulerHandlers = Pick<CommandHandlers, 'scheduler:get' | 'scheduler:set'>
+type SchedulerHandlers = Pick<
+  CommandHandlers,
+  'scheduler:get' | 'scheduler:set' | 'scheduler:resume'
+>
 
-/** The console's Concurrency view: each partition's state, and tuning its AIMD parameters. */
-export function schedulerHandlers({ scheduler, runner }: EngineParts): SchedulerHandlers {
+/**
+ * The console's Concurrency view: each partition's state, tuning its AIMD parameters, and
+ * resuming one a setup failure stopped.
+ */
+export function schedulerHandlers(
+  { scheduler, runner }: EngineParts,
+  batches: BatchLifecycle,
+): SchedulerHandlers {
   return {
+    'scheduler:resume': ({ partition }) => {
+      scheduler.resume(partition)
+      // The batches it paused go on: "resume" is the operator saying the cause is fixed.
+      for (const b of runner.takeHeld(partition))
+        batches.resume(b, { driver: null, fromPaused: true })
+      runner.pump()
+      return scheduler.view()
+    },
     // Every partition any process on the database drives, with what all of them hold.
     'scheduler:get': () => scheduler.view(),
     'scheduler:set': ({ partition, params }) => {

@@ -51,6 +51,10 @@ export function settingsHandlers(parts: EngineParts): SettingsHandlers {
       settings.set(patch)
       if (patch.resultTtlMs !== undefined) claims.resultTtlMs = patch.resultTtlMs
       if (patch.acceptTruncated !== undefined) claims.acceptTruncated = patch.acceptTruncated
+      // A process started with --timeout keeps its own deadline.
+      if (patch.callTimeoutSeconds !== undefined && !parts.callTimeoutFixed) {
+        runner.setCallTimeout(patch.callTimeoutSeconds * 1000)
+      }
       return view()
     },
     'secrets:set': ({ provider, apiKey }) => {
@@ -93,6 +97,7 @@ function settingsView(parts: EngineParts): SettingsView {
     defaultModel: s.defaultModel,
     resultTtlMs: claims.resultTtlMs,
     acceptTruncated: claims.acceptTruncated,
+    callTimeoutSeconds: Math.ceil(parts.runner.callTimeoutMs / 1000),
     audit: s.audit,
     controller: controller.kind,
     providers: {

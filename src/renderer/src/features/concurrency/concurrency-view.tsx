@@ -92,6 +92,7 @@ function PartitionCard({ partition: p }: { partition: PartitionView }) {
           <Stat label="successes" value={formatInt(p.successes)} />
         </dl>
       </div>
+      {p.stopped ? <StoppedBanner partition={p.partition} reason={p.stopped.reason} /> : null}
       <PartitionChart partition={p.partition} />
       {p.pausedUntil !== null ? (
         <p className="hint paused-until" data-testid="paused-until">
@@ -116,6 +117,26 @@ function PartitionCard({ partition: p }: { partition: PartitionView }) {
         ))}
       </div>
     </section>
+  )
+}
+
+/** A setup failure stopped the partition: why, what to do, and the button once it is done. */
+function StoppedBanner({ partition, reason }: { partition: string; reason: string }) {
+  const resumePartition = useStore((s) => s.resumePartition)
+  return (
+    <div className="stopped-banner" role="alert" data-testid="partition-stopped">
+      <p>
+        <strong>Stopped.</strong> {reason}
+      </p>
+      <button
+        type="button"
+        className="button primary"
+        data-testid="resume-partition"
+        onClick={() => void resumePartition(partition)}
+      >
+        Resume
+      </button>
+    </div>
   )
 }
 

@@ -94,6 +94,11 @@ function BatchRow({ batch: b }: { batch: BatchSummary }) {
           {b.counts.failed ? ` · ${formatInt(b.counts.failed)} failed` : ''}
           {b.counts.cancelled ? ` · ${formatInt(b.counts.cancelled)} cancelled` : ''}
         </span>
+        {b.stopReason ? (
+          <p className="batch-stop-reason" data-testid="batch-stop-reason">
+            {b.stopReason}: fix it, then Resume
+          </p>
+        ) : null}
       </div>
       <div className="batch-actions">
         {canPause(b.state) ? (

@@ -7,6 +7,7 @@ import {
 import { EmptyState } from '../../components/empty-state'
 import { InlineError } from '../../components/inline-error'
 import { useStore } from '../../store'
+import { CallsSection } from './calls-section'
 import { PricesSection } from './prices-section'
 import { ProvidersSection } from './providers-section'
 
@@ -32,6 +33,7 @@ export function SettingsView() {
     <div className="view settings-view">
       <ProvidersSection settings={settings} />
       <DefaultsSection settings={settings} />
+      <CallsSection settings={settings} />
       <DedupSection settings={settings} />
       <PricesSection settings={settings} />
       <DatabaseSection settings={settings} />
