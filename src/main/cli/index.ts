@@ -46,6 +46,13 @@ const controllerOption = () =>
     'concurrency controller for this process (default: the setting, adaptive unless changed)',
   ).choices(CONTROLLER_KINDS)
 
+/** Off for this process only; commander sets `promptCache: true` when the flag is absent. */
+const promptCacheOption = () =>
+  new Option(
+    '--no-prompt-cache',
+    'no Anthropic prompt caching in this process (default: the setting, on unless changed)',
+  )
+
 /** The simulated provider's knobs, on every command that runs tasks. */
 function withSimOptions(command: Command): Command {
   return command
@@ -87,6 +94,7 @@ function addRunCommand(program: Command, done: Done): void {
     .option('--model <name>', 'model for tasks that name none')
   withSimOptions(run)
     .addOption(controllerOption())
+    .addOption(promptCacheOption())
     .option('--min-concurrency <n>', 'AIMD floor', int(1))
     .option('--max-concurrency <n>', 'AIMD ceiling', int(1))
     .option('--initial-concurrency <n>', 'AIMD starting limit', num(1))
@@ -158,6 +166,7 @@ function addConsoleCommands(program: Command, done: Done): void {
     .option('--host <address>', 'bind another address than 127.0.0.1 (exposes the console!)')
     .option('--open', 'open the console in the default browser')
     .addOption(controllerOption())
+    .addOption(promptCacheOption())
   withSimOptions(serve).action(async (opts) => {
     done(await serveCommand(opts))
   })

@@ -18,6 +18,8 @@ export interface RunOptions {
   simCapacity: number
   simLatencyScale: number
   controller?: ControllerKind
+  /** false with --no-prompt-cache; true (the stored setting applies) without it. */
+  promptCache?: boolean
   minConcurrency?: number
   maxConcurrency?: number
   initialConcurrency?: number
@@ -73,6 +75,7 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
     batchIds: [],
     scheduler,
     controller: opts.controller,
+    promptCaching: opts.promptCache === false ? false : undefined,
     sim: { capacity: opts.simCapacity, latencyScale: opts.simLatencyScale },
     resultTtlMs: opts.resultTtl === undefined ? undefined : opts.resultTtl * 1000,
     leaseMs: Math.round(opts.lease * 1000),

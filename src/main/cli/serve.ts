@@ -16,6 +16,8 @@ export async function serveCommand(opts: {
   simCapacity: number
   simLatencyScale: number
   controller?: ControllerKind
+  /** false with --no-prompt-cache; true (the stored setting applies) without it. */
+  promptCache?: boolean
 }): Promise<number> {
   const rendererDir = join(ROOT, 'out', 'renderer')
   if (!existsSync(join(rendererDir, 'index.html'))) {
@@ -36,6 +38,7 @@ export async function serveCommand(opts: {
   const engine = openEngine({
     dbPath: dbPathFrom(opts.db),
     controller: opts.controller,
+    promptCaching: opts.promptCache === false ? false : undefined,
     sim: { capacity: opts.simCapacity, latencyScale: opts.simLatencyScale },
   })
   let server: Awaited<ReturnType<typeof startHttpServer>>

@@ -12,6 +12,7 @@ export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze({
   resultTtlMs: 86_400_000,
   audit: false,
   controller: DEFAULT_CONTROLLER,
+  promptCaching: true,
   baseUrls: {},
   priceOverrides: {},
 })

@@ -94,6 +94,11 @@ export interface ProviderRequest {
   model: string
   messages: ChatMessage[]
   maxOutputTokens?: number
+  /**
+   * The conversation is one step of a multi-step task: other steps resend it as their prefix, so
+   * a provider with explicit prompt caching (Anthropic) marks its end as a cache breakpoint.
+   */
+  cacheHistory?: boolean
   signal?: AbortSignal
 }
 

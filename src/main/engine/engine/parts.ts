@@ -37,6 +37,15 @@ export interface EngineParts {
   readonly runner: Runner
   /** Which concurrency controller the scheduler runs, and the swap to another one. */
   readonly controller: ControllerSwitch
+  /** Whether Anthropic calls mark their stable prefix for the prompt cache. */
+  readonly promptCaching: PromptCachingSwitch
+}
+
+/** This process's prompt caching: the CLI flag until the setting changes, then the setting. */
+export interface PromptCachingSwitch {
+  readonly enabled: boolean
+  /** Called with the setting just stored: from now on the process follows it. */
+  set(on: boolean): void
 }
 
 /** The scheduler's controller by name: the settings view reads it, the settings handler sets it. */
@@ -85,6 +94,15 @@ export function createParts(options: EngineOptions): EngineParts {
       kind = next
     },
   }
+  let cachingOverride = options.promptCaching
+  const promptCaching: PromptCachingSwitch = {
+    get enabled() {
+      return cachingOverride ?? settings.get().promptCaching
+    },
+    set(on) {
+      cachingOverride = on
+    },
+  }
   const queue = new TaskQueue(db, clock)
   const secrets: SecretsAccess = options.secrets ?? envSecrets()
   const sim = createSimProvider({ clock, ...options.sim })
@@ -96,6 +114,7 @@ export function createParts(options: EngineOptions): EngineParts {
         return settings.get().baseUrls
       },
       apiKey: (id) => secrets.get(id),
+      promptCaching: () => promptCaching.enabled,
     }),
     ...options.providers,
   }
@@ -125,5 +144,6 @@ export function createParts(options: EngineOptions): EngineParts {
     providers,
     runner,
     controller,
+    promptCaching,
   }
 }

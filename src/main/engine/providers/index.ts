@@ -26,6 +26,8 @@ export interface ProvidersConfig {
   baseUrls: Partial<Record<HttpProviderId, string | null>>
   /** The key of a provider, read at every call; null = none. */
   apiKey: (id: HttpProviderId) => string | null
+  /** Anthropic prompt caching, read at every call. @default on */
+  promptCaching?: () => boolean
   /** @default globalThis.fetch, looked up at call time */
   fetch?: typeof fetch
 }
@@ -62,6 +64,7 @@ export function createProviders(config: ProvidersConfig): Record<string, Provide
     anthropic: createAnthropicProvider({
       baseUrl: baseUrl('anthropic'),
       apiKey: () => apiKey('anthropic'),
+      promptCaching: config.promptCaching ?? true,
       fetch,
     }),
     'openai-compatible': createOpenAiCompatibleProvider({

@@ -129,6 +129,8 @@ async function send(
       model: task.model,
       messages: [...messages],
       maxOutputTokens,
+      // Every step of a multi-step task resends the steps before it: worth caching.
+      cacheHistory: task.steps > 1,
       signal,
     })
     outcome = classify(response, scheduler.getParams(partition).nearLimitRemaining)

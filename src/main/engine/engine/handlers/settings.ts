@@ -8,7 +8,7 @@ type SettingsHandlers = Pick<CommandHandlers, 'settings:get' | 'settings:set' | 
 
 /** The console's Settings view: defaults, retention, controller, base URLs, prices, API keys. */
 export function settingsHandlers(parts: EngineParts): SettingsHandlers {
-  const { claims, controller, prices, runner, secrets, settings } = parts
+  const { claims, controller, prices, promptCaching, runner, secrets, settings } = parts
   const view = () => settingsView(parts)
   return {
     'settings:get': view,
@@ -42,6 +42,7 @@ export function settingsHandlers(parts: EngineParts): SettingsHandlers {
       }
       settings.set(patch)
       if (patch.resultTtlMs !== undefined) claims.resultTtlMs = patch.resultTtlMs
+      if (patch.promptCaching !== undefined) promptCaching.set(patch.promptCaching)
       return view()
     },
     'secrets:set': ({ provider, apiKey }) => {
@@ -61,7 +62,7 @@ export function settingsHandlers(parts: EngineParts): SettingsHandlers {
 
 /** The settings as the console sees them: whether a key is stored, never the key. */
 function settingsView(parts: EngineParts): SettingsView {
-  const { dbPath, settings, secrets, claims, prices, controller } = parts
+  const { dbPath, settings, secrets, claims, prices, controller, promptCaching } = parts
   const s = settings.get()
   const providerView = (id: ProviderId) => {
     const key = secrets.get(id)
@@ -79,6 +80,7 @@ function settingsView(parts: EngineParts): SettingsView {
     resultTtlMs: claims.resultTtlMs,
     audit: s.audit,
     controller: controller.kind,
+    promptCaching: promptCaching.enabled,
     providers: {
       sim: providerView('sim'),
       openai: providerView('openai'),

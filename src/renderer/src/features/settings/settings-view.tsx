@@ -7,6 +7,7 @@ import {
 import { EmptyState } from '../../components/empty-state'
 import { InlineError } from '../../components/inline-error'
 import { useStore } from '../../store'
+import { CachingSection } from './caching-section'
 import { PricesSection } from './prices-section'
 import { ProvidersSection } from './providers-section'
 
@@ -33,6 +34,7 @@ export function SettingsView() {
       <ProvidersSection settings={settings} />
       <DefaultsSection settings={settings} />
       <DedupSection settings={settings} />
+      <CachingSection settings={settings} />
       <PricesSection settings={settings} />
       <DatabaseSection settings={settings} />
     </div>
