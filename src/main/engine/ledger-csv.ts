@@ -27,6 +27,8 @@ export const EVENT_COLUMNS: readonly CsvColumn<LedgerRow>[] = [
   { header: 'status', value: (r) => r.status },
   { header: 'epoch', value: (r) => r.epoch },
   { header: 'price_version', value: (r) => r.priceVersion },
+  { header: 'cache_saved_usd', value: (r) => usd(r.cacheSavedMicros), numeric: true },
+  { header: 'cache_write_extra_usd', value: (r) => usd(r.cacheWriteExtraMicros), numeric: true },
 ]
 
 export const SUMMARY_COLUMNS: readonly CsvColumn<TypeRollup>[] = [
@@ -48,6 +50,8 @@ export const SUMMARY_COLUMNS: readonly CsvColumn<TypeRollup>[] = [
   { header: 'throttled', value: (r) => r.throttled },
   { header: 'errors', value: (r) => r.errors },
   { header: 'abandoned', value: (r) => r.abandoned },
+  { header: 'cache_saved_usd', value: (r) => usd(r.cacheSavedMicros), numeric: true },
+  { header: 'cache_write_extra_usd', value: (r) => usd(r.cacheWriteExtraMicros), numeric: true },
 ]
 
 // Micro-dollars as microsToUsdString writes them (integer arithmetic, no float); NULL is an empty
@@ -91,6 +95,8 @@ export const EVENT_RECORD_SQL = [
   cell('status'),
   cell('epoch'),
   cell('price_version'),
+  usdSql('cache_saved_micros'),
+  usdSql('cache_write_extra_micros'),
 ]
   // One call builds the record (a chain of || copies it once per cell). concat_ws skips a NULL
   // argument, so a NULL time or money cell leaves a record a comma short: plainCsvRecords counts.

@@ -18,7 +18,9 @@ export function rowTotalsSql(where: string, byType: boolean): string {
       COALESCE(SUM(outcome = 'reused' AND saved_micros IS NULL), 0) AS unpricedReuses,
       COALESCE(SUM(outcome = 'throttled'), 0) AS throttled,
       COALESCE(SUM(outcome = 'error'), 0) AS errors,
-      COALESCE(SUM(outcome = 'abandoned'), 0) AS abandoned
+      COALESCE(SUM(outcome = 'abandoned'), 0) AS abandoned,
+      COALESCE(SUM(cache_saved_micros), 0) AS cacheSavedMicros,
+      COALESCE(SUM(cache_write_extra_micros), 0) AS cacheWriteExtraMicros
     FROM ledger ${where} ${byType ? 'GROUP BY task_type' : ''}`
 }
 
@@ -75,7 +77,8 @@ export const ROW_COLUMNS = `id, ts, task_id AS taskId, batch_id AS batchId, fp, 
   task_type AS taskType, provider, model, step, input_tokens AS inputTokens,
   cached_input_tokens AS cachedInputTokens, cache_write_tokens AS cacheWriteTokens,
   output_tokens AS outputTokens, cost_micros AS costMicros, saved_micros AS savedMicros, outcome,
-  latency_ms AS latencyMs, status, epoch, price_version AS priceVersion`
+  latency_ms AS latencyMs, status, epoch, price_version AS priceVersion,
+  cache_saved_micros AS cacheSavedMicros, cache_write_extra_micros AS cacheWriteExtraMicros`
 
 // Big enough to amortize the query, small enough (~0.5 MB) to keep an export's memory flat.
 export const PAGE_ROWS = 2000
@@ -95,6 +98,8 @@ export interface RawRows {
   throttled: number
   errors: number
   abandoned: number
+  cacheSavedMicros: number
+  cacheWriteExtraMicros: number
 }
 
 export interface RawExecutions {
@@ -133,6 +138,8 @@ export function toTotals(r: RawRows, e: RawExecutions): LedgerTotals {
     throttled: r.throttled,
     errors: r.errors,
     abandoned: r.abandoned,
+    cacheSavedMicros: r.cacheSavedMicros,
+    cacheWriteExtraMicros: r.cacheWriteExtraMicros,
   }
 }
 

@@ -15,10 +15,12 @@ const OUTCOMES: ReadonlySet<string> = new Set<LedgerOutcome>([
 export const INSERT_SQL = `
       INSERT INTO ledger (ts, task_id, batch_id, fp, worker, task_type, provider, model, step,
         input_tokens, cached_input_tokens, cache_write_tokens, output_tokens, cost_micros,
-        saved_micros, outcome, latency_ms, status, epoch, price_version)
+        saved_micros, outcome, latency_ms, status, epoch, price_version, cache_saved_micros,
+        cache_write_extra_micros)
       VALUES (@ts, @taskId, @batchId, @fp, @worker, @taskType, @provider, @model, @step,
         @inputTokens, @cachedInputTokens, @cacheWriteTokens, @outputTokens, @costMicros,
-        @savedMicros, @outcome, @latencyMs, @status, @epoch, @priceVersion)`
+        @savedMicros, @outcome, @latencyMs, @status, @epoch, @priceVersion, @cacheSavedMicros,
+        @cacheWriteExtraMicros)`
 
 // The result being reused comes from the fingerprint's latest execution (a re-run after the
 // retention window or a takeover is a new execution): sum that one, not every execution ever.

@@ -230,6 +230,8 @@ const ZERO: Omit<RawSums, 'taskType'> = {
   throttled: 0,
   errors: 0,
   abandoned: 0,
+  cacheSavedMicros: 0,
+  cacheWriteExtraMicros: 0,
 }
 
 /** Adds up a rollup plan's rows per task type. */

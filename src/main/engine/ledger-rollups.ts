@@ -34,6 +34,9 @@ export const SUM_COLUMNS = [
   'duplicates',
   'execution_input_tokens',
   'wasted_micros',
+  // Migration 5 added these two at the end of both tables.
+  'cache_saved_micros',
+  'cache_write_extra_micros',
 ] as const
 
 /** A folded 'executed' or 'duplicate' row, as execution-level counting needs it. */
@@ -66,7 +69,8 @@ const ROW_SUMS = `
   COALESCE(SUM(CASE WHEN outcome = 'reused' THEN saved_micros END), 0),
   SUM(outcome = 'reused' AND saved_micros IS NULL), SUM(outcome = 'throttled'),
   SUM(outcome = 'error'), SUM(outcome = 'abandoned'), 0, 0,
-  SUM(CASE WHEN outcome IN ('executed', 'duplicate') THEN input_tokens ELSE 0 END), 0`
+  SUM(CASE WHEN outcome IN ('executed', 'duplicate') THEN input_tokens ELSE 0 END), 0,
+  COALESCE(SUM(cache_saved_micros), 0), COALESCE(SUM(cache_write_extra_micros), 0)`
 
 // A page's row sums, added up by SQLite (no row crosses into JS for them) per 15 s bucket, task
 // type and batch: a few dozen rows for thousands of ledger rows.

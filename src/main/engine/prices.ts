@@ -219,6 +219,26 @@ export class Prices {
     return Number((scaled + 500_000n) / 1_000_000n)
   }
 
+  /**
+   * What a call's prompt caching did to its cost, in integer micro-dollars against the same tokens
+   * at the plain input price: cache reads saved `savedMicros`, cache writes cost `writeExtraMicros`
+   * more (each rounded once, half away from zero); null when unpriced.
+   */
+  cacheEffectMicros(
+    usage: Usage,
+    price: ModelPrice | null,
+  ): { savedMicros: number; writeExtraMicros: number } | null {
+    assertUsage(usage)
+    if (price === null) return null
+    const exact = this.#exactOf(price)
+    return {
+      savedMicros: roundMicros(BigInt(usage.cachedInputTokens) * (exact.input - exact.cachedInput)),
+      writeExtraMicros: roundMicros(
+        BigInt(usage.cacheWriteTokens) * (exact.cacheWrite - exact.input),
+      ),
+    }
+  }
+
   #exactOf(price: ModelPrice): ExactPrice {
     // Prices handed out by priceFor carry their exact form; a caller-built one is checked first.
     const known = EXACT.get(price)
@@ -322,6 +342,12 @@ function describeIssue(issue: z.core.$ZodIssue | undefined, input: unknown, what
 
 function field(obj: unknown, key: string): unknown {
   return obj !== null && typeof obj === 'object' ? (obj as Record<string, unknown>)[key] : undefined
+}
+
+/** Micro-dollars × 1e6 to micro-dollars, half away from zero (an override may make it negative). */
+function roundMicros(scaled: bigint): number {
+  const half = scaled < 0n ? -500_000n : 500_000n
+  return Number((scaled + half) / 1_000_000n)
 }
 
 function assertUsage(usage: Usage): void {

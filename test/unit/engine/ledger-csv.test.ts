@@ -72,6 +72,9 @@ const rowArb = fc.record({
   status: fc.option(fc.constantFrom(200, 429, 500)),
   epoch: fc.option(fc.nat(5)),
   priceVersion: fc.option(text),
+  // Signed: an override may price cached input above input.
+  cacheSavedMicros: fc.option(fc.oneof(money(), fc.integer({ min: -5_000_000, max: -1 }))),
+  cacheWriteExtraMicros: fc.option(money()),
 })
 
 async function bothExports(rows: readonly object[], filter: { since?: number } = {}) {

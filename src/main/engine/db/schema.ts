@@ -208,4 +208,19 @@ export const MIGRATIONS: readonly Migration[] = [
       INSERT INTO ledger_rollup_state (id, covered_id) VALUES (1, 0);
     `,
   },
+  {
+    version: 5,
+    name: 'ledger cache effect: what prompt-cache reads saved and cache writes cost extra, per row',
+    sql: `
+      -- Against the same tokens at the plain input price, priced when the row is recorded (as
+      -- cost_micros): reads x (input - cached input), writes x (cache write - input). NULL on an
+      -- unpriced row and on rows from before this migration (their effect was never priced).
+      ALTER TABLE ledger ADD COLUMN cache_saved_micros INTEGER;
+      ALTER TABLE ledger ADD COLUMN cache_write_extra_micros INTEGER;
+      ALTER TABLE ledger_rollup ADD COLUMN cache_saved_micros INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE ledger_rollup ADD COLUMN cache_write_extra_micros INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE ledger_batch_rollup ADD COLUMN cache_saved_micros INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE ledger_batch_rollup ADD COLUMN cache_write_extra_micros INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
 ]
