@@ -2,6 +2,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { runCommand } from './run'
 import { batchesCommand, exportCommand, summaryCommand } from './ledger-commands'
 import { forecastCommand } from './forecast'
+import { pricesCommand } from './prices'
 import { serveCommand } from './serve'
 import { demoCommand } from './demo'
 import { UsageError } from './common'
@@ -143,6 +144,23 @@ function addLedgerCommands(program: Command, done: Done): void {
     )
     .action(async (opts) => {
       done(await exportCommand(opts))
+    })
+
+  program
+    .command('prices')
+    .description(
+      'the price table (dated and sourced per entry), or what a call to MODEL would cost',
+    )
+    .argument('[model]', 'a model id: its aliases and dated snapshots resolve to their entry')
+    .option('--db <path>', 'also the price overrides stored in this database (Settings)')
+    .option('--provider <id>', 'the provider of MODEL (default: the first family that prices it)')
+    .option('--input-tokens <n>', 'input tokens of the call, cached ones included', int(0))
+    .option('--cached-tokens <n>', 'of them, read from a prompt cache', int(0))
+    .option('--cache-write-tokens <n>', 'of them, written to a prompt cache', int(0))
+    .option('--output-tokens <n>', 'output tokens of the call', int(0))
+    .option('--json', 'print the table, or the price and cost, as JSON')
+    .action(async (model: string | undefined, opts) => {
+      done(await pricesCommand(model, opts))
     })
 
   program
