@@ -67,11 +67,12 @@ describe('console: prompt caching', () => {
     const toggle = page.getByTestId('prompt-caching-toggle')
     await toggle.waitFor()
     expect(await toggle.isChecked()).toBe(false)
-    await toggle.check()
+    // A controlled checkbox: it shows the engine's answer, not the click (check() would race it).
+    await toggle.click()
     await until(
       async () => (await served!.api<{ promptCaching: boolean }>('settings:get')).promptCaching,
     )
-    expect(await toggle.isChecked()).toBe(true)
+    await until(() => toggle.isChecked())
     expect(
       query<{ value: string }>(db, `SELECT value FROM settings WHERE key = 'promptCaching'`),
     ).toEqual([{ value: 'true' }])
