@@ -18,7 +18,7 @@ import { performance } from 'node:perf_hooks'
 import { createEngine } from '../src/main/engine/engine'
 import { openDatabase } from '../src/main/engine/db'
 import { Ledger } from '../src/main/engine/ledger'
-import { INSERT_SQL } from '../src/main/engine/ledger-record'
+import { prepareRowInsert } from '../src/main/engine/ledger-record'
 import { Prices } from '../src/main/engine/prices'
 import { TaskQueue } from '../src/main/engine/queue'
 import type { NewTask } from '../src/main/engine/queue-tasks'
@@ -85,7 +85,7 @@ export function buildDatabase(file: string, tasks: number): { ledgerRows: number
     )
     queue.setBatchState(id, 'done')
   }
-  const insert = db.prepare(INSERT_SQL)
+  const insert = prepareRowInsert(db)
   const start = Date.now() - 25 * 60_000
   let ledgerRows = 0
   db.transaction(() => {
@@ -112,7 +112,7 @@ export function buildDatabase(file: string, tasks: number): { ledgerRows: number
       if (i % 2 === 0) {
         for (let step = 1; step <= steps; step++) {
           const input = 1_000 * step
-          insert.run({
+          insert.row({
             ...base,
             ts: base.ts + step,
             step,
@@ -127,7 +127,7 @@ export function buildDatabase(file: string, tasks: number): { ledgerRows: number
         }
       } else {
         const saved = 3_000 * ((steps * (steps + 1)) / 2) + 1_500 * steps
-        insert.run({
+        insert.row({
           ...base,
           step: 0,
           inputTokens: 0,

@@ -12,7 +12,8 @@ import type { Contender, Run } from './scheduler/contenders'
 import { CONTENDERS } from './scheduler/contenders'
 import type { BenchTask, SimulatedProvider } from './scheduler/providers'
 import { budgetProvider, concurrencyProvider } from './scheduler/providers'
-import { T0, inVirtualTime, seededRandom } from './scheduler/virtual-time'
+import { seededRandom } from '../test/helpers/random'
+import { T0, inVirtualTime } from './scheduler/virtual-time'
 
 const TASKS = 2000
 const seedAt = process.argv.indexOf('--seed')

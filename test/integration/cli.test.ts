@@ -333,3 +333,60 @@ describe('pacer summary, export, forecast', () => {
     expect(bad.stderr).toMatch(/cannot write/)
   })
 })
+
+describe('pacer run: the simulated provider’s request budget', () => {
+  it('--sim-rpm is on run and serve, its default stated in --help', async () => {
+    for (const command of ['run', 'serve']) {
+      const help = await runPacer([command, '--help'])
+      expect(help.code).toBe(0)
+      // (Commander wraps the description to the terminal's width.)
+      expect(help.stdout).toMatch(
+        /--sim-rpm <n>\s+requests per minute[^]*?0\s+= no limit\s+\(default: 10000\)/,
+      )
+    }
+    const bad = await runPacer(['run', 'x.jsonl', '--sim-rpm', '-1'])
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toMatch(/--sim-rpm.*expected an integer ≥ 0/)
+  })
+
+  it('a budget of 30 a minute throttles a run of 40 tasks; 0 lets them all through at once', async () => {
+    const dir = tempDir()
+    const file = writeJsonl(
+      dir,
+      'b.jsonl',
+      Array.from({ length: 40 }, (_, i) => ({ type: 'a', payload: i })),
+    )
+    const wide = ['--sim-latency-scale', '0', '--sim-capacity', '1000', '--json']
+    const free = await runPacer([
+      'run',
+      file,
+      '--db',
+      join(dir, 'free.db'),
+      '--sim-rpm',
+      '0',
+      ...wide,
+    ])
+    expect(free.code, free.stderr).toBe(0)
+    expect(JSON.parse(free.stdout)).toMatchObject({ executed: 40, throttled: 0 })
+    // 30 a minute: the first 30 pass, the rest are refused until the window moves (a minute):
+    // stop the run once the refusals show, and the ledger has them.
+    const db = join(dir, 'budget.db')
+    const limited = startPacer(['run', file, '--db', db, '--sim-rpm', '30', ...wide])
+    await until(
+      () =>
+        existsSync(db) &&
+        query<{ n: number }>(db, `SELECT COUNT(*) AS n FROM ledger WHERE outcome = 'throttled'`)[0]!
+          .n > 0,
+    )
+    // Twice: the calls waiting out their retry-after are aborted, not waited for.
+    limited.child.kill('SIGINT')
+    // Twice: the calls waiting out their retry-after are aborted, not waited for.
+    limited.child.kill('SIGINT')
+    await until(() => limited.output().stderr.includes('stopping'))
+    limited.child.kill('SIGINT')
+    await limited.done
+    expect(
+      query<{ n: number }>(db, `SELECT COUNT(*) AS n FROM ledger WHERE outcome = 'executed'`)[0]!.n,
+    ).toBe(30)
+  })
+})

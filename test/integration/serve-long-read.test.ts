@@ -4,7 +4,7 @@
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { openDatabase } from '../../src/main/engine/db'
-import { INSERT_SQL } from '../../src/main/engine/ledger-record'
+import { prepareRowInsert } from '../../src/main/engine/ledger-record'
 import { startPacer, tempDir, until } from '../helpers/cli'
 
 const T0 = 1_700_000_000_000
@@ -15,7 +15,7 @@ const EXECUTIONS = 30_000
 /** A ledger of one batch written in one transaction: every task executed once, then reused once. */
 function bigLedger(file: string): void {
   const db = openDatabase(file)
-  const insert = db.prepare(INSERT_SQL)
+  const insert = prepareRowInsert(db)
   const row = {
     batchId: 'b1',
     worker: 'w1',
@@ -38,7 +38,7 @@ function bigLedger(file: string): void {
       const ts = T0 + i * 10
       const taskType = `type-${i % 4}`
       const task = { ...row, fp, taskType }
-      insert.run({
+      insert.row({
         ...task,
         ts,
         taskId: 2 * i + 1,
@@ -47,7 +47,7 @@ function bigLedger(file: string): void {
         savedMicros: null,
         outcome: 'executed',
       })
-      insert.run({
+      insert.row({
         ...task,
         ts: ts + 5,
         taskId: 2 * i + 2,

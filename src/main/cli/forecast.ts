@@ -1,19 +1,22 @@
 import { existsSync } from 'node:fs'
-import { readFile } from 'node:fs/promises'
+import { stat } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import type { ForecastView } from '../../shared/contract'
+import { formatFromName } from '../../shared/batch-format'
 import { formatUsd } from '../../shared/money'
 import { UsageError, dbPathFrom, openEngine, table, thousands } from './common'
 
-/** `pacer forecast FILE`: what a batch will cost before it runs (tokens grow with steps²). */
+/**
+ * `pacer forecast FILE`: what a batch will cost before it runs (tokens grow with steps²). The file
+ * is read line by line: a million lines take the memory of their distinct tasks, not of the lines.
+ */
 export async function forecastCommand(
   file: string,
   opts: { db?: string; audit?: boolean; json?: boolean },
 ): Promise<number> {
   const path = resolve(file)
-  let content: string
   try {
-    content = await readFile(path, 'utf8')
+    if (!(await stat(path)).isFile()) throw Object.assign(new Error(), { code: 'EISDIR' })
   } catch (err) {
     throw new UsageError(
       `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
@@ -23,23 +26,21 @@ export async function forecastCommand(
   const dbPath = dbPathFrom(opts.db)
   const engine = openEngine({ dbPath: existsSync(dbPath) ? dbPath : ':memory:' })
   try {
-    const preview = await engine.handlers['batches:preview']({
-      fileName: path,
-      content,
+    const { forecast, invalidLines } = await engine.batches.forecastFile({
+      path,
+      format: formatFromName(path),
       audit: opts.audit,
+      onError: (e) =>
+        process.stderr.write(`${file}:${e.line}: ${e.field ? `${e.field}: ` : ''}${e.message}\n`),
     })
-    for (const e of preview.errors) {
-      process.stderr.write(`${file}:${e.line}: ${e.field ? `${e.field}: ` : ''}${e.message}\n`)
-    }
-    if (!preview.forecast) throw new UsageError(`${file}: no valid tasks to forecast`)
+    if (!forecast) throw new UsageError(`${file}: no valid tasks to forecast`)
     if (opts.json) {
-      process.stdout.write(
-        `${JSON.stringify({ ...preview.forecast, invalidLines: preview.errors.length })}\n`,
-      )
+      const { byType, total, unpricedTasks } = forecast
+      process.stdout.write(`${JSON.stringify({ byType, total, unpricedTasks, invalidLines })}\n`)
     } else {
-      printForecast(preview.forecast)
+      printForecast(forecast)
     }
-    return preview.errors.length > 0 ? 2 : 0
+    return invalidLines > 0 ? 2 : 0
   } finally {
     await engine.shutdown({ graceMs: 0 })
   }

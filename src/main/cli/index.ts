@@ -6,6 +6,7 @@ import { pricesCommand } from './prices'
 import { serveCommand } from './serve'
 import { demoCommand } from './demo'
 import { UsageError } from './common'
+import { SIM_REQUESTS_PER_MINUTE } from '../engine/providers/sim'
 import { CONTROLLER_KINDS } from '../engine/pacing/controllers'
 
 /** What a command's action reports: the process's exit code. */
@@ -64,6 +65,12 @@ function withSimOptions(command: Command): Command {
       6,
     )
     .option('--sim-latency-scale <x>', 'multiply the simulated latencies', num(0), 1)
+    .option(
+      '--sim-rpm <n>',
+      'requests per minute the simulated provider allows, 0 = no limit',
+      int(0),
+      SIM_REQUESTS_PER_MINUTE,
+    )
 }
 
 function buildProgram(done: Done): Command {

@@ -1,11 +1,10 @@
-import { readFile } from 'node:fs/promises'
+import { createReadStream } from 'node:fs'
 import { basename, resolve } from 'node:path'
 import cliProgress from 'cli-progress'
 import type { BatchSummary, LineError } from '../../shared/contract'
 import { formatUsd, microsToUsd, usdToMicros } from '../../shared/money'
 import { formatFromName } from '../../shared/batch-format'
-import { parseBatchFile } from '../engine/batch-file'
-import type { Engine, StartedFile } from '../engine/engine'
+import type { Engine, StreamedStart } from '../engine/engine'
 import { SIM_DEFAULT_MODEL } from '../engine/providers/sim'
 import type { ControllerKind } from '../engine/pacing/controllers'
 import type { AimdParams } from '../engine/types'
@@ -17,6 +16,8 @@ export interface RunOptions {
   model?: string
   simCapacity: number
   simLatencyScale: number
+  /** The simulated provider's requests per minute; 0 = no limit. */
+  simRpm?: number
   controller?: ControllerKind
   /** false with --no-prompt-cache; true (the stored setting applies) without it. */
   promptCache?: boolean
@@ -51,6 +52,10 @@ export interface RunSummary {
   throttled: number
   abandoned: number
   elapsedMs: number
+  /** From the start to the batch queued (read, validated, fingerprinted, inserted). */
+  enqueueMs: number
+  /** Driving the batch to its end. */
+  runMs: number
   interrupted: boolean
   resumed: boolean
   skippedLines: number
@@ -60,10 +65,8 @@ export interface RunSummary {
 export async function runCommand(file: string, opts: RunOptions): Promise<number> {
   const started = Date.now()
   const path = resolve(file)
-  const content = await readBatch(path)
-  const parsed = parseBatchFile(content, formatFromName(path))
   // Fail fast on a file that is wrong as a whole, before touching the database.
-  if (parsed.tasks.length === 0) rejectLines(file, parsed.errors, 0)
+  await checkReadable(path)
 
   const scheduler: Partial<AimdParams> = {}
   if (opts.minConcurrency !== undefined) scheduler.min = opts.minConcurrency
@@ -76,59 +79,63 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
     scheduler,
     controller: opts.controller,
     promptCaching: opts.promptCache === false ? false : undefined,
-    sim: { capacity: opts.simCapacity, latencyScale: opts.simLatencyScale },
+    sim: {
+      capacity: opts.simCapacity,
+      latencyScale: opts.simLatencyScale,
+      requestsPerMinute: opts.simRpm,
+    },
     resultTtlMs: opts.resultTtl === undefined ? undefined : opts.resultTtl * 1000,
     leaseMs: Math.round(opts.lease * 1000),
   })
 
   const audit = opts.audit ?? engine.settings.get().audit
-  const model = opts.model ?? (opts.provider === 'sim' ? SIM_DEFAULT_MODEL : undefined)
-  const unnamed = parsed.tasks.filter(
-    (t) => !t.model && (t.provider ?? opts.provider) === opts.provider,
-  )
-  if (!model && unnamed.length > 0) {
-    await engine.shutdown()
-    throw new UsageError(
-      `--model is required with --provider ${opts.provider}: ${unnamed.length} task(s) name no model`,
-    )
-  }
+  // No --model on a real provider: a task naming none is refused (one usage line for all of them).
+  const model = opts.model ?? (opts.provider === 'sim' ? SIM_DEFAULT_MODEL : null)
   const defaults = { provider: opts.provider, model }
-  const resolved = engine.resolve(parsed.tasks, defaults)
-  const errors = [...parsed.errors, ...resolved.errors].sort((a, b) => a.line - b.line)
-  const tasks = resolved.tasks
-  if (errors.length > 0) {
-    if (!opts.skipInvalid || tasks.length === 0) {
-      await engine.shutdown()
-      rejectLines(file, errors, tasks.length)
-    }
-    reportLineErrors(file, errors)
-  }
-
-  const skippedLines = new Set(errors.map((e) => e.line)).size
-  if (skippedLines > 0) {
-    process.stderr.write(
-      `pacer: skipped ${skippedLines} invalid line(s); queuing ${tasks.length}\n`,
-    )
-  }
-
-  let start: StartedFile
+  const errors = new LineErrorLog()
+  const reading = readingBar(opts)
+  let out: StreamedStart
   try {
-    start = engine.batches.startFile({
-      content,
+    out = await engine.batches.startStreamedFile({
+      path,
+      format: formatFromName(path),
       source: path,
       name: basename(path),
-      tasks,
       defaults,
       audit,
       fresh: opts.new,
       retryFailed: opts.retryFailed,
+      skipInvalid: opts.skipInvalid,
+      onError: (e) => errors.add(e),
+      onProgress: reading.update,
     })
   } catch (err) {
+    reading.stop()
     await engine.shutdown()
     // A reused idempotency key is bad input; anything else (SQLite trouble) is not.
     const e = err as { code?: string; message: string }
-    if (e.code === 'key_reused_with_different_payload') throw new UsageError(e.message)
+    if (e.code === 'key_reused_with_different_payload' || e.code === 'file_changed') {
+      throw new UsageError(e.message)
+    }
     throw err
+  }
+  reading.stop()
+  if (model === null && errors.unnamedModel > 0) {
+    await engine.shutdown()
+    throw new UsageError(
+      `--model is required with --provider ${opts.provider}: ${errors.unnamedModel} task(s) name no model`,
+    )
+  }
+  const start = out.started
+  if (!start) {
+    await engine.shutdown()
+    rejectLines(file, errors, out.valid, out.invalidLines)
+  }
+  const enqueueMs = Date.now() - started
+  const skippedLines = out.invalidLines
+  if (skippedLines > 0) {
+    reportLineErrors(file, errors)
+    process.stderr.write(`pacer: skipped ${skippedLines} invalid line(s); queuing ${out.valid}\n`)
   }
   if (start.retried > 0) {
     process.stderr.write(`pacer: retrying ${start.retried} task(s) that failed before\n`)
@@ -140,13 +147,17 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
   }
 
   engine.onWarning((message) => process.stderr.write(`pacer: warning: ${message}\n`))
+  const driving = Date.now()
   const { interrupted, batch } = await drive(engine, start.batch, opts)
+  const runMs = Date.now() - driving
   const summary = summarize(engine, start.batchId, batch, {
     started,
+    enqueueMs,
+    runMs,
     interrupted,
     resumed: start.resumed,
     skippedLines,
-    distinct: new Set(tasks.map((t) => t.fp)).size,
+    distinct: engine.queue.distinctTasks(start.batchId),
   })
   await engine.shutdown({ graceMs: 0 })
 
@@ -159,11 +170,10 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
   return summary.failed > 0 || summary.cancelled > 0 ? 1 : 0
 }
 
-async function readBatch(path: string): Promise<string> {
+/** A file that cannot be read, or has nothing but blanks, is one usage line. */
+async function checkReadable(path: string): Promise<void> {
   try {
-    const content = await readFile(path, 'utf8')
-    if (content.trim() === '') throw new UsageError(`${path}: the file is empty: no tasks`)
-    return content
+    if (await isBlank(path)) throw new UsageError(`${path}: the file is empty: no tasks`)
   } catch (err) {
     if (err instanceof UsageError) throw err
     const e = err as NodeJS.ErrnoException
@@ -173,22 +183,77 @@ async function readBatch(path: string): Promise<string> {
   }
 }
 
+/** Reads only as far as the first character that is not blank (or a byte order mark). */
+async function isBlank(path: string): Promise<boolean> {
+  for await (const chunk of createReadStream(path, { highWaterMark: 64 * 1024 })) {
+    if (!/^[\s\uFEFF]*$/.test((chunk as Buffer).toString('utf8'))) return false
+  }
+  return true
+}
+
+/** The first problems of a file to show, and how many there were (a file may have millions). */
+class LineErrorLog {
+  readonly shown: LineError[] = []
+  count = 0
+  /** Tasks refused only because no model was given for the default provider. */
+  unnamedModel = 0
+
+  add(e: LineError): void {
+    this.count++
+    if (e.field === 'model' && e.message.startsWith('required: no default model')) {
+      this.unnamedModel++
+    }
+    if (this.shown.length < SHOWN_ERRORS) this.shown.push(e)
+  }
+}
+
+const SHOWN_ERRORS = 50
+
+/** A progress bar for reading a big file on a terminal (a million lines take seconds). */
+function readingBar(opts: RunOptions): {
+  update: (read: number, total: number) => void
+  stop: () => void
+} {
+  let bar: cliProgress.SingleBar | null = null
+  const mb = (n: number) => (n / 1e6).toFixed(1)
+  return {
+    update: (read, total) => {
+      if (!process.stderr.isTTY || opts.json || total < READ_BAR_BYTES) return
+      if (!bar) {
+        bar = new cliProgress.SingleBar(
+          {
+            format: 'reading {bar} {percentage}% | {read} of {size} MB',
+            hideCursor: true,
+            clearOnComplete: true,
+            stream: process.stderr,
+          },
+          cliProgress.Presets.shades_classic,
+        )
+        bar.start(total, 0, { read: mb(0), size: mb(total) })
+      }
+      bar.update(read, { read: mb(read), size: mb(total) })
+    },
+    stop: () => bar?.stop(),
+  }
+}
+
+const READ_BAR_BYTES = 4_000_000
+
 /** Reports every bad line and stops with exit code 2: nothing is queued. */
-function rejectLines(file: string, errors: readonly LineError[], valid: number): never {
+function rejectLines(file: string, errors: LineErrorLog, valid: number, lines: number): never {
   reportLineErrors(file, errors)
   throw new UsageError(
-    `${file}: ${new Set(errors.map((e) => e.line)).size} invalid line(s); nothing was queued` +
+    `${file}: ${lines} invalid line(s); nothing was queued` +
       (valid > 0 ? ' (use --skip-invalid to queue the valid ones)' : ''),
   )
 }
 
-function reportLineErrors(file: string, errors: readonly LineError[]): void {
-  const shown = errors.slice(0, 50)
-  for (const e of shown) {
+function reportLineErrors(file: string, errors: LineErrorLog): void {
+  for (const e of errors.shown) {
     process.stderr.write(`${file}:${e.line}: ${e.field ? `${e.field}: ` : ''}${e.message}\n`)
   }
-  if (errors.length > shown.length) {
-    process.stderr.write(`... and ${errors.length - shown.length} more\n`)
+  if (errors.count > errors.shown.length) {
+    process.stderr.write(`... and ${errors.count - errors.shown.length} more\n`)
   }
 }
 
@@ -252,15 +317,10 @@ async function drive(
   return end
 }
 
-// The batch's cost is a ledger rollup: refreshed once a second, not on every progress tick.
-let costCache = { at: 0, micros: null as number | null }
-
 function progressPayload(engine: Engine, batchId: string, b: BatchSummary | null) {
   const partitions = engine.scheduler.snapshot()
-  if (Date.now() - costCache.at >= 1000) {
-    costCache = { at: Date.now(), micros: engine.ledger.totals({ batchId }).costMicros }
-  }
-  const cost = costCache.micros
+  // What this process spent on the batch, counted as its calls were recorded.
+  const cost = engine.ledger.recordedCost(batchId)
   return {
     done: (b?.counts.succeeded ?? 0) + (b?.counts.reused ?? 0),
     reused: b?.counts.reused ?? 0,
@@ -277,6 +337,8 @@ function summarize(
   b: BatchSummary | null,
   extra: {
     started: number
+    enqueueMs: number
+    runMs: number
     interrupted: boolean
     resumed: boolean
     skippedLines: number
@@ -302,6 +364,8 @@ function summarize(
     throttled: t.throttled,
     abandoned: t.abandoned,
     elapsedMs: Date.now() - extra.started,
+    enqueueMs: extra.enqueueMs,
+    runMs: extra.runMs,
     interrupted: extra.interrupted,
     resumed: extra.resumed,
     skippedLines: extra.skippedLines,

@@ -15,6 +15,7 @@ export async function serveCommand(opts: {
   open?: boolean
   simCapacity: number
   simLatencyScale: number
+  simRpm?: number
   controller?: ControllerKind
   /** false with --no-prompt-cache; true (the stored setting applies) without it. */
   promptCache?: boolean
@@ -39,7 +40,11 @@ export async function serveCommand(opts: {
     dbPath: dbPathFrom(opts.db),
     controller: opts.controller,
     promptCaching: opts.promptCache === false ? false : undefined,
-    sim: { capacity: opts.simCapacity, latencyScale: opts.simLatencyScale },
+    sim: {
+      capacity: opts.simCapacity,
+      latencyScale: opts.simLatencyScale,
+      requestsPerMinute: opts.simRpm,
+    },
   })
   let server: Awaited<ReturnType<typeof startHttpServer>>
   try {

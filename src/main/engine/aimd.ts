@@ -59,6 +59,21 @@ const PARAM_KEYS: readonly (keyof AimdParams)[] = [
 ]
 
 /**
+ * What an operator's patch makes of a controller's params and limit: the merged params, whether
+ * `initial` moved (a controller restarts from it then), and the limit to set, within [min, max].
+ */
+export function operatorPatch(
+  params: Readonly<AimdParams>,
+  patch: Partial<AimdParams>,
+  limit: number,
+): { params: AimdParams; initialChanged: boolean; limit: number } {
+  const next = mergeAimdParams(params, patch)
+  const initialChanged = patch.initial !== undefined && patch.initial !== params.initial
+  const target = initialChanged ? next.initial : limit
+  return { params: next, initialChanged, limit: Math.min(next.max, Math.max(next.min, target)) }
+}
+
+/**
  * Merges a patch over complete params and validates the result; throws a TypeError naming the field.
  * An `initial` that the patch does not set is clamped into the new [min, max], so an operator can
  * move `min`/`max` sliders without also having to move `initial`.
@@ -194,11 +209,9 @@ export class SeedAimd implements ConcurrencyController {
    * console that resends every field does not reset the limit on each slider move.
    */
   setParams(patch: Partial<AimdParams>, now: number): LimitChange | null {
-    const next = mergeAimdParams(this.#params, patch)
-    const initialChanged = patch.initial !== undefined && patch.initial !== this.#params.initial
-    this.#params = next
-    const target = initialChanged ? next.initial : this.#limit
-    return this.#set(Math.min(next.max, Math.max(next.min, target)), now, 'operator', 'operator')
+    const next = operatorPatch(this.#params, patch, this.#limit)
+    this.#params = next.params
+    return this.#set(next.limit, now, 'operator', 'operator')
   }
 
   /** The seed remembers only its limit and its last decrease (the cooldown). */

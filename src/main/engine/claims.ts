@@ -1,5 +1,8 @@
 import { EventEmitter } from 'node:events'
 import type Database from 'better-sqlite3'
+import { CLAIM_SQL } from './claims-sql'
+import { fpKey } from './db/codes'
+import { directWrites, type WriteScope } from './db/step-writes'
 import {
   systemClock,
   type ClaimAttempt,
@@ -20,19 +23,27 @@ export interface SqliteClaimStoreOptions {
   pollMinMs?: number
   /** @default 1000 */
   pollMaxMs?: number
+  /** Groups the writes of a task step into one transaction (the engine's). @default one per statement */
+  writes?: WriteScope
 }
 
 type ClaimState = 'running' | 'completed' | 'released'
 
 interface ClaimRow {
-  state: ClaimState
+  /** NULL: a fingerprint queued but never claimed. */
+  state: ClaimState | null
   status: StoredResult['status'] | null
   owner: string
   epoch: number
   lease_until: number
   result: string | null
+  result_id: number | null
+  cost_micros: number | null
   completed_at: number | null
 }
+
+/** A fingerprint as stored (db/codes.ts fpKey). */
+type Key = Buffer | string
 
 type WaitStep = WaitOutcome | { kind: 'pending'; leaseUntil: number }
 
@@ -67,16 +78,28 @@ export class SqliteClaimStore implements ClaimStore {
   readonly #pollMinMs: number
   readonly #pollMaxMs: number
   readonly #doorbell: EventEmitter
+  readonly #writes: WriteScope
+  /** Results just stored by complete(), by fingerprint, until resultRef() takes them. */
+  readonly #stored = new Map<string, number>()
+  readonly #resultRef: Database.Statement<[Key], { result_id: number | null }>
   #resultTtlMs: number
 
-  readonly #insert: Database.Statement<[string, string, number, number]>
-  readonly #select: Database.Statement<[string], ClaimRow>
-  readonly #reclaim: Database.Statement<[string, number, number, string, number, ClaimState]>
-  readonly #takeOver: Database.Statement<[string, number, number, string, number, number]>
-  readonly #renew: Database.Statement<[number, string, number]>
-  readonly #complete: Database.Statement<[string, string, number, string, number]>
-  readonly #release: Database.Statement<[number, string, number]>
-  readonly #forgetFailure: Database.Statement<[string]>
+  readonly #claimQueued: Database.Statement<[string, number, number, Key], { epoch: number }>
+  readonly #insert: Database.Statement<[Key, string, number, number]>
+  readonly #select: Database.Statement<[Key], ClaimRow>
+  readonly #reclaim: Database.Statement<[string, number, number, Key, number, ClaimState]>
+  readonly #takeOver: Database.Statement<[string, number, number, Key, number, number]>
+  readonly #renew: Database.Statement<[number, Key, number]>
+  readonly #complete: (
+    key: Key,
+    epoch: number,
+    result: string,
+    status: string,
+    costMicros: number | null,
+    now: number,
+  ) => boolean
+  readonly #release: Database.Statement<[number, Key, number]>
+  readonly #forgetFailure: Database.Statement<[Key]>
 
   constructor({
     db,
@@ -84,6 +107,7 @@ export class SqliteClaimStore implements ClaimStore {
     resultTtlMs = 86_400_000,
     pollMinMs = 25,
     pollMaxMs = 1000,
+    writes = directWrites,
   }: SqliteClaimStoreOptions) {
     checkMs('resultTtlMs', resultTtlMs, 0)
     checkMs('pollMinMs', pollMinMs, 1)
@@ -94,42 +118,35 @@ export class SqliteClaimStore implements ClaimStore {
     this.#pollMaxMs = pollMaxMs
     this.#doorbell = doorbellFor(db)
 
-    this.#insert = db.prepare(
-      `INSERT INTO claims(fp, state, owner, epoch, lease_until, claimed_at)
-       VALUES (?, 'running', ?, 1, ?, ?)
-       ON CONFLICT(fp) DO NOTHING`,
+    this.#writes = writes
+    this.#claimQueued = db.prepare(CLAIM_SQL.claimQueued)
+    this.#insert = db.prepare(CLAIM_SQL.claim)
+    this.#select = db.prepare(CLAIM_SQL.select)
+    this.#reclaim = db.prepare(CLAIM_SQL.reclaim)
+    this.#takeOver = db.prepare(CLAIM_SQL.takeOver)
+    this.#renew = db.prepare(CLAIM_SQL.renew)
+    const insertResult = db.prepare<[string]>(CLAIM_SQL.insertResult)
+    const complete = db.prepare(CLAIM_SQL.complete)
+    // The result row and the claim's pointer at it, together or not at all.
+    this.#complete = db.transaction(
+      (
+        key: Key,
+        epoch: number,
+        result: string,
+        status: string,
+        cost: number | null,
+        now: number,
+      ) => {
+        const ref = Number(insertResult.run(result).lastInsertRowid)
+        if (complete.run(status, ref, cost, now, key, epoch).changes !== 1) throw new Fenced()
+        if (this.#stored.size >= 10_000) this.#stored.clear()
+        this.#stored.set(typeof key === 'string' ? key : key.toString('hex'), ref)
+        return true
+      },
     )
-    this.#select = db.prepare(
-      `SELECT state, status, owner, epoch, lease_until, result, completed_at
-       FROM claims WHERE fp = ?`,
-    )
-    // Re-claiming reuses the row, never deletes it: the epoch keeps growing, so an owner from any
-    // earlier round is fenced out for good.
-    this.#reclaim = db.prepare(
-      `UPDATE claims
-       SET state = 'running', status = NULL, owner = ?, epoch = epoch + 1, lease_until = ?,
-           result = NULL, claimed_at = ?, completed_at = NULL
-       WHERE fp = ? AND epoch = ? AND state = ?`,
-    )
-    this.#takeOver = db.prepare(
-      `UPDATE claims SET owner = ?, epoch = epoch + 1, lease_until = ?, claimed_at = ?
-       WHERE fp = ? AND state = 'running' AND epoch = ? AND lease_until < ?`,
-    )
-    this.#renew = db.prepare(
-      `UPDATE claims SET lease_until = ? WHERE fp = ? AND epoch = ? AND state = 'running'`,
-    )
-    this.#complete = db.prepare(
-      `UPDATE claims SET state = 'completed', status = ?, result = ?, completed_at = ?
-       WHERE fp = ? AND epoch = ? AND state = 'running'`,
-    )
-    this.#forgetFailure = db.prepare(
-      `UPDATE claims SET state = 'released', result = NULL
-       WHERE fp = ? AND state = 'completed' AND status = 'failed'`,
-    )
-    this.#release = db.prepare(
-      `UPDATE claims SET state = 'released', lease_until = ?
-       WHERE fp = ? AND epoch = ? AND state = 'running'`,
-    )
+    this.#resultRef = db.prepare(CLAIM_SQL.resultRef)
+    this.#forgetFailure = db.prepare(CLAIM_SQL.forgetFailure)
+    this.#release = db.prepare(CLAIM_SQL.release)
   }
 
   /** How long a completed result is reused (0 = forever); changeable while running. */
@@ -145,18 +162,29 @@ export class SqliteClaimStore implements ClaimStore {
   /** Atomic insert-or-ignore claim; on conflict reports the completed result or the busy owner. */
   claim(fp: string, owner: string, leaseMs: number): ClaimAttempt {
     checkMs('leaseMs', leaseMs, 1)
+    return this.#writes.run(() => this.#claim(fpKey(fp), fp, owner, leaseMs))
+  }
+
+  #claim(key: Key, fp: string, owner: string, leaseMs: number): ClaimAttempt {
     for (let round = 0; round < MAX_CAS_ROUNDS; round++) {
       const now = this.#clock.now()
-      if (this.#insert.run(fp, owner, now + leaseMs, now).changes === 1) {
+      if (this.#claimQueued.get(owner, now + leaseMs, now, key) !== undefined) {
         return { kind: 'owned', epoch: 1, tookOver: false }
       }
-      const row = this.#select.get(fp)
-      if (row === undefined) continue
+      const row = this.#select.get(key)
+      if (row === undefined) {
+        if (this.#insert.run(key, owner, now + leaseMs, now).changes === 1) {
+          return { kind: 'owned', epoch: 1, tookOver: false }
+        }
+        continue
+      }
+      // Queued meanwhile by another process, never claimed: the update above takes it next round.
+      if (row.state === null) continue
       if (row.state === 'completed' && this.#retained(row, now)) {
         return { kind: 'completed', result: toStoredResult(row) }
       }
       if (row.state === 'completed' || row.state === 'released') {
-        const won = this.#reclaim.run(owner, now + leaseMs, now, fp, row.epoch, row.state)
+        const won = this.#reclaim.run(owner, now + leaseMs, now, key, row.epoch, row.state)
         if (won.changes === 1) return { kind: 'owned', epoch: row.epoch + 1, tookOver: false }
         continue
       }
@@ -164,7 +192,7 @@ export class SqliteClaimStore implements ClaimStore {
       if (row.lease_until >= now) {
         return { kind: 'busy', owner: row.owner, epoch: row.epoch, leaseUntil: row.lease_until }
       }
-      const taken = this.#tryTakeOver(fp, owner, leaseMs, row, now)
+      const taken = this.#tryTakeOver(key, owner, leaseMs, row, now)
       if (taken) return taken
     }
     throw new Error(`claim of ${fp} lost ${MAX_CAS_ROUNDS} compare-and-set rounds in a row`)
@@ -173,36 +201,57 @@ export class SqliteClaimStore implements ClaimStore {
   /** Extends the lease while this epoch still owns the claim. False = lost it (fenced out). */
   renew(fp: string, epoch: number, leaseMs: number): boolean {
     checkMs('leaseMs', leaseMs, 1)
-    return this.#renew.run(this.#clock.now() + leaseMs, fp, epoch).changes === 1
+    const until = this.#clock.now() + leaseMs
+    return this.#writes.run(() => this.#renew.run(until, fpKey(fp), epoch).changes === 1)
   }
 
   /** Compare-and-set takeover, only after the lease expired. */
   takeOver(fp: string, owner: string, expectedEpoch: number, leaseMs: number): boolean {
     checkMs('leaseMs', leaseMs, 1)
     const now = this.#clock.now()
-    return this.#takeOver.run(owner, now + leaseMs, now, fp, expectedEpoch, now).changes === 1
+    const key = fpKey(fp)
+    return this.#writes.run(
+      () => this.#takeOver.run(owner, now + leaseMs, now, key, expectedEpoch, now).changes === 1,
+    )
   }
 
   /**
    * Fenced completion. It succeeds even after the lease ran out if nobody took over: the epoch, not
-   * the clock, decides who may write.
+   * the clock, decides who may write. `costMicros` is what this execution cost (null: unknown or
+   * unpriced): what a reuse of the result saves.
    */
-  complete(fp: string, epoch: number, result: string, status: 'succeeded' | 'failed'): boolean {
-    const done = this.#complete.run(status, result, this.#clock.now(), fp, epoch).changes === 1
+  complete(
+    fp: string,
+    epoch: number,
+    result: string,
+    status: 'succeeded' | 'failed',
+    costMicros: number | null = null,
+  ): boolean {
+    const now = this.#clock.now()
+    const key = fpKey(fp)
+    const done = this.#writes.run(() => {
+      try {
+        return this.#complete(key, epoch, result, status, costMicros, now)
+      } catch (err) {
+        if (err instanceof Fenced) return false
+        throw err
+      }
+    })
     if (done) this.#doorbell.emit(fp)
     return done
   }
 
   /** Gives up a running claim (transient failure, shutdown) so another worker may claim it. */
   release(fp: string, epoch: number): boolean {
-    const done = this.#release.run(this.#clock.now(), fp, epoch).changes === 1
+    const now = this.#clock.now()
+    const done = this.#writes.run(() => this.#release.run(now, fpKey(fp), epoch).changes === 1)
     if (done) this.#doorbell.emit(fp)
     return done
   }
 
   /** Forgets a cached failure so the next claim executes again (its epoch keeps counting up). */
   forgetFailure(fp: string): boolean {
-    const done = this.#forgetFailure.run(fp).changes === 1
+    const done = this.#writes.run(() => this.#forgetFailure.run(fpKey(fp)).changes === 1)
     if (done) this.#doorbell.emit(fp)
     return done
   }
@@ -277,18 +326,32 @@ export class SqliteClaimStore implements ClaimStore {
     })
   }
 
+  /** The id of the result a completed claim stored, for the tasks that share it. */
+  resultRef(fp: string): number | undefined {
+    const ref = this.#stored.get(fp)
+    if (ref !== undefined) {
+      this.#stored.delete(fp)
+      return ref
+    }
+    return this.#resultRef.get(fpKey(fp))?.result_id ?? undefined
+  }
+
   /** The stored result if completed and not past retention. */
   getResult(fp: string): StoredResult | undefined {
-    const row = this.#select.get(fp)
+    const row = this.#select.get(fpKey(fp))
     if (row === undefined || row.state !== 'completed') return undefined
     return this.#retained(row, this.#clock.now()) ? toStoredResult(row) : undefined
   }
 
   #waitStep(fp: string, owner: string, leaseMs: number): WaitStep {
+    const key = fpKey(fp)
     for (let round = 0; round < MAX_CAS_ROUNDS; round++) {
       const now = this.#clock.now()
-      const row = this.#select.get(fp)
-      if (row === undefined || row.state === 'released') return { kind: 'released' }
+      const row = this.#select.get(key)
+      // Never claimed (NULL) counts as released too: nothing holds the fingerprint.
+      if (row === undefined || row.state === 'released' || row.state === null) {
+        return { kind: 'released' }
+      }
       if (row.state === 'completed') {
         // An expired result is no longer reusable: the caller must claim (and run) again.
         return this.#retained(row, now)
@@ -297,15 +360,16 @@ export class SqliteClaimStore implements ClaimStore {
       }
       assertRunning(fp, row)
       if (row.lease_until >= now) return { kind: 'pending', leaseUntil: row.lease_until }
-      const taken = this.#tryTakeOver(fp, owner, leaseMs, row, now)
+      const taken = this.#writes.run(() => this.#tryTakeOver(key, owner, leaseMs, row, now))
       if (taken) return taken
     }
     throw new Error(`wait on ${fp} lost ${MAX_CAS_ROUNDS} compare-and-set rounds in a row`)
   }
 
   /** The compare-and-set takeover of an expired lease; null when another worker moved first. */
-  #tryTakeOver(fp: string, owner: string, leaseMs: number, row: ClaimRow, now: number) {
-    if (this.#takeOver.run(owner, now + leaseMs, now, fp, row.epoch, now).changes !== 1) return null
+  #tryTakeOver(key: Key, owner: string, leaseMs: number, row: ClaimRow, now: number) {
+    if (this.#takeOver.run(owner, now + leaseMs, now, key, row.epoch, now).changes !== 1)
+      return null
     return {
       kind: 'owned' as const,
       epoch: row.epoch + 1,
@@ -320,6 +384,9 @@ export class SqliteClaimStore implements ClaimStore {
   }
 }
 
+/** A completion whose epoch no longer owns the claim: rolls its result row back. */
+class Fenced extends Error {}
+
 function toStoredResult(row: ClaimRow): StoredResult {
   return {
     result: row.result ?? '',
@@ -327,6 +394,8 @@ function toStoredResult(row: ClaimRow): StoredResult {
     owner: row.owner,
     epoch: row.epoch,
     completedAt: row.completed_at ?? 0,
+    costMicros: row.cost_micros,
+    ...(row.result_id === null ? {} : { ref: row.result_id }),
   }
 }
 

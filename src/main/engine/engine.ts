@@ -28,10 +28,12 @@ import { schedulerHandlers } from './engine/handlers/scheduler'
 import { settingsHandlers } from './engine/handlers/settings'
 import { taskHandlers } from './engine/handlers/tasks'
 import { createParts } from './engine/parts'
+import { commitOpenScopes } from './db/step-writes'
 import type { SecretsAccess } from './engine/secrets'
 
 export type { BatchRun, DriveOptions } from './engine/batch-run'
 export type { FileBatch, ResolvedTask, StartedFile, TaskDefaults } from './engine/batch-lifecycle'
+export type { StreamedFile, StreamedForecast, StreamedStart } from './engine/batch-stream'
 export type { BatchLifecycle }
 export type { SecretsAccess }
 export { envSecrets } from './engine/secrets'
@@ -128,6 +130,25 @@ export interface Engine {
   shutdown(opts?: { graceMs?: number }): Promise<void>
 }
 
+/**
+ * Every command commits the runner's open step before it answers: what a caller is told has
+ * happened is on disk (and visible to other processes) by then.
+ */
+function committing(writes: { commit(): void }, handlers: CommandHandlers): CommandHandlers {
+  const wrapped: Record<string, (input: never) => unknown> = {}
+  for (const [name, handler] of Object.entries(handlers)) {
+    wrapped[name] = (input: never) => {
+      // Another engine of this process may hold the write lock in an open step: commit it first.
+      commitOpenScopes()
+      const out = (handler as (i: never) => unknown)(input)
+      if (out instanceof Promise) return out.finally(() => writes.commit())
+      writes.commit()
+      return out
+    }
+  }
+  return wrapped as unknown as CommandHandlers
+}
+
 /** The composition root: one database, one scheduler, one runner, and the contract's handlers. */
 export function createEngine(options: EngineOptions): Engine {
   const parts = createParts(options)
@@ -141,13 +162,13 @@ export function createEngine(options: EngineOptions): Engine {
     runner.start()
   }
   const batches = new BatchLifecycle(parts, events, start)
-  const handlers: CommandHandlers = {
+  const handlers = committing(parts.writes, {
     ...taskHandlers(parts, batches),
     ...batchHandlers(parts, batches),
     ...schedulerHandlers(parts),
     ...ledgerHandlers(parts),
     ...settingsHandlers(parts),
-  }
+  })
   return {
     db,
     dbPath: options.dbPath,
@@ -176,6 +197,7 @@ export function createEngine(options: EngineOptions): Engine {
       await runner.stop(opts)
       events.close()
       scheduler.close()
+      parts.writes.commit()
       await ledger.close()
       if (!options.db) db.close()
     },

@@ -166,53 +166,74 @@ export function forecastBatch(
   prices: Prices,
   opts: ForecastOptions = {},
 ): Forecast {
-  const dedup = opts.dedup ?? true
-  const fixedOutput = opts.outputTokensPerStep
-  if (fixedOutput !== undefined && (!Number.isSafeInteger(fixedOutput) || fixedOutput < 0)) {
-    throw new TypeError(
-      `outputTokensPerStep must be a non-negative integer, got ${String(fixedOutput)}`,
-    )
-  }
-  const total = emptyAcc()
-  const byType = new Map<string, Acc>()
-  const seen = new Set<string>()
-  // Duplicates share the payload (and, for one fingerprint, the steps and provider), so a task's
-  // tokens are computed once per fingerprint.
-  const perTask = new Map<string, TaskTokens>()
+  const acc = new ForecastAccumulator(prices, opts)
+  tasks.forEach((t, i) => acc.add(t, `tasks[${i}]`))
+  return acc.result()
+}
 
-  tasks.forEach((t, i) => {
-    if (!Number.isSafeInteger(t.steps) || t.steps < 0) {
+/**
+ * forecastBatch one task at a time, for a file streamed line by line: what it keeps is one entry
+ * per distinct task, never the tasks themselves.
+ */
+export class ForecastAccumulator {
+  readonly #prices: Prices
+  readonly #dedup: boolean
+  readonly #fixedOutput: number | undefined
+  readonly #total = emptyAcc()
+  readonly #byType = new Map<string, Acc>()
+  // Duplicates share the payload (and, for one fingerprint, the steps and provider), so a task's
+  // tokens are computed once per fingerprint. Keyed by 64 bits of it: a collision is ~2^-40 even
+  // for millions of distinct tasks, and would only misplace one task in an estimate.
+  readonly #seen = new Set<string>()
+  readonly #perTask = new Map<string, { tokens: TaskTokens; cost: number | null }>()
+
+  constructor(prices: Prices, opts: ForecastOptions = {}) {
+    const fixedOutput = opts.outputTokensPerStep
+    if (fixedOutput !== undefined && (!Number.isSafeInteger(fixedOutput) || fixedOutput < 0)) {
       throw new TypeError(
-        `tasks[${i}].steps must be a non-negative integer, got ${String(t.steps)}`,
+        `outputTokensPerStep must be a non-negative integer, got ${String(fixedOutput)}`,
       )
     }
-    const memoKey = `${t.fp}\u0000${t.steps}\u0000${t.provider}`
-    let tokens = perTask.get(memoKey)
-    if (tokens === undefined) {
-      tokens = forecastTask(t, { outputTokensPerStep: fixedOutput })
-      perTask.set(memoKey, tokens)
+    this.#prices = prices
+    this.#dedup = opts.dedup ?? true
+    this.#fixedOutput = fixedOutput
+  }
+
+  /** Adds one task, in batch order; `name` names it in a TypeError. */
+  add(t: ForecastTask, name = 'task'): void {
+    if (!Number.isSafeInteger(t.steps) || t.steps < 0) {
+      throw new TypeError(`${name}.steps must be a non-negative integer, got ${String(t.steps)}`)
     }
-    const { inputTokens, outputTokens } = tokens
-    const cost = prices.costMicros(
-      { inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens },
-      prices.priceFor(t.provider, t.model),
-    )
-    const duplicate = seen.has(t.fp)
-    seen.add(t.fp)
-    let acc = byType.get(t.type)
-    if (!acc) byType.set(t.type, (acc = emptyAcc()))
-    for (const a of [acc, total]) {
+    const fp = t.fp.slice(0, 16)
+    const memoKey = `${fp}\u0000${t.steps}\u0000${t.provider}\u0000${t.model}`
+    let memo = this.#perTask.get(memoKey)
+    if (memo === undefined) {
+      const tokens = forecastTask(t, { outputTokensPerStep: this.#fixedOutput })
+      const { inputTokens, outputTokens } = tokens
+      const cost = this.#prices.costMicros(
+        { inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens },
+        this.#prices.priceFor(t.provider, t.model),
+      )
+      memo = { tokens, cost }
+      this.#perTask.set(memoKey, memo)
+    }
+    const { tokens, cost } = memo
+    const duplicate = this.#seen.has(fp)
+    this.#seen.add(fp)
+    let acc = this.#byType.get(t.type)
+    if (!acc) this.#byType.set(t.type, (acc = emptyAcc()))
+    for (const a of [acc, this.#total]) {
       a.tasks++
       if (duplicate) {
         a.duplicates++
         if (cost !== null) a.savedByDedupMicros += cost
-        if (dedup) continue
+        if (this.#dedup) continue
       } else {
         a.distinctTasks++
       }
       a.calls += tokens.calls
-      a.inputTokens += inputTokens
-      a.outputTokens += outputTokens
+      a.inputTokens += tokens.inputTokens
+      a.outputTokens += tokens.outputTokens
       if (cost === null) {
         a.unpricedTasks++
       } else {
@@ -220,21 +241,28 @@ export function forecastBatch(
         a.costMicros = (a.costMicros ?? 0) + cost
       }
     }
-  })
+  }
 
-  const rollups = [...byType].map(([taskType, acc]) => ({ taskType, ...finish(acc) }))
-  rollups.sort(
-    (a, b) =>
-      (b.costMicros ?? -1) - (a.costMicros ?? -1) ||
-      (a.taskType < b.taskType ? -1 : a.taskType > b.taskType ? 1 : 0),
-  )
-  const all = { taskType: 'total', ...finish(total) }
-  return {
-    byType: rollups,
-    total: all,
-    unpricedTasks: all.unpricedTasks,
-    dedup,
-    priceVersion: prices.version,
+  /** Tasks added so far. */
+  get tasks(): number {
+    return this.#total.tasks
+  }
+
+  result(): Forecast {
+    const rollups = [...this.#byType].map(([taskType, acc]) => ({ taskType, ...finish(acc) }))
+    rollups.sort(
+      (a, b) =>
+        (b.costMicros ?? -1) - (a.costMicros ?? -1) ||
+        (a.taskType < b.taskType ? -1 : a.taskType > b.taskType ? 1 : 0),
+    )
+    const all = { taskType: 'total', ...finish(this.#total) }
+    return {
+      byType: rollups,
+      total: all,
+      unpricedTasks: all.unpricedTasks,
+      dedup: this.#dedup,
+      priceVersion: this.#prices.version,
+    }
   }
 }
 

@@ -42,19 +42,19 @@ export function rowTotalsSql(where: string, byType: boolean): string {
 export function executionsSql(where: string, lastIn: string, batch: boolean): string {
   const kinds = `outcome IN ('executed', 'duplicate')`
   const sameRun = (a: string, b: string) =>
-    `${a}.fp = ${b}.fp AND ${a}.task_id IS ${b}.task_id AND ${a}.epoch IS ${b}.epoch
+    `${a}.fp_id = ${b}.fp_id AND ${a}.task_id IS ${b}.task_id AND ${a}.epoch IS ${b}.epoch
        AND ${a}.task_type = ${b}.task_type`
   return `
     WITH k AS (
-      SELECT DISTINCT fp, task_id, epoch, task_type FROM ledger
+      SELECT DISTINCT fp_id, task_id, epoch, task_type FROM ledger
       ${where ? `${where} AND ${kinds}` : `WHERE ${kinds}`}
     ),
     runs AS (
-      SELECT k.fp, k.task_id, k.epoch, k.task_type,
+      SELECT k.fp_id, k.task_id, k.epoch, k.task_type,
         MAX(l.ts) AS lastTs, MAX(l.outcome = 'duplicate') AS isDup
       FROM k JOIN ledger l ON ${sameRun('l', 'k')} AND l.${kinds}
         ${batch ? 'AND l.batch_id = @batchId' : ''}
-      GROUP BY k.fp, k.task_id, k.epoch, k.task_type
+      GROUP BY k.fp_id, k.task_id, k.epoch, k.task_type
     ),
     counted AS (
       SELECT task_type, SUM(${lastIn} AND NOT isDup) AS executed,

@@ -50,7 +50,8 @@ interface PriorRow {
 
 /** A row of the page being folded, with its execution's identity. */
 interface RunRow extends PriorRow {
-  fp: string
+  /** The fingerprint's row id (ledger_rows.fp_id). */
+  fp: number
   taskId: number | null
   epoch: number | null
   taskType: string
@@ -81,21 +82,28 @@ const PAGE_SUMS_SQL = `
 
 // What execution-level counting needs of a page's 'executed' and 'duplicate' rows.
 const PAGE_RUN_ROWS_SQL = `
-  SELECT fp, task_id AS taskId, epoch, task_type AS taskType, ts, batch_id AS batchId,
+  SELECT fp_id AS fp, task_id AS taskId, epoch, task_type AS taskType, ts, batch_id AS batchId,
     outcome = 'duplicate' AS dup, cost_micros AS cost
   FROM ledger
   WHERE id > @covered AND id <= @upto AND outcome IN ('executed', 'duplicate')
   ORDER BY id`
 
 // The rows folded before the page of the executions on it ([fp, task id, epoch, task type] each):
-// one statement per page, each execution's few rows found through ledger_fp.
+// one statement per page, each execution's few rows found through ledger_rows_fp.
 const PRIOR_SQL = `
   SELECT j.key AS run, l.ts, l.batch_id AS batchId, l.outcome = 'duplicate' AS dup,
     l.cost_micros AS cost
   FROM json_each(@runs) j
-  JOIN ledger l ON l.fp = j.value ->> 0 AND l.task_id IS j.value ->> 1
+  JOIN ledger l ON l.fp_id = j.value ->> 0 AND l.task_id IS j.value ->> 1
     AND l.epoch IS j.value ->> 2 AND l.task_type = j.value ->> 3
   WHERE l.id <= @covered AND l.outcome IN ('executed', 'duplicate')`
+
+/** The fold's reads of the ledger, by name (db/hot-queries.ts checks they find rows by index). */
+export const FOLD_SQL: Readonly<Record<string, string>> = {
+  pageSums: PAGE_SUMS_SQL,
+  pageRunRows: PAGE_RUN_ROWS_SQL,
+  prior: PRIOR_SQL,
+}
 
 const upsertSql = (table: string, keys: string[]) => `
   INSERT INTO ${table} (${[...keys, ...SUM_COLUMNS].join(', ')})
@@ -278,7 +286,7 @@ function priorRuns(
   rows: readonly RunRow[],
   query: (runsJson: string) => (PriorRow & { run: number })[],
 ): Map<string, PriorRow[]> {
-  const ids = new Map<string, [string, number | null, number | null, string]>()
+  const ids = new Map<string, [number, number | null, number | null, string]>()
   for (const r of rows) {
     ids.set(keyOf([r.fp, r.taskId, r.epoch, r.taskType]), [r.fp, r.taskId, r.epoch, r.taskType])
   }

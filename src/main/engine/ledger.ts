@@ -6,7 +6,15 @@ import { csvRecords, csvStream, plainCsvRecords } from './csv'
 import { CSV_PAGE_ROWS, EVENT_COLUMNS, eventsCsvPageSql, SUMMARY_COLUMNS } from './ledger-csv'
 import { ReadWorker } from './db/read-worker'
 import { eventsPageSql, PAGE_ROWS, toTotals } from './ledger-queries'
-import { checkRecordInput, INSERT_SQL, ORIGINAL_COST_SQL } from './ledger-record'
+import { fpKey } from './db/codes'
+import { directWrites, type WriteScope } from './db/step-writes'
+import {
+  checkRecordInput,
+  ORIGINAL_COST_SQL,
+  prepareRowInsert,
+  type LedgerRowParams,
+  type RowInsert,
+} from './ledger-record'
 import {
   pendingRows,
   rollupPlan,
@@ -69,6 +77,8 @@ export interface LedgerOptions {
   prices: Prices
   /** Stamps events recorded without a `ts`. @default systemClock */
   clock?: Clock
+  /** Groups the runner's writes per task step (the engine's). @default one per statement */
+  writes?: WriteScope
   /**
    * The better-sqlite3 binding the read worker loads (Electron's ABI), as openDatabase took it.
    * The worker runs the reads no maintained rollup answers, off the caller's thread.
@@ -93,9 +103,10 @@ export class Ledger {
   readonly #db: Database.Database
   readonly #prices: Prices
   readonly #clock: Clock
-  readonly #insert: Database.Statement
+  readonly #writes: WriteScope
+  readonly #insert: RowInsert
   readonly #original: Database.Statement<
-    [{ fp: string }],
+    [{ fp: Buffer | string }],
     { n: number; cost: number; unpriced: number }
   >
   readonly #maxId: Database.Statement<[], { maxId: number }>
@@ -104,13 +115,26 @@ export class Ledger {
   readonly #statements = new Map<string, Database.Statement>()
   readonly #reader: ReadWorker | null
 
-  constructor({ db, prices, clock = systemClock, nativeBinding, foldEvery }: LedgerOptions) {
+  /** What this process recorded per batch: a live cost for `pacer run`'s progress line. */
+  readonly #recorded = new Map<string, { micros: number; priced: number; unpriced: number }>()
+
+  constructor({
+    db,
+    prices,
+    clock = systemClock,
+    writes = directWrites,
+    nativeBinding,
+    foldEvery,
+  }: LedgerOptions) {
     this.#db = db
     this.#prices = prices
     this.#clock = clock
-    this.#insert = db.prepare(INSERT_SQL)
+    this.#writes = writes
+    this.#insert = prepareRowInsert(db)
+    writes.onRollback?.(() => this.#insert.forget())
     this.#original = db.prepare(ORIGINAL_COST_SQL)
-    this.#maxId = db.prepare('SELECT COALESCE(MAX(id), 0) AS maxId FROM ledger')
+    // The table, not the `ledger` view: MAX over the view's joins would read every row.
+    this.#maxId = db.prepare('SELECT COALESCE(MAX(id), 0) AS maxId FROM ledger_rows')
     this.#rollups = new LedgerRollups(db, foldEvery)
     this.#reader = db.memory ? null : new ReadWorker({ file: db.name, nativeBinding })
   }
@@ -137,11 +161,12 @@ export class Ledger {
           ? this.originalCostMicros(e.fp)
           : e.savedMicros
         : null
-    const info = this.#insert.run({
+    const row: LedgerRowParams = {
       ts,
       taskId: e.taskId,
       batchId: e.batchId,
       fp: e.fp,
+      fpId: e.fpId,
       worker: e.worker,
       taskType: e.taskType,
       provider: e.provider,
@@ -160,10 +185,32 @@ export class Ledger {
       priceVersion: this.#prices.version,
       cacheSavedMicros: cache?.savedMicros ?? null,
       cacheWriteExtraMicros: cache?.writeExtraMicros ?? null,
-    })
+    }
+    const id = this.#writes.run(() => this.#insert.row(row))
     // The rollups fold rows in pages, every FOLD_EVERY rows and before every read (rollups.ts).
     this.#rollups.appended()
-    return { id: Number(info.lastInsertRowid), costMicros }
+    if (e.batchId !== null) this.#count(e.batchId, costMicros, tokens > 0)
+    return { id, costMicros }
+  }
+
+  /**
+   * The cost of the rows this process recorded for a batch, kept as they are written (a rollup of
+   * a million rows every second would cost more than the run). Null: only unpriced calls.
+   */
+  recordedCost(batchId: string): number | null {
+    const r = this.#recorded.get(batchId)
+    if (!r) return 0
+    return r.unpriced > 0 && r.priced === 0 ? null : r.micros
+  }
+
+  #count(batchId: string, costMicros: number | null, billed: boolean): void {
+    let r = this.#recorded.get(batchId)
+    if (!r) this.#recorded.set(batchId, (r = { micros: 0, priced: 0, unpriced: 0 }))
+    if (costMicros === null) r.unpriced++
+    else {
+      r.micros += costMicros
+      if (billed) r.priced++
+    }
   }
 
   /**
@@ -210,7 +257,7 @@ export class Ledger {
    * of its result saved. Null when it never executed or any of its calls was unpriced.
    */
   originalCostMicros(fp: string): number | null {
-    const r = this.#original.get({ fp })
+    const r = this.#original.get({ fp: fpKey(fp) })
     if (!r || r.n === 0 || r.unpriced > 0) return null
     return r.cost
   }

@@ -1,6 +1,8 @@
 import type Database from 'better-sqlite3'
 import { BATCH_TRANSITIONS, type BatchAction } from '../../shared/batch-states'
 import type { BatchState, BatchSummary, StatusCounts, TaskStatus } from '../../shared/contract'
+import { TASK_STATUS_CODES, TASK_STATUSES } from './db/codes'
+import { directWrites, type WriteScope } from './db/step-writes'
 import type { Clock } from './types'
 
 export interface NewBatch {
@@ -22,7 +24,8 @@ const EMPTY_COUNTS: StatusCounts = {
   cancelled: 0,
 }
 
-interface BatchDbRow {
+type BatchDbRow = {
+  key: number
   id: string
   name: string
   source: string | null
@@ -31,24 +34,37 @@ interface BatchDbRow {
   audit: number
   created_at: number
   updated_at: number
-}
+} & StatusCounts
 
-/** Owns the batches table: a batch's state, driver and summary (its task counts included). */
+/**
+ * Owns the batches table: a batch's state, driver and summary. Its status counts are columns of
+ * the row, kept by task_queue's triggers as tasks change status: no count query per read.
+ */
 export class BatchTable {
   readonly #db: Database.Database
   readonly #clock: Clock
+  readonly #writes: WriteScope
   readonly #stmts: ReturnType<typeof prepare>
   readonly #transitions = new Map<string, Database.Statement>()
+  readonly #fresh: () => void
 
-  constructor(db: Database.Database, clock: Clock) {
+  /** `fresh` brings the counters up to date before they are read (TaskTable.flushCounters). */
+  constructor(
+    db: Database.Database,
+    clock: Clock,
+    writes: WriteScope = directWrites,
+    fresh: () => void = () => {},
+  ) {
     this.#db = db
     this.#clock = clock
+    this.#writes = writes
     this.#stmts = prepare(db)
+    this.#fresh = fresh
   }
 
-  /** Inserts a batch row; the caller holds the transaction that adds its tasks. */
-  insert(id: string, batch: NewBatch, now: number): void {
-    this.#stmts.insertBatch.run(
+  /** Inserts a batch row and returns its key; the caller holds the transaction that adds its tasks. */
+  insert(id: string, batch: NewBatch, now: number): number {
+    const info = this.#stmts.insertBatch.run(
       id,
       batch.driver ?? null,
       batch.name,
@@ -59,6 +75,12 @@ export class BatchTable {
       now,
       now,
     )
+    return Number(info.lastInsertRowid)
+  }
+
+  /** Adds `n` freshly inserted tasks, the first of them `firstTask`, to the batch's counts. */
+  addQueued(key: number, n: number, firstTask: number | null): void {
+    this.#stmts.addQueued.run(n, firstTask, key)
   }
 
   /** Whether the batch's tasks are recorded for audit (false for an unknown batch). */
@@ -98,19 +120,41 @@ export class BatchTable {
     return this.setState(batchId, to, from)
   }
 
-  /** Marks a batch done when nothing is left queued or running in it; returns its state. */
+  /**
+   * Marks a batch done when its counters say nothing is left queued or running; returns its state.
+   * A read while work remains: the write happens once, when the queue drains.
+   */
   settle(batchId: string): BatchState | null {
-    this.#stmts.settleBatch.run(this.#clock.now(), batchId, batchId)
+    const b = this.progress(batchId)
+    if (!b) return null
+    if (b.unfinished > 0 || (b.state !== 'running' && b.state !== 'interrupted')) return b.state
+    this.#writes.run(() => this.#stmts.settleBatch.run(this.#clock.now(), batchId))
     return this.state(batchId)
+  }
+
+  progress(batchId: string): { state: BatchState; unfinished: number } | null {
+    this.#fresh()
+    return (
+      (this.#stmts.getSettle.get(batchId) as
+        { state: BatchState; unfinished: number } | undefined) ?? null
+    )
   }
 
   /** A running batch none of whose tasks a live worker holds becomes interrupted. */
   interruptIfOrphaned(batchId: string, now: number): void {
-    this.#stmts.interruptOrphaned.run(now, batchId, batchId, now)
+    this.#stmts.interruptOrphaned.run(now, batchId, now)
   }
 
   setDriver(batchId: string, driver: string | null): void {
     this.#stmts.setDriver.run(driver, batchId)
+  }
+
+  hasInterrupted(source: string): boolean {
+    return this.#stmts.hasInterrupted.get(source) !== undefined
+  }
+
+  setSourceHash(batchId: string, sourceHash: string): void {
+    this.#stmts.setSourceHash.run(sourceHash, batchId)
   }
 
   /** The newest interrupted batch read from a file with this content hash. */
@@ -120,35 +164,36 @@ export class BatchTable {
   }
 
   summary(batchId: string): BatchSummary | null {
+    this.#fresh()
     const b = this.#stmts.getBatch.get(batchId) as BatchDbRow | undefined
     return b ? this.#summary(b) : null
   }
 
   list(limit: number): BatchSummary[] {
-    const rows = this.#stmts.listBatches.all(limit) as BatchDbRow[]
-    // One GROUP BY for the whole page of batches, not one count query per batch.
-    const counts = new Map<string, StatusCounts>()
-    for (const r of this.#stmts.countsOfRecent.all(limit) as {
-      batch_id: string
-      status: TaskStatus
-      n: number
-    }[]) {
-      const c = counts.get(r.batch_id) ?? { ...EMPTY_COUNTS }
-      c[r.status] = r.n
-      counts.set(r.batch_id, c)
-    }
-    return rows.map((b) => this.#summary(b, counts.get(b.id) ?? { ...EMPTY_COUNTS }))
+    this.#fresh()
+    return (this.#stmts.listBatches.all(limit) as BatchDbRow[]).map((b) => this.#summary(b))
   }
 
   counts(batchId: string): StatusCounts {
-    const counts = { ...EMPTY_COUNTS }
-    for (const r of this.#stmts.countByStatus.all(batchId) as { status: TaskStatus; n: number }[]) {
-      counts[r.status] = r.n
-    }
-    return counts
+    this.#fresh()
+    const b = this.#stmts.getBatch.get(batchId) as BatchDbRow | undefined
+    return b ? countsOf(b) : { ...EMPTY_COUNTS }
   }
 
-  #summary(b: BatchDbRow, counts: StatusCounts = this.counts(b.id)): BatchSummary {
+  /** How many tasks have one of `statuses` (all when empty), in one batch or in all. */
+  countOf(batchId: string | undefined, statuses: readonly TaskStatus[]): number {
+    this.#fresh()
+    const wanted = statuses.length > 0 ? statuses : TASK_STATUSES
+    const rows = (
+      batchId === undefined
+        ? this.#stmts.allCounts.all()
+        : [this.#stmts.getBatch.get(batchId)].filter(Boolean)
+    ) as StatusCounts[]
+    return rows.reduce((n, r) => n + wanted.reduce((m, s) => m + r[s], 0), 0)
+  }
+
+  #summary(b: BatchDbRow): BatchSummary {
+    const counts = countsOf(b)
     const total = Object.values(counts).reduce((a, n) => a + n, 0)
     return {
       id: b.id,
@@ -164,24 +209,48 @@ export class BatchTable {
   }
 }
 
+function countsOf(b: StatusCounts): StatusCounts {
+  return {
+    queued: b.queued,
+    running: b.running,
+    succeeded: b.succeeded,
+    reused: b.reused,
+    failed: b.failed,
+    cancelled: b.cancelled,
+  }
+}
+
+/** The batch table's hot statements, by name: what test/unit/engine/db/query-plans.test.ts checks. */
+export const BATCH_SQL = {
+  getSettle: `SELECT state, queued + running AS unfinished FROM batches WHERE id = ?`,
+  settleBatch: `
+    UPDATE batches SET state = 'done', updated_at = ?
+    WHERE id = ? AND state IN ('running', 'interrupted') AND queued = 0 AND running = 0`,
+  interruptOrphaned: `
+    UPDATE batches SET state = 'interrupted', updated_at = ?
+    WHERE id = ? AND state = 'running' AND NOT EXISTS (
+      SELECT 1 FROM task_queue WHERE batch = batches.key
+        AND status = ${TASK_STATUS_CODES.running} AND lease_until >= ?)`,
+  getBatch: 'SELECT * FROM batches WHERE id = ?',
+  getBatchState: 'SELECT state FROM batches WHERE id = ?',
+} as const
+
 function prepare(db: Database.Database) {
   return {
+    ...(Object.fromEntries(
+      Object.entries(BATCH_SQL).map(([name, sql]) => [name, db.prepare(sql)]),
+    ) as { [K in keyof typeof BATCH_SQL]: Database.Statement }),
     insertBatch: db.prepare(
       `INSERT INTO batches(id, driver, name, source, source_hash, state, audit, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
-    getBatch: db.prepare('SELECT * FROM batches WHERE id = ?'),
-    getBatchState: db.prepare('SELECT state FROM batches WHERE id = ?'),
-    setDriver: db.prepare('UPDATE batches SET driver = ? WHERE id = ?'),
-    interruptOrphaned: db.prepare(
-      `UPDATE batches SET state='interrupted', updated_at=?
-       WHERE id=? AND state='running' AND NOT EXISTS (
-         SELECT 1 FROM tasks WHERE batch_id=? AND status='running' AND lease_until >= ?)`,
+    addQueued: db.prepare(
+      'UPDATE batches SET queued = queued + ?, first_task = COALESCE(first_task, ?) WHERE key = ?',
     ),
-    settleBatch: db.prepare(
-      `UPDATE batches SET state='done', updated_at=?
-       WHERE id=? AND state IN ('running','interrupted')
-         AND NOT EXISTS (SELECT 1 FROM tasks WHERE batch_id=? AND status IN ('queued','running'))`,
+    setDriver: db.prepare('UPDATE batches SET driver = ? WHERE id = ?'),
+    setSourceHash: db.prepare('UPDATE batches SET source_hash = ? WHERE id = ?'),
+    hasInterrupted: db.prepare(
+      "SELECT 1 FROM batches WHERE source = ? AND state = 'interrupted' LIMIT 1",
     ),
     setBatchState: db.prepare('UPDATE batches SET state=?, updated_at=? WHERE id=?'),
     findResumable: db.prepare(
@@ -189,13 +258,9 @@ function prepare(db: Database.Database) {
        ORDER BY created_at DESC LIMIT 1`,
     ),
     listBatches: db.prepare('SELECT * FROM batches ORDER BY created_at DESC LIMIT ?'),
-    countsOfRecent: db.prepare(
-      `SELECT batch_id, status, COUNT(*) AS n FROM tasks
-       WHERE batch_id IN (SELECT id FROM batches ORDER BY created_at DESC LIMIT ?)
-       GROUP BY batch_id, status`,
-    ),
-    countByStatus: db.prepare(
-      'SELECT status, COUNT(*) AS n FROM tasks WHERE batch_id=? GROUP BY status',
+    allCounts: db.prepare(
+      `SELECT SUM(queued) AS queued, SUM(running) AS running, SUM(succeeded) AS succeeded,
+         SUM(reused) AS reused, SUM(failed) AS failed, SUM(cancelled) AS cancelled FROM batches`,
     ),
   }
 }

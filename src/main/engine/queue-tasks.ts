@@ -1,5 +1,19 @@
 import type Database from 'better-sqlite3'
 import type { TaskRow, TaskStatus } from '../../shared/contract'
+import { fpKey, fpText, TASK_STATUSES, TASK_STATUS_CODES as S } from './db/codes'
+import {
+  TASK_PAGE_FILTERS,
+  TASK_SQL,
+  taskPageSql,
+  tasksByIdsSql,
+  toTaskRow,
+  type Moved,
+  type PickedRow,
+  type TaskDbRow,
+} from './queue-tasks-sql'
+
+export { TASK_PAGE_FILTERS, TASK_SQL, taskPageSql } from './queue-tasks-sql'
+import { directWrites, type WriteScope } from './db/step-writes'
 import type { Clock } from './types'
 
 /** A task as the runner sees it (with its payload), picked atomically from the queue. */
@@ -10,6 +24,8 @@ export interface QueuedTask {
   type: string
   payload: string
   fp: string
+  /** The fingerprint's row id (fingerprints.id). */
+  fpId: number
   key: string | null
   steps: number
   provider: string
@@ -32,129 +48,235 @@ export interface NewTask {
 /** The statuses a worker can finish a task with. */
 export type FinalTaskStatus = Extract<TaskStatus, 'succeeded' | 'reused' | 'failed' | 'cancelled'>
 
-interface TaskDbRow {
-  id: number
-  batch_id: string
-  seq: number
-  type: string
-  payload: string
-  fp: string
-  key: string | null
-  steps: number
-  provider: string
-  model: string
-  status: TaskStatus
-  attempts: number
-  error: string | null
-  created_at: number
-  started_at: number | null
-  finished_at: number | null
-  audit?: number
-}
+/** What a finished task got: a result already stored (`ref`, shared with its claim), or its text. */
+export type TaskResult = { ref: number } | { text: string } | null
+
+type Statements = { [K in keyof typeof TASK_SQL]: Database.Statement }
 
 /**
- * Owns the tasks table: inserts, the atomic pick, leases and status changes. Transactions that
- * span batches and tasks belong to TaskQueue; these methods run inside them.
+ * Owns the task_queue table: inserts (with their fingerprint's content, stored once), the atomic
+ * pick, leases and status changes. Transactions that span batches and tasks belong to TaskQueue;
+ * these methods run inside them. Status counts are kept per batch by the table's triggers.
  */
 export class TaskTable {
   readonly #db: Database.Database
   readonly #clock: Clock
-  readonly #stmts: ReturnType<typeof prepare>
+  readonly #writes: WriteScope
+  readonly #stmts: Statements
+  readonly #moves = new Map<string, Database.Statement<[number, number]>>()
+  /** Counter changes of the open step, per batch key: written once, just before it commits. */
+  readonly #pending = new Map<number, number[]>()
+  readonly #addCounts: Database.Statement
+  readonly #finish: (...args: FinishArgs) => boolean
 
-  constructor(db: Database.Database, clock: Clock) {
+  constructor(db: Database.Database, clock: Clock, writes: WriteScope = directWrites) {
     this.#db = db
     this.#clock = clock
-    this.#stmts = prepare(db)
+    this.#writes = writes
+    this.#stmts = Object.fromEntries(
+      Object.entries(TASK_SQL).map(([name, sql]) => [name, db.prepare(sql)]),
+    ) as Statements
+    this.#addCounts = db.prepare(
+      `UPDATE batches SET ${TASK_STATUSES.map((s) => `${s} = ${s} + ?`).join(', ')} WHERE key = ?`,
+    )
+    writes.beforeCommit?.(() => this.flushCounters())
+    writes.onRollback?.(() => this.#pending.clear())
+    this.#finish = db.transaction((...[status, result, error, now, taskId, worker]: FinishArgs) => {
+      const ref = Number(this.#stmts.insertResult.run(result.text).lastInsertRowid)
+      // A fenced-out finish must not leave its result behind.
+      if (!this.#finishRow(status, { ref }, error, now, taskId, worker)) throw new FencedOut()
+      return true
+    })
   }
 
-  insert(batchId: string, t: NewTask, now: number): void {
-    this.#stmts.insertTask.run(
-      batchId,
-      t.seq,
-      t.type,
-      t.payloadJson,
-      t.fp,
-      t.key,
-      t.steps,
-      t.provider,
-      t.model,
-      now,
-    )
+  #finishRow(
+    status: FinalTaskStatus,
+    result: { ref: number } | null,
+    error: string | null,
+    now: number,
+    taskId: number,
+    worker: string,
+  ): boolean {
+    const ref = result ? result.ref : null
+    const done = this.#stmts.finishTask.get(S[status], ref, error, now, taskId, worker) as
+      { batch: number } | undefined
+    if (!done) return false
+    this.#move(done.batch, S.running, S[status])
+    return true
+  }
+
+  /**
+   * Moves `n` tasks of a batch from one status count to another, in the transaction of their
+   * status change (a trigger doing it cost twice as much per change).
+   */
+  #move(batchKey: number, from: number, to: number, n = 1): void {
+    // In a step of the engine's scope, a turn's changes add up in memory and are written in its
+    // transaction, once per batch, before it commits: two fewer statements per task.
+    if (this.#writes.owns?.()) {
+      let deltas = this.#pending.get(batchKey)
+      if (!deltas) this.#pending.set(batchKey, (deltas = [0, 0, 0, 0, 0, 0]))
+      deltas[from] = (deltas[from] as number) - n
+      deltas[to] = (deltas[to] as number) + n
+      return
+    }
+    const key = `${from}>${to}`
+    let stmt = this.#moves.get(key)
+    if (!stmt) {
+      const a = TASK_STATUSES[from] as string
+      const b = TASK_STATUSES[to] as string
+      stmt = this.#db.prepare(`UPDATE batches SET ${a} = ${a} - ?, ${b} = ${b} + ? WHERE key = ?`)
+      this.#moves.set(key, stmt)
+    }
+    ;(stmt as Database.Statement).run(n, n, batchKey)
+  }
+
+  /** Writes the counter changes the open step has gathered (before anything reads the counters). */
+  flushCounters(): void {
+    if (this.#pending.size === 0) return
+    for (const [key, deltas] of this.#pending) this.#addCounts.run(...deltas, key)
+    this.#pending.clear()
+  }
+
+  /** Queues one task of batch `batchKey` and returns its id; the caller counts it as queued. */
+  insert(batchKey: number, t: NewTask): number {
+    const key = fpKey(t.fp)
+    const found = this.#stmts.findFingerprint.get(key) as { id: number; filled: number } | undefined
+    let fpId = found?.id
+    if (!found?.filled) {
+      const args = [key, t.type, t.payloadJson, t.key, t.steps, t.provider, t.model] as const
+      // Known only to a claim or the ledger so far: it gets its content.
+      fpId = found
+        ? (this.#stmts.fillFingerprint.get(...args) as { id: number }).id
+        : Number(this.#stmts.addFingerprint.run(...args).lastInsertRowid)
+    }
+    return Number(this.#stmts.insertTask.run(batchKey, t.seq, fpId).lastInsertRowid)
   }
 
   /**
    * Atomically moves the next queued task of a running batch to `running` under this worker's
-   * lease: one UPDATE ... RETURNING, so two processes never pick the same row. `audit` is the
-   * batch's, for the caller to fill in.
+   * lease: one UPDATE ... RETURNING, so two processes never pick the same row.
    */
-  pick(
+  pick(worker: string, leaseMs: number, batchIds: readonly string[] | null): QueuedTask | null {
+    return this.pickMany(worker, leaseMs, batchIds, 1)[0] ?? null
+  }
+
+  /** Up to `n` tasks at once, in batch order and each batch in seq order (one update per batch). */
+  pickMany(
     worker: string,
     leaseMs: number,
     batchIds: readonly string[] | null,
-  ): Omit<QueuedTask, 'audit'> | null {
-    const now = this.#clock.now()
-    const row = (
-      batchIds === null
-        ? this.#stmts.pickAny.get(worker, now + leaseMs, now)
-        : this.#pickIn(worker, now + leaseMs, now, batchIds)
-    ) as TaskDbRow | undefined
-    if (!row) return null
-    return {
-      id: row.id,
-      batchId: row.batch_id,
-      seq: row.seq,
-      type: row.type,
-      payload: row.payload,
-      fp: row.fp,
-      key: row.key,
-      steps: row.steps,
-      provider: row.provider,
-      model: row.model,
-      attempts: row.attempts,
-    }
+    n: number,
+  ): QueuedTask[] {
+    if (n < 1) return []
+    return this.#writes.run(() => {
+      const now = this.#clock.now()
+      const picked: QueuedTask[] = []
+      const take = (rows: PickedRow[]) => {
+        rows.sort((a, b) => a.seq - b.seq)
+        const first = rows[0]
+        if (first) this.#move(first.batch, S.queued, S.running, rows.length)
+        for (const row of rows) picked.push(this.#queued(row))
+      }
+      if (batchIds === null) {
+        take(this.#stmts.pickAny.all(worker, now + leaseMs, now, n) as PickedRow[])
+      }
+      for (const batchId of batchIds ?? []) {
+        if (picked.length >= n) break
+        const limit = n - picked.length
+        take(this.#stmts.pickIn.all(worker, now + leaseMs, now, batchId, limit) as PickedRow[])
+      }
+      return picked
+    })
   }
 
-  #pickIn(worker: string, leaseUntil: number, now: number, batchIds: readonly string[]) {
-    for (const batchId of batchIds) {
-      const row = this.#stmts.pickIn.get(worker, leaseUntil, now, batchId)
-      if (row) return row
+  #queued(row: PickedRow): QueuedTask {
+    const c = this.#stmts.pickedContent.get(row.fp_id, row.batch) as {
+      batchId: string
+      audit: number
+      fp: Buffer | string
+      type: string
+      payload: string
+      key: string | null
+      steps: number
+      provider: string
+      model: string
     }
-    return undefined
+    return {
+      id: row.id,
+      batchId: c.batchId,
+      seq: row.seq,
+      type: c.type,
+      payload: c.payload,
+      fp: fpText(c.fp),
+      fpId: row.fp_id,
+      key: c.key,
+      steps: c.steps,
+      provider: c.provider,
+      model: c.model,
+      attempts: row.attempts,
+      audit: c.audit === 1,
+    }
   }
 
   renew(taskId: number, worker: string, leaseMs: number): boolean {
-    return this.#stmts.renewTask.run(this.#clock.now() + leaseMs, taskId, worker).changes === 1
+    const until = this.#clock.now() + leaseMs
+    return this.#writes.run(() => this.#stmts.renewTask.run(until, taskId, worker).changes === 1)
   }
 
   finish(
     taskId: number,
     worker: string,
     status: FinalTaskStatus,
-    result: string | null,
+    result: TaskResult,
     error: string | null,
   ): boolean {
     const now = this.#clock.now()
-    return this.#stmts.finishTask.run(status, result, error, now, taskId, worker).changes === 1
+    return this.#writes.run(() => {
+      // Pointing at a stored result (or none) is one update: no savepoint to undo a result row.
+      if (!result || 'ref' in result)
+        return this.#finishRow(status, result, error, now, taskId, worker)
+      try {
+        return this.#finish(status, result, error, now, taskId, worker)
+      } catch (err) {
+        if (err instanceof FencedOut) return false
+        throw err
+      }
+    })
   }
 
   requeue(taskId: number, worker: string, error: string | null): boolean {
-    return this.#stmts.requeueTask.run(error, taskId, worker).changes === 1
+    return this.#writes.run(() => {
+      const row = this.#stmts.requeueTask.get(error, taskId, worker) as Moved | undefined
+      if (row) this.#move(row.batch, S.running, row.status)
+      return row !== undefined
+    })
   }
 
   /** Whether any running task's lease has run out: a cheap look before taking the write lock. */
   anyExpired(now: number): boolean {
+    this.flushCounters()
     return this.#stmts.anyExpired.get(now) !== undefined
   }
 
   /** Gives back every task whose lease ran out; returns their batches (each once). */
   requeueExpired(now: number): { requeued: number; batchIds: string[] } {
+    this.flushCounters()
     const rows = this.#stmts.expiredTasks.all(now) as { id: number; batch_id: string }[]
-    for (const r of rows) this.#stmts.requeueExpired.run(r.id, now)
+    for (const r of rows) {
+      const moved = this.#stmts.requeueExpired.get(r.id, now) as Moved | undefined
+      if (moved) this.#move(moved.batch, S.running, moved.status)
+    }
     return { requeued: rows.length, batchIds: [...new Set(rows.map((r) => r.batch_id))] }
   }
 
   cancelQueued(batchId: string): number {
-    return this.#stmts.cancelQueued.run(this.#clock.now(), batchId).changes
+    const batch = this.#stmts.batchKey.get(batchId) as { key: number } | undefined
+    if (!batch) return 0
+    return this.#db.transaction(() => {
+      const n = this.#stmts.cancelQueued.run(this.#clock.now(), batch.key).changes
+      if (n > 0) this.#move(batch.key, S.queued, S.cancelled, n)
+      return n
+    })()
   }
 
   /** Failed or cancelled tasks back to queued; returns how many, their batches and fingerprints. */
@@ -163,51 +285,71 @@ export class TaskTable {
     batchIds: Set<string>
     fps: Set<string>
   } {
-    let ids: number[]
+    this.flushCounters()
+    type Retryable = { id: number; status: number }
+    let found: Retryable[]
     if (filter.taskIds && filter.taskIds.length > 0) {
-      ids = filter.taskIds.filter((id) => {
-        const row = this.#stmts.getTaskStatus.get(id) as { status: TaskStatus } | undefined
-        return row?.status === 'failed' || row?.status === 'cancelled'
-      })
+      found = filter.taskIds
+        .map((id) => this.#stmts.getTaskStatus.get(id) as Retryable | undefined)
+        .filter((r): r is Retryable => r?.status === S.failed || r?.status === S.cancelled)
     } else if (filter.batchId) {
-      ids = (this.#stmts.retryableInBatch.all(filter.batchId) as { id: number }[]).map((r) => r.id)
+      found = this.#stmts.retryableInBatch.all(filter.batchId) as Retryable[]
     } else {
-      ids = (this.#stmts.retryableAll.all() as { id: number }[]).map((r) => r.id)
+      found = this.#stmts.retryableAll.all() as Retryable[]
     }
     const batchIds = new Set<string>()
     const fps = new Set<string>()
-    for (const id of ids) {
-      const row = this.#stmts.retryTask.get(id) as { batch_id: string; fp: string } | undefined
+    for (const { id, status } of found) {
+      const row = this.#stmts.retryTask.get(id, status) as
+        { batch: number; batch_id: string; fp: Buffer | string } | undefined
       if (row) {
+        this.#move(row.batch, status, S.queued)
         batchIds.add(row.batch_id)
-        fps.add(row.fp)
+        fps.add(fpText(row.fp))
       }
     }
-    return { count: ids.length, batchIds, fps }
+    return { count: found.length, batchIds, fps }
   }
 
-  list(filter: {
-    batchId?: string
-    statuses?: readonly TaskStatus[]
-    offset: number
-    limit: number
-  }): { rows: TaskRow[]; total: number } {
+  /** A page of tasks; `total` is how many the filter selects (from the counters when it can). */
+  list(
+    filter: {
+      batchId?: string
+      statuses?: readonly TaskStatus[]
+      offset: number
+      limit: number
+    },
+    counted: (batchId: string | undefined, statuses: readonly TaskStatus[]) => number | null = () =>
+      null,
+  ): { rows: TaskRow[]; total: number } {
     const where: string[] = []
     const args: unknown[] = []
-    if (filter.batchId) {
-      where.push('batch_id = ?')
+    const statuses = filter.statuses ?? []
+    if (filter.batchId && statuses.length === 0) {
+      where.push(TASK_PAGE_FILTERS.batch.slice('WHERE '.length))
+      args.push(filter.batchId, filter.batchId, filter.batchId)
+    } else if (filter.batchId) {
+      where.push('t.batch = (SELECT key FROM batches WHERE id = ?)')
       args.push(filter.batchId)
     }
-    if (filter.statuses && filter.statuses.length > 0) {
-      where.push(`status IN (${filter.statuses.map(() => '?').join(',')})`)
-      args.push(...filter.statuses)
+    if (statuses.length > 0) {
+      // Across batches too through task_queue_batch_status (a few batches): the page costs the
+      // tasks in those statuses, not a pass over every task looking for a sparse few.
+      if (!filter.batchId) where.push('t.batch IN (SELECT key FROM batches)')
+      where.push(`t.status IN (${statuses.map(() => '?').join(',')})`)
+      args.push(...statuses.map((s) => S[s]))
     }
-    const clause = where.length ? `WHERE ${where.join(' AND ')}` : ''
-    const total = (
-      this.#db.prepare(`SELECT COUNT(*) AS n FROM tasks ${clause}`).get(...args) as { n: number }
-    ).n
+    // No filter: the page is a range of ids read in order (offset + limit rows, never the rest).
+    const clause = where.length ? `WHERE ${where.join(' AND ')}` : 'WHERE t.id > 0'
+    const total =
+      counted(filter.batchId, statuses) ??
+      (
+        this.#db.prepare(`SELECT COUNT(*) AS n FROM task_queue t ${clause}`).get(...args) as {
+          n: number
+        }
+      ).n
     const rows = this.#db
-      .prepare(`SELECT ${TASK_COLUMNS} FROM tasks ${clause} ORDER BY id LIMIT ? OFFSET ?`)
+      .prepare(taskPageSql(clause))
       .all(...args, filter.limit, filter.offset) as TaskDbRow[]
     return { rows: rows.map(toTaskRow), total }
   }
@@ -217,106 +359,36 @@ export class TaskTable {
     const out: TaskRow[] = []
     for (let i = 0; i < ids.length; i += 500) {
       const chunk = ids.slice(i, i + 500)
-      const rows = this.#db
-        .prepare(
-          `SELECT ${TASK_COLUMNS} FROM tasks WHERE id IN (${chunk.map(() => '?').join(',')}) ORDER BY id`,
-        )
-        .all(...chunk) as TaskDbRow[]
+      const rows = this.#db.prepare(tasksByIdsSql(chunk.length)).all(...chunk) as TaskDbRow[]
       out.push(...rows.map(toTaskRow))
     }
     return out
   }
 
+  failedFingerprints(batchId: string): string[] {
+    const rows = this.#stmts.failedFingerprints.all(batchId) as { fp: Buffer | string }[]
+    return rows.map((r) => fpText(r.fp))
+  }
+
+  distinct(batchId: string): number {
+    return (this.#stmts.distinctTasks.get(batchId) as { n: number }).n
+  }
+
   result(taskId: number): string | null {
-    const row = this.#stmts.getTaskResult.get(taskId) as { result: string | null } | undefined
-    return row?.result ?? null
+    const row = this.#stmts.getTaskResult.get(taskId) as { body: string } | undefined
+    return row?.body ?? null
   }
 }
 
-const TASK_COLUMNS =
-  'id, batch_id, seq, type, fp, steps, provider, model, status, attempts, error, created_at, started_at, finished_at'
+/** A finish with a result to store: status, the result, error, when, the task, its worker. */
+type FinishArgs = [
+  status: FinalTaskStatus,
+  result: { text: string },
+  error: string | null,
+  now: number,
+  taskId: number,
+  worker: string,
+]
 
-function toTaskRow(r: TaskDbRow): TaskRow {
-  return {
-    id: r.id,
-    batchId: r.batch_id,
-    seq: r.seq,
-    type: r.type,
-    fp: r.fp,
-    steps: r.steps,
-    provider: r.provider,
-    model: r.model,
-    status: r.status,
-    attempts: r.attempts,
-    error: r.error,
-    createdAt: r.created_at,
-    startedAt: r.started_at,
-    finishedAt: r.finished_at,
-  }
-}
-
-function prepare(db: Database.Database) {
-  // The batch is chosen first, then its next task through tasks_batch_status (batch_id, status,
-  // seq): one index probe per pick. (Ordering a join of all queued tasks by batch and seq sorted
-  // the whole queue on every pick: quadratic over a batch.)
-  const pick = (batchId: string) => `
-    UPDATE tasks SET status='running', worker=?, lease_until=?, attempts=attempts+1,
-      started_at=COALESCE(started_at, ?)
-    WHERE id = (
-      SELECT t.id FROM tasks t
-      WHERE t.batch_id = ${batchId} AND t.status='queued'
-      ORDER BY t.seq LIMIT 1)
-    RETURNING *`
-  // A task given back to a cancelled batch ends cancelled: nothing would ever pick it again.
-  const requeuedStatus = `CASE WHEN (SELECT state FROM batches WHERE id = tasks.batch_id) = 'cancelled'
-                       THEN 'cancelled' ELSE 'queued' END`
-  return {
-    insertTask: db.prepare(
-      `INSERT INTO tasks(batch_id, seq, type, payload, fp, key, steps, provider, model, status, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?)`,
-    ),
-    // Consoles run console batches; a `pacer run` batch runs with that process's keys and limits.
-    pickAny: db.prepare(
-      pick(`(SELECT b.id FROM batches b
-             WHERE b.state='running' AND b.driver IS NULL
-               AND EXISTS (SELECT 1 FROM tasks q WHERE q.batch_id = b.id AND q.status='queued')
-             ORDER BY b.created_at LIMIT 1)`),
-    ),
-    pickIn: db.prepare(pick(`(SELECT id FROM batches WHERE id = ? AND state='running')`)),
-    renewTask: db.prepare(
-      `UPDATE tasks SET lease_until=? WHERE id=? AND worker=? AND status='running'`,
-    ),
-    finishTask: db.prepare(
-      `UPDATE tasks SET status=?, result=?, error=?, finished_at=?, worker=NULL, lease_until=NULL
-       WHERE id=? AND worker=? AND status='running'`,
-    ),
-    requeueTask: db.prepare(
-      `UPDATE tasks SET status = ${requeuedStatus}, worker=NULL, lease_until=NULL, error=?
-       WHERE id=? AND worker=? AND status='running'`,
-    ),
-    anyExpired: db.prepare(
-      `SELECT 1 FROM tasks WHERE status='running' AND lease_until < ? LIMIT 1`,
-    ),
-    expiredTasks: db.prepare(
-      `SELECT id, batch_id FROM tasks WHERE status='running' AND lease_until < ?`,
-    ),
-    requeueExpired: db.prepare(
-      `UPDATE tasks SET error='requeued: its worker stopped renewing the lease',
-         status = ${requeuedStatus}, worker=NULL, lease_until=NULL
-       WHERE id=? AND status='running' AND lease_until < ?`,
-    ),
-    cancelQueued: db.prepare(
-      `UPDATE tasks SET status='cancelled', finished_at=? WHERE batch_id=? AND status='queued'`,
-    ),
-    getTaskStatus: db.prepare('SELECT status FROM tasks WHERE id=?'),
-    retryableInBatch: db.prepare(
-      `SELECT id FROM tasks WHERE batch_id=? AND status IN ('failed','cancelled')`,
-    ),
-    retryableAll: db.prepare(`SELECT id FROM tasks WHERE status IN ('failed','cancelled')`),
-    retryTask: db.prepare(
-      `UPDATE tasks SET status='queued', error=NULL, finished_at=NULL, result=NULL
-       WHERE id=? AND status IN ('failed','cancelled') RETURNING batch_id, fp`,
-    ),
-    getTaskResult: db.prepare('SELECT result FROM tasks WHERE id=?'),
-  }
-}
+/** Rolls back a finish that lost its task (requeued meanwhile), result row included. */
+class FencedOut extends Error {}

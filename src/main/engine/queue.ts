@@ -8,12 +8,27 @@ import type {
   TaskRow,
   TaskStatus,
 } from '../../shared/contract'
+import { directWrites, endOfTurn, type WriteScope } from './db/step-writes'
 import { BatchTable, type NewBatch } from './queue-batches'
-import { TaskTable, type FinalTaskStatus, type NewTask, type QueuedTask } from './queue-tasks'
+import {
+  TaskTable,
+  type FinalTaskStatus,
+  type NewTask,
+  type QueuedTask,
+  type TaskResult,
+} from './queue-tasks'
 import type { Clock } from './types'
 
 export type { NewBatch } from './queue-batches'
-export type { FinalTaskStatus, NewTask, QueuedTask } from './queue-tasks'
+export type { FinalTaskStatus, NewTask, QueuedTask, TaskResult } from './queue-tasks'
+
+/** A batch being filled task by task, inside the caller's transaction (see TaskQueue.openBatch). */
+export interface BatchWriter {
+  readonly id: string
+  add(task: NewTask): void
+  /** Records how many tasks were added on the batch's counters; returns that number. */
+  close(): number
+}
 
 /**
  * The queue: batches (queue-batches.ts) and their tasks (queue-tasks.ts), each table's SQL next to
@@ -23,29 +38,60 @@ export type { FinalTaskStatus, NewTask, QueuedTask } from './queue-tasks'
 export class TaskQueue {
   readonly #db: Database.Database
   readonly #clock: Clock
+  readonly #writes: WriteScope
   readonly #batches: BatchTable
   readonly #tasks: TaskTable
+  /**
+   * Batch states read this turn of the event loop. The runner looks before every call; within a
+   * turn only this queue can change them (it drops them when it does), another process's pause
+   * is seen from the next turn on.
+   */
+  readonly #states = new Map<string, BatchState | null>()
 
-  constructor(db: Database.Database, clock: Clock) {
+  /** `writes` groups the runner's writes per task step (the engine's); default: one per statement. */
+  constructor(db: Database.Database, clock: Clock, writes: WriteScope = directWrites) {
     this.#db = db
     this.#clock = clock
-    this.#batches = new BatchTable(db, clock)
-    this.#tasks = new TaskTable(db, clock)
+    this.#writes = writes
+    this.#tasks = new TaskTable(db, clock, writes)
+    this.#batches = new BatchTable(db, clock, writes, () => this.#tasks.flushCounters())
   }
 
   /** Creates a batch and its tasks in one transaction (all or nothing). */
   createBatch(batch: NewBatch, tasks: readonly NewTask[]): string {
-    const id = `b_${this.#clock.now().toString(36)}_${randomBytes(4).toString('hex')}`
-    const now = this.#clock.now()
     // IMMEDIATE: take the write lock up front, so a concurrent writer makes us wait (busy_timeout)
     // instead of failing a read-then-write upgrade with SQLITE_BUSY.
-    this.#db
-      .transaction(() => {
-        this.#batches.insert(id, batch, now)
-        for (const t of tasks) this.#tasks.insert(id, t, now)
-      })
-      .immediate()
-    return id
+    return this.#write(() => {
+      const writer = this.openBatch(batch)
+      for (const t of tasks) writer.add(t)
+      writer.close()
+      return writer.id
+    })
+  }
+
+  /**
+   * Inserts a batch row and returns a writer that adds its tasks one at a time, so a file of a
+   * million lines is queued without holding them all. The caller holds the transaction: rolling
+   * it back leaves no batch and no task behind.
+   */
+  openBatch(batch: NewBatch): BatchWriter {
+    if (!this.#db.inTransaction) throw new Error('openBatch needs an open transaction')
+    const id = `b_${this.#clock.now().toString(36)}_${randomBytes(4).toString('hex')}`
+    const key = this.#batches.insert(id, batch, this.#clock.now())
+    let added = 0
+    let first: number | null = null
+    return {
+      id,
+      add: (task) => {
+        const taskId = this.#tasks.insert(key, task)
+        first ??= taskId
+        added++
+      },
+      close: () => {
+        this.#batches.addQueued(key, added, first)
+        return added
+      },
+    }
   }
 
   /**
@@ -54,8 +100,12 @@ export class TaskQueue {
    * picked oldest first; `batchIds` restricts the pick to those batches, in that order.
    */
   pick(worker: string, leaseMs: number, batchIds: readonly string[] | null): QueuedTask | null {
-    const task = this.#tasks.pick(worker, leaseMs, batchIds)
-    return task ? { ...task, audit: this.#batches.audit(task.batchId) } : null
+    return this.#tasks.pick(worker, leaseMs, batchIds)
+  }
+
+  /** pick() of up to `n` tasks in one go (worker, leaseMs, batchIds, n; one update per batch). */
+  pickMany(...args: Parameters<TaskTable['pickMany']>): QueuedTask[] {
+    return this.#tasks.pickMany(...args)
   }
 
   /** Extends the task lease; false if the task is no longer this worker's. */
@@ -68,10 +118,11 @@ export class TaskQueue {
     taskId: number,
     worker: string,
     status: FinalTaskStatus,
-    result: string | null,
+    result: TaskResult | string,
     error: string | null,
   ): boolean {
-    return this.#tasks.finish(taskId, worker, status, result, error)
+    const stored = typeof result === 'string' ? { text: result } : result
+    return this.#tasks.finish(taskId, worker, status, stored, error)
   }
 
   /** Gives a running task back to the queue (shutdown, lost lease, transient failure). */
@@ -87,25 +138,34 @@ export class TaskQueue {
     const now = this.#clock.now()
     // Every worker sweeps often: look before taking the write lock.
     if (!this.#tasks.anyExpired(now)) return { requeued: 0, batchIds: [] }
-    return this.#db
-      .transaction(() => {
-        const swept = this.#tasks.requeueExpired(now)
-        // A batch whose every worker is gone waits for an operator (or the same `pacer run`) to
-        // resume it; one still driven by a live worker keeps running.
-        for (const b of swept.batchIds) this.#batches.interruptIfOrphaned(b, now)
-        return swept
-      })
-      .immediate()
+    this.#states.clear()
+    return this.#write(() => {
+      const swept = this.#tasks.requeueExpired(now)
+      // A batch whose every worker is gone waits for an operator (or the same `pacer run`) to
+      // resume it; one still driven by a live worker keeps running.
+      for (const b of swept.batchIds) this.#batches.interruptIfOrphaned(b, now)
+      return swept
+    })
   }
 
   /** Marks a batch done when nothing is left queued or running in it. */
   settleBatch(batchId: string): BatchState | null {
+    this.#states.delete(batchId)
     return this.#batches.settle(batchId)
   }
 
   /** Sets a batch's state, only from one of `from` when given; true if it changed. */
   setBatchState(batchId: string, state: BatchState, from?: readonly BatchState[]): boolean {
-    return this.#batches.setState(batchId, state, from)
+    this.#states.delete(batchId)
+    return this.#writes.run(() => this.#batches.setState(batchId, state, from))
+  }
+
+  /**
+   * Runs `fn` as one transaction in the write scope: its own BEGIN IMMEDIATE when writes are not
+   * grouped, else a savepoint of the scope's open transaction.
+   */
+  #write<T>(fn: () => T): T {
+    return this.#writes.run(() => this.#db.transaction(fn).immediate())
   }
 
   /**
@@ -113,12 +173,13 @@ export class TaskQueue {
    * (nothing changed) from any other.
    */
   applyBatchAction(batchId: string, action: Exclude<BatchAction, 'retry'>): boolean {
-    return this.#batches.applyAction(batchId, action)
+    this.#states.delete(batchId)
+    return this.#writes.run(() => this.#batches.applyAction(batchId, action))
   }
 
   /** Cancels what has not started yet; running tasks are stopped by the runner. */
   cancelQueued(batchId: string): number {
-    return this.#tasks.cancelQueued(batchId)
+    return this.#writes.run(() => this.#tasks.cancelQueued(batchId))
   }
 
   /** Failed or cancelled tasks go back to the queue; their batches run again. */
@@ -126,28 +187,56 @@ export class TaskQueue {
     count: number
     fps: string[]
   } {
-    return this.#db
-      .transaction(() => {
-        const { count, batchIds, fps } = this.#tasks.retry(filter)
-        const { from, to } = BATCH_TRANSITIONS.retry
-        for (const b of batchIds) this.#batches.setState(b, to, from)
-        return { count, fps: [...fps] }
-      })
-      .immediate()
+    this.#states.clear()
+    return this.#write(() => {
+      const { count, batchIds, fps } = this.#tasks.retry(filter)
+      const { from, to } = BATCH_TRANSITIONS.retry
+      for (const b of batchIds) this.#batches.setState(b, to, from)
+      return { count, fps: [...fps] }
+    })
   }
 
   /** Who runs the batch from now on: a CLI worker, or null for the consoles. */
   setDriver(batchId: string, driver: string | null): void {
-    this.#batches.setDriver(batchId, driver)
+    this.#writes.run(() => this.#batches.setDriver(batchId, driver))
+  }
+
+  /** The batch's state and how many of its tasks are queued or running (one read of its row). */
+  progress(batchId: string): { state: BatchState; unfinished: number } | null {
+    return this.#batches.progress(batchId)
   }
 
   /** The batch's state, or null if there is no such batch (cheap: one primary-key read). */
   batchState(batchId: string): BatchState | null {
-    return this.#batches.state(batchId)
+    if (this.#states.has(batchId)) return this.#states.get(batchId) ?? null
+    if (this.#states.size === 0) endOfTurn(() => this.#states.clear())
+    const state = this.#batches.state(batchId)
+    this.#states.set(batchId, state)
+    return state
   }
 
   findResumable(sourceHash: string): string | null {
     return this.#batches.findResumable(sourceHash)
+  }
+
+  /** Whether an interrupted batch was read from `source`: only then is a file hashed up front. */
+  hasInterrupted(source: string): boolean {
+    return this.#batches.hasInterrupted(source)
+  }
+
+  /** Records the content hash of a batch queued from a file as it was read. */
+  setSourceHash(batchId: string, sourceHash: string): void {
+    this.#writes.run(() => this.#batches.setSourceHash(batchId, sourceHash))
+  }
+
+  /** Fingerprints of the batch's tasks whose claim keeps a failure as its result. */
+  failedFingerprints(batchId: string): string[] {
+    return this.#tasks.failedFingerprints(batchId)
+  }
+
+  /** How many distinct executions the batch's tasks are (a pass over its tasks). */
+  distinctTasks(batchId: string): number {
+    return this.#tasks.distinct(batchId)
   }
 
   batch(batchId: string): BatchSummary | null {
@@ -168,7 +257,7 @@ export class TaskQueue {
     offset: number
     limit: number
   }): { rows: TaskRow[]; total: number } {
-    return this.#tasks.list(filter)
+    return this.#tasks.list(filter, (batchId, statuses) => this.#batches.countOf(batchId, statuses))
   }
 
   tasksById(ids: readonly number[]): TaskRow[] {

@@ -36,6 +36,10 @@ export interface StoredResult {
   owner: string
   epoch: number
   completedAt: number
+  /** What the execution that produced it cost (null: unknown or unpriced): what a reuse saves. */
+  costMicros?: number | null
+  /** The stored result's id, when the store shares the queue's database: tasks point at it. */
+  ref?: number
 }
 
 export type WaitOutcome =
@@ -58,7 +62,13 @@ export interface ClaimStore {
   /** Compare-and-set takeover, only after the lease expired. */
   takeOver(fp: string, owner: string, expectedEpoch: number, leaseMs: number): boolean
   /** Fenced completion. False = a newer epoch owns the claim: nothing was written. */
-  complete(fp: string, epoch: number, result: string, status: 'succeeded' | 'failed'): boolean
+  complete(
+    fp: string,
+    epoch: number,
+    result: string,
+    status: 'succeeded' | 'failed',
+    costMicros?: number | null,
+  ): boolean
   /** Gives up a running claim (transient failure, shutdown) so another worker may claim it. */
   release(fp: string, epoch: number): boolean
   /** Forgets a cached failure (the operator retries after fixing the cause): the next claim runs. */
@@ -71,6 +81,8 @@ export interface ClaimStore {
   ): Promise<WaitOutcome>
   /** The stored result if completed and not past retention. */
   getResult(fp: string): StoredResult | undefined
+  /** The id of the result a completed claim stored (StoredResult.ref), without reading it. */
+  resultRef?(fp: string): number | undefined
 }
 
 // ---------------------------------------------------------------- providers
@@ -151,6 +163,8 @@ export interface LedgerEventInput {
   taskId: number | null
   batchId: string | null
   fp: string
+  /** The fingerprint's row id, when the caller has it (the runner's task): saves a lookup. */
+  fpId?: number
   worker: string
   taskType: string
   provider: string

@@ -1,5 +1,15 @@
-import { describe, expect, it } from 'vitest'
-import { parseBatchFile } from '../../../src/main/engine/batch-file'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import type { LineError } from '../../../src/shared/contract'
+import {
+  memoryKeys,
+  parseBatchFile,
+  readBatchRows,
+  TaskValidator,
+  type ParsedTask,
+} from '../../../src/main/engine/batch-file'
 import { fingerprint } from '../../../src/main/engine/fingerprint'
 
 describe('batch files', () => {
@@ -99,5 +109,76 @@ describe('batch files', () => {
     const deep = '{"type":"a","payload":' + '['.repeat(5000) + ']'.repeat(5000) + '}'
     const { errors } = parseBatchFile(deep, 'jsonl')
     expect(errors[0]!.message).toMatch(/nested deeper than 256 levels/)
+  })
+})
+
+describe('readBatchRows: the same file streamed', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'pacer-rows-'))
+  afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+  /** The tasks and errors of `text` read from a file, as parseBatchFile gives them in memory. */
+  async function streamedParse(text: string, format: 'jsonl' | 'csv') {
+    const path = join(dir, `f-${Math.random().toString(36).slice(2)}.${format}`)
+    writeFileSync(path, text)
+    const tasks: ParsedTask[] = []
+    const errors: LineError[] = []
+    const validator = new TaskValidator(memoryKeys())
+    let read = 0
+    for await (const rows of readBatchRows(path, format, (c) => (read += c.length))) {
+      for (const row of rows) {
+        const task = validator.accept(row, errors)
+        if (task) tasks.push(task)
+      }
+    }
+    expect(read).toBe(Buffer.byteLength(text))
+    return { tasks, errors: errors.sort((a, b) => a.line - b.line) }
+  }
+
+  it.each([
+    [
+      'JSONL with CRLF, a BOM, comments and bad lines',
+      'jsonl',
+      '\uFEFF{"type":"a","payload":{"x":1}}\r\n\r\n// c\r\n[1]\r\n{"type":"b","payload":2,"steps":3}\r\n{"type":"a"}',
+    ],
+    [
+      'JSONL without a final newline',
+      'jsonl',
+      '{"type":"a","payload":1}\n{"type":"a","payload":2}',
+    ],
+    [
+      'CSV with quoted newlines and a bad row',
+      'csv',
+      'type,payload,steps\na,"{""t"":""x, y""}",2\nb,"{""t"":\n""two""}",1\nc,not json,1\n',
+    ],
+    ['CSV with a wrong header', 'csv', 'kind,prompt\na,b\n'],
+    ['a blank file', 'jsonl', ' \n\n'],
+    ['a file of comments only', 'jsonl', '// nothing\n'],
+    [
+      'keys reused with another payload',
+      'jsonl',
+      '{"type":"a","key":"k","payload":1}\n{"type":"a","key":"k","payload":2}\n',
+    ],
+  ] as const)('%s', async (_name, format, text) => {
+    const inMemory = parseBatchFile(text, format)
+    expect(await streamedParse(text, format)).toEqual({
+      tasks: inMemory.tasks,
+      errors: inMemory.errors,
+    })
+  })
+
+  it('keeps lines and characters whole across chunks (1 MB each)', async () => {
+    // Multi-byte characters everywhere, so that some chunk ends inside one.
+    const lines = Array.from({ length: 40_000 }, (_, i) =>
+      JSON.stringify({ type: 'ü', payload: { text: `é${'€'.repeat(i % 17)}${i}` } }),
+    )
+    const text = `${lines.join('\n')}\n`
+    expect(Buffer.byteLength(text)).toBeGreaterThan(2 * (1 << 20))
+    const { tasks, errors } = await streamedParse(text, 'jsonl')
+    expect(errors).toEqual([])
+    expect(tasks).toHaveLength(40_000)
+    expect(tasks[39_999]).toMatchObject({
+      line: 40_000,
+      payload: { text: `é${'€'.repeat(39_999 % 17)}39999` },
+    })
   })
 })

@@ -77,10 +77,19 @@ describe('claim', () => {
     const completedAt = clock.t + 5
     s.claim(FP, 'A', LEASE)
     clock.advance(5)
-    expect(s.complete(FP, 1, '{"text":"hi"}', 'succeeded')).toBe(true)
+    expect(s.complete(FP, 1, '{"text":"hi"}', 'succeeded', 1_234)).toBe(true)
     const expected = {
       kind: 'completed',
-      result: { result: '{"text":"hi"}', status: 'succeeded', owner: 'A', epoch: 1, completedAt },
+      result: {
+        result: '{"text":"hi"}',
+        status: 'succeeded',
+        owner: 'A',
+        epoch: 1,
+        completedAt,
+        // What the execution cost, for the reuse's "saved", and where its result is stored.
+        costMicros: 1_234,
+        ref: expect.any(Number) as number,
+      },
     }
     expect(s.claim(FP, 'B', LEASE)).toEqual(expected)
     expect(s.claim(FP, 'A', LEASE)).toEqual(expected)
@@ -211,7 +220,7 @@ describe('claim', () => {
   function raceOnce(cUpdate: string): void {
     db.exec(`
       CREATE TEMP TABLE raced (done INTEGER);
-      CREATE TEMP TRIGGER race BEFORE UPDATE ON claims
+      CREATE TEMP TRIGGER race BEFORE UPDATE ON fingerprints
       WHEN NEW.owner = 'B' AND NOT EXISTS (SELECT 1 FROM raced)
       BEGIN
         INSERT INTO raced VALUES (1);
@@ -226,7 +235,7 @@ describe('claim', () => {
     s.claim(FP, 'A', LEASE)
     clock.advance(LEASE + 1)
     raceOnce(
-      `UPDATE claims SET owner = 'C', epoch = epoch + 1, lease_until = ${clock.t + LEASE}
+      `UPDATE fingerprints SET owner = 'C', epoch = epoch + 1, lease_until = ${clock.t + LEASE}
        WHERE fp = OLD.fp`,
     )
     expect(s.claim(FP, 'B', LEASE)).toEqual({
@@ -242,8 +251,10 @@ describe('claim', () => {
     s.claim(FP, 'A', LEASE)
     s.release(FP, 1)
     raceOnce(
-      `UPDATE claims SET state = 'completed', status = 'succeeded', result = '"C"',
-         completed_at = ${clock.t}, owner = 'C', epoch = epoch + 1 WHERE fp = OLD.fp`,
+      `INSERT INTO results(body) VALUES ('"C"');
+       UPDATE fingerprints SET state = 'completed', status = 'succeeded',
+         result_id = last_insert_rowid(), completed_at = ${clock.t}, owner = 'C',
+         epoch = epoch + 1 WHERE fp = OLD.fp`,
     )
     expect(s.claim(FP, 'B', LEASE)).toMatchObject({
       kind: 'completed',
@@ -256,7 +267,7 @@ describe('claim', () => {
     s.claim(FP, 'A', LEASE)
     clock.advance(LEASE + 1)
     raceOnce(
-      `UPDATE claims SET owner = 'C', epoch = epoch + 1, lease_until = ${clock.t + LEASE}
+      `UPDATE fingerprints SET owner = 'C', epoch = epoch + 1, lease_until = ${clock.t + LEASE}
        WHERE fp = OLD.fp`,
     )
     const waiting = s.wait(FP, 'B', { timeoutMs: 5_000, leaseMs: LEASE })
@@ -268,7 +279,9 @@ describe('claim', () => {
     const s = store()
     s.claim(FP, 'A', LEASE)
     clock.advance(LEASE + 1)
-    db.exec(`CREATE TEMP TRIGGER never BEFORE UPDATE ON claims BEGIN SELECT RAISE(IGNORE); END`)
+    db.exec(
+      `CREATE TEMP TRIGGER never BEFORE UPDATE ON fingerprints BEGIN SELECT RAISE(IGNORE); END`,
+    )
     expect(() => s.claim(FP, 'B', LEASE)).toThrow(/lost 16 compare-and-set rounds/)
   })
 })

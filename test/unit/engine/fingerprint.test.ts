@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto'
 import fc from 'fast-check'
+import { canonicalJsonOf } from '../../../src/shared/json-value'
 import { describe, expect, it } from 'vitest'
+import { seededRandom } from '../../helpers/random'
 import {
   canonicalJson,
   fingerprint,
@@ -32,18 +34,6 @@ function shuffled(value: unknown, random: () => number): unknown {
   const out: Record<string, unknown> = {}
   for (const k of keys) put(out, k, shuffled((value as Record<string, unknown>)[k], random))
   return out
-}
-
-function seededRandom(seed: number): () => number {
-  // mulberry32: a tiny deterministic PRNG so fast-check can shrink and replay the shuffle.
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
 }
 
 function thrown(fn: () => unknown): NonJsonValueError {
@@ -93,6 +83,30 @@ describe('canonicalJson', () => {
         expect(canonicalJson(JSON.parse(text))).toBe(text)
         expect(text).not.toMatch(/^\s|\s$/)
       }),
+    )
+  })
+
+  it('writes what the canonical walk writes, whichever way it takes (keys in order or not)', () => {
+    const walked = (v: unknown) => {
+      const out = canonicalJsonOf(v, 'payload')
+      return out.ok ? out.json : null
+    }
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.integer(), (value, seed) => {
+        // As parsed from a file: keys in the order written, sorted or shuffled.
+        for (const v of [
+          value,
+          JSON.parse(JSON.stringify(value)),
+          shuffled(value, seededRandom(seed)),
+        ]) {
+          expect(canonicalJson(v)).toBe(walked(v))
+        }
+      }),
+    )
+    // Integer-like keys come first in Object.keys: not in UTF-16 order, so the walk sorts them.
+    expect(canonicalJson(JSON.parse('{"b":1,"10":2,"9":3}'))).toBe('{"10":2,"9":3,"b":1}')
+    expect(canonicalJson(JSON.parse('{"x":-0,"y":[1e-7,"é\\u2028"]}'))).toBe(
+      walked(JSON.parse('{"x":-0,"y":[1e-7,"é\\u2028"]}')),
     )
   })
 

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest'
 import { csvStream } from '../../../src/main/engine/csv'
 import { Ledger } from '../../../src/main/engine/ledger'
 import { EVENT_COLUMNS } from '../../../src/main/engine/ledger-csv'
-import { INSERT_SQL } from '../../../src/main/engine/ledger-record'
+import { prepareRowInsert, type LedgerRowParams } from '../../../src/main/engine/ledger-record'
 import { Prices } from '../../../src/main/engine/prices'
 import { openLedgerDb } from '../../helpers/ledger-db'
 
@@ -67,7 +67,8 @@ const rowArb = fc.record({
   outputTokens: fc.nat(100_000),
   costMicros: fc.option(fc.oneof(money(), fc.integer({ min: -5_000_000, max: -1 }))),
   savedMicros: fc.option(money()),
-  outcome: fc.oneof(fc.constantFrom('executed', 'reused', 'duplicate', 'throttled'), text),
+  // Outcomes are codes since migration 5: only the known words can be stored.
+  outcome: fc.constantFrom('executed', 'reused', 'duplicate', 'throttled', 'error', 'abandoned'),
   latencyMs: fc.option(fc.nat(120_000)),
   status: fc.option(fc.constantFrom(200, 429, 500)),
   epoch: fc.option(fc.nat(5)),
@@ -80,9 +81,9 @@ const rowArb = fc.record({
 async function bothExports(rows: readonly object[], filter: { since?: number } = {}) {
   const h = openLedgerDb()
   try {
-    const insert = h.db.prepare(INSERT_SQL)
+    const insert = prepareRowInsert(h.db)
     h.db.transaction(() => {
-      for (const r of rows) insert.run(r)
+      for (const r of rows) insert.row(r as LedgerRowParams)
     })()
     const ledger = new Ledger({ db: h.db, prices: new Prices() })
     const got = collect()

@@ -158,3 +158,75 @@ describe('batch state transitions follow BATCH_TRANSITIONS', () => {
     expect(Object.keys(BATCH_TRANSITIONS).sort()).toEqual([...all].sort())
   })
 })
+
+describe('status counters', () => {
+  /** What the counters must equal: a count of the batch's tasks by status. */
+  const counted = (batchId: string) => {
+    const counts = { queued: 0, running: 0, succeeded: 0, reused: 0, failed: 0, cancelled: 0 }
+    for (const r of store.db
+      .prepare('SELECT status, COUNT(*) AS n FROM tasks WHERE batch_id = ? GROUP BY status')
+      .all(batchId) as { status: keyof typeof counts; n: number }[]) {
+      counts[r.status] = r.n
+    }
+    return counts
+  }
+
+  it('follow every status change, in every path, as a count of the tasks would', () => {
+    const a = enqueue(
+      'a',
+      Array.from({ length: 12 }, (_, i) => task(i + 1)),
+    )
+    const b = enqueue('b', [task(1), task(2), task(3)])
+    expect(queue.counts(a)).toEqual(counted(a))
+    const picked = Array.from({ length: 8 }, () => queue.pick('w1', LEASE_MS, [a])!)
+    queue.finishTask(picked[0]!.id, 'w1', 'succeeded', 'r0', null)
+    queue.finishTask(picked[1]!.id, 'w1', 'reused', 'r0', null)
+    queue.finishTask(picked[2]!.id, 'w1', 'failed', null, 'boom')
+    queue.finishTask(picked[3]!.id, 'w1', 'cancelled', null, 'stop')
+    // A finish fenced out (another worker's task) changes nothing.
+    expect(queue.finishTask(picked[4]!.id, 'w2', 'succeeded', 'x', null)).toBe(false)
+    queue.requeueTask(picked[4]!.id, 'w1', 'shutdown')
+    expect(queue.counts(a)).toEqual(counted(a))
+    // Leases running out, a retry, a cancel of the rest.
+    clock.advance(LEASE_MS + 1)
+    queue.requeueExpired()
+    expect(queue.counts(a)).toEqual(counted(a))
+    queue.retry({ batchId: a })
+    expect(queue.counts(a)).toEqual(counted(a))
+    queue.pick('w1', LEASE_MS, [a])
+    queue.applyBatchAction(a, 'cancel')
+    queue.cancelQueued(a)
+    expect(queue.counts(a)).toEqual(counted(a))
+    expect(queue.counts(a)).toMatchObject({ queued: 0, succeeded: 1, reused: 1 })
+    // A task of a cancelled batch given back ends cancelled, and is counted so.
+    const running = queue.listTasks({ batchId: a, statuses: ['running'], offset: 0, limit: 10 })
+    for (const t of running.rows) queue.requeueTask(t.id, 'w1', null)
+    expect(queue.counts(a)).toEqual(counted(a))
+    expect(queue.counts(a).running).toBe(0)
+    // The other batch was never touched.
+    expect(queue.counts(b)).toEqual({ ...counted(b), queued: 3 })
+  })
+
+  it('settle once the counters show nothing queued or running', () => {
+    const id = enqueue('b', [task(1), task(2)])
+    const [t1, t2] = [queue.pick('w1', LEASE_MS, null)!, queue.pick('w1', LEASE_MS, null)!]
+    queue.finishTask(t1.id, 'w1', 'succeeded', 'r', null)
+    expect(queue.settleBatch(id)).toBe('running')
+    queue.finishTask(t2.id, 'w1', 'failed', null, 'x')
+    expect(queue.settleBatch(id)).toBe('done')
+  })
+
+  it('page a batch in id order from where its tasks start, with the total from the counters', () => {
+    enqueue('other', [task(1), task(2)])
+    const id = enqueue(
+      'b',
+      Array.from({ length: 30 }, (_, i) => task(i + 1)),
+    )
+    enqueue('later', [task(1)])
+    const page = queue.listTasks({ batchId: id, offset: 25, limit: 10 })
+    expect(page.total).toBe(30)
+    expect(page.rows.map((r) => r.seq)).toEqual([26, 27, 28, 29, 30])
+    expect(new Set(page.rows.map((r) => r.batchId))).toEqual(new Set([id]))
+    expect(queue.listTasks({ batchId: id, offset: 40, limit: 10 }).rows).toEqual([])
+  })
+})

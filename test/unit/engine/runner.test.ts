@@ -9,6 +9,8 @@ import { estimateTokens } from '../../../src/main/engine/prompt'
 import { TaskQueue } from '../../../src/main/engine/queue'
 import { Runner, type RunnerOptions } from '../../../src/main/engine/runner'
 import { Scheduler, type SchedulerOptions } from '../../../src/main/engine/scheduler'
+import { StepWrites } from '../../../src/main/engine/db/step-writes'
+import Database from 'better-sqlite3'
 import type { ProviderRequest, ProviderResponse, Usage } from '../../../src/main/engine/types'
 import { fakeClock } from '../../helpers/clock'
 import { openLedgerDb } from '../../helpers/ledger-db'
@@ -22,7 +24,7 @@ const answer = (text: string): ProviderResponse => ({
   usage: USAGE,
 })
 
-type Answer = (request: ProviderRequest, n: number) => ProviderResponse
+type Answer = (request: ProviderRequest, n: number) => ProviderResponse | Promise<ProviderResponse>
 
 interface TaskSpec {
   payload: unknown
@@ -34,19 +36,29 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup()
 })
 
-/** A started runner over a fresh database whose provider 'test' answers with `next`. */
+/**
+ * A started runner over a fresh database whose provider 'test' answers with `next`; `grouped`
+ * writes through the engine's group commit (StepWrites) instead of one statement at a time.
+ */
 function harness(
   next: Answer,
   options: Partial<RunnerOptions> = {},
-  schedulerOptions: Omit<SchedulerOptions, 'clock'> = {},
+  {
+    grouped = false,
+    ...schedulerOptions
+  }: Omit<SchedulerOptions, 'clock'> & { grouped?: boolean } = {},
 ) {
   const file = openLedgerDb()
   const { db } = file
   const clock = fakeClock()
-  const claims = new SqliteClaimStore({ db, clock })
-  const ledger = new Ledger({ db, prices: new Prices(), clock })
+  const warnings: string[] = []
+  const writes = grouped
+    ? new StepWrites(db, { onError: (err) => warnings.push(err.message) })
+    : undefined
+  const claims = new SqliteClaimStore({ db, clock, writes })
+  const ledger = new Ledger({ db, prices: new Prices(), clock, writes })
   const scheduler = new Scheduler({ clock, ...schedulerOptions })
-  const queue = new TaskQueue(db, clock)
+  const queue = new TaskQueue(db, clock, writes)
   const requests: ProviderRequest[] = []
   const provider = {
     id: 'test',
@@ -65,10 +77,13 @@ function harness(
     provider: (id) => (id === 'test' ? provider : undefined),
     // Sweeps of expired task leases would follow the fake clock: keep them out of the way.
     pollMs: 60_000,
+    writes,
     ...options,
   })
+  runner.on('warning', (w) => warnings.push(w))
   cleanups.push(async () => {
     await runner.stop({ graceMs: 0 })
+    writes?.commit()
     scheduler.close()
     file.close()
   })
@@ -101,7 +116,20 @@ function harness(
 
   const tasks = (batchId: string) => queue.listTasks({ batchId, offset: 0, limit: 100 }).rows
   const outcomes = () => [...ledger.events()].map((r) => r.outcome)
-  return { clock, claims, ledger, queue, scheduler, requests, run, tasks, outcomes, fpOf }
+  return {
+    clock,
+    claims,
+    ledger,
+    queue,
+    scheduler,
+    requests,
+    run,
+    tasks,
+    outcomes,
+    fpOf,
+    file,
+    warnings,
+  }
 }
 
 describe('Runner', () => {
@@ -325,5 +353,81 @@ describe('Runner', () => {
     expect(estimate!.inputTokens).toBeGreaterThanOrEqual(100)
     // The announced token budget was read from the answer the runner passed back.
     expect(h.scheduler.pacing('test:m')?.budget.tokens).toMatchObject({ limit: 100_000 })
+  })
+})
+
+describe('Runner on the engine’s group commit', () => {
+  it('sends a call only once its claim is on disk, for another process to see', async () => {
+    let observer: Database.Database | undefined
+    const seenAtCall: string[] = []
+    const h = harness(
+      () => {
+        // Another process looking at the file the moment the request leaves.
+        observer ??= new Database(h.file.file, { readonly: true })
+        const claims = observer.prepare('SELECT state FROM claims').pluck().all() as string[]
+        seenAtCall.push(claims.join(','))
+        return answer('ok')
+      },
+      {},
+      { grouped: true },
+    )
+    cleanups.push(async () => {
+      observer?.close()
+    })
+    await h.run([{ payload: { durable: 1 } }])
+    expect(seenAtCall).toEqual(['running'])
+    expect(h.warnings).toEqual([])
+  })
+
+  it('stores one result for a task and its duplicates: they point at the claim’s', async () => {
+    const h = harness(() => answer('shared answer'), {}, { grouped: true })
+    const batchId = await h.run([
+      { payload: { dup: 1 } },
+      { payload: { dup: 1 } },
+      { payload: { dup: 1 } },
+    ])
+    const refs = h.file.db
+      .prepare('SELECT DISTINCT result_id FROM task_queue WHERE result_id IS NOT NULL')
+      .pluck()
+      .all()
+    expect(refs).toHaveLength(1)
+    expect(h.file.db.prepare('SELECT COUNT(*) FROM results').pluck().get()).toBe(1)
+    for (const t of h.tasks(batchId)) {
+      expect(JSON.parse(h.queue.taskResult(t.id)!)).toMatchObject({ text: 'shared answer' })
+    }
+    // What the reuses saved is what the execution cost, as its claim kept it.
+    expect(h.ledger.totals()).toMatchObject({ executed: 1, reused: 2 })
+    const [executed] = [...h.ledger.events()].filter((r) => r.outcome === 'executed')
+    const saved = [...h.ledger.events()]
+      .filter((r) => r.outcome === 'reused')
+      .map((r) => r.savedMicros)
+    expect(saved).toEqual([executed!.costMicros, executed!.costMicros])
+  })
+
+  it('a call past its deadline is given up alone: the task goes on with a fresh signal', async () => {
+    const signals: AbortSignal[] = []
+    const h = harness(
+      (request, n) => {
+        const signal = request.signal!
+        signals.push(signal)
+        if (n > 1) return answer('second try')
+        // The first call never answers by itself: only its deadline ends it.
+        return new Promise((_, reject) =>
+          signal.addEventListener('abort', () => reject(signal.reason)),
+        )
+      },
+      { callTimeoutMs: 100 },
+      { grouped: true },
+    )
+    const batchId = await h.run([{ payload: { slow: 1 } }])
+    expect(h.tasks(batchId)).toMatchObject([{ status: 'succeeded' }])
+    expect(signals).toHaveLength(2)
+    expect(signals[0]!.aborted).toBe(true)
+    expect(String(signals[0]!.reason)).toMatch(/no answer within 100 ms/)
+    // The retry went out on a signal of its own, which its deadline never touched.
+    expect(signals[1]).not.toBe(signals[0])
+    expect(signals[1]!.aborted).toBe(false)
+    const rows = [...h.ledger.events()]
+    expect(rows.map((r) => r.outcome)).toEqual(['error', 'executed'])
   })
 })

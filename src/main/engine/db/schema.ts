@@ -1,3 +1,6 @@
+import { COMPACT_STORAGE_SQL } from './compact-storage'
+import { LEDGER_CACHE_EFFECT_SQL } from './ledger-cache-effect'
+
 /**
  * Numbered migrations. Each entry is applied once, in order, inside a transaction, and recorded in
  * the `migrations` table. Never edit a migration that has shipped: add the next number.
@@ -210,17 +213,14 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 5,
+    name: 'compact storage: fingerprints, payloads and results once; counters per batch; views of the v2 tables',
+    // compact-storage.ts: the tables, the copy from v2, and the views that keep v2's names.
+    sql: COMPACT_STORAGE_SQL,
+  },
+  {
+    version: 6,
     name: 'ledger cache effect: what prompt-cache reads saved and cache writes cost extra, per row',
-    sql: `
-      -- Against the same tokens at the plain input price, priced when the row is recorded (as
-      -- cost_micros): reads x (input - cached input), writes x (cache write - input). NULL on an
-      -- unpriced row and on rows from before this migration (their effect was never priced).
-      ALTER TABLE ledger ADD COLUMN cache_saved_micros INTEGER;
-      ALTER TABLE ledger ADD COLUMN cache_write_extra_micros INTEGER;
-      ALTER TABLE ledger_rollup ADD COLUMN cache_saved_micros INTEGER NOT NULL DEFAULT 0;
-      ALTER TABLE ledger_rollup ADD COLUMN cache_write_extra_micros INTEGER NOT NULL DEFAULT 0;
-      ALTER TABLE ledger_batch_rollup ADD COLUMN cache_saved_micros INTEGER NOT NULL DEFAULT 0;
-      ALTER TABLE ledger_batch_rollup ADD COLUMN cache_write_extra_micros INTEGER NOT NULL DEFAULT 0;
-    `,
+    // ledger-cache-effect.ts: the columns, and the ledger view and its triggers with them.
+    sql: LEDGER_CACHE_EFFECT_SQL,
   },
 ]

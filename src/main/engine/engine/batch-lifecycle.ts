@@ -1,26 +1,30 @@
 import { createHash } from 'node:crypto'
+import { stat } from 'node:fs/promises'
 import type { BatchSummary, LineError } from '../../../shared/contract'
 import type { ParsedTask } from '../batch-file'
 import { EngineError } from '../errors'
-import { executionFingerprint } from '../fingerprint'
+import { resolverFor, type ResolvedTask, type ResolveRules } from '../task-resolver'
 import { checkIdempotencyKey } from '../idempotency-keys'
 import type { NewBatch } from '../queue'
 import { driveBatch, type BatchRun, type DriveOptions } from './batch-run'
+import {
+  forecastStreamedFile,
+  startStreamedFile,
+  type ForecastFile,
+  type StreamedFile,
+  type StreamedForecast,
+  type StreamedStart,
+} from './batch-stream'
 import type { EngineEvents } from './events'
 import type { EngineParts } from './parts'
 
-/** A task ready to queue: provider and model resolved, `fp` is its claim identity. */
-export interface ResolvedTask extends ParsedTask {
-  provider: string
-  model: string
-  /** The execution's fingerprint (task + provider + model + steps). */
-  runFp: string
-}
+export type { ResolvedTask }
 
 /** The provider and model of tasks that name none (a `pacer run`'s --provider and --model). */
 export interface TaskDefaults {
   provider?: string
-  model?: string
+  /** null: no default model, so a task on the default provider must name its own. */
+  model?: string | null
 }
 
 /** A batch file as `pacer run` starts it. */
@@ -49,6 +53,33 @@ export interface StartedFile {
   batch: BatchSummary
 }
 
+/** The rules a task is resolved by: this engine's providers, the run's defaults or the settings'. */
+export function resolveRules(
+  parts: Pick<EngineParts, 'providers' | 'settings'>,
+  defaults?: TaskDefaults,
+): ResolveRules {
+  const current = parts.settings.get()
+  const defaultProvider = defaults?.provider ?? current.defaultProvider
+  const defaultModel =
+    defaults?.model !== undefined
+      ? defaults.model
+      : defaultProvider === current.defaultProvider
+        ? current.defaultModel
+        : null
+  return { providers: Object.keys(parts.providers), defaultProvider, defaultModel }
+}
+
+/**
+ * Resolves one task at a time (resolve() for a list, the streamed file for each line): its provider
+ * and model, checked, and its claim identity. A problem is pushed to `errors`, never thrown.
+ */
+export function taskResolver(
+  parts: Pick<EngineParts, 'providers' | 'settings'>,
+  defaults?: TaskDefaults,
+): (t: ParsedTask, errors: LineError[]) => ResolvedTask | null {
+  return resolverFor(resolveRules(parts, defaults))
+}
+
 /**
  * Where a batch's state changes: queued, resumed, paused, cancelled, retried, interrupted. The
  * console's commands and `pacer run` both go through here, so a batch moves the same way whoever
@@ -74,72 +105,50 @@ export class BatchLifecycle {
     tasks: readonly ParsedTask[],
     defaults?: TaskDefaults,
   ): { tasks: ResolvedTask[]; errors: LineError[] } {
-    const { providers } = this.#parts
-    const current = this.#parts.settings.get()
-    const defaultProvider = defaults?.provider ?? current.defaultProvider
-    const defaultModel =
-      defaults?.model ?? (defaultProvider === current.defaultProvider ? current.defaultModel : null)
+    const resolveOne = taskResolver(this.#parts, defaults)
     const resolved: ResolvedTask[] = []
     const errors: LineError[] = []
     for (const t of tasks) {
-      const provider = t.provider ?? defaultProvider
-      if (!Object.prototype.hasOwnProperty.call(providers, provider)) {
-        errors.push({
-          line: t.line,
-          field: 'provider',
-          message: `unknown provider "${provider}" (known: ${Object.keys(providers).join(', ')})`,
-        })
-        continue
-      }
-      const model = t.model ?? (provider === defaultProvider ? defaultModel : null)
-      if (!model) {
-        errors.push({
-          line: t.line,
-          field: 'model',
-          message:
-            provider === defaultProvider
-              ? `required: no default model is set for "${provider}"`
-              : `required for provider "${provider}": only the default provider (${defaultProvider}) has a default model`,
-        })
-        continue
-      }
-      const runFp = executionFingerprint(t.payloadFp, { provider, model, steps: t.steps })
-      resolved.push({ ...t, provider, model, runFp, fp: t.key === null ? runFp : t.fp })
+      const r = resolveOne(t, errors)
+      if (r) resolved.push(r)
     }
     return { tasks: resolved, errors }
   }
 
   /** Queues resolved tasks as one batch (all or nothing); returns its id. */
   enqueue(tasks: readonly ResolvedTask[], batch: Omit<NewBatch, 'state'>): string {
-    const { db, clock, queue, runner } = this.#parts
+    const { db, clock, queue, runner, writes } = this.#parts
     const now = clock.now()
-    const id = db
-      .transaction(() => {
-        for (const t of tasks) {
-          if (t.key === null) continue
-          try {
-            // A key names one execution: the same key with another payload, model or step count
-            // is a different request, refused like Stripe refuses it.
-            checkIdempotencyKey(db, t.key, t.runFp, now)
-          } catch (err) {
-            throw EngineError.from(err, `line ${t.line}`)
+    const id = writes.run(() =>
+      db
+        .transaction(() => {
+          for (const t of tasks) {
+            if (t.key === null) continue
+            try {
+              // A key names one execution: the same key with another payload, model or step count
+              // is a different request, refused like Stripe refuses it.
+              checkIdempotencyKey(db, t.key, t.runFp, now)
+            } catch (err) {
+              throw EngineError.from(err, `line ${t.line}`)
+            }
           }
-        }
-        return queue.createBatch(
-          batch,
-          tasks.map((t) => ({
-            seq: t.line,
-            type: t.type,
-            payloadJson: t.payloadJson,
-            fp: t.fp,
-            key: t.key,
-            steps: t.steps,
-            provider: t.provider,
-            model: t.model,
-          })),
-        )
-      })
-      .immediate()
+          return queue.createBatch(
+            batch,
+            tasks.map((t) => ({
+              seq: t.line,
+              type: t.type,
+              payloadJson: t.payloadJson,
+              fp: t.fp,
+              key: t.key,
+              steps: t.steps,
+              provider: t.provider,
+              model: t.model,
+            })),
+          )
+        })
+        .immediate(),
+    )
+    writes.commit()
     runner.addBatch(id)
     this.#events.batchChanged(id)
     return id
@@ -176,22 +185,55 @@ export class BatchLifecycle {
   }
 
   /**
+   * startFile for a file on disk, read line by line into one transaction (batch-stream.ts): the
+   * same resume-or-enqueue, in the memory of a chunk and a line whatever the file's size.
+   */
+  async startStreamedFile(file: StreamedFile): Promise<StreamedStart> {
+    const size = (await stat(file.path)).size
+    const out = await startStreamedFile(
+      {
+        parts: this.#parts,
+        resume: (batchId, driver) => this.resume(batchId, { driver, fromPaused: false }),
+        started: (batchId, resumed, retried) => ({
+          batchId,
+          resumed,
+          retried,
+          batch: this.get(batchId),
+        }),
+      },
+      file,
+      size,
+    )
+    if (out.started) this.#events.batchChanged(out.started.batchId)
+    return out
+  }
+
+  /** The forecast of a file on disk, read line by line (`pacer forecast`). */
+  async forecastFile(file: ForecastFile): Promise<StreamedForecast> {
+    const size = (await stat(file.path)).size
+    return forecastStreamedFile(this.#parts, file, size)
+  }
+
+  /**
    * Puts an interrupted batch (and, `fromPaused`, a paused one) back to running. An interrupted
    * batch's driver has stopped, so it passes to `driver`: the resuming `pacer run`, or null for
    * the consoles; a paused one keeps its driver, which is still waiting for it. False when the
    * batch was in neither state (then nothing changes).
    */
   resume(batchId: string, opts: { driver: string | null; fromPaused: boolean }): boolean {
-    const { db, queue, runner } = this.#parts
-    const resumed = db
-      .transaction(() => {
-        if (queue.setBatchState(batchId, 'running', ['interrupted'])) {
-          queue.setDriver(batchId, opts.driver)
-          return true
-        }
-        return opts.fromPaused && queue.applyBatchAction(batchId, 'resume')
-      })
-      .immediate()
+    const { db, queue, runner, writes } = this.#parts
+    const resumed = writes.run(() =>
+      db
+        .transaction(() => {
+          if (queue.setBatchState(batchId, 'running', ['interrupted'])) {
+            queue.setDriver(batchId, opts.driver)
+            return true
+          }
+          return opts.fromPaused && queue.applyBatchAction(batchId, 'resume')
+        })
+        .immediate(),
+    )
+    writes.commit()
     if (!resumed) return false
     // Everything may have finished while it was paused: then it is simply done.
     queue.settleBatch(batchId)
@@ -239,6 +281,8 @@ export class BatchLifecycle {
         runner,
         start: this.#start,
         batch: () => queue.batch(batchId),
+        progress: () => queue.progress(batchId),
+        commit: () => this.#parts.writes.commit(),
         interrupt: () => {
           queue.setBatchState(batchId, 'interrupted', ['running'])
           this.#events.batchChanged(batchId)

@@ -1,8 +1,12 @@
 import type { BatchSummary } from '../../../shared/contract'
+import { endOfTurn } from '../db/step-writes'
 import type { Runner } from '../runner'
 
 export interface DriveOptions {
-  /** Called on every change of the batch, and at least every 200 ms. */
+  /**
+   * Called every 200 ms and once at the end, with the batch as it stands (its counters are kept
+   * as tasks change: reading them costs the same for a million tasks as for ten).
+   */
   onProgress?: (batch: BatchSummary | null) => void
   /** How long in-flight calls may take to land once the run stops or ends. @default 15_000 */
   graceMs?: number
@@ -30,6 +34,10 @@ export function driveBatch(
     runner: Runner
     start: () => void
     batch: () => BatchSummary | null
+    /** The batch's state and unfinished count: cheaper than batch(), read at every task's end. */
+    progress: () => { state: string; unfinished: number } | null
+    /** Makes the runner's last steps durable before the caller hears the run is over. */
+    commit: () => void
     /** Marks the batch interrupted (it was running and this run stopped). */
     interrupt: () => void
   },
@@ -42,16 +50,35 @@ export function driveBatch(
   let end!: () => void
   const ended = new Promise<void>((resolveEnd) => (end = resolveEnd))
 
-  const tick = () => {
-    const b = deps.batch()
-    opts.onProgress?.(b)
+  let over = false
+  /** Ends the run once the batch is over; true when it is. */
+  const check = (): boolean => {
+    // Once over, read nothing more: a look scheduled for the end of a turn may come after the
+    // caller has closed the database.
+    if (over) return true
+    const p = deps.progress()
     // Cancelled from the console: stop this process's calls for it too.
-    if (b?.state === 'cancelled') runner.cancelRunning(batchId)
-    const unfinished = b ? b.counts.queued + b.counts.running : 0
-    if (stopped || unfinished === 0 || b?.state === 'cancelled') end()
+    if (p?.state === 'cancelled') runner.cancelRunning(batchId)
+    if (!over && (stopped || !p || p.unfinished === 0 || p.state === 'cancelled')) {
+      over = true
+      opts.onProgress?.(deps.batch())
+      end()
+    }
+    return over
   }
+  const tick = () => {
+    if (!check()) opts.onProgress?.(deps.batch())
+  }
+  // Every task's end is a 'batch' event: look whether the run is over once per turn of the loop
+  // (one row read), however many tasks ended in it.
+  let looking = false
   const onBatch = (id: string) => {
-    if (id === batchId) tick()
+    if (id !== batchId || looking) return
+    looking = true
+    endOfTurn(() => {
+      looking = false
+      check()
+    })
   }
 
   deps.start()
@@ -71,6 +98,7 @@ export function driveBatch(
     // A call still in flight here belongs to a task someone else finished (we lost its lease), or
     // to a cancelled batch: let it land so the ledger shows what it cost.
     await runner.stop({ graceMs })
+    deps.commit()
     return { interrupted, batch: deps.batch() }
   })
 

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto'
 import type Database from 'better-sqlite3'
 import { SqliteClaimStore } from '../claims'
 import { openDatabase } from '../db'
+import { StepWrites } from '../db/step-writes'
 import type { EngineOptions } from '../engine'
 import { Ledger } from '../ledger'
 import type { ControllerKind } from '../pacing/controllers'
@@ -23,6 +24,8 @@ import { envSecrets } from './secrets'
 /** What the engine is made of: built once by createEngine, shared by its handlers and views. */
 export interface EngineParts {
   readonly db: Database.Database
+  /** The runner's writes, one transaction per task step: commit() before answering a caller. */
+  readonly writes: StepWrites
   readonly dbPath: string
   readonly clock: Clock
   readonly settings: SettingsStore
@@ -62,12 +65,17 @@ export function createParts(options: EngineOptions): EngineParts {
   const settings = new SettingsStore(db)
   const stored = settings.get()
   const prices = new Prices(stored.priceOverrides)
+  // A step whose commit failed is lost as in a crash: its tasks' leases run out and they run again.
+  const writes = new StepWrites(db, {
+    onError: (err) => runner.emit('warning', `writes were not saved: ${err.message}`),
+  })
   const claims = new SqliteClaimStore({
     db,
     clock,
     resultTtlMs: options.resultTtlMs ?? stored.resultTtlMs,
+    writes,
   })
-  const ledger = new Ledger({ db, prices, clock, nativeBinding: options.nativeBinding })
+  const ledger = new Ledger({ db, prices, clock, writes, nativeBinding: options.nativeBinding })
   const workerId =
     options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`
   // Every process on the database shares each partition's budget; a dead one's slots come back
@@ -103,7 +111,7 @@ export function createParts(options: EngineOptions): EngineParts {
       cachingOverride = on
     },
   }
-  const queue = new TaskQueue(db, clock)
+  const queue = new TaskQueue(db, clock, writes)
   const secrets: SecretsAccess = options.secrets ?? envSecrets()
   const sim = createSimProvider({ clock, ...options.sim })
   const providers: Record<string, Provider> = {
@@ -128,10 +136,12 @@ export function createParts(options: EngineOptions): EngineParts {
     provider: (id) => providers[id],
     batchIds: options.batchIds ?? null,
     leaseMs: options.leaseMs,
+    writes,
   })
   scheduler.on('warning', (message) => runner.emit('warning', message))
   return {
     db,
+    writes,
     dbPath: options.dbPath,
     clock,
     settings,

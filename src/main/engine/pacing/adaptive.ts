@@ -1,6 +1,6 @@
 import type { LimitCause } from '../../../shared/contract'
 import type { ConcurrencyController, OutcomeContext } from '../aimd'
-import { mergeAimdParams, startingLimit } from '../aimd'
+import { mergeAimdParams, operatorPatch, startingLimit } from '../aimd'
 import type { AimdParams, LimitChange, Outcome } from '../types'
 import { SEED_AIMD } from '../types'
 import type { ControllerMemory, ControllerState } from './store'
@@ -132,10 +132,9 @@ export class AdaptiveController implements ConcurrencyController {
    * operator's "start from here": the limit moves to it and what was learned is forgotten.
    */
   setParams(patch: Partial<AimdParams>, now: number): LimitChange | null {
-    const next = mergeAimdParams(this.#params, patch)
-    const initialChanged = patch.initial !== undefined && patch.initial !== this.#params.initial
-    this.#params = next
-    if (initialChanged) {
+    const next = operatorPatch(this.#params, patch, this.#limit)
+    this.#params = next.params
+    if (next.initialChanged) {
       this.#slowStart = true
       this.#held = 0
       this.#ceiling = null
@@ -144,8 +143,7 @@ export class AdaptiveController implements ConcurrencyController {
       this.#probing = false
       this.#lastCutAt = now
     }
-    const target = initialChanged ? next.initial : this.#limit
-    return this.#set(Math.min(next.max, Math.max(next.min, target)), now, 'operator', 'operator')
+    return this.#set(next.limit, now, 'operator', 'operator')
   }
 
   #onSuccess({ now, sentAt, inflight }: OutcomeContext): LimitChange | null {

@@ -13,6 +13,9 @@ import { systemClock } from '../types'
 /** The model a new user's first batch runs on. */
 export const SIM_DEFAULT_MODEL = 'sim-small'
 
+/** The simulated provider's request budget per rolling minute, unless told otherwise. */
+export const SIM_REQUESTS_PER_MINUTE = 10_000
+
 export interface SimProviderOptions {
   /** Seeds every pseudo-random choice (text, lengths, jitter, errors). @default 42 */
   seed?: number
@@ -26,7 +29,8 @@ export interface SimProviderOptions {
   /**
    * Request budget per rolling minute of clock time, reported in the `x-ratelimit-*` headers and
    * enforced with 429s. It must stay far above the near-limit threshold in normal use, or every
-   * answer would be near_limit and AIMD would never grow. @default 10_000
+   * answer would be near_limit and AIMD would never grow. 0 = no limit (and no budget headers):
+   * a simulator as wide as the engine, to measure the engine. @default SIM_REQUESTS_PER_MINUTE
    */
   requestsPerMinute?: number
   /** Share of calls answered 500, chosen by hash so a run is reproducible. @default 0 */
@@ -53,7 +57,7 @@ export function createSimProvider(options: SimProviderOptions = {}): Provider {
 
   // Real-time (performance.now) end of each call in flight: tells a throttled caller when a slot frees.
   const inflight = new Set<{ endsAt: number }>()
-  const window = new RequestWindow(requestsPerMinute)
+  const window = requestsPerMinute === 0 ? null : new RequestWindow(requestsPerMinute)
   // Consecutive 500s per request content. Indexing the error draw by attempt keeps runs
   // reproducible while letting a retry succeed, as a transient 500 should; a pure content hash
   // would fail the same request forever.
@@ -71,8 +75,10 @@ export function createSimProvider(options: SimProviderOptions = {}): Provider {
     cause: 'requests' | 'concurrency',
   ): ProviderResponse {
     const wait = Math.max(1, Math.ceil(waitMs))
-    const budget =
-      cause === 'requests'
+    // No request budget (--sim-rpm 0): a refusal is only ever about concurrency, with no budget to tell.
+    const budget = !window
+      ? {}
+      : cause === 'requests'
         ? { ...window.headers(now, 0), 'x-ratelimit-reset-requests': formatDuration(wait) }
         : window.headers(now, Math.max(0, requestsPerMinute - window.count(now)))
     return {
@@ -101,7 +107,7 @@ export function createSimProvider(options: SimProviderOptions = {}): Provider {
     const factor = 0.8 + rng() * 0.4
     const arrival = clock.now()
 
-    if (window.count(arrival) >= requestsPerMinute) {
+    if (window && window.count(arrival) >= requestsPerMinute) {
       const waitMs = window.freesAt(arrival) - arrival
       return delay(THROTTLE_LATENCY_MS * latencyScale, signal, () =>
         throttled(model, waitMs, clock.now(), 'requests'),
@@ -116,7 +122,7 @@ export function createSimProvider(options: SimProviderOptions = {}): Provider {
       })
     }
 
-    window.add(arrival)
+    window?.add(arrival)
     const inputTokens = estimateTokens(messages)
     const latencyMs =
       (BASE_LATENCY_MS + LATENCY_MS_PER_INPUT_TOKEN * inputTokens + jitter) * latencyScale
@@ -138,7 +144,9 @@ export function createSimProvider(options: SimProviderOptions = {}): Provider {
       (): ProviderResponse => {
         free()
         const now = clock.now()
-        const headers = window.headers(now, Math.max(0, requestsPerMinute - window.count(now)))
+        const headers = window
+          ? window.headers(now, Math.max(0, requestsPerMinute - window.count(now)))
+          : {}
         if (fails) {
           return {
             status: 500,
@@ -175,7 +183,7 @@ function checkOptions(options: SimProviderOptions): Required<SimProviderOptions>
     seed = 42,
     capacity = 6,
     latencyScale = 1,
-    requestsPerMinute = 10_000,
+    requestsPerMinute = SIM_REQUESTS_PER_MINUTE,
     errorRate = 0,
     clock = systemClock,
   } = options
@@ -190,8 +198,8 @@ function checkOptions(options: SimProviderOptions): Required<SimProviderOptions>
   check(
     'requestsPerMinute',
     requestsPerMinute,
-    Number.isInteger(requestsPerMinute) && requestsPerMinute >= 1,
-    'an integer >= 1',
+    Number.isInteger(requestsPerMinute) && requestsPerMinute >= 0,
+    'an integer >= 0 (0 = no limit)',
   )
   check('errorRate', errorRate, errorRate >= 0 && errorRate <= 1, 'a number in [0, 1]')
   if (clock === null || typeof clock !== 'object' || typeof clock.now !== 'function') {

@@ -114,14 +114,14 @@ async function send(
   try {
     // The wait for a slot may have been long: look again before sending.
     checkBatch(ctx, task, notStarted)
+    // Nothing is sent on the strength of a claim that is not on disk yet.
+    await ctx.o.writes.durable()
   } catch (err) {
     permit.release('error')
     throw err
   }
-  const signal = AbortSignal.any([
-    active.controller.signal,
-    AbortSignal.timeout(ctx.o.callTimeoutMs),
-  ])
+  const { signal } = active.controller
+  const limit = deadline(active, ctx.o.callTimeoutMs)
   let response: ProviderResponse
   let outcome: Outcome
   try {
@@ -135,7 +135,7 @@ async function send(
     })
     outcome = classify(response, scheduler.getParams(partition).nearLimitRemaining)
   } catch (err) {
-    if (active.controller.signal.aborted) {
+    if (signal.aborted && !limit.timedOut()) {
       permit.release('error')
       // The request was sent and may be billed; its usage is unknown. Keep it on the ledger.
       ctx.guard('ledger', () =>
@@ -149,7 +149,7 @@ async function send(
       )
       throw err
     }
-    const timedOut = signal.aborted
+    const timedOut = limit.timedOut()
     outcome = timedOut ? 'timeout' : 'error'
     response = {
       status: 0,
@@ -158,6 +158,8 @@ async function send(
         ? `no answer within ${ctx.o.callTimeoutMs} ms`
         : `request failed: ${(err as Error).message}`,
     }
+  } finally {
+    limit.clear()
   }
   // Headers and real usage settle the partition's rate budget and may pause it.
   permit.release(outcome, { headers: response.headers, usage: response.usage })
@@ -166,6 +168,29 @@ async function send(
     response,
     outcome,
     base: { ...ledgerRow(ctx.o, task, step, epoch), latencyMs, status: response.status || null },
+  }
+}
+
+/** Why a call's deadline aborted its task's signal. */
+class CallTimeout extends Error {}
+
+/**
+ * A call's deadline: a timer of our own, cleared when the call ends (AbortSignal.timeout stays
+ * alive until it fires, and on Node 20 AbortSignal.any can lose it: nodejs/node#57736). It aborts
+ * the task's own signal; the task then carries on with a fresh controller. One AbortSignal per task
+ * instead of one more per call: on Node 20 each costs ~15 µs to create and listen to.
+ */
+function deadline(active: Active, ms: number): { timedOut(): boolean; clear(): void } {
+  const controller = active.controller
+  const timer = setTimeout(() => controller.abort(new CallTimeout(`no answer within ${ms} ms`)), ms)
+  const timedOut = () => controller.signal.reason instanceof CallTimeout
+  return {
+    timedOut,
+    clear() {
+      clearTimeout(timer)
+      // Fired, even as the answer landed: what follows must not see the call's deadline.
+      if (timedOut() && active.controller === controller) active.controller = new AbortController()
+    },
   }
 }
 
@@ -187,10 +212,10 @@ async function answered(
     () => epoch !== null && !active.lost && claims.renew(task.fp, epoch, leaseMs),
   )
   const kind: LedgerOutcome = owner ? 'executed' : 'duplicate'
-  await persist(() => ledger.record({ ...base, usage, outcome: kind }))
+  const { costMicros } = await persist(() => ledger.record({ ...base, usage, outcome: kind }))
   if (epoch !== null && !owner) {
     active.lost = true
     return { kind: 'lost', text: response.text ?? '' }
   }
-  return { kind: 'ok', text: response.text ?? '', usage }
+  return { kind: 'ok', text: response.text ?? '', usage, costMicros }
 }

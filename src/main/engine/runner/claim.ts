@@ -79,14 +79,20 @@ function reuse(ctx: RunContext, task: QueuedTask, stored: StoredResult, fenced: 
       outcome: 'reused',
       latencyMs: null,
       status: null,
-      savedMicros: ledger.originalCostMicros(task.fp),
+      // What the execution behind the result cost, as its claim stored it (null: unknown).
+      savedMicros: stored.costMicros ?? null,
     })
   }
   if (stored.status === 'failed') {
     const error = safeError(stored.result)
     return { status: 'failed', result: null, error: `same task failed before: ${error}` }
   }
-  return { status: fenced ? 'succeeded' : 'reused', result: stored.result, error: null }
+  return {
+    status: fenced ? 'succeeded' : 'reused',
+    result: stored.result,
+    error: null,
+    resultRef: stored.ref,
+  }
 }
 
 function safeError(result: string): string {

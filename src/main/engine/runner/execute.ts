@@ -19,6 +19,7 @@ export async function execute(
   const { task } = active
   const messages: ChatMessage[] = taskMessages(task.type, JSON.parse(task.payload) as JsonValue)
   const usage: Usage = { ...ZERO_USAGE }
+  const cost = new ExecutionCost()
   let text = ''
   for (let step = 1; step <= task.steps; step++) {
     if (step > 1) {
@@ -27,22 +28,36 @@ export async function execute(
     }
     const call = await callProvider(ctx, active, provider, { messages, step, epoch })
     if (call.kind === 'lost') return { status: 'fenced' }
-    if (call.kind === 'failed') return failedStep(ctx, active, call, step, epoch)
+    if (call.kind === 'failed') return failedStep(ctx, active, call, step, epoch, cost.micros)
     text = call.text
     addUsage(usage, call.usage)
+    cost.add(call.costMicros)
   }
   const result = JSON.stringify({ text, steps: task.steps, usage })
-  if (epoch !== null) {
-    const completed =
-      !active.lost &&
-      (await persist(() => ctx.o.claims.complete(task.fp, epoch, result, 'succeeded')))
-    if (!completed) {
-      active.epoch = null
-      return { status: 'fenced' }
-    }
-    active.epoch = null
+  if (epoch === null) return { status: 'succeeded', result, error: null }
+  const { claims } = ctx.o
+  const completed =
+    !active.lost &&
+    (await persist(() => claims.complete(task.fp, epoch, result, 'succeeded', cost.micros)))
+  active.epoch = null
+  if (!completed) return { status: 'fenced' }
+  // The task points at the result its claim stored: one copy, however many tasks share it.
+  return { status: 'succeeded', result, error: null, resultRef: claims.resultRef?.(task.fp) }
+}
+
+/** What an execution's paid calls cost: null once one is unpriced, or when none was paid. */
+class ExecutionCost {
+  #micros: number | null = 0
+  #calls = 0
+
+  add(micros: number | null): void {
+    this.#calls++
+    this.#micros = this.#micros === null || micros === null ? null : this.#micros + micros
   }
-  return { status: 'succeeded', result, error: null }
+
+  get micros(): number | null {
+    return this.#calls === 0 ? null : this.#micros
+  }
 }
 
 /** A step that failed for good: the failure is kept as the claim's result or the claim released. */
@@ -52,6 +67,7 @@ function failedStep(
   call: Extract<CallResult, { kind: 'failed' }>,
   step: number,
   epoch: number | null,
+  costMicros: number | null,
 ): Execution {
   const { task } = active
   const error = call.status ? `HTTP ${call.status}: ${call.error}` : call.error
@@ -61,7 +77,9 @@ function failedStep(
       // The request itself was refused (400/413/422): the same input fails the same way, so
       // the failure is kept like a result. Auth, quota or unknown-model errors (401/403/404)
       // are about the setup, not the task: those release the claim for a later retry.
-      if (!ctx.o.claims.complete(task.fp, epoch, stored, 'failed')) return { status: 'fenced' }
+      if (!ctx.o.claims.complete(task.fp, epoch, stored, 'failed', costMicros)) {
+        return { status: 'fenced' }
+      }
     } else {
       ctx.o.claims.release(task.fp, epoch)
     }

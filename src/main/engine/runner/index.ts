@@ -2,9 +2,10 @@ import { EventEmitter } from 'node:events'
 import type { TaskStatus } from '../../../shared/contract'
 import type { QueuedTask } from '../queue'
 import { processTask } from './claim'
-import { StopSignal, type Active, type Finish, type RunContext } from './context'
+import { StopSignal, stopTask, type Active, type Finish, type RunContext } from './context'
 import { resolveRunnerOptions, type ResolvedRunnerOptions, type RunnerOptions } from './options'
 import { isBusy } from './retry'
+import { endOfTurn } from '../db/step-writes'
 
 export type { RunnerOptions } from './options'
 
@@ -36,6 +37,9 @@ export class Runner extends EventEmitter<RunnerEvents> {
   #pumping = false
   #pollTimer: NodeJS.Timeout | undefined
   #renewTimer: NodeJS.Timeout | undefined
+  #pumpScheduled = false
+  /** Batches a task of which ended this turn: settled (and announced) once, when it ends. */
+  readonly #settling = new Set<string>()
   /** What a task's execution (claim.ts, execute.ts, call.ts) sees of this runner. */
   readonly #ctx: RunContext
 
@@ -134,10 +138,13 @@ export class Runner extends EventEmitter<RunnerEvents> {
     if (!this.#running || this.#stopping || this.#pumping) return
     this.#pumping = true
     try {
-      while (this.#executing() < this.#capacity()) {
-        const task = this.#o.queue.pick(this.#o.workerId, this.#o.leaseMs, this.#o.batchIds)
-        if (!task) break
-        this.#begin(task)
+      for (;;) {
+        const room = this.#capacity() - this.#executing()
+        if (room <= 0) break
+        const { workerId, leaseMs, batchIds } = this.#o
+        const tasks = this.#o.queue.pickMany(workerId, leaseMs, batchIds, room)
+        for (const task of tasks) this.#begin(task)
+        if (tasks.length < room) break
       }
     } finally {
       this.#pumping = false
@@ -147,7 +154,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
   /** Aborts this process's running tasks of a cancelled batch (they end cancelled, claims released). */
   cancelRunning(batchId: string): void {
     for (const a of this.#active.values()) {
-      if (a.task.batchId === batchId) a.controller.abort(new StopSignal('cancel'))
+      if (a.task.batchId === batchId) stopTask(a, new StopSignal('cancel'))
     }
   }
 
@@ -160,15 +167,19 @@ export class Runner extends EventEmitter<RunnerEvents> {
     this.#stopping = true
     clearInterval(this.#pollTimer)
     // Waiters hold no claim and have nothing to finish: give them back at once.
-    for (const id of this.#waiting) this.#active.get(id)?.controller.abort(new StopSignal('stop'))
+    for (const id of this.#waiting) {
+      const waiter = this.#active.get(id)
+      if (waiter) stopTask(waiter, new StopSignal('stop'))
+    }
     const all = () => Promise.all([...this.#active.values()].map((a) => a.done))
     const grace = opts.graceMs ?? 10_000
     let timer: NodeJS.Timeout | undefined
     await Promise.race([all(), new Promise<void>((r) => (timer = setTimeout(r, grace)))])
     clearTimeout(timer)
-    for (const a of this.#active.values()) a.controller.abort(new StopSignal('stop'))
+    for (const a of this.#active.values()) stopTask(a, new StopSignal('stop'))
     await all()
     clearInterval(this.#renewTimer)
+    this.#settleNow()
     this.#running = false
     // Leave the queue tidy: a dead worker's tasks are visible as queued, not stuck as running.
     this.sweepExpired()
@@ -176,7 +187,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
 
   /** Aborts every task now (a second Ctrl-C): claims released, tasks requeued. */
   abortAll(): void {
-    for (const a of this.#active.values()) a.controller.abort(new StopSignal('stop'))
+    for (const a of this.#active.values()) stopTask(a, new StopSignal('stop'))
   }
 
   #executing(): number {
@@ -209,9 +220,8 @@ export class Runner extends EventEmitter<RunnerEvents> {
       .finally(() => {
         this.#active.delete(task.id)
         this.#waiting.delete(task.id)
-        this.#guard('batch settle', () => this.#o.queue.settleBatch(task.batchId))
-        this.emit('batch', task.batchId)
-        this.pump()
+        this.#settleSoon(task.batchId)
+        this.#pumpSoon()
       })
   }
 
@@ -221,7 +231,8 @@ export class Runner extends EventEmitter<RunnerEvents> {
     try {
       finish = await processTask(this.#ctx, active)
     } catch (err) {
-      const reason = err instanceof StopSignal ? err : active.controller.signal.reason
+      const reason =
+        err instanceof StopSignal ? err : (active.stopped ?? active.controller.signal.reason)
       if (reason instanceof StopSignal) {
         if (reason.mode === 'cancel') {
           this.#releaseClaim(active)
@@ -249,16 +260,42 @@ export class Runner extends EventEmitter<RunnerEvents> {
       }
       return
     }
-    if (
-      this.#o.queue.finishTask(
-        task.id,
-        this.#o.workerId,
-        finish.status,
-        finish.result,
-        finish.error,
-      )
-    ) {
+    const result =
+      finish.resultRef !== undefined
+        ? { ref: finish.resultRef }
+        : finish.result === null
+          ? null
+          : { text: finish.result }
+    if (this.#o.queue.finishTask(task.id, this.#o.workerId, finish.status, result, finish.error)) {
       this.emit('task', { taskId: task.id, batchId: task.batchId, status: finish.status })
+    }
+  }
+
+  /** Refills the slots that tasks ending this turn freed, once at its end: one pick for them all. */
+  #pumpSoon(): void {
+    if (this.#pumpScheduled) return
+    this.#pumpScheduled = true
+    endOfTurn(() => {
+      this.#pumpScheduled = false
+      this.pump()
+    })
+  }
+
+  /**
+   * Settles the batch (done once nothing is queued or running) at the end of this turn of the
+   * event loop: one look at its counters however many of its tasks ended in the turn.
+   */
+  #settleSoon(batchId: string): void {
+    if (this.#settling.size === 0) endOfTurn(() => this.#settleNow())
+    this.#settling.add(batchId)
+  }
+
+  #settleNow(): void {
+    const batches = [...this.#settling]
+    this.#settling.clear()
+    for (const b of batches) {
+      this.#guard('batch settle', () => this.#o.queue.settleBatch(b))
+      this.emit('batch', b)
     }
   }
 
@@ -270,11 +307,14 @@ export class Runner extends EventEmitter<RunnerEvents> {
   }
 
   #renewAll(): void {
-    for (const a of this.#active.values()) {
-      this.#o.queue.renewTask(a.task.id, this.#o.workerId, this.#o.leaseMs)
-      if (a.epoch !== null && !a.lost) {
-        if (!this.#o.claims.renew(a.task.fp, a.epoch, this.#o.leaseMs)) a.lost = true
+    // One transaction for the whole round, under the engine's write scope.
+    this.#o.writes.run(() => {
+      for (const a of this.#active.values()) {
+        this.#o.queue.renewTask(a.task.id, this.#o.workerId, this.#o.leaseMs)
+        if (a.epoch !== null && !a.lost) {
+          if (!this.#o.claims.renew(a.task.fp, a.epoch, this.#o.leaseMs)) a.lost = true
+        }
       }
-    }
+    })
   }
 }

@@ -24,6 +24,7 @@ export function ledgerRow(
     taskId: task.id,
     batchId: task.batchId,
     fp: task.fp,
+    fpId: task.fpId,
     worker: o.workerId,
     taskType: task.type,
     provider: task.provider,

@@ -1,7 +1,9 @@
+import type { WriteScope } from '../db/step-writes'
 import type { Ledger } from '../ledger'
 import type { TaskQueue } from '../queue'
 import type { Scheduler } from '../scheduler'
 import type { ClaimStore, Clock, Provider } from '../types'
+import { directWrites } from '../db/step-writes'
 
 export interface RunnerOptions {
   queue: TaskQueue
@@ -29,6 +31,11 @@ export interface RunnerOptions {
   prefetch?: number
   /** How often the queue is re-read for work other processes queued or left. @default 500 */
   pollMs?: number
+  /**
+   * The transaction scope the queue, claims and ledger write through (the engine's StepWrites):
+   * committed before every provider call. @default one transaction per statement
+   */
+  writes?: WriteScope
 }
 
 /** The options with every default filled in. */
@@ -52,5 +59,6 @@ export function resolveRunnerOptions(options: RunnerOptions): ResolvedRunnerOpti
     waitTimeoutMs: options.waitTimeoutMs ?? 60_000,
     prefetch: options.prefetch ?? 2,
     pollMs: options.pollMs ?? 500,
+    writes: options.writes ?? directWrites,
   }
 }

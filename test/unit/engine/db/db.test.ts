@@ -32,9 +32,12 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true })
 })
 
+/** The tables and views a query can read. */
 function tables(db: Database.Database): string[] {
   return (
-    db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as {
+    db
+      .prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view') ORDER BY name")
+      .all() as {
       name: string
     }[]
   )
@@ -43,21 +46,28 @@ function tables(db: Database.Database): string[] {
 }
 
 describe('openDatabase', () => {
-  it('creates the folder, the schema v1 tables and the migrations row on a fresh file', () => {
+  it('creates the folder, the schema tables and the migrations rows on a fresh file', () => {
     const file = path.join(dir, 'nested', 'deeper', 'pacer.db')
     const db = track(openDatabase(file, { clock: fixedClock(1234) }))
+    // claims, ledger and tasks are views of the compact tables since migration 5 (same names, same columns).
     expect(tables(db)).toEqual([
       'batches',
       'claims',
+      'fingerprints',
       'idempotency_keys',
       'ledger',
       'ledger_batch_rollup',
+      'ledger_labels',
       'ledger_rollup',
       'ledger_rollup_state',
+      'ledger_rows',
       'migrations',
+      'names',
       'pacing_partitions',
       'pacing_workers',
+      'results',
       'settings',
+      'task_queue',
       'tasks',
     ])
     expect(db.prepare('SELECT version, name, applied_at FROM migrations').all()).toEqual(
@@ -145,8 +155,8 @@ describe('migrate', () => {
     version: next,
     name: 'claims get an attempts counter; settings get a scope',
     sql: `
-      ALTER TABLE claims ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
-      UPDATE claims SET attempts = epoch;
+      ALTER TABLE fingerprints ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
+      UPDATE fingerprints SET attempts = epoch;
       CREATE TABLE settings_new (scope TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
         PRIMARY KEY (scope, key));
       INSERT INTO settings_new SELECT 'global', key, value FROM settings;
@@ -169,7 +179,8 @@ describe('migrate', () => {
 
     const db = track(openDatabase(file, { migrations: [...MIGRATIONS, v2], clock: fixedClock(9) }))
     // (v1 was built alone above; the shipped migrations after it run too.)
-    expect(db.prepare('SELECT fp, epoch, attempts FROM claims ORDER BY fp').all()).toEqual([
+    // (Since v3 a claim's columns live on its fingerprint's row.)
+    expect(db.prepare('SELECT fp, epoch, attempts FROM fingerprints ORDER BY fp').all()).toEqual([
       { fp: 'fp-a', epoch: 1, attempts: 1 },
       { fp: 'fp-b', epoch: 3, attempts: 3 },
     ])

@@ -1,9 +1,16 @@
 // "Resume or enqueue this file" and the resume the console shares with it, on a real SQLite file
 // and the simulated provider: two engines on one file stand for two `pacer run` processes.
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { parseBatchFile } from '../../../../src/main/engine/batch-file'
-import { createEngine, type Engine, type FileBatch } from '../../../../src/main/engine/engine'
+import type { LineError } from '../../../../src/shared/contract'
+import {
+  createEngine,
+  type Engine,
+  type FileBatch,
+  type StreamedFile,
+} from '../../../../src/main/engine/engine'
 import { query, tempDir } from '../../../helpers/cli'
 
 const engines: Engine[] = []
@@ -223,5 +230,127 @@ describe('engine.batches.drive', () => {
     expect(counts.running).toBe(0)
     expect(counts.queued + counts.succeeded).toBe(20)
     expect(query(dbPath, `SELECT * FROM claims WHERE state = 'running'`)).toHaveLength(0)
+  })
+})
+
+describe('engine.batches.startStreamedFile: a file read line by line into one transaction', () => {
+  const lines = [
+    JSON.stringify({ type: 'job', payload: { i: 1 } }),
+    JSON.stringify({ type: 'job', payload: { i: 2 }, steps: 3 }),
+    JSON.stringify({ type: 'job', payload: { i: 1 } }),
+    JSON.stringify({ type: 'job', key: 'order-1', payload: { i: 3 } }),
+    '',
+    JSON.stringify({ type: 'job', key: 'order-1', payload: { i: 3 } }),
+    JSON.stringify({ type: 'other', payload: { é: 'ü' }, model: 'sim-large' }),
+  ]
+  const bad = [
+    '{"type": "job", "payload": ',
+    JSON.stringify({ payload: 1 }),
+    JSON.stringify({ type: 'job', key: 'order-1', payload: { i: 4 } }),
+    JSON.stringify({ type: 'job', payload: 1, provider: 'nowhere' }),
+  ]
+
+  function streamed(engine: Engine, path: string, over: Partial<StreamedFile> = {}) {
+    const errors: LineError[] = []
+    const run = engine.batches.startStreamedFile({
+      path,
+      format: 'jsonl',
+      source: path,
+      name: 'jobs.jsonl',
+      defaults: { provider: 'sim', model: 'sim-small' },
+      audit: false,
+      onError: (e) => errors.push(e),
+      ...over,
+    })
+    return run.then((out) => ({ ...out, errors }))
+  }
+
+  const queued = (dbPath: string) =>
+    query(
+      dbPath,
+      'SELECT seq, type, payload, fp, key, steps, provider, model, status FROM tasks ORDER BY seq',
+    )
+
+  it('queues what startFile queues for the same text', async () => {
+    const content = `${lines.join('\n')}\n`
+    const dir = tempDir()
+    const path = join(dir, 'jobs.jsonl')
+    writeFileSync(path, content)
+    const inMemory = join(dir, 'memory.db')
+    const a = open(inMemory, 'run-a')
+    a.batches.startFile(fileOf(a, content))
+    const streamedDb = join(dir, 'streamed.db')
+    const b = open(streamedDb, 'run-b')
+    const out = await streamed(b, path)
+    expect(out).toMatchObject({ valid: 6, invalidLines: 0, errors: [] })
+    expect(out.started).toMatchObject({ resumed: false, batch: { total: 6, state: 'running' } })
+    expect(queued(streamedDb)).toEqual(queued(inMemory))
+  })
+
+  it('queues nothing when a line is invalid, and reports each, in order', async () => {
+    const dir = tempDir()
+    const path = join(dir, 'jobs.jsonl')
+    writeFileSync(path, [...lines, ...bad].join('\n'))
+    const dbPath = join(dir, 'pacer.db')
+    const engine = open(dbPath, 'run-a')
+    const out = await streamed(engine, path)
+    expect(out.started).toBeNull()
+    expect(out).toMatchObject({ valid: 6, invalidLines: 4 })
+    expect(out.errors.map((e) => [e.line, e.field])).toEqual([
+      [8, undefined],
+      [9, 'type'],
+      [10, 'key'],
+      [11, 'provider'],
+    ])
+    expect(out.errors[2]!.message).toMatch(/key "order-1" was used on line 4/)
+    await engine.shutdown()
+    expect(query(dbPath, 'SELECT * FROM tasks')).toEqual([])
+    expect(query(dbPath, 'SELECT * FROM batches')).toEqual([])
+    expect(query(dbPath, 'SELECT * FROM idempotency_keys')).toEqual([])
+
+    // --skip-invalid: the valid lines are queued.
+    const again = open(dbPath, 'run-b')
+    const skipped = await streamed(again, path, { skipInvalid: true })
+    expect(skipped.started).toMatchObject({ batch: { total: 6 } })
+    expect(skipped.invalidLines).toBe(4)
+  })
+
+  it('refuses a key the database knows with another payload, naming the line; nothing is queued', async () => {
+    const dir = tempDir()
+    const dbPath = join(dir, 'pacer.db')
+    const engine = open(dbPath, 'run-a')
+    engine.batches.startFile(
+      fileOf(engine, `${JSON.stringify({ type: 'job', key: 'k', payload: 1 })}\n`),
+    )
+    const path = join(dir, 'next.jsonl')
+    writeFileSync(
+      path,
+      [
+        JSON.stringify({ type: 'job', payload: 9 }),
+        JSON.stringify({ type: 'job', key: 'k', payload: 2 }),
+      ].join('\n'),
+    )
+    await expect(streamed(engine, path)).rejects.toMatchObject({
+      code: 'key_reused_with_different_payload',
+      message: expect.stringMatching(/^line 2: /) as string,
+    })
+    expect(query(dbPath, 'SELECT COUNT(*) AS n FROM tasks')).toEqual([{ n: 1 }])
+  })
+
+  it('resumes the interrupted batch of the same file instead of queuing it again', async () => {
+    const dir = tempDir()
+    const path = join(dir, 'jobs.jsonl')
+    writeFileSync(path, jsonl(20))
+    const dbPath = join(dir, 'pacer.db')
+    const first = open(dbPath, 'run-a')
+    const { started } = await streamed(first, path)
+    const run = first.batches.drive(started!.batchId)
+    run.stop()
+    expect((await run.done).interrupted).toBe(true)
+
+    const second = open(dbPath, 'run-b')
+    const resumed = await streamed(second, path)
+    expect(resumed.started).toMatchObject({ batchId: started!.batchId, resumed: true })
+    expect(query(dbPath, 'SELECT COUNT(*) AS n FROM batches')).toEqual([{ n: 1 }])
   })
 })

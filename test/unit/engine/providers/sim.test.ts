@@ -209,6 +209,22 @@ describe('sim provider', () => {
     expect(again.headers['x-ratelimit-remaining-requests']).toBe('0')
   })
 
+  it('with requestsPerMinute 0 has no budget: no 429 and no budget headers, however many calls', async () => {
+    const clock = fakeClock()
+    const sim = createSimProvider({ ...FAST, requestsPerMinute: 0, capacity: 1_000, clock })
+    const answers = await Promise.all(
+      Array.from({ length: 300 }, (_, i) => sim.call({ model: 'm', messages: user(`u${i}`) })),
+    )
+    expect(answers.every((r) => r.status === 200)).toBe(true)
+    expect(answers.some((r) => 'x-ratelimit-limit-requests' in r.headers)).toBe(false)
+    // The same calls under a budget of 100 a minute: most are refused.
+    const budgeted = createSimProvider({ ...FAST, requestsPerMinute: 100, capacity: 1_000, clock })
+    const refused = await Promise.all(
+      Array.from({ length: 300 }, (_, i) => budgeted.call({ model: 'm', messages: user(`b${i}`) })),
+    )
+    expect(refused.filter((r) => r.status === 429)).toHaveLength(200)
+  })
+
   it('keeps the default budget far above the near-limit threshold', async () => {
     const sim = createSimProvider(FAST)
     const answers = await Promise.all(
@@ -251,7 +267,9 @@ describe('sim provider', () => {
     [{ capacity: 0 }, /`capacity`.*`0`/],
     [{ capacity: 2.5 }, /`capacity`.*`2.5`/],
     [{ latencyScale: -1 }, /`latencyScale`.*`-1`/],
-    [{ requestsPerMinute: 0 }, /`requestsPerMinute`.*`0`/],
+    // 0 is no limit (--sim-rpm 0); a negative or fractional budget is a mistake.
+    [{ requestsPerMinute: -1 }, /`requestsPerMinute`.*`-1`/],
+    [{ requestsPerMinute: 2.5 }, /`requestsPerMinute`.*`2.5`/],
     [{ errorRate: 1.5 }, /`errorRate`.*`1.5`/],
     [{ errorRate: Number.NaN }, /`errorRate`.*`NaN`/],
     [{ seed: 'x' }, /`seed`.*`x`/],

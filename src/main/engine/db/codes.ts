@@ -1,0 +1,72 @@
+// How the compact tables (schema v3) encode what the contract names in words: task statuses and
+// ledger outcomes as small integers, fingerprints as 32 bytes. The views `tasks`, `claims` and
+// `ledger` turn them back into the words and hex strings every earlier query reads.
+import type { TaskStatus } from '../../../shared/contract'
+import type { LedgerOutcome } from '../types'
+
+/** task_queue.status: one byte per task, and in the pick index, instead of a word. */
+export const TASK_STATUS_CODES: Readonly<Record<TaskStatus, number>> = Object.freeze({
+  queued: 0,
+  running: 1,
+  succeeded: 2,
+  reused: 3,
+  failed: 4,
+  cancelled: 5,
+})
+
+export const TASK_STATUSES = Object.keys(TASK_STATUS_CODES) as TaskStatus[]
+
+/** ledger_rows.outcome. */
+export const OUTCOME_CODES: Readonly<Record<LedgerOutcome, number>> = Object.freeze({
+  executed: 1,
+  reused: 2,
+  duplicate: 3,
+  throttled: 4,
+  error: 5,
+  abandoned: 6,
+})
+
+export function taskStatusOf(code: number): TaskStatus {
+  const status = TASK_STATUSES[code]
+  if (status === undefined) throw new Error(`unknown task status code ${code}`)
+  return status
+}
+
+/** SQL turning the code in `column` back into its word (NULL for an unknown code). */
+export function codeToWordSql(codes: Readonly<Record<string, number>>, column: string): string {
+  const whens = Object.entries(codes).map(([word, code]) => `WHEN ${code} THEN '${word}'`)
+  return `CASE ${column} ${whens.join(' ')} END`
+}
+
+/** SQL turning the word in `column` into its code (NULL for an unknown word). */
+export function wordToCodeSql(codes: Readonly<Record<string, number>>, column: string): string {
+  const whens = Object.entries(codes).map(([word, code]) => `WHEN '${word}' THEN ${code}`)
+  return `CASE ${column} ${whens.join(' ')} END`
+}
+
+const SHA256_HEX = /^[0-9a-f]{64}$/
+
+/**
+ * A fingerprint as stored: a sha256 hex digest as its 32 bytes (half the size, in the table and in
+ * its unique index); any other identity (tests, hand-made keys) as the text it is. Blobs and texts
+ * never compare equal in SQLite, so the two kinds cannot collide.
+ */
+export function fpKey(fp: string): Buffer | string {
+  return SHA256_HEX.test(fp) ? Buffer.from(fp, 'hex') : fp
+}
+
+/** The fingerprint as the contract shows it: the hex digest (or the text it was given as). */
+export function fpText(stored: Buffer | string): string {
+  return typeof stored === 'string' ? stored : stored.toString('hex')
+}
+
+/** fpKey() in SQL, for migrations and the compatibility views' INSTEAD OF triggers. */
+export function fpKeySql(column: string): string {
+  return `CASE WHEN length(${column}) = 64 AND NOT ${column} GLOB '*[^0-9a-f]*'
+    THEN unhex(${column}) ELSE ${column} END`
+}
+
+/** fpText() in SQL, for the compatibility views. */
+export function fpTextSql(column: string): string {
+  return `CASE WHEN typeof(${column}) = 'blob' THEN lower(hex(${column})) ELSE ${column} END`
+}

@@ -1,0 +1,38 @@
+// Every statement that runs once per task, or once per console request, by name: the ones whose
+// cost must not grow with the queue or the ledger. test/unit/engine/db/query-plans.test.ts reads
+// each one's EXPLAIN QUERY PLAN and fails on a pass over a table that grows with the work. Add a
+// statement here when you add a hot one; the SQL stays next to the module that owns its table.
+import { CLAIM_SQL } from '../claims-sql'
+import { eventsPageSql } from '../ledger-queries'
+import { rollupPlan } from '../ledger-rollup-plans'
+import { FOLD_SQL } from '../ledger-rollups'
+import { LEDGER_WRITE_SQL, ORIGINAL_COST_SQL } from '../ledger-record'
+import { BATCH_SQL } from '../queue-batches'
+import { TASK_PAGE_FILTERS, TASK_SQL, taskPageSql } from '../queue-tasks'
+
+const named = (prefix: string, sqls: Readonly<Record<string, string>>) =>
+  Object.fromEntries(Object.entries(sqls).map(([name, sql]) => [`${prefix}.${name}`, sql]))
+
+export const HOT_QUERIES: Readonly<Record<string, string>> = {
+  ...named('tasks', TASK_SQL),
+  ...named('batches', BATCH_SQL),
+  ...named('claims', CLAIM_SQL),
+  ...named('ledger', LEDGER_WRITE_SQL),
+  'ledger.originalCost': ORIGINAL_COST_SQL,
+  // The console's pages.
+  'console.tasksOfBatch': taskPageSql(TASK_PAGE_FILTERS.batch),
+  'console.tasksOfBatchByStatus': taskPageSql(TASK_PAGE_FILTERS.batchAndStatus),
+  'console.ledgerPage': eventsPageSql(''),
+  'console.ledgerPageOfBatch': eventsPageSql('WHERE batch_id = @batchId'),
+  // The rollups' upkeep as rows are appended, and `pacer run`'s closing totals of its batch.
+  ...named('rollups', FOLD_SQL),
+  'run.batchTotals': rollupPlan({ batchId: 'b' }).queries[0]!.sql,
+}
+
+/** The tables that grow with the work: no hot statement may read one from end to end. */
+export const GROWING_TABLES: readonly string[] = [
+  'task_queue',
+  'fingerprints',
+  'results',
+  'ledger_rows',
+]
