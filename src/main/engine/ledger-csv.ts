@@ -23,12 +23,13 @@ export const EVENT_COLUMNS: readonly CsvColumn<LedgerRow>[] = [
   { header: 'output_tokens', value: (r) => r.outputTokens },
   { header: 'cost_usd', value: (r) => usd(r.costMicros), numeric: true },
   { header: 'saved_usd', value: (r) => usd(r.savedMicros), numeric: true },
+  // Before the last cell: an empty last cell would send every page down the careful path.
+  { header: 'cache_saved_usd', value: (r) => usd(r.cacheSavedMicros), numeric: true },
+  { header: 'cache_write_extra_usd', value: (r) => usd(r.cacheWriteExtraMicros), numeric: true },
   { header: 'latency_ms', value: (r) => r.latencyMs },
   { header: 'status', value: (r) => r.status },
   { header: 'epoch', value: (r) => r.epoch },
   { header: 'price_version', value: (r) => r.priceVersion },
-  { header: 'cache_saved_usd', value: (r) => usd(r.cacheSavedMicros), numeric: true },
-  { header: 'cache_write_extra_usd', value: (r) => usd(r.cacheWriteExtraMicros), numeric: true },
 ]
 
 export const SUMMARY_COLUMNS: readonly CsvColumn<TypeRollup>[] = [
@@ -47,11 +48,11 @@ export const SUMMARY_COLUMNS: readonly CsvColumn<TypeRollup>[] = [
   { header: 'unpriced_calls', value: (r) => r.unpricedCalls },
   { header: 'saved_usd', value: (r) => usd(r.savedMicros), numeric: true },
   { header: 'wasted_usd', value: (r) => usd(r.wastedMicros), numeric: true },
+  { header: 'cache_saved_usd', value: (r) => usd(r.cacheSavedMicros), numeric: true },
+  { header: 'cache_write_extra_usd', value: (r) => usd(r.cacheWriteExtraMicros), numeric: true },
   { header: 'throttled', value: (r) => r.throttled },
   { header: 'errors', value: (r) => r.errors },
   { header: 'abandoned', value: (r) => r.abandoned },
-  { header: 'cache_saved_usd', value: (r) => usd(r.cacheSavedMicros), numeric: true },
-  { header: 'cache_write_extra_usd', value: (r) => usd(r.cacheWriteExtraMicros), numeric: true },
 ]
 
 // Micro-dollars as microsToUsdString writes them (integer arithmetic, no float); NULL is an empty
@@ -91,12 +92,12 @@ export const EVENT_RECORD_SQL = [
   'output_tokens',
   usdSql('cost_micros'),
   usdSql('saved_micros'),
+  usdSql('cache_saved_micros'),
+  usdSql('cache_write_extra_micros'),
   cell('latency_ms'),
   cell('status'),
   cell('epoch'),
   cell('price_version'),
-  usdSql('cache_saved_micros'),
-  usdSql('cache_write_extra_micros'),
 ]
   // One call builds the record (a chain of || copies it once per cell). concat_ws skips a NULL
   // argument, so a NULL time or money cell leaves a record a comma short: plainCsvRecords counts.
