@@ -106,6 +106,8 @@ export function buildDatabase(file: string, tasks: number): { ledgerRows: number
         latencyMs: 40,
         status: 200,
         priceVersion: 'bench',
+        cacheSavedMicros: null,
+        cacheWriteExtraMicros: null,
       }
       if (i % 2 === 0) {
         for (let step = 1; step <= steps; step++) {

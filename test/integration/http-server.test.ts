@@ -122,6 +122,8 @@ const totals: TypeRollupView = {
   inputTokens: 300,
   cachedInputTokens: 0,
   cacheWriteTokens: 0,
+  cacheSavedMicros: 0,
+  cacheWriteExtraMicros: 0,
   outputTokens: 30,
   totalTokens: 330,
   costMicros: 4200,

@@ -666,15 +666,30 @@ describe('Anthropic provider', () => {
     expect(req?.headers['anthropic-version']).toBe('2023-06-01')
     expect(req?.headers['content-type']).toBe('application/json')
     expect(req?.headers.authorization).toBeUndefined()
+    // Prompt caching is on by default: the system prompt is a cached block (a single-step call
+    // marks nothing else; prompt-caching.test.ts covers multi-step tasks).
+    const messages = [
+      { role: 'user', content: 'Context.\n\nSay hi.' },
+      { role: 'assistant', content: 'Hi.' },
+      { role: 'user', content: 'Again.' },
+    ]
+    const system = 'You are terse.\n\nAnswer in English.'
     expect(req?.body).toEqual({
       model: 'claude-sonnet-4-5',
       max_tokens: 1024,
-      system: 'You are terse.\n\nAnswer in English.',
-      messages: [
-        { role: 'user', content: 'Context.\n\nSay hi.' },
-        { role: 'assistant', content: 'Hi.' },
-        { role: 'user', content: 'Again.' },
-      ],
+      system: [{ type: 'text', text: system, cache_control: { type: 'ephemeral' } }],
+      messages,
+    })
+    const uncached = createAnthropicProvider({
+      baseUrl: server.url,
+      apiKey: () => 'sk-ant-test',
+      promptCaching: false,
+    })
+    await uncached.call({ model: 'claude-sonnet-4-5', messages: [...USER], cacheHistory: true })
+    expect(server.requests[1]?.body).toEqual({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 1024,
+      messages: [{ role: 'user', content: 'Say hi.' }],
     })
   })
 

@@ -196,7 +196,10 @@ describe('request params against an Anthropic-speaking server', () => {
       stop_sequences: ['END'],
     })
     const tools = sentFor(server, 'parts-marker').body
-    expect(tools['system']).toBe('sys\n\nbe brief')
+    // One system block, marked for the prompt cache (on by default).
+    expect(tools['system']).toEqual([
+      { type: 'text', text: 'sys\n\nbe brief', cache_control: { type: 'ephemeral' } },
+    ])
     expect(tools['messages']).toEqual([
       {
         role: 'user',

@@ -29,6 +29,8 @@ function bigLedger(file: string): void {
     status: 200,
     epoch: 1,
     priceVersion: 'test',
+    cacheSavedMicros: null,
+    cacheWriteExtraMicros: null,
   }
   db.transaction(() => {
     for (let i = 0; i < EXECUTIONS; i++) {

@@ -4,6 +4,7 @@ import { resultsCommand } from './results'
 import { batchesCommand, exportCommand, summaryCommand } from './ledger-commands'
 import { backupCommand, checkCommand } from './db-commands'
 import { forecastCommand } from './forecast'
+import { pricesCommand } from './prices'
 import { serveCommand } from './serve'
 import { demoCommand } from './demo'
 import { DatabaseError, UsageError, isStorageError } from './common'
@@ -74,6 +75,13 @@ const timeoutOption = () =>
     'abort a provider call after this long: ledgered as a timeout, retried once (default: the setting, 120)',
   ).argParser(num(0.001, 86_400))
 
+/** Off for this process only; commander sets `promptCache: true` when the flag is absent. */
+const promptCacheOption = () =>
+  new Option(
+    '--no-prompt-cache',
+    'no Anthropic prompt caching in this process (default: the setting, on unless changed)',
+  )
+
 /** The simulated provider's knobs, on every command that runs tasks. */
 function withSimOptions(command: Command): Command {
   return command
@@ -123,6 +131,7 @@ function addRunCommand(program: Command, done: Done): void {
     .addOption(baseUrlOption())
   withSimOptions(run)
     .addOption(controllerOption())
+    .addOption(promptCacheOption())
     .option('--min-concurrency <n>', 'AIMD floor', int(1))
     .option('--max-concurrency <n>', 'AIMD ceiling', int(1))
     .option('--initial-concurrency <n>', 'AIMD starting limit', num(1))
@@ -224,6 +233,23 @@ function addLedgerCommands(program: Command, done: Done): void {
     })
 
   program
+    .command('prices')
+    .description(
+      'the price table (dated and sourced per entry), or what a call to MODEL would cost',
+    )
+    .argument('[model]', 'a model id: its aliases and dated snapshots resolve to their entry')
+    .option('--db <path>', 'also the price overrides stored in this database (Settings)')
+    .option('--provider <id>', 'the provider of MODEL (default: the first family that prices it)')
+    .option('--input-tokens <n>', 'input tokens of the call, cached ones included', int(0))
+    .option('--cached-tokens <n>', 'of them, read from a prompt cache', int(0))
+    .option('--cache-write-tokens <n>', 'of them, written to a prompt cache', int(0))
+    .option('--output-tokens <n>', 'output tokens of the call', int(0))
+    .option('--json', 'print the table, or the price and cost, as JSON')
+    .action(async (model: string | undefined, opts) => {
+      done(await pricesCommand(model, opts))
+    })
+
+  program
     .command('forecast')
     .description('tokens and cost of a batch file before running it')
     .argument('<file>', 'batch file (JSONL or CSV)')
@@ -254,6 +280,7 @@ function addConsoleCommands(program: Command, done: Done): void {
     .option('--provider <id>', 'the provider --base-url is for')
     .addOption(baseUrlOption())
     .addOption(timeoutOption())
+    .addOption(promptCacheOption())
   withSimOptions(serve).action(async (opts) => {
     done(await serveCommand(opts))
   })

@@ -18,6 +18,8 @@ export async function summaryCommand(opts: { db?: string; json?: boolean }): Pro
         duplicates: r.duplicates,
         avgInputTokens: r.avgInputTokens,
         inputTokens: r.inputTokens,
+        cachedInputTokens: r.cachedInputTokens,
+        cacheWriteTokens: r.cacheWriteTokens,
         outputTokens: r.outputTokens,
         totalTokens: r.totalTokens,
         costUsd: microsToUsd(r.costMicros),
@@ -26,6 +28,10 @@ export async function summaryCommand(opts: { db?: string; json?: boolean }): Pro
         savedMicros: r.savedMicros,
         wastedUsd: microsToUsd(r.wastedMicros),
         wastedMicros: r.wastedMicros,
+        cacheSavedUsd: microsToUsd(r.cacheSavedMicros),
+        cacheSavedMicros: r.cacheSavedMicros,
+        cacheWriteExtraUsd: microsToUsd(r.cacheWriteExtraMicros),
+        cacheWriteExtraMicros: r.cacheWriteExtraMicros,
         unpricedCalls: r.unpricedCalls,
         estimatedCalls: r.estimatedCalls,
         throttled: r.throttled,
@@ -54,6 +60,8 @@ export async function summaryCommand(opts: { db?: string; json?: boolean }): Pro
       formatUsd(r.costMicros) + costCaveats(r.estimatedCalls, r.unpricedCalls),
       formatUsd(r.savedMicros),
       formatUsd(r.wastedMicros),
+      // Net: what cache reads saved minus what cache writes cost above the input price.
+      formatUsd(r.cacheSavedMicros - r.cacheWriteExtraMicros),
     ]
     say.out(
       `${table(
@@ -68,14 +76,26 @@ export async function summaryCommand(opts: { db?: string; json?: boolean }): Pro
           'cost',
           'saved',
           'wasted',
+          'cache saved',
         ],
         [...byType.map(row), row({ ...totals, taskType: 'TOTAL' })],
-      )}\n`,
+      )}\n${cacheLine(totals)}`,
     )
     return 0
   } finally {
     await engine.shutdown({ graceMs: 0 })
   }
+}
+
+/** The prompt cache's part of the totals, one line; nothing when no call used a cache. */
+function cacheLine(t: Omit<TypeRollupView, 'taskType'>): string {
+  if (t.cachedInputTokens === 0 && t.cacheWriteTokens === 0) return ''
+  return (
+    `prompt cache: ${thousands(t.cachedInputTokens)} input tokens read from it ` +
+    `(saved ${formatUsd(t.cacheSavedMicros)}), ${thousands(t.cacheWriteTokens)} written to it ` +
+    `(${formatUsd(t.cacheWriteExtraMicros)} above the input price): ` +
+    `net ${formatUsd(t.cacheSavedMicros - t.cacheWriteExtraMicros)}\n`
+  )
 }
 
 /** `pacer export --out FILE.csv`: streams the ledger (events or summary) to a file; `-` is stdout. */

@@ -25,6 +25,8 @@ export interface RunOptions extends ParamsOptions {
   /** The simulated provider's requests per minute; 0 = no limit. */
   simRpm?: number
   controller?: ControllerKind
+  /** false with --no-prompt-cache; true (the stored setting applies) without it. */
+  promptCache?: boolean
   minConcurrency?: number
   maxConcurrency?: number
   initialConcurrency?: number
@@ -96,6 +98,7 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
     batchIds: [],
     scheduler,
     controller: opts.controller,
+    promptCaching: opts.promptCache === false ? false : undefined,
     sim: {
       capacity: opts.simCapacity,
       latencyScale: opts.simLatencyScale,

@@ -24,6 +24,8 @@ export async function serveCommand(opts: {
   baseUrl?: string
   /** One provider call's deadline in seconds; the callTimeoutSeconds setting when not given. */
   timeout?: number
+  /** false with --no-prompt-cache; true (the stored setting applies) without it. */
+  promptCache?: boolean
 }): Promise<number> {
   const host = checkHost(opts.host, opts.allowRemote === true)
   const baseUrls = processBaseUrls(opts.baseUrl, opts.provider)
@@ -48,6 +50,7 @@ export async function serveCommand(opts: {
     dbPath: dbPathFrom(opts.db),
     processBaseUrls: baseUrls,
     controller: opts.controller,
+    promptCaching: opts.promptCache === false ? false : undefined,
     sim: {
       capacity: opts.simCapacity,
       latencyScale: opts.simLatencyScale,

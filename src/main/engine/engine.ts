@@ -71,6 +71,12 @@ export interface EngineOptions {
    * @default the `controller` setting ('adaptive' unless changed)
    */
   controller?: ControllerKind
+  /**
+   * Anthropic prompt caching for this engine, overriding the stored setting (CLI
+   * --no-prompt-cache) until the setting is changed.
+   * @default the `promptCaching` setting (on unless changed)
+   */
+  promptCaching?: boolean
   /** The scheduler's pacing (retry-after pauses, header budgets); false turns it off. @default true */
   pacing?: PacingOptions | boolean
   /** Result retention for this engine, overriding the stored setting (CLI --result-ttl). */

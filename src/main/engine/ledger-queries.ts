@@ -19,7 +19,9 @@ export function rowTotalsSql(where: string, byType: boolean): string {
       COALESCE(SUM(outcome = 'throttled'), 0) AS throttled,
       COALESCE(SUM(outcome IN ('error', 'timeout')), 0) AS errors,
       COALESCE(SUM(outcome = 'abandoned'), 0) AS abandoned,
-      COALESCE(SUM(estimated), 0) AS estimatedCalls
+      COALESCE(SUM(estimated), 0) AS estimatedCalls,
+      COALESCE(SUM(cache_saved_micros), 0) AS cacheSavedMicros,
+      COALESCE(SUM(cache_write_extra_micros), 0) AS cacheWriteExtraMicros
     FROM ledger ${where} ${byType ? 'GROUP BY task_type' : ''}`
 }
 
@@ -76,7 +78,8 @@ export const ROW_COLUMNS = `id, ts, task_id AS taskId, batch_id AS batchId, fp, 
   task_type AS taskType, provider, model, step, input_tokens AS inputTokens,
   cached_input_tokens AS cachedInputTokens, cache_write_tokens AS cacheWriteTokens,
   output_tokens AS outputTokens, cost_micros AS costMicros, saved_micros AS savedMicros, outcome,
-  latency_ms AS latencyMs, status, epoch, price_version AS priceVersion, estimated`
+  latency_ms AS latencyMs, status, epoch, price_version AS priceVersion, estimated,
+  cache_saved_micros AS cacheSavedMicros, cache_write_extra_micros AS cacheWriteExtraMicros`
 
 // Big enough to amortize the query, small enough (~0.5 MB) to keep an export's memory flat.
 export const PAGE_ROWS = 2000
@@ -97,6 +100,8 @@ export interface RawRows {
   errors: number
   abandoned: number
   estimatedCalls: number
+  cacheSavedMicros: number
+  cacheWriteExtraMicros: number
 }
 
 export interface RawExecutions {
@@ -136,6 +141,8 @@ export function toTotals(r: RawRows, e: RawExecutions): LedgerTotals {
     errors: r.errors,
     abandoned: r.abandoned,
     estimatedCalls: r.estimatedCalls,
+    cacheSavedMicros: r.cacheSavedMicros,
+    cacheWriteExtraMicros: r.cacheWriteExtraMicros,
   }
 }
 

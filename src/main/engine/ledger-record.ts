@@ -19,10 +19,10 @@ export const LEDGER_WRITE_SQL = {
   insert: `
     INSERT INTO ledger_rows (ts, task_id, batch, fp_id, worker, label, step, input_tokens,
       cached_input_tokens, cache_write_tokens, output_tokens, cost_micros, saved_micros, outcome,
-      latency_ms, status, epoch, estimated)
+      latency_ms, status, epoch, estimated, cache_saved_micros, cache_write_extra_micros)
     SELECT @ts, @taskId, nb.id, f.id, nw.id, l.id, @step, @inputTokens, @cachedInputTokens,
       @cacheWriteTokens, @outputTokens, @costMicros, @savedMicros, @outcome, @latencyMs, @status,
-      @epoch, @estimated
+      @epoch, @estimated, @cacheSavedMicros, @cacheWriteExtraMicros
     FROM fingerprints f, names nw, ledger_labels l LEFT JOIN names nb ON nb.name = @batchId
     WHERE f.fp = @fp AND nw.name = @worker AND l.task_type = @taskType
       AND l.provider = @provider AND l.model = @model AND l.price_version = @priceVersion
@@ -31,8 +31,8 @@ export const LEDGER_WRITE_SQL = {
   insertKnown: `
     INSERT INTO ledger_rows (ts, task_id, batch, fp_id, worker, label, step, input_tokens,
       cached_input_tokens, cache_write_tokens, output_tokens, cost_micros, saved_micros, outcome,
-      latency_ms, status, epoch, estimated)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      latency_ms, status, epoch, estimated, cache_saved_micros, cache_write_extra_micros)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   refsOf: 'SELECT batch, worker, label FROM ledger_rows WHERE id = ?',
   ensureName: 'INSERT OR IGNORE INTO names(name) VALUES (?)',
   ensureLabel: `INSERT OR IGNORE INTO ledger_labels(task_type, provider, model, price_version)
@@ -135,6 +135,8 @@ export function prepareRowInsert(db: Database.Database): RowInsert {
           row.status,
           row.epoch,
           row.estimated ?? 0,
+          row.cacheSavedMicros,
+          row.cacheWriteExtraMicros,
         )
         return Number(info.lastInsertRowid)
       }

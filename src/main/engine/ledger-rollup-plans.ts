@@ -231,6 +231,8 @@ const ZERO: Omit<RawSums, 'taskType'> = {
   errors: 0,
   abandoned: 0,
   estimatedCalls: 0,
+  cacheSavedMicros: 0,
+  cacheWriteExtraMicros: 0,
 }
 
 /** Adds up a rollup plan's rows per task type. */

@@ -36,6 +36,9 @@ export const SUM_COLUMNS = [
   'wasted_micros',
   // Migration 6.
   'estimated_calls',
+  // Migration 7.
+  'cache_saved_micros',
+  'cache_write_extra_micros',
 ] as const
 
 /** A folded 'executed' or 'duplicate' row, as execution-level counting needs it. */
@@ -70,7 +73,8 @@ const ROW_SUMS = `
   SUM(outcome = 'reused' AND saved_micros IS NULL), SUM(outcome = 'throttled'),
   SUM(outcome IN ('error', 'timeout')), SUM(outcome = 'abandoned'), 0, 0,
   SUM(CASE WHEN outcome IN ('executed', 'duplicate') THEN input_tokens ELSE 0 END), 0,
-  SUM(estimated)`
+  SUM(estimated),
+  COALESCE(SUM(cache_saved_micros), 0), COALESCE(SUM(cache_write_extra_micros), 0)`
 
 // A page's row sums, added up by SQLite (no row crosses into JS for them) per 15 s bucket, task
 // type and batch: a few dozen rows for thousands of ledger rows.

@@ -53,6 +53,9 @@ export interface LedgerRow {
   /** Null = unpriced model (tokens billed at an unknown price), never 0 for "unknown". */
   costMicros: number | null
   savedMicros: number | null
+  /** Priced rows: what cache reads saved, and what cache writes cost above the input price. */
+  cacheSavedMicros: number | null
+  cacheWriteExtraMicros: number | null
   outcome: LedgerOutcome
   latencyMs: number | null
   status: number | null
@@ -150,6 +153,7 @@ export class Ledger {
     const price = this.#prices.priceFor(e.provider, e.model)
     // costMicros also validates the usage (integers, cached ⊆ input) before anything is written.
     let costMicros = this.#prices.costMicros(usage, price)
+    const cache = this.#prices.cacheEffectMicros(usage, price)
     // No tokens billed is a known cost of zero even for an unknown model: unpriced means "tokens we
     // cannot put a price on", so a 429 or a reuse never counts as unpriced.
     if (costMicros === null && tokens === 0) costMicros = 0
@@ -182,6 +186,8 @@ export class Ledger {
       epoch: e.epoch,
       priceVersion: this.#prices.version,
       estimated: e.estimated ? 1 : 0,
+      cacheSavedMicros: cache?.savedMicros ?? null,
+      cacheWriteExtraMicros: cache?.writeExtraMicros ?? null,
     }
     const id = this.#writes.run(() => this.#insert.row(row))
     // The rollups fold rows in pages, every FOLD_EVERY rows and before every read (rollups.ts).

@@ -1,6 +1,9 @@
 import { createHash } from 'node:crypto'
 import { z } from 'zod'
+import { ALIASES, BUNDLED, PRICE_TABLE_VERSION, type PriceEntry } from './prices-table'
 import type { Usage } from './types'
+
+export { PRICE_TABLE_VERSION, type PriceEntry }
 
 /** USD per 1M tokens. Usage × price is micro-dollars exactly, so no unit conversion hides here. */
 export interface ModelPrice {
@@ -12,57 +15,15 @@ export interface ModelPrice {
   output: number
 }
 
-/** Identifies the bundled table; written on every ledger row as `price_version`. */
-export const PRICE_TABLE_VERSION = '2026-11-01'
-
-/**
- * List prices (standard tier, no batch discount) as published by the vendors, recorded for
- * PRICE_TABLE_VERSION. They are bundled so Pacer prices calls offline; vendors change them, so every
- * entry can be replaced through `Prices` overrides (Settings) without a release. They were compiled
- * without network access: check them against the vendor pricing pages before billing anyone.
- *
- * Known simplifications, each an understatement the operator can fix with an override:
- * - OpenAI bills no cache writes, so `cacheWrite` = `input` (OpenAI never reports such tokens);
- * - Anthropic's 1-hour cache writes (2× input) are priced at the 5-minute rate (1.25× input);
- * - long-context premiums (e.g. Sonnet 4 / 4.5 above 200k input tokens) are not modelled.
- */
-const BUNDLED: Readonly<Record<string, Readonly<Record<string, ModelPrice>>>> = {
-  // The simulated provider is priced like a mid-size model so the offline demo shows real dollars.
-  sim: {
-    'sim-small': { input: 3, cachedInput: 0.3, cacheWrite: 3.75, output: 15 },
-    'sim-large': { input: 15, cachedInput: 1.5, cacheWrite: 18.75, output: 75 },
-  },
-  openai: {
-    'gpt-4o': { input: 2.5, cachedInput: 1.25, cacheWrite: 2.5, output: 10 },
-    'gpt-4o-mini': { input: 0.15, cachedInput: 0.075, cacheWrite: 0.15, output: 0.6 },
-    'gpt-4.1': { input: 2, cachedInput: 0.5, cacheWrite: 2, output: 8 },
-    'gpt-4.1-mini': { input: 0.4, cachedInput: 0.1, cacheWrite: 0.4, output: 1.6 },
-    'gpt-4.1-nano': { input: 0.1, cachedInput: 0.025, cacheWrite: 0.1, output: 0.4 },
-    o3: { input: 2, cachedInput: 0.5, cacheWrite: 2, output: 8 },
-    'o4-mini': { input: 1.1, cachedInput: 0.275, cacheWrite: 1.1, output: 4.4 },
-    'gpt-5': { input: 1.25, cachedInput: 0.125, cacheWrite: 1.25, output: 10 },
-    'gpt-5-mini': { input: 0.25, cachedInput: 0.025, cacheWrite: 0.25, output: 2 },
-    'gpt-5-nano': { input: 0.05, cachedInput: 0.005, cacheWrite: 0.05, output: 0.4 },
-  },
-  anthropic: {
-    'claude-opus-4': { input: 15, cachedInput: 1.5, cacheWrite: 18.75, output: 75 },
-    'claude-opus-4-1': { input: 15, cachedInput: 1.5, cacheWrite: 18.75, output: 75 },
-    // A third of Opus 4 / 4.1: the snapshot rule below keeps it from inheriting their price.
-    'claude-opus-4-5': { input: 5, cachedInput: 0.5, cacheWrite: 6.25, output: 25 },
-    'claude-sonnet-4': { input: 3, cachedInput: 0.3, cacheWrite: 3.75, output: 15 },
-    'claude-sonnet-4-5': { input: 3, cachedInput: 0.3, cacheWrite: 3.75, output: 15 },
-    'claude-3-5-haiku': { input: 0.8, cachedInput: 0.08, cacheWrite: 1, output: 4 },
-    'claude-haiku-4-5': { input: 1, cachedInput: 0.1, cacheWrite: 1.25, output: 5 },
-  },
-}
-
 /**
  * What may follow a table key for a model id to inherit its price: a dated snapshot
- * ('-2024-08-06', '-20250929', OpenAI's older '-0613') or '-latest'. Anything else ('-mini',
- * '-pro', '-audio-preview') is a different product with a different price, and guessing it from
- * its prefix would bill 'o3-pro' like 'o3': such ids stay unpriced until someone prices them.
+ * ('-2024-08-06', '-20250929', OpenAI's older '-0613'). Anything else ('-mini', '-pro',
+ * '-audio-preview', '-latest') is another product or a moving alias, and guessing its price from
+ * its prefix would bill 'o3-pro' like 'o3': such ids stay unpriced until an entry, an alias
+ * (prices-table.ts ALIASES) or an override prices them. A snapshot with a price of its own
+ * ('gpt-4o-2024-05-13') has its own entry, which wins as the longer key.
  */
-const SNAPSHOT_SUFFIX = /^-(?:\d{4}-\d{2}-\d{2}|\d{8}|\d{4}|latest)$/
+const SNAPSHOT_SUFFIX = /^-(?:\d{4}-\d{2}-\d{2}|\d{8}|\d{4})$/
 
 const USD_PER_M = z
   .number({ error: 'expected a number of USD per 1M tokens' })
@@ -107,7 +68,28 @@ interface ExactPrice {
 interface Entry {
   price: ModelPrice
   exact: ExactPrice
+  /** Where a bundled price was read; null for an override. */
+  meta: PriceEntry | null
 }
+
+/** Which entry of the table in use priced a model id, and how it was found. */
+export interface PriceMatch {
+  /** The entry's model key: 'gpt-4o' for 'gpt-4o-2024-08-06'. */
+  key: string
+  /** Its price family ('openai'), or '*' for an override keyed without a provider. */
+  family: string
+  /** exact: the id is the key; snapshot: a dated snapshot of it; alias: ALIASES names it. */
+  via: 'exact' | 'snapshot' | 'alias'
+  origin: 'bundled' | 'override'
+  price: ModelPrice
+  /** When and where a bundled price was checked; null for an override. */
+  checked: string | null
+  source: string | null
+  verified: boolean | null
+}
+
+/** One entry of the table in use, as `pacer prices` lists it. */
+export type PriceListing = Omit<PriceMatch, 'via'>
 
 // Exact forms of the frozen prices this module hands out, so costMicros need not re-validate them.
 const EXACT = new WeakMap<ModelPrice, ExactPrice>()
@@ -125,7 +107,7 @@ const ANY_PROVIDER = '*'
 export class Prices {
   #overrides: Map<string, Map<string, Entry>> = new Map()
   #version = PRICE_TABLE_VERSION
-  readonly #cache = new Map<string, Entry | null>()
+  readonly #cache = new Map<string, PriceMatch | null>()
 
   constructor(overrides?: Record<string, ModelPriceOverride>) {
     if (overrides) this.setOverrides(overrides)
@@ -156,7 +138,7 @@ export class Prices {
       }
       let models = next.get(provider)
       if (!models) next.set(provider, (models = new Map()))
-      models.set(model, entry(price))
+      models.set(model, entry(price, null))
       canonical.push([`${provider}/${model}`, price])
     }
     this.#overrides = next
@@ -173,7 +155,48 @@ export class Prices {
 
   /** The price of a provider's model, or null when neither table nor overrides know it. */
   priceFor(provider: string, model: string): ModelPrice | null {
-    return this.#lookup(provider, model)?.price ?? null
+    return this.resolve(provider, model)?.price ?? null
+  }
+
+  /**
+   * Which entry prices a provider's model, and how it was found; null when none does (the model
+   * is unpriced). An exact key wins, then an alias, then the longest key the id is a dated
+   * snapshot of.
+   */
+  resolve(provider: string, model: string): PriceMatch | null {
+    const family = providerFamily(provider)
+    const id = model.trim().toLowerCase()
+    const cacheKey = `${family}\u0000${id}`
+    const cached = this.#cache.get(cacheKey)
+    if (cached !== undefined) return cached
+    let found = this.#match(family, id)
+    if (found?.via !== 'exact') {
+      const target = ALIASES[family]?.[id]
+      const aliased = target === undefined ? null : this.#match(family, target)
+      if (aliased) found = { ...aliased, via: 'alias' }
+    }
+    this.#cache.set(cacheKey, found)
+    return found
+  }
+
+  /** Every entry of the table in use: the bundled ones, then the overrides, each by key. */
+  list(): PriceListing[] {
+    const rows: PriceListing[] = []
+    const add = (family: string, models: Map<string, Entry>, origin: PriceListing['origin']) => {
+      for (const [key, e] of [...models].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
+        rows.push(listing(family, key, e, origin))
+      }
+    }
+    for (const [family, models] of bundledEntries) add(family, models, 'bundled')
+    for (const [family, models] of this.#overrides) add(family, models, 'override')
+    return rows
+  }
+
+  /** The aliases the bundled table resolves: [family, alias, the key it names]. */
+  aliases(): [family: string, alias: string, key: string][] {
+    return Object.entries(ALIASES).flatMap(([family, map]) =>
+      Object.entries(map).map(([alias, key]): [string, string, string] => [family, alias, key]),
+    )
   }
 
   /**
@@ -196,48 +219,76 @@ export class Prices {
     return Number((scaled + 500_000n) / 1_000_000n)
   }
 
+  /**
+   * What a call's prompt caching did to its cost, in integer micro-dollars against the same tokens
+   * at the plain input price: cache reads saved `savedMicros`, cache writes cost `writeExtraMicros`
+   * more (each rounded once, half away from zero); null when unpriced.
+   */
+  cacheEffectMicros(
+    usage: Usage,
+    price: ModelPrice | null,
+  ): { savedMicros: number; writeExtraMicros: number } | null {
+    assertUsage(usage)
+    if (price === null) return null
+    const exact = this.#exactOf(price)
+    return {
+      savedMicros: roundMicros(BigInt(usage.cachedInputTokens) * (exact.input - exact.cachedInput)),
+      writeExtraMicros: roundMicros(
+        BigInt(usage.cacheWriteTokens) * (exact.cacheWrite - exact.input),
+      ),
+    }
+  }
+
   #exactOf(price: ModelPrice): ExactPrice {
     // Prices handed out by priceFor carry their exact form; a caller-built one is checked first.
     const known = EXACT.get(price)
     if (known) return known
     const parsed = OVERRIDE.required().safeParse(price)
     if (!parsed.success) throw new TypeError(describeIssue(parsed.error.issues[0], price, 'price'))
-    return entry(parsed.data).exact
+    return entry(parsed.data, null).exact
   }
 
-  #lookup(provider: string, model: string): Entry | null {
-    const family = providerFamily(provider)
-    const id = model.trim().toLowerCase()
-    const cacheKey = `${family}\u0000${id}`
-    const cached = this.#cache.get(cacheKey)
-    if (cached !== undefined) return cached
+  #match(family: string, id: string): PriceMatch | null {
     // Longest matching key wins across both tables, so an override for 'gpt-4o' can never capture
     // 'gpt-4o-mini'; on equal length the override wins (overrides are considered last).
-    let found: Entry | null = null
-    let foundLength = -1
-    const tables: [Map<string, Entry> | undefined, boolean][] = [
-      [bundledEntries.get(family), false],
-      [this.#overrides.get(ANY_PROVIDER), true],
-      [this.#overrides.get(family), true],
+    let found: PriceMatch | null = null
+    const tables: [string, Map<string, Entry> | undefined, PriceMatch['origin']][] = [
+      [family, bundledEntries.get(family), 'bundled'],
+      [ANY_PROVIDER, this.#overrides.get(ANY_PROVIDER), 'override'],
+      [family, this.#overrides.get(family), 'override'],
     ]
-    for (const [models, isOverride] of tables) {
+    for (const [tableFamily, models, origin] of tables) {
       for (const [key, e] of models ?? []) {
         if (!matchesModel(key, id)) continue
-        if (key.length > foundLength || (isOverride && key.length === foundLength)) {
-          found = e
-          foundLength = key.length
+        const longer = found === null || key.length > found.key.length
+        if (longer || (origin === 'override' && key.length === found?.key.length)) {
+          found = {
+            ...listing(tableFamily, key, e, origin),
+            via: key === id ? 'exact' : 'snapshot',
+          }
         }
       }
     }
-    this.#cache.set(cacheKey, found)
     return found
+  }
+}
+
+function listing(family: string, key: string, e: Entry, origin: PriceMatch['origin']) {
+  return {
+    key,
+    family,
+    origin,
+    price: e.price,
+    checked: e.meta?.checked ?? null,
+    source: e.meta?.source ?? null,
+    verified: e.meta?.verified ?? null,
   }
 }
 
 const bundledEntries: Map<string, Map<string, Entry>> = new Map(
   Object.entries(BUNDLED).map(([family, models]) => [
     family,
-    new Map(Object.entries(models).map(([model, price]) => [model, entry(price)])),
+    new Map(Object.entries(models).map(([model, e]) => [model, entry(e, e)])),
   ]),
 )
 
@@ -257,9 +308,10 @@ function matchesModel(key: string, id: string): boolean {
   return id === key || (id.startsWith(key) && SNAPSHOT_SUFFIX.test(id.slice(key.length)))
 }
 
-function entry(price: ModelPrice): Entry {
+function entry(price: ModelPrice, meta: PriceEntry | null): Entry {
   const toExact = (usd: number): bigint => BigInt(Math.round(usd * 1e6))
-  const frozen = Object.freeze({ ...price })
+  const { input, cachedInput, cacheWrite, output } = price
+  const frozen = Object.freeze({ input, cachedInput, cacheWrite, output })
   const exact: ExactPrice = {
     input: toExact(price.input),
     cachedInput: toExact(price.cachedInput),
@@ -267,7 +319,7 @@ function entry(price: ModelPrice): Entry {
     output: toExact(price.output),
   }
   EXACT.set(frozen, exact)
-  return { price: frozen, exact }
+  return { price: frozen, exact, meta }
 }
 
 /** "price override 'gpt-4o'.input: Too small: expected number to be >=0 (got -1)" */
@@ -290,6 +342,12 @@ function describeIssue(issue: z.core.$ZodIssue | undefined, input: unknown, what
 
 function field(obj: unknown, key: string): unknown {
   return obj !== null && typeof obj === 'object' ? (obj as Record<string, unknown>)[key] : undefined
+}
+
+/** Micro-dollars × 1e6 to micro-dollars, half away from zero (an override may make it negative). */
+function roundMicros(scaled: bigint): number {
+  const half = scaled < 0n ? -500_000n : 500_000n
+  return Number((scaled + half) / 1_000_000n)
 }
 
 function assertUsage(usage: Usage): void {

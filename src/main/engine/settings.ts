@@ -14,6 +14,7 @@ export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze({
   callTimeoutSeconds: 120,
   audit: false,
   controller: DEFAULT_CONTROLLER,
+  promptCaching: true,
   baseUrls: {},
   priceOverrides: {},
 })

@@ -129,6 +129,11 @@ export interface ProviderRequest {
   maxOutputTokens?: number
   /** The rest of the task's parameters (temperature, top_p, stop, response_format, seed). */
   params?: RequestParams
+  /**
+   * The conversation is one step of a multi-step task: other steps resend it as their prefix, so
+   * a provider with explicit prompt caching (Anthropic) marks its end as a cache breakpoint.
+   */
+  cacheHistory?: boolean
   signal?: AbortSignal
 }
 

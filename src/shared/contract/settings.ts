@@ -18,6 +18,11 @@ export interface SettingsView {
   audit: boolean
   /** The concurrency controller the running scheduler uses (this process's, a CLI flag included). */
   controller: ControllerKind
+  /**
+   * Anthropic prompt caching: the stable prefix of each request marked for the cache (this
+   * process's, a CLI --no-prompt-cache included).
+   */
+  promptCaching: boolean
   providers: Record<ProviderId, ProviderSettingsView>
   priceOverrides: Record<string, PriceView>
   priceTableVersion: string
@@ -96,6 +101,11 @@ export const SettingsPatch = z.strictObject({
    * Changing it swaps the running partitions' controllers at their current limit.
    */
   controller: ControllerKind.optional(),
+  /**
+   * Anthropic prompt caching (`cache_control` on the system prompt and on a multi-step task's
+   * resent history). On by default: cache reads cost a tenth of input, writes 1.25×.
+   */
+  promptCaching: z.boolean().optional(),
   baseUrls: z.partialRecord(ProviderId, BaseUrl.nullable()).optional(),
   priceOverrides: z.record(z.string().min(1), PriceView).optional(),
 })

@@ -30,6 +30,13 @@ export interface TypeRollupView {
   cachedInputTokens: number
   /** Input tokens written to a prompt cache. */
   cacheWriteTokens: number
+  /**
+   * What reading cachedInputTokens from the cache saved against the plain input price (priced
+   * rows recorded since Pacer prices the cache; OpenAI's automatic caching included).
+   */
+  cacheSavedMicros: number
+  /** What writing cacheWriteTokens cost above the plain input price (Anthropic: 0.25× input). */
+  cacheWriteExtraMicros: number
   outputTokens: number
   totalTokens: number
   /**

@@ -4,9 +4,9 @@
 import { Writable } from 'node:stream'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { csvStream } from '../../../src/main/engine/csv'
+import { csvStream, plainCsvRecords } from '../../../src/main/engine/csv'
 import { Ledger } from '../../../src/main/engine/ledger'
-import { EVENT_COLUMNS } from '../../../src/main/engine/ledger-csv'
+import { EVENT_COLUMNS, EVENT_RECORD_SQL } from '../../../src/main/engine/ledger-csv'
 import { prepareRowInsert, type LedgerRowParams } from '../../../src/main/engine/ledger-record'
 import { Prices } from '../../../src/main/engine/prices'
 import { openLedgerDb } from '../../helpers/ledger-db'
@@ -73,6 +73,9 @@ const rowArb = fc.record({
   status: fc.option(fc.constantFrom(200, 429, 500)),
   epoch: fc.option(fc.nat(5)),
   priceVersion: fc.option(text),
+  // Signed: an override may price cached input above input.
+  cacheSavedMicros: fc.option(fc.oneof(money(), fc.integer({ min: -5_000_000, max: -1 }))),
+  cacheWriteExtraMicros: fc.option(money()),
 })
 
 async function bothExports(rows: readonly object[], filter: { since?: number } = {}) {
@@ -94,6 +97,27 @@ async function bothExports(rows: readonly object[], filter: { since?: number } =
 }
 
 describe('events export', () => {
+  it('lets SQLite write a page of ordinary rows, cells left empty included (the fast path)', () => {
+    const h = openLedgerDb()
+    try {
+      const insert = prepareRowInsert(h.db)
+      // A call recorded before the cache was priced, and a priced one: NULL and zero cache cells.
+      for (const saved of [null, 0]) {
+        insert.row({
+          ...fc.sample(plainRow(), { numRuns: 1, seed: 3 })[0],
+          cacheSavedMicros: saved,
+          cacheWriteExtraMicros: saved,
+          batchId: null,
+          latencyMs: null,
+        } as LedgerRowParams)
+      }
+      const records = h.db.prepare(`SELECT ${EVENT_RECORD_SQL} FROM ledger`).pluck().all()
+      expect(plainCsvRecords(records as string[], EVENT_COLUMNS.length)).not.toBeNull()
+    } finally {
+      h.close()
+    }
+  })
+
   it('gives the same bytes over several pages of either kind', async () => {
     const rows = fc.sample(fc.oneof({ weight: 20, arbitrary: plainRow() }, rowArb), {
       numRuns: 3_456,

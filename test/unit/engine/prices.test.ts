@@ -148,9 +148,13 @@ describe('Prices.priceFor', () => {
   })
 
   it('does not let a variant inherit its base model price', () => {
-    expect(prices.priceFor('openai', 'o3-pro')).toBeNull()
+    // o3-pro and gpt-5-pro have entries of their own now; variants without one stay unpriced.
+    expect(prices.priceFor('openai', 'o3-deep-research')).toBeNull()
     expect(prices.priceFor('openai', 'gpt-4o-audio-preview')).toBeNull()
-    expect(prices.priceFor('openai', 'gpt-5-pro')).toBeNull()
+    expect(prices.priceFor('openai', 'gpt-5-codex')).toBeNull()
+    expect(prices.priceFor('openai', 'gpt-5.3')).toBeNull()
+    expect(prices.priceFor('openai', 'o3-pro')?.input).toBe(20)
+    expect(prices.priceFor('openai', 'gpt-5-pro')?.output).toBe(120)
     expect(prices.priceFor('anthropic', 'claude-opus-4-5-20251101')?.input).toBe(5)
     expect(prices.priceFor('anthropic', 'claude-opus-4-20250514')?.input).toBe(15)
   })
@@ -169,6 +173,93 @@ describe('Prices.priceFor', () => {
     expect(prices.priceFor('openai-compatible', 'gpt-4o')).toEqual(
       prices.priceFor('openai', 'gpt-4o'),
     )
+  })
+})
+
+describe('Prices.resolve: aliases and dated snapshots', () => {
+  const prices = new Prices()
+  const resolved = (provider: string, model: string) => {
+    const m = prices.resolve(provider, model)
+    return m && { key: m.key, via: m.via, input: m.price.input, output: m.price.output }
+  }
+
+  it('resolves each alias to the entry it names, with that price', () => {
+    const cases: [string, string, string, number, number][] = [
+      ['anthropic', 'claude-3-5-sonnet-latest', 'claude-3-5-sonnet', 3, 15],
+      ['anthropic', 'claude-3-5-haiku-latest', 'claude-3-5-haiku', 0.8, 4],
+      ['anthropic', 'claude-3-7-sonnet-latest', 'claude-3-7-sonnet', 3, 15],
+      ['anthropic', 'claude-3-opus-latest', 'claude-3-opus', 15, 75],
+      ['anthropic', 'claude-opus-4-0', 'claude-opus-4', 15, 75],
+      ['anthropic', 'claude-sonnet-4-0', 'claude-sonnet-4', 3, 15],
+      ['openai', 'gpt-5-chat-latest', 'gpt-5', 1.25, 10],
+      ['openai', 'gpt-5.1-chat-latest', 'gpt-5.1', 1.25, 10],
+      ['openai', 'gpt-5.2-chat-latest', 'gpt-5.2', 1.75, 14],
+    ]
+    for (const [provider, alias, key, input, output] of cases) {
+      expect(resolved(provider, alias), alias).toEqual({ key, via: 'alias', input, output })
+    }
+    // Every alias of the table names an entry that exists.
+    for (const [family, alias, key] of prices.aliases()) {
+      expect(prices.resolve(family, key)?.via, `${alias} -> ${key}`).toBe('exact')
+    }
+  })
+
+  it('gives a dated snapshot with its own price its own entry, winning over the prefix rule', () => {
+    expect(resolved('openai', 'gpt-4o-2024-05-13')).toEqual({
+      key: 'gpt-4o-2024-05-13',
+      via: 'exact',
+      input: 5,
+      output: 15,
+    })
+    expect(prices.priceFor('openai', 'gpt-4o-2024-05-13')?.cachedInput).toBe(5)
+    expect(resolved('openai', 'gpt-4o-2024-08-06')).toEqual({
+      key: 'gpt-4o',
+      via: 'snapshot',
+      input: 2.5,
+      output: 10,
+    })
+    expect(resolved('openai', 'chatgpt-4o-latest')).toMatchObject({ key: 'chatgpt-4o-latest' })
+    expect(resolved('anthropic', 'claude-opus-4-5-20251101')).toMatchObject({
+      key: 'claude-opus-4-5',
+      via: 'snapshot',
+      input: 5,
+    })
+    expect(resolved('anthropic', 'claude-opus-4-1-20250805')).toMatchObject({ input: 15 })
+    expect(resolved('openai', 'gpt-5.1-2025-11-13')).toMatchObject({ key: 'gpt-5.1', input: 1.25 })
+  })
+
+  it('leaves unknown ids and unknown aliases unpriced', () => {
+    expect(prices.resolve('anthropic', 'claude-sonnet-4-5-latest')).toBeNull()
+    expect(prices.resolve('openai', 'gpt-4o-latest')).toBeNull()
+    expect(prices.resolve('openai', 'gpt-7')).toBeNull()
+    expect(prices.resolve('anthropic', 'claude-opus-4-5-preview')).toBeNull()
+    expect(prices.resolve('openai', 'claude-3-5-sonnet-latest')).toBeNull()
+  })
+
+  it('dates and sources every bundled entry, and says which were verified', () => {
+    const rows = prices.list()
+    expect(rows.length).toBeGreaterThan(30)
+    for (const r of rows) {
+      expect(r.checked, r.key).toMatch(/^\d{4}-\d{2}-\d{2}$/)
+      expect(r.source, r.key).toBeTruthy()
+      expect(typeof r.verified).toBe('boolean')
+      if (r.family !== 'sim') expect(r.source, r.key).toMatch(/^https:\/\//)
+    }
+    const opus = rows.find((r) => r.key === 'claude-opus-4-5')!
+    expect(opus).toMatchObject({ verified: true, checked: PRICE_TABLE_VERSION })
+    expect(opus.source).toBe('https://platform.claude.com/docs/en/about-claude/pricing')
+    expect(rows.find((r) => r.key === 'gpt-5.1')).toMatchObject({ verified: false })
+  })
+
+  it('lets an override win over an alias and reports it as an override', () => {
+    const p = new Prices({ 'anthropic/claude-3-5-sonnet-latest': { input: 9, output: 9 } })
+    expect(p.resolve('anthropic', 'claude-3-5-sonnet-latest')).toMatchObject({
+      via: 'exact',
+      origin: 'override',
+      checked: null,
+      price: { input: 9 },
+    })
+    expect(p.list().at(-1)).toMatchObject({ key: 'claude-3-5-sonnet-latest', origin: 'override' })
   })
 })
 

@@ -16,4 +16,4 @@ export const PARAMS_AND_ESTIMATES_SQL = `
   DROP VIEW tasks;
   DROP VIEW ledger;
   ${tasksViewSql(true)}
-  ${ledgerViewSql({ codes: V5_OUTCOME_CODES, estimated: true })}`
+  ${ledgerViewSql({ codes: V5_OUTCOME_CODES, estimated: true, cacheEffect: false })}`

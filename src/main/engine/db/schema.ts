@@ -1,6 +1,7 @@
 import { OUTCOME_CODES } from './codes'
 import { COMPACT_STORAGE_SQL, ledgerViewSql } from './compact-storage'
 import { PARAMS_AND_ESTIMATES_SQL } from './migration-6'
+import { LEDGER_CACHE_EFFECT_SQL } from './ledger-cache-effect'
 
 /**
  * Numbered migrations. Each entry is applied once, in order, inside a transaction, and recorded in
@@ -225,11 +226,17 @@ export const MIGRATIONS: readonly Migration[] = [
     sql: PARAMS_AND_ESTIMATES_SQL,
   },
   {
+    version: 7,
+    name: 'ledger cache effect: what prompt-cache reads saved and cache writes cost extra, per row',
+    // ledger-cache-effect.ts: the columns, and the ledger view and its triggers with them.
+    sql: LEDGER_CACHE_EFFECT_SQL,
+  },
+  {
     version: 8,
     name: 'failures: the timeout outcome in the ledger view; why a batch was stopped',
     sql: `
       DROP VIEW ledger;
-      ${ledgerViewSql({ codes: OUTCOME_CODES, estimated: true })}
+      ${ledgerViewSql({ codes: OUTCOME_CODES, estimated: true, cacheEffect: true })}
       -- The setup problem (bad key, unknown model, no credit, unreachable server) that stopped a
       -- batch's run, until it runs again: what the console and the next \`pacer run\` say.
       ALTER TABLE batches ADD COLUMN stop_reason TEXT;

@@ -44,6 +44,15 @@ export interface EngineParts {
   readonly controller: ControllerSwitch
   /** The call deadline was given for this engine (`--timeout`): the setting does not move it. */
   readonly callTimeoutFixed: boolean
+  /** Whether Anthropic calls mark their stable prefix for the prompt cache. */
+  readonly promptCaching: PromptCachingSwitch
+}
+
+/** This process's prompt caching: the CLI flag until the setting changes, then the setting. */
+export interface PromptCachingSwitch {
+  readonly enabled: boolean
+  /** Called with the setting just stored: from now on the process follows it. */
+  set(on: boolean): void
 }
 
 /** The scheduler's controller by name: the settings view reads it, the settings handler sets it. */
@@ -104,6 +113,15 @@ export function createParts(options: EngineOptions): EngineParts {
       kind = next
     },
   }
+  let cachingOverride = options.promptCaching
+  const promptCaching: PromptCachingSwitch = {
+    get enabled() {
+      return cachingOverride ?? settings.get().promptCaching
+    },
+    set(on) {
+      cachingOverride = on
+    },
+  }
   const queue = new TaskQueue(db, clock, writes)
   const secrets: SecretsAccess = options.secrets ?? envSecrets()
   const processBaseUrls = Object.freeze({ ...options.processBaseUrls })
@@ -117,6 +135,7 @@ export function createParts(options: EngineOptions): EngineParts {
       },
       processBaseUrls,
       apiKey: (id) => providerKey(secrets, id),
+      promptCaching: () => promptCaching.enabled,
     }),
     ...options.providers,
   }
@@ -151,5 +170,6 @@ export function createParts(options: EngineOptions): EngineParts {
     runner,
     controller,
     callTimeoutFixed: options.callTimeoutMs !== undefined,
+    promptCaching,
   }
 }

@@ -44,6 +44,12 @@ export interface AnthropicProviderOptions {
   anthropicVersion?: string
   /** max_tokens when the request does not say; the Messages API requires one. @default 1024 */
   maxOutputTokens?: number
+  /**
+   * Prompt caching: `cache_control` on the stable prefix (the system prompt; in a multi-step task
+   * also the end of the resent history). A function is read at every call (the setting).
+   * @default true
+   */
+  promptCaching?: boolean | (() => boolean)
   /** @default globalThis.fetch, looked up at call time */
   fetch?: typeof fetch
 }
@@ -61,6 +67,7 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Prov
     apiKey,
     anthropicVersion = ANTHROPIC_VERSION,
     maxOutputTokens = 1024,
+    promptCaching = true,
     fetch: fetchOption,
   } = options
   const readBaseUrl = baseUrlReader(baseUrl)
@@ -72,6 +79,12 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Prov
   }
   checkMaxOutputTokens(maxOutputTokens)
   checkFetch(fetchOption)
+  if (typeof promptCaching !== 'boolean' && typeof promptCaching !== 'function') {
+    throw new TypeError(
+      `Expected \`promptCaching\` to be a boolean or a function, got \`${String(promptCaching)}\``,
+    )
+  }
+  const caching = typeof promptCaching === 'function' ? promptCaching : () => promptCaching
 
   async function call(request: ProviderRequest): Promise<ProviderResponse> {
     request.signal?.throwIfAborted()
@@ -92,7 +105,10 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Prov
     const params = request.params ?? {}
     const unsupported = unsupportedByAnthropic(params)
     if (unsupported) return { status: 400, headers: {}, error: unsupported }
-    const { system, messages } = toAnthropicMessages(request.messages)
+    const turns = toAnthropicMessages(request.messages)
+    const { system, messages } = caching()
+      ? withCacheBreakpoints(turns, request.cacheHistory === true)
+      : turns
     const body: Record<string, unknown> = {
       model: request.model,
       max_tokens: request.maxOutputTokens ?? params.max_tokens ?? maxOutputTokens,
@@ -130,6 +146,46 @@ export function unsupportedByAnthropic(params: RequestParams): string | null {
   const found = ANTHROPIC_UNSUPPORTED_PARAMS.filter((p) => params[p] !== undefined)
   if (found.length === 0) return null
   return `${found.join(' and ')} ${found.length > 1 ? 'are' : 'is'} not supported by Anthropic's Messages API: remove ${found.length > 1 ? 'them' : 'it'} from the task's params (or the run's), or run the task on an OpenAI-compatible provider`
+}
+
+const EPHEMERAL = Object.freeze({ type: 'ephemeral' })
+
+type Content = string | readonly Record<string, unknown>[]
+
+/** A turn as the Messages API takes it: its content a string or content blocks. */
+interface Turn {
+  role: string
+  content: Content
+}
+
+/**
+ * The request with `cache_control` breakpoints on its stable prefix: the system prompt (shared by
+ * every task of a type), and with `history` the last turn, so the next step of a multi-step task
+ * reads all it resends from the cache (each step writes only what it adds; Anthropic looks for
+ * the longest cached prefix up to 20 blocks before a breakpoint). Two of the four breakpoints a
+ * request may carry. A prefix shorter than the model's minimum (1,024 to 4,096 tokens) is simply
+ * not cached: the marker costs nothing then, so it is sent regardless of length.
+ */
+export function withCacheBreakpoints(
+  request: { system: string | undefined; messages: readonly Turn[] },
+  history: boolean,
+): { system: Record<string, unknown>[] | undefined; messages: Turn[] } {
+  const system =
+    request.system === undefined
+      ? undefined
+      : [{ type: 'text', text: request.system, cache_control: EPHEMERAL }]
+  const messages = [...request.messages]
+  const last = messages.length - 1
+  const turn = messages[last]
+  if (history && turn) messages[last] = { role: turn.role, content: markLastBlock(turn.content) }
+  return { system, messages }
+}
+
+function markLastBlock(content: Content): Record<string, unknown>[] {
+  const blocks = typeof content === 'string' ? [{ type: 'text', text: content }] : [...content]
+  const end = blocks.length - 1
+  if (end >= 0) blocks[end] = { ...blocks[end], cache_control: EPHEMERAL }
+  return blocks
 }
 
 /**

@@ -35,6 +35,8 @@ export interface ProvidersConfig {
   processBaseUrls?: Partial<Record<HttpProviderId, string>>
   /** The key of a provider and where it came from, read at every call; null = none. */
   apiKey: (id: HttpProviderId) => ProviderKey | null
+  /** Anthropic prompt caching, read at every call. @default on */
+  promptCaching?: () => boolean
   /** @default globalThis.fetch, looked up at call time */
   fetch?: typeof fetch
 }
@@ -75,6 +77,7 @@ export function createProviders(config: ProvidersConfig): Record<string, Provide
     anthropic: createAnthropicProvider({
       baseUrl: baseUrl('anthropic'),
       apiKey: key('anthropic'),
+      promptCaching: config.promptCaching ?? true,
       fetch,
     }),
     'openai-compatible': createOpenAiCompatibleProvider({

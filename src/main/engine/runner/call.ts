@@ -154,6 +154,8 @@ async function send(
       messages: [...messages],
       maxOutputTokens,
       params,
+      // Every step of a multi-step task resends the steps before it: worth caching.
+      cacheHistory: task.steps > 1,
       signal,
     })
     outcome = classify(response, scheduler.getParams(partition).nearLimitRemaining)

@@ -166,7 +166,9 @@ describe('migration 5: compact storage', () => {
     const expected = snapshot(before as never)
     before.close()
 
-    const v3 = openDatabase(path)
+    // Up to this migration: migration 6 adds the ledger's cache-effect columns to the view.
+    const upTo = MIGRATIONS.findIndex((m) => m.name.startsWith('compact storage')) + 1
+    const v3 = openDatabase(path, { migrations: MIGRATIONS.slice(0, upTo) })
     try {
       expect(snapshot(v3)).toEqual(expected)
       expect(expected.tasks).toHaveLength(5)
@@ -328,10 +330,18 @@ describe('migration 6: request params and estimated usage', () => {
         rows.map((r) => ({ ...(r as object), ...extra }))
       expect(db.prepare('SELECT * FROM tasks').all()).toEqual(added(before.tasks, { params: null }))
       expect(db.prepare('SELECT * FROM ledger ORDER BY id').all()).toEqual(
-        added(before.ledger, { estimated: 0 }),
+        added(before.ledger, {
+          estimated: 0,
+          cache_saved_micros: null,
+          cache_write_extra_micros: null,
+        }),
       )
       expect(db.prepare('SELECT * FROM ledger_batch_rollup').all()).toEqual(
-        added(before.rollup, { estimated_calls: 0 }),
+        added(before.rollup, {
+          estimated_calls: 0,
+          cache_saved_micros: 0,
+          cache_write_extra_micros: 0,
+        }),
       )
       // The view's insert trigger was made again with the flag; the ledger stays append-only.
       db.prepare(
@@ -346,6 +356,68 @@ describe('migration 6: request params and estimated usage', () => {
         inputTokens: 38,
         costMicros: 280,
         estimatedCalls: 1,
+      })
+    } finally {
+      db.close()
+    }
+  })
+})
+
+describe('migration 7: the ledger cache effect', () => {
+  it('keeps earlier rows (effect unknown: NULL) and rolls up what later rows saved', () => {
+    const path = file()
+    const before = MIGRATIONS.findIndex((m) => m.name.startsWith('ledger cache effect'))
+    const old = openDatabase(path, { migrations: MIGRATIONS.slice(0, before) })
+    old
+      .prepare(
+        `INSERT INTO ledger (ts, task_id, fp, worker, task_type, provider, model, step,
+           input_tokens, cached_input_tokens, output_tokens, cost_micros, outcome, epoch)
+         VALUES (1000, 1, 'fa', 'w', 'classify', 'anthropic', 'claude-sonnet-4-5', 1,
+           1000, 800, 0, 540, 'executed', 1)`,
+      )
+      .run()
+    old.close()
+
+    const db = openDatabase(path)
+    try {
+      const ledger = new Ledger({ db, prices: new Prices(), foldEvery: 1 })
+      const cols = db.prepare(
+        'SELECT cache_saved_micros AS s, cache_write_extra_micros AS w FROM ledger',
+      )
+      expect(cols.all()).toEqual([{ s: null, w: null }])
+      expect(ledger.totals()).toMatchObject({ cachedInputTokens: 800, cacheSavedMicros: 0 })
+      const usage = {
+        inputTokens: 3000,
+        cachedInputTokens: 2000,
+        cacheWriteTokens: 400,
+        outputTokens: 0,
+      }
+      ledger.record({
+        ts: 2000,
+        taskId: 2,
+        batchId: null,
+        fp: 'fb',
+        worker: 'w',
+        taskType: 'classify',
+        provider: 'anthropic',
+        model: 'claude-sonnet-4-5',
+        step: 1,
+        usage,
+        outcome: 'executed',
+        latencyMs: 1,
+        status: 200,
+        epoch: 1,
+      })
+      // 2,000 read × ($3 − $0.30) = 5,400 µ$ saved; 400 written × ($3.75 − $3) = 300 µ$ extra.
+      expect(cols.all()).toEqual([
+        { s: null, w: null },
+        { s: 5_400, w: 300 },
+      ])
+      expect(ledger.totals()).toMatchObject({
+        cachedInputTokens: 2_800,
+        cacheWriteTokens: 400,
+        cacheSavedMicros: 5_400,
+        cacheWriteExtraMicros: 300,
       })
     } finally {
       db.close()

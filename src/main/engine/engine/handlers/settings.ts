@@ -16,7 +16,7 @@ type SettingsHandlers = Pick<CommandHandlers, 'settings:get' | 'settings:set' | 
 
 /** The console's Settings view: defaults, retention, controller, base URLs, prices, API keys. */
 export function settingsHandlers(parts: EngineParts): SettingsHandlers {
-  const { claims, controller, prices, runner, secrets, settings } = parts
+  const { claims, controller, prices, promptCaching, runner, secrets, settings } = parts
   const view = () => settingsView(parts)
   return {
     'settings:get': view,
@@ -55,6 +55,7 @@ export function settingsHandlers(parts: EngineParts): SettingsHandlers {
       if (patch.callTimeoutSeconds !== undefined && !parts.callTimeoutFixed) {
         runner.setCallTimeout(patch.callTimeoutSeconds * 1000)
       }
+      if (patch.promptCaching !== undefined) promptCaching.set(patch.promptCaching)
       return view()
     },
     'secrets:set': ({ provider, apiKey }) => {
@@ -79,7 +80,7 @@ export function settingsHandlers(parts: EngineParts): SettingsHandlers {
 
 /** The settings as the console sees them: whether a key is stored, never the key. */
 function settingsView(parts: EngineParts): SettingsView {
-  const { dbPath, settings, secrets, claims, prices, controller } = parts
+  const { dbPath, settings, secrets, claims, prices, controller, promptCaching } = parts
   const s = settings.get()
   const providerView = (id: ProviderId): ProviderSettingsView => {
     const key = secrets.get(id)
@@ -100,6 +101,7 @@ function settingsView(parts: EngineParts): SettingsView {
     callTimeoutSeconds: Math.ceil(parts.runner.callTimeoutMs / 1000),
     audit: s.audit,
     controller: controller.kind,
+    promptCaching: promptCaching.enabled,
     providers: {
       sim: providerView('sim'),
       openai: providerView('openai'),

@@ -8,6 +8,7 @@ import { EmptyState } from '../../components/empty-state'
 import { InlineError } from '../../components/inline-error'
 import { useStore } from '../../store'
 import { CallsSection } from './calls-section'
+import { CachingSection } from './caching-section'
 import { PricesSection } from './prices-section'
 import { ProvidersSection } from './providers-section'
 
@@ -35,6 +36,7 @@ export function SettingsView() {
       <DefaultsSection settings={settings} />
       <CallsSection settings={settings} />
       <DedupSection settings={settings} />
+      <CachingSection settings={settings} />
       <PricesSection settings={settings} />
       <DatabaseSection settings={settings} />
     </div>

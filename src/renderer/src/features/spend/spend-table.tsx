@@ -1,4 +1,5 @@
 import type { TypeRollupView } from '../../../../shared/contract'
+import { formatUsd } from '../../../../shared/money'
 import { formatInt, formatRollupCost, formatTokens } from '../../lib/format'
 import { formatRowMoney } from './spend-money'
 
@@ -24,6 +25,15 @@ export function SpendTable({
             <th className="num">Cost</th>
             <th className="num">Saved by dedup</th>
             <th className="num">Wasted by duplicates</th>
+            <th className="num" title="Input tokens read from / written to a prompt cache">
+              Cache read / write
+            </th>
+            <th
+              className="num"
+              title="What cache reads saved, minus what cache writes cost above the input price"
+            >
+              Saved by cache
+            </th>
           </tr>
         </thead>
         <tbody>
@@ -54,6 +64,10 @@ function SpendRow({ row, label, testId }: { row: TypeRollupView; label?: string;
       data-estimated-calls={row.estimatedCalls}
       data-saved-micros={row.savedMicros}
       data-wasted-micros={row.wastedMicros}
+      data-cached-input-tokens={row.cachedInputTokens}
+      data-cache-write-tokens={row.cacheWriteTokens}
+      data-cache-saved-micros={row.cacheSavedMicros}
+      data-cache-write-extra-micros={row.cacheWriteExtraMicros}
     >
       <td>{label ?? row.taskType}</td>
       <td className="num">{formatInt(row.runs)}</td>
@@ -75,6 +89,15 @@ function SpendRow({ row, label, testId }: { row: TypeRollupView; label?: string;
       <td className="num good">{formatRowMoney(row, row.savedMicros)}</td>
       <td className={`num${row.wastedMicros ? ' bad' : ''}`}>
         {formatRowMoney(row, row.wastedMicros)}
+      </td>
+      <td className="num">
+        {formatTokens(row.cachedInputTokens)} / {formatTokens(row.cacheWriteTokens)}
+      </td>
+      <td
+        className="num good"
+        title={`reads saved ${formatUsd(row.cacheSavedMicros)}; writes cost ${formatUsd(row.cacheWriteExtraMicros)} above the input price`}
+      >
+        {formatRowMoney(row, row.cacheSavedMicros - row.cacheWriteExtraMicros)}
       </td>
     </tr>
   )
