@@ -95,6 +95,14 @@ export function openEngine(options: EngineOptions): Engine {
   }
 }
 
+/**
+ * The engine of a command that only reads (summary, batches, export, results): an existing
+ * database, opened read only, so it works on a file the user may only read and never changes it.
+ */
+export function openReader(db: string | undefined): Engine {
+  return openEngine({ dbPath: existingDbPath(db), readOnly: true })
+}
+
 /** Renders rows as an aligned plain-text table (numbers right-aligned). */
 export function table(headers: string[], rows: (string | number)[][]): string {
   // A cell holds one line: a type or a name from a file shows its control characters escaped.

@@ -1,12 +1,12 @@
 import type { TypeRollupView } from '../../shared/contract'
 import { costCaveats, formatUsd, microsToUsd } from '../../shared/money'
-import { existingDbPath, openEngine, table, thousands } from './common'
+import { openReader, table, thousands } from './common'
 import { streamOut } from './stream-out'
 import { say } from './terminal-text'
 
 /** `pacer summary`: the rollup per task type, as a table or JSON. */
 export async function summaryCommand(opts: { db?: string; json?: boolean }): Promise<number> {
-  const engine = openEngine({ dbPath: existingDbPath(opts.db), readOnly: true })
+  const engine = openReader(opts.db)
   try {
     const { byType, totals } = await engine.handlers['ledger:rollup']({})
     if (opts.json) {
@@ -104,7 +104,7 @@ export async function exportCommand(opts: {
   out: string
   kind: 'events' | 'summary'
 }): Promise<number> {
-  const engine = openEngine({ dbPath: existingDbPath(opts.db), readOnly: true })
+  const engine = openReader(opts.db)
   try {
     const done = await streamOut(opts.out, (out) => engine.exportCsv(opts.kind, out))
     if (done) say.err(`wrote ${done.rows} ${opts.kind} row(s) to ${done.where}\n`)
@@ -116,7 +116,7 @@ export async function exportCommand(opts: {
 
 /** `pacer batches`: what is queued, running, interrupted or done, with task counts. */
 export async function batchesCommand(opts: { db?: string; json?: boolean }): Promise<number> {
-  const engine = openEngine({ dbPath: existingDbPath(opts.db), readOnly: true })
+  const engine = openReader(opts.db)
   try {
     const batches = await engine.handlers['batches:list']({})
     if (opts.json) {

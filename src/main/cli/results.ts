@@ -1,5 +1,6 @@
 import type { ResultsFormat } from '../../shared/contract'
-import { UsageError, existingDbPath, openEngine } from './common'
+import { UsageError, openReader } from './common'
+import type { Engine } from '../engine/engine'
 import { say } from './terminal-text'
 import { streamOut } from './stream-out'
 
@@ -21,7 +22,7 @@ export async function resultsCommand(opts: ResultsOptions): Promise<number> {
   if (opts.all && opts.batch !== undefined) {
     throw new UsageError('--batch and --all exclude each other: name one batch, or take them all')
   }
-  const engine = openEngine({ dbPath: existingDbPath(opts.db), readOnly: true })
+  const engine = openReader(opts.db)
   try {
     let batchIds: string[]
     try {
@@ -52,7 +53,7 @@ export async function resultsCommand(opts: ResultsOptions): Promise<number> {
 }
 
 /** A note when some tasks have no answer yet: the batch is still running, or was interrupted. */
-function unfinished(engine: ReturnType<typeof openEngine>, batchIds: string[]): string {
+function unfinished(engine: Engine, batchIds: string[]): string {
   let open = 0
   for (const id of batchIds) {
     const p = engine.queue.progress(id)
