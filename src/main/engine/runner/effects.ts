@@ -58,3 +58,34 @@ export interface Effects {
   /** Aborted on cancel, pause, Ctrl-C or a lost claim. */
   readonly signal: AbortSignal
 }
+
+/** How a driver's execution ended: the task's answer. */
+export interface DriverResult {
+  /** The answer as text (an agent's JSON value is stored as `value`, and as JSON text here). */
+  text: string
+  message?: JsonValue
+  finishReason?: FinishReason
+  /** An agent's JSON result. */
+  value?: JsonValue
+}
+
+/**
+ * What runs one execution of a task through its effects: the built-in multi-step loop, or a
+ * handler of a user's agent module. The runner picks one per task (RunnerOptions.driverFor).
+ */
+export type Driver = (task: DriverTask, effects: Effects) => Promise<DriverResult>
+
+/** The task as a driver sees it (the queue's row, parsed). */
+export interface DriverTask {
+  id: number
+  batchId: string
+  /** Line number for a file. */
+  seq: number
+  type: string
+  payload: JsonValue
+  key: string | null
+  steps: number
+  provider: string
+  model: string
+  params: RequestParams | null
+}
