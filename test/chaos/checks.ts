@@ -1,0 +1,104 @@
+/**
+ * What the chaos run proves at its end, read from the database file as an auditor would and set
+ * against what the provider says it served.
+ */
+import Database from 'better-sqlite3'
+import type { Served } from './provider'
+
+export interface Check {
+  name: string
+  /** The figure measured, and the one it must equal. */
+  measured: number | string
+  expected: number | string
+  ok: boolean
+}
+
+interface LedgerTotals {
+  executed: number
+  duplicate: number
+  replayed: number
+  reused: number
+  input: number
+  output: number
+}
+
+/** Every check, in the order they are printed. `batchIds` are the batches the files ended in. */
+export function checkDatabase(dbPath: string, served: Served, distinctTasks: number): Check[] {
+  const db = new Database(dbPath, { readonly: true, fileMustExist: true })
+  try {
+    const integrity = (db.pragma('integrity_check') as { integrity_check: string }[])
+      .map((r) => r.integrity_check)
+      .join('; ')
+    const notDone = count(
+      db,
+      `SELECT count(*) AS n FROM tasks t
+        WHERE t.batch_id IN (SELECT id FROM batches b WHERE b.created_at =
+          (SELECT max(created_at) FROM batches b2 WHERE b2.source_hash = b.source_hash))
+          AND t.status NOT IN ('succeeded', 'reused')`,
+    )
+    const doneFps = count(
+      db,
+      `SELECT count(*) AS n FROM claims WHERE state = 'completed' AND status = 'succeeded'`,
+    )
+    const executedTwice = count(
+      db,
+      `SELECT count(*) AS n FROM (SELECT 1 FROM ledger WHERE outcome = 'executed'
+        GROUP BY fp_id, step HAVING count(*) > 1)`,
+    )
+    const running = count(db, `SELECT count(*) AS n FROM batches WHERE state = 'running'`)
+    const t = ledgerTotals(db)
+    const repeats = [...served.perConversation.values()].reduce((sum, n) => sum + n - 1, 0)
+    return [
+      check('every distinct task succeeded', doneFps, distinctTasks),
+      check("tasks of the files' batches not done", notDone, 0),
+      check('(execution, call) executed more than once', executedTwice, 0),
+      check('answers served = paid ledger rows', t.executed + t.duplicate, served.calls),
+      check('answers served twice = rows ledgered duplicate', t.duplicate, repeats),
+      check('input tokens: ledger = served', t.input, served.inputTokens),
+      check('output tokens: ledger = served', t.output, served.outputTokens),
+      check('PRAGMA integrity_check', integrity, 'ok'),
+      check('batches left running', running, 0),
+    ]
+  } finally {
+    db.close()
+  }
+}
+
+function check(name: string, measured: number | string, expected: number | string): Check {
+  return { name, measured, expected, ok: measured === expected }
+}
+
+function count(db: Database.Database, sql: string): number {
+  return (db.prepare(sql).get() as { n: number }).n
+}
+
+function ledgerTotals(db: Database.Database): LedgerTotals {
+  const rows = db
+    .prepare(
+      `SELECT outcome, count(*) AS n, sum(input_tokens) AS input, sum(output_tokens) AS output
+         FROM ledger GROUP BY outcome`,
+    )
+    .all() as { outcome: string; n: number; input: number; output: number }[]
+  const by = new Map(rows.map((r) => [r.outcome, r]))
+  const paid = ['executed', 'duplicate'].map((o) => by.get(o))
+  return {
+    executed: by.get('executed')?.n ?? 0,
+    duplicate: by.get('duplicate')?.n ?? 0,
+    replayed: by.get('replayed')?.n ?? 0,
+    reused: by.get('reused')?.n ?? 0,
+    input: paid.reduce((s, r) => s + (r?.input ?? 0), 0),
+    output: paid.reduce((s, r) => s + (r?.output ?? 0), 0),
+  }
+}
+
+/** The checks as a table, one line each: ✓/✗, name, measured (expected). */
+export function formatChecks(checks: readonly Check[]): string {
+  const width = Math.max(...checks.map((c) => c.name.length))
+  return checks
+    .map((c) => {
+      const mark = c.ok ? 'ok  ' : 'FAIL'
+      const want = c.ok ? '' : `   (expected ${c.expected})`
+      return `  ${mark} ${c.name.padEnd(width)}  ${c.measured}${want}`
+    })
+    .join('\n')
+}
