@@ -7,13 +7,13 @@ import { deferred, fail, ok, storeOnFakePacer } from './fake-pacer'
 type Preview = CommandResult<'batches:preview'>
 
 /** The part of File the slice reads. */
-function file(name: string, content: string | Error): File {
+function file(name: string, content: string | Uint8Array | Error): File {
   return {
     name,
     size: typeof content === 'string' ? content.length : 0,
-    text: async () => {
+    arrayBuffer: async () => {
       if (content instanceof Error) throw content
-      return content
+      return typeof content === 'string' ? new TextEncoder().encode(content).buffer : content.buffer
     },
   } as unknown as File
 }
