@@ -147,7 +147,7 @@ function walk(
           out?.push('null')
           continue
         }
-        // A number as written that a double cannot hold (engine exact-json.ts): its digits.
+        // A number as written that a double cannot hold (shared/exact-json.ts): its digits.
         if (isLosslessNumber(v)) {
           if (!JSON_NUMBER.test(v.value)) return notJson(path, `"${v.value}" as a number`)
           out?.push(v.value)

@@ -1,6 +1,7 @@
 // Batch files read as rows: a whole text (the console's import), or a file streamed a chunk at a
-// time (`pacer run`). JSON is read with its numbers as written (exact-json.ts) and the bytes must
-// be UTF-8: a bad byte is a line error naming its byte, never a U+FFFD that merges two tasks.
+// time (`pacer run`). JSON is read with its numbers as written (shared/exact-json.ts) and the
+// bytes must be UTF-8: a bad byte is a line error naming its byte, never a U+FFFD that merges two
+// tasks.
 import { isUtf8 } from 'node:buffer'
 import { createReadStream } from 'node:fs'
 import { pipeline, Readable } from 'node:stream'
@@ -8,7 +9,7 @@ import { parse as parseCsvStream, type Parser } from 'csv-parse'
 import { parse as parseCsv } from 'csv-parse/sync'
 import type { BatchFormat, LineError } from '../../shared/contract'
 import { invalidUtf8At, invalidUtf8Message } from '../../shared/utf8'
-import { parseExactJson } from './exact-json'
+import { parseExactJson } from '../../shared/exact-json'
 import { Utf8Scan, type BadByte } from './utf8-scan'
 
 /** One row of a batch file before validation: its value, or why it is not one. */

@@ -1,4 +1,4 @@
-import { stringifyExact } from './exact-json'
+import { stringifyExact } from '../../shared/exact-json'
 import type { ChatMessage, ChatRole, JsonValue } from './types'
 
 const ROLES: ReadonlySet<string> = new Set<ChatRole>([

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Reply } from '../../shared/contract'
 import { errorReply } from '../../shared/reply'
 import { decodeUtf8, invalidUtf8Message } from '../../shared/utf8'
-import { parseExactJson } from '../engine/exact-json'
+import { parseExactJson } from '../../shared/exact-json'
 
 /**
  * Reads a request body up to `limit` bytes. Over the limit it answers 413 and closes the

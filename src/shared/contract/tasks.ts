@@ -4,8 +4,8 @@ import { z } from 'zod'
 const jsonObject = z.record(z.string(), z.unknown())
 
 /**
- * Checks a number the way `check` does, also when it came as a LosslessNumber: the engine reads a
- * number a double cannot hold exactly (0.70000000000000001, 1e-400) as its digits (exact-json.ts).
+ * Checks a number the way `check` does, also when it came as a LosslessNumber: a number a double
+ * cannot hold exactly (0.70000000000000001, 1e-400) is read as its digits (shared/exact-json.ts).
  * Such a number is checked by its nearest double and kept as written.
  */
 function exactNumber(check: z.ZodNumber) {

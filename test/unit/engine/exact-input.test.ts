@@ -17,7 +17,7 @@ import {
   isLosslessNumber,
   parseExactJson,
   stringifyExact,
-} from '../../../src/main/engine/exact-json'
+} from '../../../src/shared/exact-json'
 import { canonicalJson, fingerprint } from '../../../src/main/engine/fingerprint'
 import { taskMessages } from '../../../src/main/engine/prompt'
 import { resolverFor } from '../../../src/main/engine/task-resolver'

@@ -3,7 +3,7 @@
  * one JSON POST (keys.ts says where a key may travel), and the mapping of its answer to a ProviderResponse with
  * the key scrubbed from every string. Nothing here knows a vendor's body format.
  */
-import { stringifyExact } from '../exact-json'
+import { stringifyExact } from '../../../shared/exact-json'
 import { USER_AGENT } from '../version'
 import type { FinishReason, JsonValue, ProviderResponse, Usage } from '../types'
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { stringifyExact } from '../exact-json'
+import { stringifyExact } from '../../../shared/exact-json'
 import { estimateTokens, messageChars } from '../prompt'
 import type {
   ChatMessage,

@@ -1,5 +1,5 @@
 // One execution of a task: every step in turn, then the claim completed (fenced) with the result.
-import { parseExactJson } from '../exact-json'
+import { parseExactJson } from '../../../shared/exact-json'
 import { continueMessage, taskMessages } from '../prompt'
 import type { ChatMessage, JsonValue, Provider, RequestParams, Usage } from '../types'
 import { callProvider } from './call'

@@ -102,6 +102,23 @@ describe('import slice', () => {
     })
   })
 
+  it('refuses a file that is not UTF-8 with its line and byte, without asking the engine', async () => {
+    const { store, fake } = storeOnFakePacer()
+    const bytes = new TextEncoder().encode(
+      '{"type":"t","payload":"café"}\n{"type":"t","payload":"cafX"}\n',
+    )
+    bytes[bytes.lastIndexOf(0x58)] = 0xe9 // latin-1 é where the X was
+    await store.getState().openImportFile(file('latin1.jsonl', bytes))
+    expect(store.getState().importDraft).toMatchObject({
+      phase: 'failed',
+      error: {
+        code: 'invalid_utf8',
+        message: 'latin1.jsonl: line 2, byte 27: invalid UTF-8 (0xE9): save the file as UTF-8',
+      },
+    })
+    expect(fake.calls).toEqual([])
+  })
+
   it('a slow preview of an earlier file never lands over a newer one', async () => {
     const { store, fake } = storeOnFakePacer()
     const slow = deferred<Reply<Preview>>()

@@ -1,6 +1,7 @@
-// JSON read with every number exactly as written. JSON.parse makes each number a double:
-// 9007199254740993 becomes ...992 and 1e-400 becomes 0, so two different tasks would hash alike and
-// the provider would be sent a value that was never in the file.
+// JSON read with every number exactly as written: by the engine and the server, and by the console
+// to refuse what it could not send. JSON.parse makes each number a double: 9007199254740993 becomes
+// ...992 and 1e-400 becomes 0, so two different tasks would hash alike and the provider would be
+// sent a value that was never in the file.
 //
 // The rule: a number a double holds exactly (the decimal written and the double's shortest form are
 // the same value: 1, 1.0, 1e3, 0.1, -0) is read as that double, so canonical JSON writes it as
@@ -84,12 +85,22 @@ function hasExactNumber(value: unknown, depth: number): boolean {
   return false
 }
 
-/** A copy with every LosslessNumber as the nearest double: for range checks, never to send. */
-export function nearestDoubles(value: unknown): unknown {
-  if (value === null || typeof value !== 'object') return value
-  if (isLosslessNumber(value)) return Number(value.value)
-  if (Array.isArray(value)) return value.map(nearestDoubles)
-  const out: Record<string, unknown> = {}
-  for (const [k, v] of Object.entries(value)) out[k] = nearestDoubles(v)
-  return out
+/**
+ * The first number under `value` that a double cannot hold (a LosslessNumber), with its path: what
+ * the console refuses to send, since neither its IPC nor its JSON would carry the digits.
+ */
+export function findInexactNumber(
+  value: unknown,
+  path: string,
+): { path: string; digits: string } | null {
+  if (value === null || typeof value !== 'object') return null
+  if (isLosslessNumber(value)) return { path, digits: value.value }
+  const entries = Array.isArray(value)
+    ? value.map((v, i) => [`${path}[${i}]`, v] as const)
+    : Object.entries(value).map(([k, v]) => [`${path}.${k}`, v] as const)
+  for (const [p, v] of entries) {
+    const found = findInexactNumber(v, p)
+    if (found) return found
+  }
+  return null
 }
