@@ -13,11 +13,7 @@ import {
   validateTask,
   type ParsedTask,
 } from '../../../src/main/engine/batch-file'
-import {
-  isLosslessNumber,
-  parseExactJson,
-  stringifyExact,
-} from '../../../src/shared/exact-json'
+import { isLosslessNumber, parseExactJson, stringifyExact } from '../../../src/shared/exact-json'
 import { canonicalJson, fingerprint } from '../../../src/main/engine/fingerprint'
 import { taskMessages } from '../../../src/main/engine/prompt'
 import { resolverFor } from '../../../src/main/engine/task-resolver'
@@ -46,6 +42,9 @@ describe('numbers as written', () => {
       expect(fingerprint('t', parseExactJson(text))).toBe(fingerprint('t', JSON.parse(text)))
     }
     expect(parseExactJson('{"n":9007199254740992}')).toEqual({ n: 2 ** 53 })
+    // What code reading a payload gets for a number a double cannot hold: its digits.
+    const { n } = parseExactJson('{"n":9007199254740993}') as { n: unknown }
+    expect(isLosslessNumber(n) && n.value).toBe('9007199254740993')
   })
 
   it('reads lines without a risky number with JSON.parse, and the same either way', () => {
