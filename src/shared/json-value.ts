@@ -7,6 +7,8 @@
  * and path it the same way: `payload.items[3].price is Infinity, which is not JSON`.
  */
 
+import { isLosslessNumber } from 'lossless-json'
+
 export interface NonJsonValue {
   /** Where the value is, e.g. `payload.items[3].price` or `tasks[0].payload.x`. */
   path: string
@@ -130,6 +132,7 @@ function walk(
     out?.push(frame.prefix)
     switch (typeof v) {
       case 'string':
+        if (!v.isWellFormed()) return loneSurrogate(path)
         out?.push(JSON.stringify(v))
         continue
       case 'boolean':
@@ -142,6 +145,12 @@ function walk(
       case 'object':
         if (v === null) {
           out?.push('null')
+          continue
+        }
+        // A number as written that a double cannot hold (shared/exact-json.ts): its digits.
+        if (isLosslessNumber(v)) {
+          if (!JSON_NUMBER.test(v.value)) return notJson(path, `"${v.value}" as a number`)
+          out?.push(v.value)
           continue
         }
         break
@@ -187,6 +196,7 @@ function walk(
       // Default sort compares UTF-16 code units: the order is the same in every JS engine.
       if (rules.sortKeys) keys.sort()
       for (const key of keys) {
+        if (!key.isWellFormed()) return loneSurrogate(keyPath(path, key))
         const child = record[key]
         if (child === undefined && rules.undefinedProperties !== 'refuse') continue
         const prefix = `${children.length === 0 ? '' : ','}${JSON.stringify(key)}:`
@@ -211,6 +221,21 @@ function keyPath(path: string, key: string): string {
   if (!IDENTIFIER.test(key)) return `${path}[${JSON.stringify(key)}]`
   return path ? `${path}.${key}` : key
 }
+
+/**
+ * A string with half of a UTF-16 surrogate pair (`"\ud800"` is valid JSON): not a character. It
+ * would be stored, sent or shown as U+FFFD, so `\ud800` and `\udbff` would be one task. Refused
+ * like the invalid UTF-8 bytes (ED A0 80) that spell it.
+ */
+function loneSurrogate(path: string): NonJsonValue {
+  const where = path || 'input'
+  return {
+    path: where,
+    message: `${where} has a lone surrogate (half of a UTF-16 pair), which is not text`,
+  }
+}
+
+const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/
 
 function notJson(path: string, what: string): NonJsonValue {
   const where = path || 'input'

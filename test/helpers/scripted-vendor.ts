@@ -13,6 +13,8 @@ export interface Received {
   path: string
   headers: Record<string, string | string[] | undefined>
   body: Record<string, unknown>
+  /** The body as sent: its numbers with every digit (`body` went through JSON.parse). */
+  raw: string
 }
 
 /** What a call gets back: a body (an object is sent as JSON, a string as is) and a status. */
@@ -58,8 +60,9 @@ export async function startVendor(dialect: Dialect, answer?: Answer): Promise<Ve
     const chunks: Buffer[] = []
     req.on('data', (c: Buffer) => chunks.push(c))
     req.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>
-      const r: Received = { path: req.url ?? '', headers: req.headers, body }
+      const raw = Buffer.concat(chunks).toString('utf8')
+      const body = JSON.parse(raw) as Record<string, unknown>
+      const r: Received = { path: req.url ?? '', headers: req.headers, body, raw }
       received.push(r)
       const a = answer?.(r, received.length) ?? {
         body: vendorAnswer(dialect, `answer ${received.length}`, vendorUsage(dialect, 12, 3)),

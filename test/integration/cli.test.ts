@@ -24,7 +24,8 @@ describe('pacer run: bad input', () => {
         JSON.stringify({ type: 'x', payload: 1, steps: 0 }),
         '',
         JSON.stringify({ type: 'x', payload: { price: 1 }, colour: 'red' }),
-        '{"type":"x","payload":{"items":[1,2,3,{"price":1e999}]}}',
+        // Half a surrogate pair is not text (1e999 is valid JSON, kept as written since issue 11).
+        '{"type":"x","payload":{"items":[1,2,3,{"price":"\\ud800"}]}}',
       ].join('\n'),
     )
     const r = await runPacer(['run', file, '--db', db])

@@ -1,6 +1,7 @@
 // `pacer run`'s request params: --params JSON, with --max-tokens and --temperature over it, checked
 // against the same schema as a batch line's `params`.
 import { formatPath, RequestParams, type RequestParamsView } from '../../shared/contract'
+import { parseExactJson } from '../../shared/exact-json'
 import { UsageError } from './common'
 
 export interface ParamsOptions {
@@ -15,7 +16,7 @@ export function runParams(opts: ParamsOptions): RequestParamsView | undefined {
   if (opts.params !== undefined) {
     let parsed: unknown
     try {
-      parsed = JSON.parse(opts.params)
+      parsed = parseExactJson(opts.params)
     } catch (err) {
       throw new UsageError(`--params: not valid JSON: ${(err as Error).message}`)
     }

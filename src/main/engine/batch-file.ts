@@ -1,8 +1,3 @@
-import { createReadStream } from 'node:fs'
-import { pipeline, Readable } from 'node:stream'
-import { StringDecoder } from 'node:string_decoder'
-import { parse as parseCsvStream, type Parser } from 'csv-parse'
-import { parse as parseCsv } from 'csv-parse/sync'
 import type { BatchFormat, LineError } from '../../shared/contract'
 import { TaskInput, formatPath } from '../../shared/contract'
 import {
@@ -12,6 +7,7 @@ import {
   keyFingerprint,
 } from './fingerprint'
 import type { JsonValue, RequestParams } from './types'
+import { csvTextRows, EMPTY_FILE, jsonlTextRows, NO_TASKS, type BatchRow } from './batch-rows'
 
 /** A task read from a batch file, validated and fingerprinted, ready to enqueue. */
 export interface ParsedTask {
@@ -41,8 +37,7 @@ export interface ParsedBatch {
   errors: LineError[]
 }
 
-/** One row of a batch file before validation: its value, or why it is not one. */
-export type BatchRow = { line: number; value: unknown } | { line: number; error: LineError }
+export { readBatchRows, type BatchRow } from './batch-rows'
 
 /**
  * Where the keys seen so far in a file are remembered, to refuse one reused with another payload.
@@ -64,11 +59,6 @@ export function memoryKeys(): KeyRegistry {
     },
   }
 }
-
-const CSV_COLUMNS = ['type', 'payload', 'steps', 'key', 'model', 'provider', 'params'] as const
-const CSV_OPTIONS = { info: true, relax_column_count: true, skip_empty_lines: true, trim: true }
-const EMPTY_FILE: LineError = { line: 1, message: 'the file is empty: no tasks' }
-const NO_TASKS: LineError = { line: 1, message: 'the file has no tasks' }
 
 /**
  * Parses and validates a whole batch file. Never throws for bad content: every problem becomes a
@@ -136,6 +126,7 @@ export function validateTask(value: unknown, line: number, errors: LineError[]):
     }
     input = parsed.data
   }
+  if (!identityIsText(input, line, errors)) return null
   let payloadJson: string
   let payloadFp: string
   try {
@@ -162,6 +153,24 @@ export function validateTask(value: unknown, line: number, errors: LineError[]):
     model: input.model ?? null,
     params: input.params ?? null,
   }
+}
+
+/**
+ * The strings a task is known and stored by must be text: a lone surrogate (`"\ud800"`, valid JSON)
+ * would reach the database as U+FFFD, and two keys or types would become one.
+ */
+function identityIsText(input: TaskInput, line: number, errors: LineError[]): boolean {
+  for (const field of ['type', 'key', 'model', 'provider'] as const) {
+    const value = input[field]
+    if (value === undefined || value.isWellFormed()) continue
+    errors.push({
+      line,
+      field,
+      message: 'has a lone surrogate (half of a UTF-16 pair), which is not text',
+    })
+    return false
+  }
+  return true
 }
 
 // `params` is not among them: a line with params takes TaskInput's checks.
@@ -198,201 +207,4 @@ function issueMessage(issue: { code: string; message: string; path: PropertyKey[
   if (issue.code === 'unrecognized_keys') return issue.message.replace(/^Unrecognized/, 'unknown')
   if (issue.path.length === 0) return `a task must be a JSON object: ${issue.message}`
   return issue.message
-}
-
-/**
- * Reads a batch file without holding it, a chunk at a time: the rows of each chunk (~1 MB) come
- * as one array, so a million lines cost a few hundred awaits, not a million. `onChunk` sees every
- * byte read (to hash it, or to show progress). A file with no row at all yields the error
- * parseBatchFile would give.
- */
-export async function* readBatchRows(
-  path: string,
-  format: BatchFormat,
-  onChunk?: (chunk: Buffer) => void,
-): AsyncGenerator<BatchRow[]> {
-  const stream = createReadStream(path, { highWaterMark: 1 << 20 })
-  const chunks = onChunk
-    ? tap(stream as AsyncIterable<Buffer>, onChunk)
-    : (stream as AsyncIterable<Buffer>)
-  const seen = { rows: 0, content: false }
-  const source = format === 'csv' ? csvStreamRows(chunks, seen) : jsonlStreamRows(chunks, seen)
-  for await (const rows of source) {
-    seen.rows += rows.length
-    if (rows.length > 0) yield rows
-  }
-  if (seen.rows === 0) yield [{ line: 1, error: seen.content ? NO_TASKS : EMPTY_FILE }]
-}
-
-/** What a stream saw besides its rows: whether the file had any content at all. */
-interface Seen {
-  rows: number
-  content: boolean
-}
-
-async function* tap(
-  chunks: AsyncIterable<Buffer>,
-  onChunk: (chunk: Buffer) => void,
-): AsyncGenerator<Buffer> {
-  for await (const chunk of chunks) {
-    onChunk(chunk)
-    yield chunk
-  }
-}
-
-function jsonRow(raw: string, line: number): BatchRow | null {
-  const trimmed = raw.trim()
-  if (trimmed === '' || trimmed.startsWith('//')) return null
-  try {
-    return { line, value: JSON.parse(trimmed) }
-  } catch (err) {
-    return { line, error: { line, message: `not valid JSON: ${(err as Error).message}` } }
-  }
-}
-
-function* jsonlTextRows(text: string): Generator<BatchRow> {
-  const lines = text.split(/\r?\n/)
-  for (let i = 0; i < lines.length; i++) {
-    const row = jsonRow(lines[i] as string, i + 1)
-    if (row) yield row
-  }
-}
-
-async function* jsonlStreamRows(
-  chunks: AsyncIterable<Buffer>,
-  seen: Seen,
-): AsyncGenerator<BatchRow[]> {
-  const decoder = new StringDecoder('utf8')
-  let carry = ''
-  let line = 0
-  let first = true
-  const rowOf = (raw: string) => {
-    line++
-    const text = raw.endsWith('\r') ? raw.slice(0, -1) : raw
-    if (!seen.content && text.trim() !== '') seen.content = true
-    return jsonRow(text, line)
-  }
-  for await (const chunk of chunks) {
-    let text = carry + decoder.write(chunk)
-    if (first && text.length > 0) {
-      if (text.startsWith('\uFEFF')) text = text.slice(1)
-      first = false
-    }
-    const rows: BatchRow[] = []
-    let start = 0
-    for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
-      const row = rowOf(text.slice(start, nl))
-      start = nl + 1
-      if (row) rows.push(row)
-    }
-    carry = text.slice(start)
-    yield rows
-  }
-  const last = rowOf(carry + decoder.end())
-  if (last) yield [last]
-}
-
-interface CsvRecord {
-  record: string[]
-  info: { lines: number }
-}
-
-/** Turns CSV records into rows: the first is the header, the others tasks (or their problems). */
-class CsvRows {
-  #header: string[] | null = null
-  #refused = false
-
-  /** The record's row; null for the header (or anything after a refused header). */
-  rowOf(r: CsvRecord): BatchRow | null {
-    if (this.#refused) return null
-    if (this.#header === null) {
-      this.#header = r.record.map((h) => h.toLowerCase())
-      const problem = headerProblem(this.#header)
-      if (!problem) return null
-      this.#refused = true
-      return { line: r.info.lines, error: { line: r.info.lines, message: problem } }
-    }
-    return csvRow(this.#header, r)
-  }
-}
-
-function headerProblem(header: string[]): string | null {
-  const unknown = header.filter((h) => !(CSV_COLUMNS as readonly string[]).includes(h))
-  if (header.includes('type') && header.includes('payload') && unknown.length === 0) return null
-  return `the header must name the columns ${CSV_COLUMNS.join(',')} (type and payload required)${unknown.length ? `; unknown: ${unknown.join(', ')}` : ''}`
-}
-
-function csvRow(header: string[], { record, info }: CsvRecord): BatchRow {
-  const line = info.lines
-  // Fewer fields than columns is fine (optional columns left out); more would drop a value
-  // silently, and usually means a shifted row (an unquoted comma in a payload).
-  if (record.length > header.length) {
-    const message = `${record.length} fields, but the header names ${header.length} columns`
-    return { line, error: { line, message } }
-  }
-  const obj: Record<string, unknown> = {}
-  for (let i = 0; i < header.length; i++) {
-    const column = header[i] as string
-    const cell = record[i] ?? ''
-    if (cell === '') continue
-    if (column === 'payload' || column === 'params') {
-      try {
-        obj[column] = JSON.parse(cell)
-      } catch (err) {
-        const message = `not valid JSON: ${(err as Error).message}`
-        return { line, error: { line, field: column, message } }
-      }
-    } else if (column === 'steps') {
-      obj.steps = /^-?\d+$/.test(cell) ? Number(cell) : cell
-    } else {
-      obj[column] = cell
-    }
-  }
-  return { line, value: obj }
-}
-
-function csvError(err: unknown): BatchRow {
-  const e = err as Error & { lines?: number }
-  const line = e.lines ?? 1
-  return { line, error: { line, message: `not valid CSV: ${e.message}` } }
-}
-
-function* csvTextRows(text: string): Generator<BatchRow> {
-  let records: CsvRecord[]
-  try {
-    records = parseCsv(text, CSV_OPTIONS) as unknown as CsvRecord[]
-  } catch (err) {
-    yield csvError(err)
-    return
-  }
-  const rows = new CsvRows()
-  for (const r of records) {
-    const row = rows.rowOf(r)
-    if (row) yield row
-  }
-}
-
-async function* csvStreamRows(
-  chunks: AsyncIterable<Buffer>,
-  seen: Seen,
-): AsyncGenerator<BatchRow[]> {
-  const parser: Parser = parseCsvStream({ ...CSV_OPTIONS, bom: true })
-  // A parse error destroys both streams; it surfaces in the loop below.
-  pipeline(Readable.from(chunks), parser, () => {})
-  const rows = new CsvRows()
-  let batch: BatchRow[] = []
-  try {
-    for await (const r of parser as AsyncIterable<CsvRecord>) {
-      seen.content = true
-      const row = rows.rowOf(r)
-      if (row) batch.push(row)
-      if (batch.length >= 1000) {
-        yield batch
-        batch = []
-      }
-    }
-  } catch (err) {
-    batch.push(csvError(err))
-  }
-  yield batch
 }

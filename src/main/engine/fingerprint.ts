@@ -32,12 +32,14 @@ const MAX_DEPTH = 256
 /**
  * Whether JSON.stringify(value) is its canonical JSON: plain objects whose keys come in UTF-16
  * order (Object.keys puts integer-like keys first: those fail this), arrays without holes, finite
- * numbers, strings, booleans, null, nested no deeper than canonicalJsonOf allows. A subset of what
+ * numbers (a LosslessNumber is an object: the walk writes it), strings without a lone surrogate,
+ * booleans, null, nested no deeper than canonicalJsonOf allows. A subset of what
  * canonicalJsonOf accepts, so the two agree wherever this says yes.
  */
 function inCanonicalForm(value: unknown, depth: number): boolean {
   switch (typeof value) {
     case 'string':
+      return value.isWellFormed()
     case 'boolean':
       return true
     case 'number':
@@ -63,6 +65,7 @@ function inCanonicalForm(value: unknown, depth: number): boolean {
   for (const key in record) {
     if (!Object.prototype.hasOwnProperty.call(record, key)) return false
     if (previous !== null && !(previous < key)) return false
+    if (!key.isWellFormed()) return false
     if (!inCanonicalForm(record[key], depth + 1)) return false
     previous = key
   }

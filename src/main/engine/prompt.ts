@@ -1,3 +1,4 @@
+import { stringifyExact } from '../../shared/exact-json'
 import type { ChatMessage, ChatRole, JsonValue } from './types'
 
 const ROLES: ReadonlySet<string> = new Set<ChatRole>([
@@ -16,7 +17,7 @@ const ROLES: ReadonlySet<string> = new Set<ChatRole>([
  *   every role (system, developer, user, assistant, tool) and field (tool_call_id, tool_calls,
  *   name) stays what it was;
  * - `payload.prompt` (string), with an optional `payload.system`, becomes one user message;
- * - anything else is sent as the task type and the payload's JSON.
+ * - anything else is sent as the task type and the payload's JSON, its numbers as written.
  */
 export function taskMessages(type: string, payload: JsonValue): ChatMessage[] {
   if (payload !== null && typeof payload === 'object' && !Array.isArray(payload)) {
@@ -35,7 +36,7 @@ export function taskMessages(type: string, payload: JsonValue): ChatMessage[] {
         : [{ role: 'user', content: prompt }]
     }
   }
-  return [{ role: 'user', content: `Task ${type}: ${JSON.stringify(payload)}` }]
+  return [{ role: 'user', content: `Task ${type}: ${stringifyExact(payload)}` }]
 }
 
 /** The user turn that asks a multi-step agent for its next step (history is resent before it). */
@@ -62,10 +63,10 @@ export function messageChars(m: ChatMessage): number {
           ? text.length
           : isImagePart(part)
             ? IMAGE_CHARS
-            : JSON.stringify(part).length
+            : stringifyExact(part).length
     }
   }
-  if (m.fields) chars += JSON.stringify(m.fields).length
+  if (m.fields) chars += stringifyExact(m.fields).length
   return chars
 }
 

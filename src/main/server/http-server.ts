@@ -29,7 +29,7 @@ import type { ExportResults } from '../transport/results-export'
 import { SECURITY_HEADERS } from '../transport/security-headers'
 import { answerExport, answerResultsExport } from './csv-export'
 import { createEventStreams } from './event-stream'
-import { readBody } from './request-body'
+import { parseJsonBody, readBody } from './request-body'
 import { sendReply, sendText } from './responses'
 import { createTokenCheck, sessionCookie } from './session-token'
 import { serveStatic } from './static-files'
@@ -266,17 +266,9 @@ async function answerCommand(
   }
   const body = await readBody(req, res, maxBodyBytes)
   if (body === null) return // readBody answered (too large / aborted)
-  let input: unknown = {}
-  if (body.length > 0) {
-    try {
-      input = JSON.parse(body.toString('utf8'))
-    } catch (err) {
-      return sendReply(
-        res,
-        errorReply('invalid_json', `body is not JSON: ${(err as Error).message}`),
-      )
-    }
-  }
+  const parsed = parseJsonBody(body)
+  if (!parsed.ok) return sendReply(res, parsed)
+  const input = parsed.value
   // Over HTTP there is no save dialog: the browser downloads GET /api/export or /api/results.
   const downloads = { 'ledger:export': HTTP_ROUTES.export, 'results:export': HTTP_ROUTES.results }
   if (channel === 'ledger:export' || channel === 'results:export') {

@@ -1,6 +1,41 @@
+import { isLosslessNumber, type LosslessNumber } from 'lossless-json'
 import { z } from 'zod'
 
 const jsonObject = z.record(z.string(), z.unknown())
+
+/**
+ * Checks a number the way `check` does, also when it came as a LosslessNumber: a number a double
+ * cannot hold exactly (0.70000000000000001, 1e-400) is read as its digits (shared/exact-json.ts).
+ * Such a number is checked by its nearest double and kept as written.
+ */
+function exactNumber(check: z.ZodNumber) {
+  return z.custom<number | LosslessNumber>().superRefine((v, ctx) => {
+    checkNearest(check, v, ctx)
+  })
+}
+
+function checkNearest(check: z.ZodNumber, v: unknown, ctx: z.RefinementCtx): void {
+  const checked = check.safeParse(isLosslessNumber(v) ? Number(v.value) : v)
+  if (checked.success) return
+  for (const issue of checked.error.issues) ctx.addIssue({ code: 'custom', message: issue.message })
+}
+
+/**
+ * An integer checked by `check`. One given as a LosslessNumber is not a small integer written
+ * plainly (1.0000000000000001, 9007199254740993): refused, never rounded into range.
+ */
+function exactInteger(check: z.ZodNumber) {
+  return z
+    .custom<number>()
+    .superRefine((v, ctx) => {
+      if (isLosslessNumber(v) && !/^-?\d+$/.test(v.value)) {
+        ctx.addIssue({ code: 'custom', message: `must be an integer, got ${v.value}` })
+        return
+      }
+      checkNearest(check, v, ctx)
+    })
+    .transform((v) => (isLosslessNumber(v) ? Number((v as LosslessNumber).value) : v))
+}
 
 /**
  * What a request may set besides its messages, per task (a batch line's `params`) or per run
@@ -8,9 +43,9 @@ const jsonObject = z.record(z.string(), z.unknown())
  * payload with other params is another task.
  */
 export const RequestParams = z.strictObject({
-  max_tokens: z.number().int('must be an integer').min(1).max(10_000_000).optional(),
-  temperature: z.number().min(0).max(2).optional(),
-  top_p: z.number().min(0).max(1).optional(),
+  max_tokens: exactInteger(z.number().int('must be an integer').min(1).max(10_000_000)).optional(),
+  temperature: exactNumber(z.number().min(0).max(2)).optional(),
+  top_p: exactNumber(z.number().min(0).max(1)).optional(),
   stop: z
     .union([z.string().min(1), z.array(z.string().min(1)).min(1).max(16)], {
       error: 'must be a string or an array of strings',
@@ -23,7 +58,7 @@ export const RequestParams = z.strictObject({
       message: 'json_schema: required (an object) when type is "json_schema"',
     })
     .optional(),
-  seed: z.number().int('must be an integer').optional(),
+  seed: exactInteger(z.number().int('must be an integer')).optional(),
 })
 export type RequestParamsView = z.infer<typeof RequestParams>
 
@@ -38,7 +73,7 @@ export const TaskInput = z.strictObject({
     .max(200),
   // Any JSON; the engine's canonical JSON check names the exact bad path (payload.items[3].price).
   payload: z.unknown().refine((v) => v !== undefined, 'required'),
-  steps: z.number().int().min(1).max(1000).optional(),
+  steps: exactInteger(z.number().int().min(1).max(1000)).optional(),
   key: z.string().min(1).max(500).optional(),
   model: z.string().min(1).max(200).optional(),
   provider: z.string().min(1).max(100).optional(),

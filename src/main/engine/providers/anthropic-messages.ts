@@ -1,5 +1,6 @@
 // Chat messages (OpenAI's roles and content parts, as tasks give them) in the shape of Anthropic's
 // Messages API: a top-level system, user and assistant turns alternating, content blocks.
+import { isLosslessNumber, stringifyExact } from '../../../shared/exact-json'
 import type { ChatMessage, JsonValue } from '../types'
 
 type Block = { [key: string]: JsonValue }
@@ -64,8 +65,8 @@ function blocksOf(content: string | JsonValue[]): Block[] {
 /** An OpenAI content part as an Anthropic block; a block already in Anthropic's shape as is. */
 function toBlock(part: JsonValue): Block {
   if (typeof part === 'string') return { type: 'text', text: part }
-  if (part === null || typeof part !== 'object' || Array.isArray(part)) {
-    return { type: 'text', text: JSON.stringify(part) }
+  if (part === null || typeof part !== 'object' || Array.isArray(part) || isLosslessNumber(part)) {
+    return { type: 'text', text: stringifyExact(part) }
   }
   if (part['type'] === 'image_url') {
     const image = part['image_url']

@@ -3,6 +3,7 @@
  * one JSON POST (keys.ts says where a key may travel), and the mapping of its answer to a ProviderResponse with
  * the key scrubbed from every string. Nothing here knows a vendor's body format.
  */
+import { stringifyExact } from '../../../shared/exact-json'
 import { USER_AGENT } from '../version'
 import type { FinishReason, JsonValue, ProviderResponse, Usage } from '../types'
 
@@ -154,7 +155,8 @@ export async function exchangeJson(x: {
         ...x.headers,
         'user-agent': USER_AGENT,
       },
-      body: JSON.stringify(x.body),
+      // Numbers as the batch file wrote them (a payload's, a param's): never rounded to a double.
+      body: stringifyExact(x.body),
       signal: x.signal,
       // Never follow: fetch re-sends custom headers such as x-api-key to wherever a redirect
       // points (it only drops Authorization across origins), and turns a POST into a GET.

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { stringifyExact } from '../../../shared/exact-json'
 import { estimateTokens, messageChars } from '../prompt'
 import type {
   ChatMessage,
@@ -310,7 +311,7 @@ function abortError(signal: AbortSignal): DOMException {
 }
 
 function contentKey(seed: number, model: string, messages: readonly ChatMessage[]): string {
-  const canonical = JSON.stringify([
+  const canonical = stringifyExact([
     seed,
     model,
     messages.map((m) => (m.fields ? [m.role, m.content, m.fields] : [m.role, m.content])),

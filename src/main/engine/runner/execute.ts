@@ -1,4 +1,5 @@
 // One execution of a task: every step in turn, then the claim completed (fenced) with the result.
+import { parseExactJson } from '../../../shared/exact-json'
 import { continueMessage, taskMessages } from '../prompt'
 import type { ChatMessage, JsonValue, Provider, RequestParams, Usage } from '../types'
 import { callProvider } from './call'
@@ -17,8 +18,8 @@ export async function execute(
   epoch: number | null,
 ): Promise<Execution> {
   const { task } = active
-  const messages: ChatMessage[] = taskMessages(task.type, JSON.parse(task.payload) as JsonValue)
-  const params = task.params === null ? undefined : (JSON.parse(task.params) as RequestParams)
+  const messages: ChatMessage[] = taskMessages(task.type, parseExactJson(task.payload) as JsonValue)
+  const params = task.params === null ? undefined : (parseExactJson(task.params) as RequestParams)
   const usage: Usage = { ...ZERO_USAGE }
   const cost = new ExecutionCost()
   let last: Extract<CallResult, { kind: 'ok' }> | undefined

@@ -1,5 +1,6 @@
 import type { BatchFormat, CommandError, CommandResults } from '../../../shared/contract'
 import { batchFormatOf } from '../../../shared/batch-format'
+import { decodeUtf8, invalidUtf8Message } from '../../../shared/utf8'
 import { call } from './api'
 import type { SliceCreator } from './types'
 
@@ -88,9 +89,9 @@ export const createImportSlice: SliceCreator<ImportSlice> = (set, get) => {
         })
         return
       }
-      let content: string
+      let decoded: ReturnType<typeof decodeUtf8>
       try {
-        content = await file.text()
+        decoded = decodeUtf8(new Uint8Array(await file.arrayBuffer()))
       } catch (err) {
         patchDraft(id, {
           phase: 'failed',
@@ -98,6 +99,14 @@ export const createImportSlice: SliceCreator<ImportSlice> = (set, get) => {
         })
         return
       }
+      if (!decoded.ok) {
+        // Read as text, a bad byte would become U+FFFD: `caf\xe9` and `caf\xe8` one task.
+        const { line, byte, value } = decoded.invalid
+        const message = `${file.name}: line ${line}, ${invalidUtf8Message(byte, value)}: save the file as UTF-8`
+        patchDraft(id, { phase: 'failed', error: { code: 'invalid_utf8', message } })
+        return
+      }
+      const content = decoded.text
       if (!patchDraft(id, { content, phase: 'previewing' })) return
       await runPreview(id)
     },

@@ -7,13 +7,13 @@ import { deferred, fail, ok, storeOnFakePacer } from './fake-pacer'
 type Preview = CommandResult<'batches:preview'>
 
 /** The part of File the slice reads. */
-function file(name: string, content: string | Error): File {
+function file(name: string, content: string | Uint8Array | Error): File {
   return {
     name,
     size: typeof content === 'string' ? content.length : 0,
-    text: async () => {
+    arrayBuffer: async () => {
       if (content instanceof Error) throw content
-      return content
+      return typeof content === 'string' ? new TextEncoder().encode(content).buffer : content.buffer
     },
   } as unknown as File
 }
@@ -100,6 +100,23 @@ describe('import slice', () => {
       format: 'csv',
       error: { code: 'too_large' },
     })
+  })
+
+  it('refuses a file that is not UTF-8 with its line and byte, without asking the engine', async () => {
+    const { store, fake } = storeOnFakePacer()
+    const bytes = new TextEncoder().encode(
+      '{"type":"t","payload":"café"}\n{"type":"t","payload":"cafX"}\n',
+    )
+    bytes[bytes.lastIndexOf(0x58)] = 0xe9 // latin-1 é where the X was
+    await store.getState().openImportFile(file('latin1.jsonl', bytes))
+    expect(store.getState().importDraft).toMatchObject({
+      phase: 'failed',
+      error: {
+        code: 'invalid_utf8',
+        message: 'latin1.jsonl: line 2, byte 27: invalid UTF-8 (0xE9): save the file as UTF-8',
+      },
+    })
+    expect(fake.calls).toEqual([])
   })
 
   it('a slow preview of an earlier file never lands over a newer one', async () => {

@@ -1,6 +1,7 @@
 /** The add-task form's rules, kept out of the component: what the fields turn into, and why not. */
 import type { CommandError, ProviderId, TaskInput } from '../../../../shared/contract'
 import { checkJson } from '../../lib/json-error'
+import { findInexactNumber, parseExactJson } from '../../../../shared/exact-json'
 import { findNonJson } from '../../../../shared/json-value'
 
 export interface TaskForm {
@@ -43,7 +44,21 @@ export function checkPayload(text: string): PayloadCheck {
   if (!parsed.ok) return parsed
   const bad = findNonJson(parsed.value, 'payload')
   if (bad) return { ok: false, message: bad.message, line: null, column: null, path: bad.path }
+  const inexact = inexactNumber(text, 'payload')
+  if (inexact)
+    return { ok: false, message: inexact.message, line: null, column: null, path: inexact.path }
   return parsed
+}
+
+/**
+ * A number the form would send rounded (9007199254740993 as ...992, 1e-400 as 0): the task would
+ * not be the one written. A batch file keeps every digit, so the message points there.
+ */
+function inexactNumber(text: string, root: string): { path: string; message: string } | null {
+  const found = findInexactNumber(parseExactJson(text), root)
+  if (!found) return null
+  const message = `${found.path} is ${found.digits}, which the console would send as ${Number(found.digits)}: import it from a batch file, which keeps every digit`
+  return { path: found.path, message }
 }
 
 /** The check's failure as one sentence, with the position when there is one. */
@@ -72,6 +87,8 @@ export function buildTaskInput(form: TaskForm): BuiltTask {
       const message = params.ok ? 'must be a JSON object' : describePayloadError(params)
       return { ok: false, field: 'params', message: `Params: ${message}` }
     }
+    const inexact = inexactNumber(form.params, 'params')
+    if (inexact) return { ok: false, field: 'params', message: `Params: ${inexact.message}` }
     // The engine checks each param and names the bad one (tasks[0].params.temperature).
     task.params = value as TaskInput['params']
   }

@@ -37,12 +37,38 @@ describe('the add-task form payload', () => {
   })
 
   it('accepts large but finite numbers', () => {
-    expect(checkPayload('{"n": 1e308, "m": -1e-400}')).toEqual({
+    expect(checkPayload('{"n": 1e308, "m": -1e-300}')).toEqual({
       ok: true,
-      value: { n: 1e308, m: -0 },
+      value: { n: 1e308, m: -1e-300 },
     })
     const built = buildTaskInput({ ...EMPTY_TASK_FORM, type: 't', payload: '{"n": 1e308}' })
     expect(built).toEqual({ ok: true, task: { type: 't', payload: { n: 1e308 }, steps: 1 } })
+  })
+
+  it('refuses a number it would round (issue 11): the task would not be the one written', () => {
+    const message = (path: string, digits: string, sent: string) =>
+      `${path} is ${digits}, which the console would send as ${sent}: import it from a batch file, which keeps every digit`
+    expect(checkPayload('{"m": -1e-400}')).toEqual({
+      ok: false,
+      message: message('payload.m', '-1e-400', '0'),
+      path: 'payload.m',
+      line: null,
+      column: null,
+    })
+    const task = { ...EMPTY_TASK_FORM, type: 't', payload: '{"ids":[1, 9007199254740993]}' }
+    expect(buildTaskInput(task)).toEqual({
+      ok: false,
+      field: 'payload',
+      message: message('payload.ids[1]', '9007199254740993', '9007199254740992'),
+    })
+    const params = { ...task, payload: '{}', params: '{"temperature": 0.70000000000000001}' }
+    expect(buildTaskInput(params)).toEqual({
+      ok: false,
+      field: 'params',
+      message: `Params: ${message('params.temperature', '0.70000000000000001', '0.7')}`,
+    })
+    // 1.0 and 1e3 are the doubles 1 and 1000: sent as the engine would read them.
+    expect(checkPayload('{"a": 1.0, "b": 1e3}')).toEqual({ ok: true, value: { a: 1, b: 1000 } })
   })
 
   it('sends params as an object, and refuses params that are not one', () => {
