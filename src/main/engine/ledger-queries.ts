@@ -30,7 +30,9 @@ export function rowTotalsSql(where: string, byType: boolean): string {
  * (fp, task id, epoch, task type; `IS` makes rows recorded without a task id or epoch group too).
  * An execution with any 'duplicate' row counts as a duplicate and not also as executed: a stale
  * owner whose first steps were 'executed' before it learned it had lost its claim ran once, and
- * every call of it was wasted.
+ * every call of it was wasted. A task's other executions (resumed after a Ctrl-C or a kill, at a
+ * later epoch) count once together as executed, at the latest of their rows: a task of a file is
+ * one run however many times its batch was resumed.
  *
  * Over a time window an execution counts in the window of its latest row, with its status as it
  * stands (it is the same execution before and after the window), and a duplicate's rows are wasted
@@ -57,10 +59,16 @@ export function executionsSql(where: string, lastIn: string, batch: boolean): st
         ${batch ? 'AND l.batch_id = @batchId' : ''}
       GROUP BY k.fp_id, k.task_id, k.epoch, k.task_type
     ),
+    tasks AS (
+      SELECT task_type, MAX(lastTs) AS lastTs FROM runs WHERE NOT isDup
+      GROUP BY fp_id, task_id, CASE WHEN task_id IS NULL THEN epoch END, task_type
+    ),
     counted AS (
-      SELECT task_type, SUM(${lastIn} AND NOT isDup) AS executed,
-        SUM(${lastIn} AND isDup) AS duplicates
-      FROM runs GROUP BY task_type
+      SELECT task_type, SUM(executed) AS executed, SUM(duplicates) AS duplicates FROM (
+        SELECT task_type, (${lastIn}) AS executed, 0 AS duplicates FROM tasks
+        UNION ALL
+        SELECT task_type, 0, (${lastIn}) FROM runs WHERE isDup
+      ) GROUP BY task_type
     ),
     spent AS (
       SELECT r.task_type, SUM(r.input_tokens) AS inputTokens,

@@ -8,7 +8,7 @@ import type { BatchOwner } from '../../shared/contract'
 import { directWrites, type WriteScope } from './db/step-writes'
 import type { Clock } from './types'
 
-/** Migration 10: the worker registry. */
+/** Migration 10: the worker registry; the rollups folded again under the new count of runs. */
 export const WORKERS_MIGRATION_SQL = `
   CREATE TABLE workers (
     id          TEXT PRIMARY KEY,  -- the worker id of batches.driver, claims' owner, task_queue.worker
@@ -19,6 +19,12 @@ export const WORKERS_MIGRATION_SQL = `
     started_at  INTEGER NOT NULL,
     alive_until INTEGER NOT NULL   -- the heartbeat, renewed every third of the lease
   ) WITHOUT ROWID;
+
+  -- A task resumed at a later epoch is now one execution in the rollups (ledger-rollups.ts): they
+  -- are folded again from the ledger, the first time a ledger is opened on it.
+  DELETE FROM ledger_rollup;
+  DELETE FROM ledger_batch_rollup;
+  UPDATE ledger_rollup_state SET covered_id = 0;
 `
 
 /** A process as the registry knows it. */
@@ -132,6 +138,7 @@ export class WorkerRegistry {
   readonly #writes: WriteScope
   readonly #probe: ProcessProbe
   readonly #leaseMs: number
+  readonly #pid: number
   readonly #all: Database.Statement<[], WorkerDbRow>
   #timer: NodeJS.Timeout | undefined
   #views: { at: number; byId: Map<string, OwnerView> } | null = null
@@ -144,6 +151,8 @@ export class WorkerRegistry {
     leaseMs?: number
     writes?: WriteScope
     probe?: ProcessProbe
+    /** @default process.pid */
+    pid?: number
   }) {
     this.#db = opts.db
     this.#clock = opts.clock
@@ -151,6 +160,7 @@ export class WorkerRegistry {
     this.#leaseMs = opts.leaseMs ?? 30_000
     this.#writes = opts.writes ?? directWrites
     this.#probe = opts.probe ?? localProbe()
+    this.#pid = opts.pid ?? process.pid
     this.#all = opts.db.prepare('SELECT * FROM workers')
   }
 
@@ -183,7 +193,7 @@ export class WorkerRegistry {
   // through a long stall) removed the row, and this one must come back.
   #beat(): void {
     const now = this.#clock.now()
-    const pid = process.pid
+    const pid = this.#pid
     this.#writes.run(() =>
       this.#db
         .prepare(
