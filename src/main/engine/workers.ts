@@ -225,10 +225,19 @@ export class WorkerRegistry {
     return out
   }
 
-  /** Forgets the rows of workers found gone (their work has been repaired). */
+  /**
+   * Forgets the rows of workers found gone (their work has been repaired), and ends the leases of
+   * the provider slots they held (pacing/store-sqlite.ts), which would otherwise hold a partition's
+   * concurrency down until they ran out. Inside the caller's transaction.
+   */
   forget(ids: readonly string[]): void {
+    if (ids.length === 0) return
     const del = this.#db.prepare('DELETE FROM workers WHERE id = ?')
-    for (const id of ids) del.run(id)
+    const slots = this.#db.prepare('UPDATE pacing_workers SET lease_until = 0 WHERE worker = ?')
+    for (const id of ids) {
+      del.run(id)
+      slots.run(id)
+    }
     this.#views = null
   }
 
