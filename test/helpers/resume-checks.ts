@@ -1,6 +1,7 @@
 // What must hold of a database after a batch file was interrupted (Ctrl-C, kill -9, any number of
 // times) and run again to its end: one batch, done, every task counted once, every answer there.
 import { expect } from 'vitest'
+import type { StatusCounts } from '../../src/shared/contract'
 import { query, runPacer } from './cli'
 
 /** What the file held: its lines, and how many distinct tasks (fingerprints) they are. */
@@ -17,7 +18,7 @@ export async function assertResumedOnce(db: string, file: FileShape): Promise<vo
   const listed = await runPacer(['batches', '--db', db, '--json'])
   expect(listed.code, listed.stderr).toBe(0)
   const { batches } = JSON.parse(listed.stdout) as {
-    batches: { id: string; state: string; total: number; counts: Record<string, number> }[]
+    batches: { id: string; state: string; total: number; counts: StatusCounts }[]
   }
   expect(batches.map((b) => [b.state, b.total])).toEqual([['done', file.lines]])
   expect(batches[0]!.counts).toMatchObject({ queued: 0, running: 0, failed: 0, cancelled: 0 })
