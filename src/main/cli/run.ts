@@ -171,7 +171,9 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
   if (start.resumed && !opts.json) {
     const b = start.batch
     const done = b.total - b.counts.queued - b.counts.running
-    say.err(`pacer: resuming batch ${b.id} (${done} of ${b.total} done)\n`)
+    const was = out.resumedFrom
+    const gone = was ? `: its run (pid ${was.pid ?? '?'} on ${was.host ?? '?'}) is gone` : ''
+    say.err(`pacer: resuming batch ${b.id} (${done} of ${b.total} done)${gone}\n`)
   }
 
   // Every call would be refused the same way: said once, before any. The tasks stay queued, so

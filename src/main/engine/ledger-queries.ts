@@ -48,16 +48,18 @@ export function executionsSql(where: string, lastIn: string, batch: boolean): st
     `${a}.fp_id = ${b}.fp_id AND ${a}.task_id IS ${b}.task_id AND ${a}.epoch IS ${b}.epoch
        AND ${a}.task_type = ${b}.task_type`
   return `
+    -- k: the tasks with a row in the filter (every epoch of each; without a task id, the epoch).
     WITH k AS (
-      SELECT DISTINCT fp_id, task_id, epoch, task_type FROM ledger
-      ${where ? `${where} AND ${kinds}` : `WHERE ${kinds}`}
+      SELECT DISTINCT fp_id, task_id, CASE WHEN task_id IS NULL THEN epoch END AS e, task_type
+      FROM ledger ${where ? `${where} AND ${kinds}` : `WHERE ${kinds}`}
     ),
     runs AS (
-      SELECT k.fp_id, k.task_id, k.epoch, k.task_type,
+      SELECT k.fp_id, k.task_id, l.epoch, k.task_type,
         MAX(l.ts) AS lastTs, MAX(l.outcome = 'duplicate') AS isDup
-      FROM k JOIN ledger l ON ${sameRun('l', 'k')} AND l.${kinds}
+      FROM k JOIN ledger l ON l.fp_id = k.fp_id AND l.task_id IS k.task_id
+        AND (k.task_id IS NOT NULL OR l.epoch IS k.e) AND l.task_type = k.task_type AND l.${kinds}
         ${batch ? 'AND l.batch_id = @batchId' : ''}
-      GROUP BY k.fp_id, k.task_id, k.epoch, k.task_type
+      GROUP BY k.fp_id, k.task_id, l.epoch, k.task_type
     ),
     tasks AS (
       SELECT task_type, MAX(lastTs) AS lastTs FROM runs WHERE NOT isDup

@@ -4,7 +4,7 @@
 import { createHash, type Hash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import type Database from 'better-sqlite3'
-import type { BatchFormat, BatchSummary, LineError } from '../../../shared/contract'
+import type { BatchFormat, BatchOwner, BatchSummary, LineError } from '../../../shared/contract'
 import { readBatchRows, TaskValidator, type KeyRegistry } from '../batch-file'
 import { EngineError } from '../errors'
 import { ForecastAccumulator, type Forecast } from '../forecast'
@@ -50,6 +50,8 @@ export interface StreamedStart {
    * batch of its own beside it, sharing its claims and results.
    */
   live?: BatchSummary
+  /** The run that drove the batch resumed, gone (killed, crashed) rather than stopped. */
+  resumedFrom?: BatchOwner
 }
 
 /** What the lifecycle lends the stream: its parts, and how a resumed batch is taken over. */
@@ -125,11 +127,13 @@ export async function startStreamedFile(
     for (const fp of queue.failedFingerprints(batchId))
       if (parts.claims.forgetFailure(fp)) retried++
   }
+  const before = resumable ? queue.batch(resumable)?.owner : undefined
   if (resumable && deps.resume(resumable, runner.workerId)) {
     return {
       started: deps.started(resumable, true, retried),
       valid: scan.valid,
       invalidLines: scan.invalidLines,
+      ...(before?.gone ? { resumedFrom: before } : {}),
     }
   }
   if (resumable) {
