@@ -1,4 +1,4 @@
-import type { TypeRollupView } from '../../shared/contract'
+import type { BatchSummary, TypeRollupView } from '../../shared/contract'
 import { costCaveats, formatUsd, microsToUsd } from '../../shared/money'
 import { openReader, table, thousands } from './common'
 import { streamOut } from './stream-out'
@@ -137,6 +137,7 @@ export async function batchesCommand(opts: { db?: string; json?: boolean }): Pro
       b.counts.failed,
       b.counts.cancelled,
       b.counts.queued + b.counts.running,
+      ownerCell(b),
       new Date(b.createdAt).toISOString().replace('T', ' ').slice(0, 19),
     ])
     say.out(
@@ -151,6 +152,7 @@ export async function batchesCommand(opts: { db?: string; json?: boolean }): Pro
           'failed',
           'cancelled',
           'left',
+          'owner',
           'created (UTC)',
         ],
         rows,
@@ -159,9 +161,23 @@ export async function batchesCommand(opts: { db?: string; json?: boolean }): Pro
     // Why a batch stopped with tasks left: what to fix before running it again.
     for (const b of batches) {
       if (b.stopReason) say.out(`${b.id}: ${b.stopReason}\n`)
+      else if (b.state === 'interrupted' && b.owner?.gone) {
+        say.out(`${b.id}: its run is gone (${b.owner.gone}): run the same command to resume it\n`)
+      }
     }
     return 0
   } finally {
     await engine.shutdown({ graceMs: 0 })
   }
+}
+
+/**
+ * Who drives a batch: `pid@host`, `(gone)` when that process is and the batch is not over;
+ * `console` for the console's.
+ */
+function ownerCell(b: BatchSummary): string {
+  if (!b.owner) return 'console'
+  const who = `${b.owner.pid ?? '?'}@${b.owner.host ?? '?'}`
+  const over = b.state === 'done' || b.state === 'cancelled'
+  return b.owner.alive || over ? who : `${who} (gone)`
 }

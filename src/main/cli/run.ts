@@ -162,10 +162,18 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
   if (start.retried > 0) {
     say.err(`pacer: retrying ${start.retried} task(s) that failed before\n`)
   }
+  if (out.live?.owner && !opts.json) {
+    const { owner, id } = out.live
+    say.err(
+      `pacer: batch ${id} of this file is being run by pid ${owner.pid ?? '?'} on ${owner.host ?? '?'}: this run queues its own batch beside it, sharing its claims and results (stop that run and run this command again to resume it instead)\n`,
+    )
+  }
   if (start.resumed && !opts.json) {
     const b = start.batch
     const done = b.total - b.counts.queued - b.counts.running
-    say.err(`pacer: resuming batch ${b.id} (${done} of ${b.total} done)\n`)
+    const was = out.resumedFrom
+    const gone = was ? `: its run (pid ${was.pid ?? '?'} on ${was.host ?? '?'}) is gone` : ''
+    say.err(`pacer: resuming batch ${b.id} (${done} of ${b.total} done)${gone}\n`)
   }
 
   // Every call would be refused the same way: said once, before any. The tasks stay queued, so

@@ -232,6 +232,7 @@ export function createEngine(options: EngineOptions): Engine {
       if (closed) return
       closed = true
       await runner.stop(opts)
+      parts.workers.stop()
       events.close()
       scheduler.close()
       parts.writes.commit()

@@ -30,7 +30,9 @@ export function rowTotalsSql(where: string, byType: boolean): string {
  * (fp, task id, epoch, task type; `IS` makes rows recorded without a task id or epoch group too).
  * An execution with any 'duplicate' row counts as a duplicate and not also as executed: a stale
  * owner whose first steps were 'executed' before it learned it had lost its claim ran once, and
- * every call of it was wasted.
+ * every call of it was wasted. A task's other executions (resumed after a Ctrl-C or a kill, at a
+ * later epoch) count once together as executed, at the latest of their rows: a task of a file is
+ * one run however many times its batch was resumed.
  *
  * Over a time window an execution counts in the window of its latest row, with its status as it
  * stands (it is the same execution before and after the window), and a duplicate's rows are wasted
@@ -46,21 +48,29 @@ export function executionsSql(where: string, lastIn: string, batch: boolean): st
     `${a}.fp_id = ${b}.fp_id AND ${a}.task_id IS ${b}.task_id AND ${a}.epoch IS ${b}.epoch
        AND ${a}.task_type = ${b}.task_type`
   return `
+    -- k: the tasks with a row in the filter (every epoch of each; without a task id, the epoch).
     WITH k AS (
-      SELECT DISTINCT fp_id, task_id, epoch, task_type FROM ledger
-      ${where ? `${where} AND ${kinds}` : `WHERE ${kinds}`}
+      SELECT DISTINCT fp_id, task_id, CASE WHEN task_id IS NULL THEN epoch END AS e, task_type
+      FROM ledger ${where ? `${where} AND ${kinds}` : `WHERE ${kinds}`}
     ),
     runs AS (
-      SELECT k.fp_id, k.task_id, k.epoch, k.task_type,
+      SELECT k.fp_id, k.task_id, l.epoch, k.task_type,
         MAX(l.ts) AS lastTs, MAX(l.outcome = 'duplicate') AS isDup
-      FROM k JOIN ledger l ON ${sameRun('l', 'k')} AND l.${kinds}
+      FROM k JOIN ledger l ON l.fp_id = k.fp_id AND l.task_id IS k.task_id
+        AND (k.task_id IS NOT NULL OR l.epoch IS k.e) AND l.task_type = k.task_type AND l.${kinds}
         ${batch ? 'AND l.batch_id = @batchId' : ''}
-      GROUP BY k.fp_id, k.task_id, k.epoch, k.task_type
+      GROUP BY k.fp_id, k.task_id, l.epoch, k.task_type
+    ),
+    tasks AS (
+      SELECT task_type, MAX(lastTs) AS lastTs FROM runs WHERE NOT isDup
+      GROUP BY fp_id, task_id, CASE WHEN task_id IS NULL THEN epoch END, task_type
     ),
     counted AS (
-      SELECT task_type, SUM(${lastIn} AND NOT isDup) AS executed,
-        SUM(${lastIn} AND isDup) AS duplicates
-      FROM runs GROUP BY task_type
+      SELECT task_type, SUM(executed) AS executed, SUM(duplicates) AS duplicates FROM (
+        SELECT task_type, (${lastIn}) AS executed, 0 AS duplicates FROM tasks
+        UNION ALL
+        SELECT task_type, 0, (${lastIn}) FROM runs WHERE isDup
+      ) GROUP BY task_type
     ),
     spent AS (
       SELECT r.task_type, SUM(r.input_tokens) AS inputTokens,

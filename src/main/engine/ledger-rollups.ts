@@ -5,9 +5,13 @@
 //
 // What a bucket holds, so that any run of buckets adds up exactly:
 // - row sums (tokens, cost, reuses, throttles...) in the bucket of the row's ts;
-// - each execution (fp, task id, epoch, task type) counted once, as executed or as a duplicate, in
-//   the bucket of its latest row: a later row moves it, a 'duplicate' row turns it into one;
-// - what a duplicate execution wasted in the buckets of its rows (earlier rows too, once it turns).
+// - each execution (fp, task id, epoch, task type) that has a 'duplicate' row counted once as a
+//   duplicate, in the bucket of its latest row, and what it wasted in the buckets of its rows
+//   (earlier rows too, once it turns);
+// - each task's other executions (the same task resumed or taken over at a later epoch, after a
+//   Ctrl-C or a kill) counted once together as executed, in the bucket of their latest row: a
+//   task of a file is one run however many times its batch was resumed. (Without a task id, the
+//   epoch still tells executions apart.)
 import type Database from 'better-sqlite3'
 
 /** Bucket widths kept, in ms: fine ones for short ranges and charts, hourly ones for the rest. */
@@ -43,6 +47,7 @@ export const SUM_COLUMNS = [
 
 /** A folded 'executed' or 'duplicate' row, as execution-level counting needs it. */
 interface PriorRow {
+  epoch: number | null
   ts: number
   batchId: string | null
   /** 1 for a 'duplicate' row. */
@@ -91,14 +96,15 @@ const PAGE_RUN_ROWS_SQL = `
   WHERE id > @covered AND id <= @upto AND outcome IN ('executed', 'duplicate')
   ORDER BY id`
 
-// The rows folded before the page of the executions on it ([fp, task id, epoch, task type] each):
-// one statement per page, each execution's few rows found through ledger_rows_fp.
+// The rows folded before the page of the tasks on it ([fp, task id, epoch, task type] each; every
+// epoch of a task, only the one given without a task id): one statement per page, each task's few
+// rows found through ledger_rows_fp.
 const PRIOR_SQL = `
-  SELECT j.key AS run, l.ts, l.batch_id AS batchId, l.outcome = 'duplicate' AS dup,
+  SELECT j.key AS run, l.epoch, l.ts, l.batch_id AS batchId, l.outcome = 'duplicate' AS dup,
     l.cost_micros AS cost
   FROM json_each(@runs) j
   JOIN ledger l ON l.fp_id = j.value ->> 0 AND l.task_id IS j.value ->> 1
-    AND l.epoch IS j.value ->> 2 AND l.task_type = j.value ->> 3
+    AND (l.task_id IS NOT NULL OR l.epoch IS j.value ->> 2) AND l.task_type = j.value ->> 3
   WHERE l.id <= @covered AND l.outcome IN ('executed', 'duplicate')`
 
 /** The fold's reads of the ledger, by name (db/hot-queries.ts checks they find rows by index). */
@@ -286,15 +292,17 @@ function addInto(into: number[], from: readonly number[]): void {
 
 const keyOf = (parts: readonly (string | number | null)[]) => parts.join('\u0000')
 
-/** Each execution on the page, with its rows folded before it. */
+/** The task a row belongs to: its epochs together, unless it has no task id. */
+const taskKey = (r: RunRow) =>
+  keyOf([r.fp, r.taskId, r.taskId === null ? r.epoch : null, r.taskType])
+
+/** Each task on the page, with its rows folded before it. */
 function priorRuns(
   rows: readonly RunRow[],
   query: (runsJson: string) => (PriorRow & { run: number })[],
 ): Map<string, PriorRow[]> {
   const ids = new Map<string, [number, number | null, number | null, string]>()
-  for (const r of rows) {
-    ids.set(keyOf([r.fp, r.taskId, r.epoch, r.taskType]), [r.fp, r.taskId, r.epoch, r.taskType])
-  }
+  for (const r of rows) ids.set(taskKey(r), [r.fp, r.taskId, r.epoch, r.taskType])
   const keys = [...ids.keys()]
   const runs = new Map<string, PriorRow[]>(keys.map((k) => [k, []]))
   if (keys.length > 0) {
@@ -310,7 +318,7 @@ function countExecutions(
   deltas: RollupDeltas,
 ): void {
   for (const row of rows) {
-    const prior = runs.get(keyOf([row.fp, row.taskId, row.epoch, row.taskType]))!
+    const prior = runs.get(taskKey(row))!
     const { taskType, batchId } = row
     for (const span of [FINE_MS, COARSE_MS]) {
       countExecution(row, prior, (ts) =>
@@ -330,28 +338,41 @@ function countExecutions(
 }
 
 /**
- * The execution-level change one 'executed' or 'duplicate' row makes, given the execution's earlier
- * rows: the execution moves to the place of its latest row, becomes a duplicate on its first
- * 'duplicate' row (all it cost so far is then wasted), and a duplicate's every row is wasted.
+ * The execution-level change one 'executed' or 'duplicate' row makes, given its task's earlier
+ * rows: what the task counts for with the row, less what it counted for without it.
  */
 function countExecution(
   row: PriorRow,
   prior: readonly PriorRow[],
   place: (ts: number) => number[],
 ) {
-  const cost = row.cost ?? 0
-  if (prior.length === 0) {
-    const s = place(row.ts)
-    s[row.dup ? DUPLICATES : EXECUTED]! += 1
-    if (row.dup) s[WASTED]! += cost
-    return
+  countTask(prior, place, -1)
+  countTask([...prior, row], place, 1)
+}
+
+/**
+ * What one task's rows count for: each execution (epoch) with a 'duplicate' row is a duplicate at
+ * its latest row, every row of it wasted; the others are together one execution, at the latest row
+ * among them.
+ */
+function countTask(rows: readonly PriorRow[], place: (ts: number) => number[], sign: 1 | -1) {
+  if (rows.length === 0) return
+  const byEpoch = new Map<number | null, PriorRow[]>()
+  for (const r of rows) {
+    const same = byEpoch.get(r.epoch)
+    if (same) same.push(r)
+    else byEpoch.set(r.epoch, [r])
   }
-  const wasDup = prior.some((p) => p.dup === 1)
-  const isDup = wasDup || row.dup === 1
-  let lastTs = prior[0]!.ts
-  for (const p of prior) if (p.ts > lastTs) lastTs = p.ts
-  place(lastTs)[wasDup ? DUPLICATES : EXECUTED]! -= 1
-  place(Math.max(lastTs, row.ts))[isDup ? DUPLICATES : EXECUTED]! += 1
-  if (isDup) place(row.ts)[WASTED]! += cost
-  if (isDup && !wasDup) for (const p of prior) place(p.ts)[WASTED]! += p.cost ?? 0
+  let executedAt: number | null = null
+  for (const same of byEpoch.values()) {
+    let last = same[0]!.ts
+    for (const r of same) if (r.ts > last) last = r.ts
+    if (same.some((r) => r.dup === 1)) {
+      place(last)[DUPLICATES]! += sign
+      for (const r of same) place(r.ts)[WASTED]! += sign * (r.cost ?? 0)
+    } else if (executedAt === null || last > executedAt) {
+      executedAt = last
+    }
+  }
+  if (executedAt !== null) place(executedAt)[EXECUTED]! += sign
 }

@@ -4,6 +4,7 @@ import type { BatchState, BatchSummary, StatusCounts, TaskStatus } from '../../s
 import { TASK_STATUS_CODES, TASK_STATUSES } from './db/codes'
 import { directWrites, type WriteScope } from './db/step-writes'
 import type { Clock } from './types'
+import type { OwnerView } from './workers'
 
 export interface NewBatch {
   /** The `pacer run` process driving it; absent for console batches. */
@@ -35,6 +36,7 @@ type BatchDbRow = {
   created_at: number
   updated_at: number
   stop_reason: string | null
+  driver: string | null
 } & StatusCounts
 
 /**
@@ -48,19 +50,25 @@ export class BatchTable {
   readonly #stmts: ReturnType<typeof prepare>
   readonly #transitions = new Map<string, Database.Statement>()
   readonly #fresh: () => void
+  readonly #owner: ((driver: string) => OwnerView) | null
 
-  /** `fresh` brings the counters up to date before they are read (TaskTable.flushCounters). */
+  /**
+   * `fresh` brings the counters up to date before they are read (TaskTable.flushCounters);
+   * `owner` tells whether a batch's driver still runs (WorkerRegistry.view).
+   */
   constructor(
     db: Database.Database,
     clock: Clock,
     writes: WriteScope = directWrites,
     fresh: () => void = () => {},
+    owner: ((driver: string) => OwnerView) | null = null,
   ) {
     this.#db = db
     this.#clock = clock
     this.#writes = writes
     this.#stmts = prepare(db)
     this.#fresh = fresh
+    this.#owner = owner
   }
 
   /** Inserts a batch row and returns its key; the caller holds the transaction that adds its tasks. */
@@ -159,6 +167,40 @@ export class BatchTable {
     return this.#stmts.hasInterrupted.get(source) !== undefined
   }
 
+  /** Whether a batch read from `source` is running under another driver than `self`. */
+  hasRunning(source: string, self: string): boolean {
+    return this.#stmts.hasRunning.get(source, self) !== undefined
+  }
+
+  /** The running batches of a file with this content hash, newest first, with their drivers. */
+  findRunning(sourceHash: string): { id: string; driver: string | null }[] {
+    return this.#stmts.findRunning.all(sourceHash) as { id: string; driver: string | null }[]
+  }
+
+  /**
+   * Running batches driven by a gone worker become interrupted, for the next run of their file
+   * (or a console) to resume; `gone` also stands for every driver with no row in the registry
+   * but `self` (a process from before the registry, or one whose row was repaired). Returns their
+   * ids.
+   */
+  interruptDriverless(gone: readonly string[], self: string, now: number): string[] {
+    const ids: string[] = []
+    for (const driver of gone) {
+      for (const r of this.#stmts.interruptDriven.all(now, driver) as { id: string }[]) {
+        ids.push(r.id)
+      }
+    }
+    for (const r of this.#stmts.interruptUnregistered.all(now, self) as { id: string }[]) {
+      ids.push(r.id)
+    }
+    return ids
+  }
+
+  /** Whether a running batch has a driver that is not registered (cheap: batches are few). */
+  anyUnregistered(self: string): boolean {
+    return this.#stmts.anyUnregistered.get(self) !== undefined
+  }
+
   setSourceHash(batchId: string, sourceHash: string): void {
     this.#stmts.setSourceHash.run(sourceHash, batchId)
   }
@@ -201,17 +243,21 @@ export class BatchTable {
   #summary(b: BatchDbRow): BatchSummary {
     const counts = countsOf(b)
     const total = Object.values(counts).reduce((a, n) => a + n, 0)
+    const owner = b.driver !== null && this.#owner ? this.#owner(b.driver) : undefined
+    // Running with its driver gone is what it is, whether or not a sweep has written it yet.
+    const state = b.state === 'running' && owner && !owner.alive ? 'interrupted' : b.state
     return {
       id: b.id,
       name: b.name,
       source: b.source,
-      state: b.state,
+      state,
       audit: b.audit === 1,
       createdAt: b.created_at,
       updatedAt: b.updated_at,
       total,
       counts,
       ...(b.stop_reason ? { stopReason: b.stop_reason } : {}),
+      ...(owner ? { owner } : {}),
     }
   }
 }
@@ -259,6 +305,26 @@ function prepare(db: Database.Database) {
     setSourceHash: db.prepare('UPDATE batches SET source_hash = ? WHERE id = ?'),
     hasInterrupted: db.prepare(
       "SELECT 1 FROM batches WHERE source = ? AND state = 'interrupted' LIMIT 1",
+    ),
+    hasRunning: db.prepare(
+      "SELECT 1 FROM batches WHERE source = ? AND state = 'running' AND driver <> ? LIMIT 1",
+    ),
+    findRunning: db.prepare(
+      `SELECT id, driver FROM batches WHERE source_hash = ? AND state = 'running'
+       ORDER BY created_at DESC`,
+    ),
+    interruptDriven: db.prepare(
+      `UPDATE batches SET state = 'interrupted', updated_at = ?
+       WHERE state = 'running' AND driver = ? RETURNING id`,
+    ),
+    interruptUnregistered: db.prepare(
+      `UPDATE batches SET state = 'interrupted', updated_at = ?
+       WHERE state = 'running' AND driver IS NOT NULL AND driver <> ?
+         AND NOT EXISTS (SELECT 1 FROM workers w WHERE w.id = batches.driver) RETURNING id`,
+    ),
+    anyUnregistered: db.prepare(
+      `SELECT 1 FROM batches WHERE state = 'running' AND driver IS NOT NULL AND driver <> ?
+         AND NOT EXISTS (SELECT 1 FROM workers w WHERE w.id = batches.driver) LIMIT 1`,
     ),
     setBatchState: db.prepare('UPDATE batches SET state=?, updated_at=? WHERE id=?'),
     findResumable: db.prepare(

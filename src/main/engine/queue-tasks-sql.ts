@@ -64,6 +64,19 @@ export const TASK_SQL = {
       status = ${REQUEUED_STATUS}, worker = NULL, lease_until = NULL
     WHERE id = ? AND status = ${S.running} AND lease_until < ?
     RETURNING batch, status`,
+  // A gone worker's tasks (workers.ts): its running ones, found through (batch, status) in the
+  // batches that have any running, given back at once instead of when their lease runs out.
+  goneTasks: `
+    SELECT t.id, t.fp_id, b.id AS batch_id FROM batches b CROSS JOIN task_queue t ON t.batch = b.key
+    WHERE b.running > 0 AND t.status = ${S.running} AND t.worker = ?`,
+  requeueGone: `
+    UPDATE task_queue SET error = ?, status = ${REQUEUED_STATUS}, worker = NULL, lease_until = NULL
+    WHERE id = ? AND worker = ? AND status = ${S.running}
+    RETURNING batch, status`,
+  // Its claim's lease ends now: the next claimer takes it over by the usual compare-and-set on
+  // the epoch (claims.ts), without waiting for the lease a dead process cannot renew.
+  expireGoneClaim: `
+    UPDATE fingerprints SET lease_until = 0 WHERE id = ? AND owner = ? AND state = 'running'`,
   batchKey: 'SELECT key FROM batches WHERE id = ?',
   cancelQueued: `
     UPDATE task_queue SET status = ${S.cancelled}, finished_at = ?

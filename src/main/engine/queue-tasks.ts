@@ -271,6 +271,22 @@ export class TaskTable {
     return { requeued: rows.length, batchIds: [...new Set(rows.map((r) => r.batch_id))] }
   }
 
+  /**
+   * Gives back the running tasks of a worker known to be gone and ends its claims' leases; returns
+   * how many tasks, and their batches. Runs inside the caller's transaction.
+   */
+  requeueGone(worker: string, why: string): { requeued: number; batchIds: string[] } {
+    this.flushCounters()
+    type Gone = { id: number; fp_id: number; batch_id: string }
+    const rows = this.#stmts.goneTasks.all(worker) as Gone[]
+    for (const r of rows) {
+      const moved = this.#stmts.requeueGone.get(why, r.id, worker) as Moved | undefined
+      if (moved) this.#move(moved.batch, S.running, moved.status)
+      this.#stmts.expireGoneClaim.run(r.fp_id, worker)
+    }
+    return { requeued: rows.length, batchIds: [...new Set(rows.map((r) => r.batch_id))] }
+  }
+
   cancelQueued(batchId: string): number {
     const batch = this.#stmts.batchKey.get(batchId) as { key: number } | undefined
     if (!batch) return 0

@@ -19,6 +19,7 @@ import {
   type TaskResult,
 } from './queue-tasks'
 import type { Clock } from './types'
+import type { WorkerRegistry } from './workers'
 
 export type { NewBatch } from './queue-batches'
 export type { FailureGroup } from './queue-failures'
@@ -49,14 +50,30 @@ export class TaskQueue {
    * is seen from the next turn on.
    */
   readonly #states = new Map<string, BatchState | null>()
+  readonly #workers: WorkerRegistry | null
 
-  /** `writes` groups the runner's writes per task step (the engine's); default: one per statement. */
-  constructor(db: Database.Database, clock: Clock, writes: WriteScope = directWrites) {
+  /**
+   * `writes` groups the runner's writes per task step (the engine's); default: one per statement.
+   * `workers`: the registry that tells a gone driver from a live one (none: only leases tell).
+   */
+  constructor(
+    db: Database.Database,
+    clock: Clock,
+    writes: WriteScope = directWrites,
+    workers: WorkerRegistry | null = null,
+  ) {
     this.#db = db
     this.#clock = clock
     this.#writes = writes
+    this.#workers = workers
     this.#tasks = new TaskTable(db, clock, writes)
-    this.#batches = new BatchTable(db, clock, writes, () => this.#tasks.flushCounters())
+    this.#batches = new BatchTable(
+      db,
+      clock,
+      writes,
+      () => this.#tasks.flushCounters(),
+      workers && ((driver) => workers.view(driver)),
+    )
   }
 
   /** Creates a batch and its tasks in one transaction (all or nothing). */
@@ -138,15 +155,35 @@ export class TaskQueue {
    */
   requeueExpired(): { requeued: number; batchIds: string[] } {
     const now = this.#clock.now()
+    const gone = this.#workers?.gone() ?? []
+    const self = this.#workers?.id ?? ''
     // Every worker sweeps often: look before taking the write lock.
-    if (!this.#tasks.anyExpired(now)) return { requeued: 0, batchIds: [] }
+    const expired = this.#tasks.anyExpired(now)
+    const driverless = this.#workers !== null && this.#batches.anyUnregistered(self)
+    if (!expired && gone.length === 0 && !driverless) return { requeued: 0, batchIds: [] }
     this.#states.clear()
     return this.#write(() => {
-      const swept = this.#tasks.requeueExpired(now)
+      const batchIds = new Set<string>()
+      let requeued = 0
+      // A worker known to be gone (its pid is not running, or no heartbeat): its tasks and claims
+      // are free now, not when their leases run out, and the batches it drove are interrupted.
+      for (const w of gone) {
+        const freed = this.#tasks.requeueGone(w.id, `requeued: its worker is gone (${w.reason})`)
+        requeued += freed.requeued
+        for (const b of freed.batchIds) batchIds.add(b)
+      }
+      this.#workers?.forget(gone.map((w) => w.id))
+      const ids = gone.map((w) => w.id)
+      for (const b of this.#batches.interruptDriverless(ids, self, now)) batchIds.add(b)
+      if (expired) {
+        const swept = this.#tasks.requeueExpired(now)
+        requeued += swept.requeued
+        for (const b of swept.batchIds) batchIds.add(b)
+      }
       // A batch whose every worker is gone waits for an operator (or the same `pacer run`) to
       // resume it; one still driven by a live worker keeps running.
-      for (const b of swept.batchIds) this.#batches.interruptIfOrphaned(b, now)
-      return swept
+      for (const b of batchIds) this.#batches.interruptIfOrphaned(b, now)
+      return { requeued, batchIds: [...batchIds] }
     })
   }
 
@@ -229,6 +266,22 @@ export class TaskQueue {
   /** Whether an interrupted batch was read from `source`: only then is a file hashed up front. */
   hasInterrupted(source: string): boolean {
     return this.#batches.hasInterrupted(source)
+  }
+
+  /** Whether another process runs a batch read from `source` (then the file is hashed too). */
+  hasRunning(source: string): boolean {
+    return this.#batches.hasRunning(source, this.#workers?.id ?? '')
+  }
+
+  /** A running batch of the same file whose driver is another live process, as listed. */
+  findLiveRun(sourceHash: string): BatchSummary | null {
+    const self = this.#workers?.id
+    for (const r of this.#batches.findRunning(sourceHash)) {
+      if (r.driver === null || r.driver === self) continue
+      const b = this.#batches.summary(r.id)
+      if (b?.owner?.alive) return b
+    }
+    return null
   }
 
   /** Records the content hash of a batch queued from a file as it was read. */

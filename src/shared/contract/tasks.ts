@@ -138,4 +138,20 @@ export interface BatchSummary {
    * with what to do. Absent once it runs again.
    */
   stopReason?: string
+  /**
+   * The `pacer run` process driving it (absent for console batches): its host and pid, and
+   * whether it still runs. A running batch whose driver is gone is listed as interrupted, for the
+   * next run of its file (or the console) to resume.
+   */
+  owner?: BatchOwner
+}
+
+export interface BatchOwner {
+  /** Its worker id: the claims' owner and the ledger's worker too. */
+  worker: string
+  host: string | null
+  pid: number | null
+  alive: boolean
+  /** Why it is known to be gone (its pid is not running, no heartbeat); absent while alive. */
+  gone?: string
 }

@@ -90,8 +90,10 @@ type Sums = Omit<RawRows & RawExecutions, 'taskType'>
 
 /**
  * The definition, on plain rows. An execution is (fp, task id, epoch, task type), within the batch
- * when filtering by one; it counts where its latest row is, as a duplicate if any row of it is; a
- * duplicate's rows in the filter are wasted.
+ * when filtering by one; it is a duplicate if any row of it is, counted where its latest row is,
+ * and its rows in the filter are wasted. A task's executions that are not duplicates (the same
+ * task resumed at a later epoch) count once, as executed, where the latest of their rows is; rows
+ * without a task id keep their epochs apart.
  */
 function model(rows: readonly LedgerRow[], f: LedgerFilter): Map<string, Sums> {
   const inTime = (ts: number) =>
@@ -136,10 +138,19 @@ function model(rows: readonly LedgerRow[], f: LedgerFilter): Map<string, Sums> {
       if (runs.get(runKey(r))!.dup) s.wastedMicros += r.costMicros ?? 0
     }
   }
-  for (const run of runs.values()) {
-    if (!inTime(run.lastTs)) continue
-    of(run.type)[run.dup ? 'duplicates' : 'executed'] += 1
+  const tasks = new Map<string, { lastTs: number; type: string }>()
+  for (const [key, run] of runs) {
+    if (run.dup) {
+      if (inTime(run.lastTs)) of(run.type).duplicates += 1
+      continue
+    }
+    const [fp, taskId, epoch, type] = JSON.parse(key) as [string, number | null, number, string]
+    const taskKey = JSON.stringify([fp, taskId, taskId === null ? epoch : null, type])
+    const task = tasks.get(taskKey)
+    if (task) task.lastTs = Math.max(task.lastTs, run.lastTs)
+    else tasks.set(taskKey, { lastTs: run.lastTs, type })
   }
+  for (const task of tasks.values()) if (inTime(task.lastTs)) of(task.type).executed += 1
   return out
 }
 

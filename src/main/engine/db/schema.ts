@@ -2,6 +2,7 @@ import { OUTCOME_CODES } from './codes'
 import { COMPACT_STORAGE_SQL, ledgerViewSql } from './compact-storage'
 import { PARAMS_AND_ESTIMATES_SQL } from './migration-6'
 import { LEDGER_CACHE_EFFECT_SQL } from './ledger-cache-effect'
+import { WORKERS_MIGRATION_SQL } from '../workers'
 
 /**
  * Numbered migrations. Each entry is applied once, in order, inside a transaction, and recorded in
@@ -241,5 +242,11 @@ export const MIGRATIONS: readonly Migration[] = [
       -- batch's run, until it runs again: what the console and the next \`pacer run\` say.
       ALTER TABLE batches ADD COLUMN stop_reason TEXT;
     `,
+  },
+  {
+    version: 10,
+    name: 'workers: each process on the database (host, pid, heartbeat), so a killed run is resumed at once',
+    // workers.ts: the registry a rerun reads to tell a dead driver from a live one.
+    sql: WORKERS_MIGRATION_SQL,
   },
 ]

@@ -231,6 +231,8 @@ export class BatchLifecycle {
    */
   resume(batchId: string, opts: { driver: string | null; fromPaused: boolean }): boolean {
     const { db, queue, runner, writes } = this.#parts
+    // A batch whose driver is gone is interrupted, and its tasks and claims are free, from now.
+    runner.sweepExpired()
     const resumed = writes.run(() =>
       db
         .transaction(() => {

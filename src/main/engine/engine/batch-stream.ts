@@ -4,7 +4,7 @@
 import { createHash, type Hash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import type Database from 'better-sqlite3'
-import type { BatchFormat, LineError } from '../../../shared/contract'
+import type { BatchFormat, BatchOwner, BatchSummary, LineError } from '../../../shared/contract'
 import { readBatchRows, TaskValidator, type KeyRegistry } from '../batch-file'
 import { EngineError } from '../errors'
 import { ForecastAccumulator, type Forecast } from '../forecast'
@@ -45,6 +45,13 @@ export interface StreamedStart {
   valid: number
   /** Lines with at least one problem. */
   invalidLines: number
+  /**
+   * A batch of the same file another live process runs (its owner says which): this run queued a
+   * batch of its own beside it, sharing its claims and results.
+   */
+  live?: BatchSummary
+  /** The run that drove the batch resumed, gone (killed, crashed) rather than stopped. */
+  resumedFrom?: BatchOwner
 }
 
 /** What the lifecycle lends the stream: its parts, and how a resumed batch is taken over. */
@@ -62,7 +69,8 @@ export async function startStreamedFile(
 ): Promise<StreamedStart> {
   const { parts } = deps
   const { queue, runner, db } = parts
-  // Tasks of a killed run come back to the queue first, so this run can resume that batch.
+  // Tasks of a killed run come back to the queue first (at once when its process is known to be
+  // gone), and its batch is interrupted, so this run resumes it.
   runner.sweepExpired()
   // The insert is one transaction of its own, begun below: no step may be open around it.
   commitOpenScopes()
@@ -73,12 +81,15 @@ export async function startStreamedFile(
     model: file.defaults.model,
     params: file.defaults.params,
   })
-  // Hashing first costs a pass over the file: worth it only if there is something to resume.
-  const mayResume = !file.fresh && queue.hasInterrupted(file.source)
+  // Hashing first costs a pass over the file: worth it only if there is something to resume, or
+  // another process runs it (worth a line saying so).
+  const mayResume =
+    !file.fresh && (queue.hasInterrupted(file.source) || queue.hasRunning(file.source))
   const passes = mayResume ? 2 : 1
   const progress = (read: number) => file.onProgress?.(read, size * passes)
   const known = mayResume ? await hashFile(file.path, settings, progress) : null
   const resumable = known === null ? null : queue.findResumable(known)
+  const live = known === null || resumable ? null : queue.findLiveRun(known)
 
   const scan = new FileScan(parts, file)
   let writer: BatchWriter | null = null
@@ -116,11 +127,13 @@ export async function startStreamedFile(
     for (const fp of queue.failedFingerprints(batchId))
       if (parts.claims.forgetFailure(fp)) retried++
   }
+  const before = resumable ? queue.batch(resumable)?.owner : undefined
   if (resumable && deps.resume(resumable, runner.workerId)) {
     return {
       started: deps.started(resumable, true, retried),
       valid: scan.valid,
       invalidLines: scan.invalidLines,
+      ...(before?.gone ? { resumedFrom: before } : {}),
     }
   }
   if (resumable) {
@@ -132,6 +145,7 @@ export async function startStreamedFile(
     started: deps.started(batchId, false, retried),
     valid: scan.valid,
     invalidLines: scan.invalidLines,
+    ...(live ? { live } : {}),
   }
 }
 

@@ -18,6 +18,7 @@ import { Scheduler } from '../scheduler'
 import { SettingsStore } from '../settings'
 import type { Clock, Provider } from '../types'
 import { systemClock } from '../types'
+import { WorkerRegistry } from '../workers'
 import type { SecretsAccess } from './secrets'
 import { envSecrets, providerKey } from './secrets'
 
@@ -40,6 +41,8 @@ export interface EngineParts {
   /** Every provider by id: the built-in ones and the options' extras. */
   readonly providers: Readonly<Record<string, Provider>>
   readonly runner: Runner
+  /** This process's row among the workers on the database, and the judge of the others'. */
+  readonly workers: WorkerRegistry
   /** Which concurrency controller the scheduler runs, and the swap to another one. */
   readonly controller: ControllerSwitch
   /** The call deadline was given for this engine (`--timeout`): the setting does not move it. */
@@ -122,7 +125,11 @@ export function createParts(options: EngineOptions): EngineParts {
       cachingOverride = on
     },
   }
-  const queue = new TaskQueue(db, clock, writes)
+  // Registered before any batch names this worker as its driver, renewed for as long as it runs.
+  const workers = new WorkerRegistry({ db, clock, id: workerId, leaseMs: options.leaseMs, writes })
+  workers.start((err) => runner.emit('warning', `worker heartbeat failed: ${err.message}`))
+  writes.commit()
+  const queue = new TaskQueue(db, clock, writes, workers)
   const secrets: SecretsAccess = options.secrets ?? envSecrets()
   const processBaseUrls = Object.freeze({ ...options.processBaseUrls })
   const sim = createSimProvider({ clock, ...options.sim })
@@ -168,6 +175,7 @@ export function createParts(options: EngineOptions): EngineParts {
     processBaseUrls,
     providers,
     runner,
+    workers,
     controller,
     callTimeoutFixed: options.callTimeoutMs !== undefined,
     promptCaching,

@@ -142,10 +142,13 @@ export class Runner extends EventEmitter<RunnerEvents> {
     this.pump()
   }
 
-  /** Tasks left running by a dead worker go back to the queue (lease expiry): never lost. */
+  /**
+   * Tasks left running by a dead worker go back to the queue (at once when the worker registry
+   * knows it is gone, else at lease expiry): never lost. Its batches become interrupted.
+   */
   sweepExpired(): void {
-    const { requeued, batchIds } = this.#o.queue.requeueExpired()
-    if (requeued === 0) return
+    const { batchIds } = this.#o.queue.requeueExpired()
+    if (batchIds.length === 0) return
     for (const b of batchIds) {
       // A scoped runner is the live driver of its own batches: keep them running.
       if (this.#o.batchIds?.includes(b)) this.#o.queue.setBatchState(b, 'running', ['interrupted'])

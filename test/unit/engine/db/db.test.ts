@@ -73,6 +73,7 @@ describe('openDatabase', () => {
       'settings',
       'task_queue',
       'tasks',
+      'workers',
     ])
     expect(db.prepare('SELECT version, name, applied_at FROM migrations').all()).toEqual(
       MIGRATIONS.map((m) => ({ version: m.version, name: m.name, applied_at: 1234 })),
@@ -113,11 +114,14 @@ describe('openDatabase', () => {
   it('refuses a file written by a newer schema, naming both versions', () => {
     const file = path.join(dir, 'newer.db')
     const db = openDatabase(file)
-    db.prepare("INSERT INTO migrations(version, name, applied_at) VALUES (9, 'future', 0)").run()
+    // One past the newest this build knows, whatever that is.
+    db.prepare("INSERT INTO migrations(version, name, applied_at) VALUES (?, 'future', 0)").run(
+      LATEST + 1,
+    )
     db.close()
     expect(() => openDatabase(file)).toThrow(SchemaTooNewError)
     expect(() => openDatabase(file)).toThrow(
-      `database ${file} was written by a newer Pacer (schema v9); this build knows up to v${LATEST}. ` +
+      `database ${file} was written by a newer Pacer (schema v${LATEST + 1}); this build knows up to v${LATEST}. ` +
         'Upgrade Pacer or use another --db.',
     )
   })

@@ -321,10 +321,12 @@ describe('migration 6: request params and estimated usage', () => {
     }
     v5.close()
 
-    const db = openDatabase(path)
+    // Up to the rollups' refold of migration 10 (tested below): this is about what v6 keeps.
+    const upTo = MIGRATIONS.filter((m) => m.version < 10)
+    const db = openDatabase(path, { migrations: upTo })
     try {
       expect(db.prepare('SELECT MAX(version) FROM migrations').pluck().get()).toBe(
-        MIGRATIONS.at(-1)!.version,
+        upTo.at(-1)!.version,
       )
       const added = (rows: unknown[], extra: Record<string, unknown>) =>
         rows.map((r) => ({ ...(r as object), ...extra }))
@@ -479,6 +481,48 @@ describe('migration 8: the timeout outcome; why a batch was stopped', () => {
       ])
       // Timeouts count among the errors of the totals.
       expect(new Ledger({ db, prices: new Prices() }).totals()).toMatchObject({ errors: 3 })
+    } finally {
+      db.close()
+    }
+  })
+})
+
+describe('migration 10: the worker registry; a resumed task is one run', () => {
+  it('keeps every batch, adds an empty registry, and folds the rollups again with one run per task', () => {
+    const path = file()
+    const before = MIGRATIONS.findIndex((m) => m.version === 10)
+    const old = openDatabase(path, { migrations: MIGRATIONS.slice(0, before) })
+    old
+      .prepare(
+        `INSERT INTO batches(id, name, source, source_hash, state, audit, created_at, updated_at,
+           driver)
+         VALUES ('b1', 'n', '/tmp/n.jsonl', 'h', 'running', 0, 1, 1, 'gone-host:4242:abcdef')`,
+      )
+      .run()
+    const insert = old.prepare(
+      `INSERT INTO ledger (ts, task_id, batch_id, fp, worker, task_type, provider, model, step,
+         input_tokens, output_tokens, cost_micros, outcome, epoch)
+       VALUES (?, 1, 'b1', 'fa', 'w', 't', 'sim', 'sim-small', ?, 10, 5, 100, 'executed', ?)`,
+    )
+    // Step 1 at epoch 1, killed; the task resumed at epoch 2 runs both steps.
+    insert.run(1_000, 1, 1)
+    insert.run(2_000, 1, 2)
+    insert.run(3_000, 2, 2)
+    // Folded as the builds before it folded them: two executions, one per epoch.
+    new Ledger({ db: old, prices: new Prices() }).totals()
+    old.exec('UPDATE ledger_rollup SET executed = 2; UPDATE ledger_batch_rollup SET executed = 2')
+    expect(new Ledger({ db: old, prices: new Prices() }).totals()).toMatchObject({ executed: 2 })
+    old.close()
+
+    const db = openDatabase(path)
+    try {
+      expect(db.prepare('SELECT id, state, driver FROM batches').all()).toEqual([
+        { id: 'b1', state: 'running', driver: 'gone-host:4242:abcdef' },
+      ])
+      expect(db.prepare('SELECT COUNT(*) FROM workers').pluck().get()).toBe(0)
+      const ledger = new Ledger({ db, prices: new Prices() })
+      expect(ledger.totals()).toMatchObject({ executed: 1, runs: 1, duplicates: 0 })
+      expect(ledger.totals({ batchId: 'b1' })).toMatchObject({ executed: 1, runs: 1 })
     } finally {
       db.close()
     }

@@ -94,6 +94,16 @@ function BatchRow({ batch: b }: { batch: BatchSummary }) {
           {b.counts.failed ? ` · ${formatInt(b.counts.failed)} failed` : ''}
           {b.counts.cancelled ? ` · ${formatInt(b.counts.cancelled)} cancelled` : ''}
         </span>
+        {b.owner && !b.owner.alive && b.state === 'interrupted' && !b.stopReason ? (
+          <p className="batch-stop-reason" data-testid="batch-owner-gone">
+            its run (pid {b.owner.pid ?? '?'} on {b.owner.host ?? '?'}) is gone: Resume, or run the
+            same command again
+          </p>
+        ) : b.owner && b.state === 'running' ? (
+          <p className="muted" data-testid="batch-owner">
+            run by pid {b.owner.pid ?? '?'} on {b.owner.host ?? '?'}
+          </p>
+        ) : null}
         {b.stopReason ? (
           <p className="batch-stop-reason" data-testid="batch-stop-reason">
             {b.stopReason}: fix it, then Resume
