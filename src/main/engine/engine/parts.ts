@@ -1,6 +1,7 @@
 import { hostname } from 'node:os'
 import { randomBytes } from 'node:crypto'
 import type Database from 'better-sqlite3'
+import { AgentRegistry } from '../agents/registry'
 import { SqliteClaimStore } from '../claims'
 import { openDatabase } from '../db'
 import { StepWrites } from '../db/step-writes'
@@ -40,6 +41,8 @@ export interface EngineParts {
   /** Every provider by id: the built-in ones and the options' extras. */
   readonly providers: Readonly<Record<string, Provider>>
   readonly runner: Runner
+  /** Which agent module drives which batch (`--agents`, the console's import). */
+  readonly agents: AgentRegistry
   /** Which concurrency controller the scheduler runs, and the swap to another one. */
   readonly controller: ControllerSwitch
   /** The call deadline was given for this engine (`--timeout`): the setting does not move it. */
@@ -139,6 +142,7 @@ export function createParts(options: EngineOptions): EngineParts {
     }),
     ...options.providers,
   }
+  const agents = new AgentRegistry(db)
   const runner = new Runner({
     queue,
     claims,
@@ -151,6 +155,7 @@ export function createParts(options: EngineOptions): EngineParts {
     leaseMs: options.leaseMs,
     callTimeoutMs: options.callTimeoutMs ?? stored.callTimeoutSeconds * 1000,
     writes,
+    driverFor: (task) => agents.driverFor(task),
   })
   scheduler.on('warning', (message) => runner.emit('warning', message))
   return {
@@ -168,6 +173,7 @@ export function createParts(options: EngineOptions): EngineParts {
     processBaseUrls,
     providers,
     runner,
+    agents,
     controller,
     callTimeoutFixed: options.callTimeoutMs !== undefined,
     promptCaching,
