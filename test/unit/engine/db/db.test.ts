@@ -113,11 +113,14 @@ describe('openDatabase', () => {
   it('refuses a file written by a newer schema, naming both versions', () => {
     const file = path.join(dir, 'newer.db')
     const db = openDatabase(file)
-    db.prepare("INSERT INTO migrations(version, name, applied_at) VALUES (9, 'future', 0)").run()
+    // One past this build's last migration (other branches number theirs in between).
+    db.prepare("INSERT INTO migrations(version, name, applied_at) VALUES (?, 'future', 0)").run(
+      LATEST + 1,
+    )
     db.close()
     expect(() => openDatabase(file)).toThrow(SchemaTooNewError)
     expect(() => openDatabase(file)).toThrow(
-      `database ${file} was written by a newer Pacer (schema v9); this build knows up to v${LATEST}. ` +
+      `database ${file} was written by a newer Pacer (schema v${LATEST + 1}); this build knows up to v${LATEST}. ` +
         'Upgrade Pacer or use another --db.',
     )
   })
