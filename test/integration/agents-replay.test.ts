@@ -4,24 +4,8 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { query, runPacer, startPacer, tempDir, until, writeJsonl } from '../helpers/cli'
+import { researchAgent } from '../helpers/agent-module'
 import { startVendorServer, type VendorServer } from '../helpers/vendor-server'
-
-// The first call answers at once; the tool step then waits for a file the test writes, so the
-// process can be killed between the tool step and the second call, at a moment the test knows.
-const AGENT = `import { appendFileSync, existsSync } from 'node:fs'
-export default {
-  async research(task, ctx) {
-    const plan = await ctx.chat({ messages: [{ role: 'user', content: 'plan: ' + task.payload.q }] })
-    const hits = await ctx.step('search', () => {
-      appendFileSync(process.env.TOOL_LOG, task.payload.q + '\\n')
-      return [task.payload.q.length]
-    })
-    while (!existsSync(process.env.GO)) await new Promise((r) => setTimeout(r, 20))
-    const answer = await ctx.chat({ messages: [{ role: 'user', content: plan.text + JSON.stringify(hits) }] })
-    return { answer: answer.text, hits }
-  },
-}
-`
 
 let server: VendorServer
 beforeEach(async () => {
@@ -36,7 +20,8 @@ describe.skip('pacer run --agents, killed between the calls and run again', () =
   it('replays the first call and the tool step instead of repeating them', async () => {
     const dir = tempDir('pacer-agents-')
     const agent = join(dir, 'agent.mjs')
-    writeFileSync(agent, AGENT)
+    // After its tool step the module waits for the file `go`: the test kills it there.
+    writeFileSync(agent, researchAgent({ gated: true }))
     const toolLog = join(dir, 'tool.log')
     writeFileSync(toolLog, '')
     const go = join(dir, 'go')

@@ -5,31 +5,11 @@ import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { query, runPacer, tempDir, writeJsonl } from '../helpers/cli'
+import { researchAgent } from '../helpers/agent-module'
 import { startVendorServer, type VendorServer } from '../helpers/vendor-server'
 
 const KEY = 'sk-agents-test-key'
 const CLEAN = { OPENAI_API_KEY: KEY, OPENAI_BASE_URL: '', ANTHROPIC_API_KEY: '' }
-
-const AGENT = `// the user's agent
-import { appendFileSync } from 'node:fs'
-export default {
-  async research(task, ctx) {
-    const plan = await ctx.chat({ messages: [{ role: 'user', content: 'plan: ' + task.payload.q }] })
-    const hits = await ctx.step('search', () => {
-      appendFileSync(process.env.TOOL_LOG, task.payload.q + '\\n')
-      return [task.payload.q.length]
-    })
-    const answer = await ctx.chat({
-      messages: [
-        { role: 'user', content: 'plan: ' + task.payload.q },
-        { role: 'assistant', content: plan.text },
-        { role: 'user', content: 'answer from ' + JSON.stringify(hits) },
-      ],
-    })
-    return { q: task.payload.q, plan: plan.text, answer: answer.text, hits }
-  },
-}
-`
 
 const TASKS = [
   { type: 'research', payload: { q: 'leases' } },
@@ -48,30 +28,14 @@ afterEach(async () => {
 function setup() {
   const dir = tempDir('pacer-agents-')
   const agent = join(dir, 'agent.mjs')
-  writeFileSync(agent, AGENT)
+  writeFileSync(agent, researchAgent())
   const toolLog = join(dir, 'tool.log')
   writeFileSync(toolLog, '')
   const db = join(dir, 'pacer.db')
   const file = writeJsonl(dir, 'tasks.jsonl', TASKS)
-  const run = (...extra: string[]) =>
-    runPacer(
-      [
-        'run',
-        file,
-        '--db',
-        db,
-        '--provider',
-        'openai',
-        '--model',
-        'gpt-4o-mini',
-        '--base-url',
-        `${server.url}/v1`,
-        '--agents',
-        agent,
-        ...extra,
-      ],
-      { ...CLEAN, TOOL_LOG: toolLog },
-    )
+  const args = ['run', file, '--db', db, '--provider', 'openai', '--model', 'gpt-4o-mini']
+  args.push('--base-url', `${server.url}/v1`, '--agents', agent)
+  const run = (...extra: string[]) => runPacer([...args, ...extra], { ...CLEAN, TOOL_LOG: toolLog })
   const toolRuns = () => readFileSync(toolLog, 'utf8').split('\n').filter(Boolean).length
   const chats = () => server.requests.filter((r) => r.url.endsWith('/chat/completions')).length
   return { dir, agent, db, run, toolRuns, chats }
