@@ -100,6 +100,32 @@ describe('pacer run --agents', () => {
     expect([chats(), toolRuns()]).toEqual([12, 6])
   })
 
+  it('runs a TypeScript module, and its imports, through the pacer command', async () => {
+    const dir = tempDir('pacer-agents-')
+    writeFileSync(
+      join(dir, 'words.ts'),
+      'export const count = (s: string): number => s.split(" ").length\n',
+    )
+    writeFileSync(
+      join(dir, 'agent.ts'),
+      `import { count } from './words'
+type Ctx = { chat(r: { messages: { role: string; content: string }[] }): Promise<{ text: string }> }
+export default {
+  async greet(task: { payload: { name: string } }, ctx: Ctx) {
+    const a = await ctx.chat({ messages: [{ role: 'user', content: 'hi ' + task.payload.name }] })
+    return { name: task.payload.name, words: count(a.text) }
+  },
+}
+`,
+    )
+    const file = writeJsonl(dir, 'greet.jsonl', [{ type: 'greet', payload: { name: 'ada' } }])
+    const db = join(dir, 'pacer.db')
+    const r = await runPacer(['run', file, '--db', db, '--agents', join(dir, 'agent.ts')])
+    expect(r.code).toBe(0)
+    const [row] = query<{ result: string }>(db, 'SELECT result FROM tasks')
+    expect(JSON.parse(row!.result).value).toEqual({ name: 'ada', words: expect.any(Number) })
+  })
+
   it('a bad module is one line naming it, exit 2, and nothing is queued', async () => {
     const { agent, db, run, chats } = setup()
     writeFileSync(agent, 'export const research = async () => 1\n')
