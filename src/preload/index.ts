@@ -3,7 +3,7 @@
  * page never touches ipcRenderer, so it can call exactly the contract's commands and hear exactly
  * its events. Sandboxed: only 'electron' may be required; electron-vite bundles the rest in.
  */
-import { contextBridge, ipcRenderer, type IpcRendererEvent } from 'electron'
+import { contextBridge, ipcRenderer, webUtils, type IpcRendererEvent } from 'electron'
 import { createPacerClient, type Invoke, type Subscribe } from '../shared/client'
 import { errorReply } from '../shared/reply'
 
@@ -25,4 +25,8 @@ const subscribe: Subscribe = (event, listener) => {
   }
 }
 
-contextBridge.exposeInMainWorld('pacer', createPacerClient('ipc', invoke, subscribe))
+contextBridge.exposeInMainWorld('pacer', {
+  ...createPacerClient('ipc', invoke, subscribe),
+  // Where a picked agent module lives: the engine loads it by path (a File's name is not enough).
+  pathForFile: (file: Blob) => webUtils.getPathForFile(file as File),
+})

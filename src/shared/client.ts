@@ -57,6 +57,11 @@ export type PacerApi = {
 } & {
   /** Which transport this client speaks: Electron IPC or loopback HTTP. */
   readonly transport: 'ipc' | 'http'
+  /**
+   * The path on disk of a file the operator picked (desktop only: Electron's webUtils). A browser
+   * never tells a page where a file lives, so `pacer serve`'s console has no such function.
+   */
+  readonly pathForFile?: (file: Blob) => string
 }
 
 export type Invoke = (channel: CommandName, input: unknown) => Promise<Reply<unknown>>

@@ -76,6 +76,36 @@ describe('console operations', () => {
     expect(batch.counts).toMatchObject({ succeeded: 3, reused: 1 })
   })
 
+  it('a batch imported with an agent module (its path typed) runs through the module', async () => {
+    const agent = join(ROOT, 'resources/examples/research-agent.mjs')
+    await page.getByTestId('import-file').setInputFiles({
+      name: 'research.jsonl',
+      mimeType: 'application/jsonl',
+      buffer: readFileSync(join(ROOT, 'resources/examples/research.jsonl')),
+    })
+    await page.getByTestId('import-forecast').waitFor()
+    // A browser cannot tell the page where a file lives: `pacer serve` offers no picker.
+    await expect(page.getByTestId('import-agents-file').count()).resolves.toBe(0)
+    await page.getByTestId('import-agents-path').fill(agent)
+    await page.getByTestId('import-agents-path').press('Enter')
+    const said = await page.getByTestId('import-agents').textContent()
+    expect(said).toContain(`${agent} handles research`)
+    expect(said).toContain('1 task(s) of type summarize run the built-in loop')
+    await page.getByTestId('import-confirm').click()
+    const batch = await until(async () => {
+      const list = await api<{ id: string; name: string; state: string }[]>('batches:list')
+      return list.find((x) => x.name === 'research.jsonl' && x.state === 'done')
+    }, 30_000)
+    const results = query<{ type: string; result: string }>(
+      db,
+      'SELECT type, result FROM tasks WHERE batch_id = ? ORDER BY seq',
+      batch.id,
+    )
+    expect(JSON.parse(results[0]!.result)).toMatchObject({
+      value: { question: expect.any(String), sources: ['leases'] },
+    })
+  })
+
   it('Pause and Resume on a batch row stop the calls and start them again', async () => {
     const lines = (type: string, n: number) =>
       Array.from({ length: n }, (_, i) => JSON.stringify({ type, payload: { i } })).join('\n')

@@ -156,6 +156,14 @@ function addRunCommand(program: Command, done: Done): void {
       '--params <json>',
       'request params for every task, e.g. \'{"top_p":0.9,"seed":7}\'; a line\'s own params win',
     )
+    .option(
+      '--agents <module>',
+      'an ES module or TypeScript file whose default export maps task types to async (task, ctx) => result handlers',
+    )
+    .option(
+      '--agent-version <id>',
+      "the agents' identity in the fingerprints (default: the module's exported version, else its file's hash): keep it to reuse results across code changes",
+    )
     .option('--json', 'print one JSON object with the totals and failures at the end')
     .action(async (file: string, opts) => {
       done(await runCommand(file, opts))

@@ -14,6 +14,7 @@ import { EXIT } from './exit-codes'
 import { say } from './terminal-text'
 import type { PartitionStop } from '../engine/scheduler'
 import { failureReport, printStop, reportLines, type FailureReport } from './run-report'
+import { loadRunAgents, reportUnhandled } from './agents'
 
 export interface RunOptions extends ParamsOptions {
   db?: string
@@ -41,6 +42,10 @@ export interface RunOptions extends ParamsOptions {
   acceptTruncated?: boolean
   new?: boolean
   json?: boolean
+  /** An agent module whose handlers run the tasks of its types (`--agents`). */
+  agents?: string
+  /** Pins the module's identity in the fingerprints (`--agent-version`). */
+  agentVersion?: string
 }
 
 /** What `pacer run --json` prints: the batch's totals, and what went wrong. */
@@ -84,6 +89,7 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
   // Fail fast on a file that is wrong as a whole, or bad params, before touching the database.
   await checkReadable(path)
   const params = runParams(opts)
+  const agents = await loadRunAgents(opts.agents, opts.agentVersion)
 
   const scheduler: Partial<AimdParams> = {}
   if (opts.minConcurrency !== undefined) scheduler.min = opts.minConcurrency
@@ -110,10 +116,11 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
     callTimeoutMs: opts.timeout === undefined ? undefined : Math.round(opts.timeout * 1000),
   })
 
+  if (agents) engine.agents.remember(agents.module)
   const audit = opts.audit ?? engine.settings.get().audit
   // No --model on a real provider: a task naming none is refused (one usage line for all of them).
   const model = opts.model ?? (opts.provider === 'sim' ? SIM_DEFAULT_MODEL : null)
-  const defaults = { provider: opts.provider, model, params }
+  const defaults = { provider: opts.provider, model, params, agents: agents?.batch }
   const errors = new LineErrorLog()
   const reading = readingBar(opts)
   let out: StreamedStart
@@ -159,6 +166,7 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
     reportLineErrors(file, errors)
     say.err(`pacer: skipped ${skippedLines} invalid line(s); queuing ${out.valid}\n`)
   }
+  if (agents) reportUnhandled(engine, start.batchId, agents)
   if (start.retried > 0) {
     say.err(`pacer: retrying ${start.retried} task(s) that failed before\n`)
   }

@@ -6,6 +6,7 @@ import type {
   LineError,
   LedgerFilter,
 } from '../../shared/contract'
+import type { AgentRegistry } from './agents/registry'
 import type { ParsedTask } from './batch-file'
 import type { SqliteClaimStore } from './claims'
 import type { Ledger } from './ledger'
@@ -113,6 +114,8 @@ export interface Engine {
   readonly results: Results
   /** Where batches are queued, resumed, paused, cancelled and driven (console and CLI alike). */
   readonly batches: BatchLifecycle
+  /** Which agent module drives which batch; modules loaded by this process. */
+  readonly agents: AgentRegistry
   readonly handlers: CommandHandlers
   subscribe<E extends EventName>(
     event: E,
@@ -215,6 +218,7 @@ export function createEngine(options: EngineOptions): Engine {
     settings: parts.settings,
     results,
     batches,
+    agents: parts.agents,
     handlers,
     subscribe: (event, listener) => events.subscribe(event, listener),
     onWarning(listener) {

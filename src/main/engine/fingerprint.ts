@@ -106,12 +106,21 @@ function sha256(text: string): string {
  */
 export function executionFingerprint(
   taskFp: string,
-  run: { provider: string; model: string; steps: number; params?: string | null },
+  run: {
+    provider: string
+    model: string
+    steps: number
+    params?: string | null
+    /** The agent module's identity (agents/module.ts) for a task its code runs. */
+    agent?: string | null
+  },
 ): string {
   // Request params (canonical JSON: their order does not matter) are part of what runs; a task
   // without any hashes as it did before params existed, so stored results stay reusable.
   const params = run.params == null ? '' : `"params":${run.params},`
+  // Likewise the agent's code: changed code is another execution; no agent hashes as before.
+  const agent = run.agent == null ? '' : `"agent":${JSON.stringify(run.agent)},`
   return sha256(
-    `{"model":${JSON.stringify(run.model)},${params}"provider":${JSON.stringify(run.provider)},"steps":${run.steps},"task":${JSON.stringify(taskFp)}}`,
+    `{${agent}"model":${JSON.stringify(run.model)},${params}"provider":${JSON.stringify(run.provider)},"steps":${run.steps},"task":${JSON.stringify(taskFp)}}`,
   )
 }

@@ -97,12 +97,12 @@ function isImagePart(part: JsonValue): boolean {
   return type === 'image_url' || type === 'image' || type === 'input_image'
 }
 
-type MessageObject = { [key: string]: JsonValue } & {
+export type MessageObject = { [key: string]: JsonValue } & {
   role: ChatRole
   content?: string | JsonValue[] | null
 }
 
-function isChatMessage(value: JsonValue): value is MessageObject {
+export function isChatMessage(value: JsonValue): value is MessageObject {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return false
   const role = value['role']
   if (typeof role !== 'string' || !ROLES.has(role)) return false
@@ -112,7 +112,7 @@ function isChatMessage(value: JsonValue): value is MessageObject {
   return role === 'assistant' && (content === null || content === undefined)
 }
 
-function toChatMessage(m: MessageObject): ChatMessage {
+export function toChatMessage(m: MessageObject): ChatMessage {
   const { role, content, ...rest } = m
   const message: ChatMessage = { role, content: content ?? null }
   if (Object.keys(rest).length > 0) message.fields = rest

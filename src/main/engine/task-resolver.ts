@@ -24,6 +24,8 @@ export interface ResolveRules {
   defaultModel: string | null
   /** The run's request params (`pacer run --max-tokens` ...): a line's own win, key by key. */
   params?: RequestParams
+  /** The run's agent module: the tasks of its types get its identity in their fingerprint. */
+  agent?: { identity: string; types: readonly string[] }
 }
 
 /**
@@ -37,6 +39,7 @@ export function resolverFor(
   const { defaultProvider, defaultModel } = rules
   const known = new Set(rules.providers)
   const runParams = rules.params !== undefined && Object.keys(rules.params).length > 0
+  const agentTypes = new Set(rules.agent?.types)
   return (t, errors) => {
     const provider = t.provider ?? defaultProvider
     if (!known.has(provider)) {
@@ -74,6 +77,8 @@ export function resolverFor(
       model,
       steps: t.steps,
       params: paramsJson,
+      // A task with its own key keeps the key's identity whatever code runs it: the key says so.
+      agent: t.key === null && agentTypes.has(t.type) ? rules.agent!.identity : null,
     })
     const fp = t.key === null ? runFp : t.fp
     if (!inPlace) return { ...t, provider, model, runFp, fp, paramsJson }

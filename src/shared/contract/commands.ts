@@ -10,6 +10,29 @@ import { ResultsFormat } from './results'
 import type { BatchSummary, LineError, TaskRow } from './tasks'
 import { BatchFormat, RequestParams, TaskInput, TaskStatus } from './tasks'
 
+/**
+ * An agent module for a batch's tasks: the absolute path of an ES module or TypeScript file on the
+ * machine the engine runs on (the desktop app's, or `pacer serve`'s).
+ */
+const AgentsPath = z
+  .string()
+  .min(1)
+  .max(4096)
+  .refine((p) => p.startsWith('/') || /^[A-Za-z]:[\\/]/.test(p) || p.startsWith('\\\\'), {
+    message: "give the module's absolute path",
+  })
+
+/** An agent module as the engine loaded it. */
+export interface AgentsView {
+  path: string
+  /** `version:<exported version>` or `sha256:<hex of the file>`: part of the fingerprints. */
+  identity: string
+  /** The task types it handles. */
+  types: string[]
+  /** Task types of the file it does not handle (they run the built-in loop), with counts. */
+  unhandled: { type: string; tasks: number }[]
+}
+
 /** Each command: its input schema and (as a type) its result. */
 export const commandSchemas = {
   'tasks:enqueue': z.strictObject({
@@ -26,6 +49,7 @@ export const commandSchemas = {
     /** Forecast without deduplication; default: the audit setting. */
     audit: z.boolean().optional(),
     params: RequestParams.optional(),
+    agents: AgentsPath.optional(),
   }),
   'batches:import': z.strictObject({
     fileName: z.string().max(500),
@@ -35,6 +59,7 @@ export const commandSchemas = {
     audit: z.boolean().optional(),
     /** Request params for every line; a line's own win, key by key. */
     params: RequestParams.optional(),
+    agents: AgentsPath.optional(),
   }),
   'batches:list': z.strictObject({}),
   'batches:pause': z.strictObject({ batchId: z.string().min(1) }),
@@ -86,6 +111,8 @@ export interface CommandResults {
     valid: number
     errors: LineError[]
     forecast: ForecastView | null
+    /** The agent module asked for, as loaded; absent: none asked for. */
+    agents?: AgentsView
   }
   'batches:import': {
     batchId: string | null

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest'
 import { seededRandom } from '../../helpers/random'
 import {
   canonicalJson,
+  executionFingerprint,
   fingerprint,
   keyFingerprint,
   NonJsonValueError,
@@ -278,5 +279,23 @@ describe('keyFingerprint', () => {
         expect(keyFingerprint(a)).not.toBe(keyFingerprint(b))
       }),
     )
+  })
+})
+
+describe('executionFingerprint: the agent module', () => {
+  const run = { provider: 'sim', model: 'sim-small', steps: 1 }
+  it('hashes as before without an agent, and differs per agent identity', () => {
+    const plain = executionFingerprint('f'.repeat(64), run)
+    expect(executionFingerprint('f'.repeat(64), { ...run, agent: null })).toBe(plain)
+    expect(plain).toBe(
+      sha256(`{"model":"sim-small","provider":"sim","steps":1,"task":"${'f'.repeat(64)}"}`),
+    )
+    const a = executionFingerprint('f'.repeat(64), { ...run, agent: 'sha256:aa' })
+    expect(a).toBe(
+      sha256(
+        `{"agent":"sha256:aa","model":"sim-small","provider":"sim","steps":1,"task":"${'f'.repeat(64)}"}`,
+      ),
+    )
+    expect(executionFingerprint('f'.repeat(64), { ...run, agent: 'version:1' })).not.toBe(a)
   })
 })

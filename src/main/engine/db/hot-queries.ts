@@ -2,6 +2,7 @@
 // cost must not grow with the queue or the ledger. test/unit/engine/db/query-plans.test.ts reads
 // each one's EXPLAIN QUERY PLAN and fails on a pass over a table that grows with the work. Add a
 // statement here when you add a hot one; the SQL stays next to the module that owns its table.
+import { AGENTS_SQL } from '../agents/registry'
 import { CLAIM_SQL } from '../claims-sql'
 import { eventsPageSql } from '../ledger-queries'
 import { rollupPlan } from '../ledger-rollup-plans'
@@ -18,6 +19,9 @@ const named = (prefix: string, sqls: Readonly<Record<string, string>>) =>
 export const HOT_QUERIES: Readonly<Record<string, string>> = {
   ...named('tasks', TASK_SQL),
   ...named('batches', BATCH_SQL),
+  // Once per batch a process runs (cached), and once when a batch is queued with a module.
+  'agents.get': AGENTS_SQL.get,
+  'agents.set': AGENTS_SQL.set,
   ...named('claims', CLAIM_SQL),
   // `pacer run`'s closing report: one batch's failed tasks, not the queue.
   ...named('failures', FAILURE_SQL),

@@ -249,4 +249,10 @@ export const MIGRATIONS: readonly Migration[] = [
     // workers.ts: the registry a rerun reads to tell a dead driver from a live one.
     sql: WORKERS_MIGRATION_SQL,
   },
+  {
+    version: 11,
+    name: "agents: the agent module a batch's tasks run (path, identity, task types)",
+    // JSON (agents/registry.ts BatchAgents); null: every task runs the built-in loop.
+    sql: 'ALTER TABLE batches ADD COLUMN agents TEXT;',
+  },
 ]

@@ -3,6 +3,7 @@ import { stat } from 'node:fs/promises'
 import type { BatchSummary, LineError } from '../../../shared/contract'
 import type { ParsedTask } from '../batch-file'
 import type { RequestParams } from '../types'
+import type { BatchAgents } from '../agents/registry'
 import { EngineError } from '../errors'
 import { resolverFor, type ResolvedTask, type ResolveRules } from '../task-resolver'
 import { checkIdempotencyKey } from '../idempotency-keys'
@@ -28,6 +29,8 @@ export interface TaskDefaults {
   model?: string | null
   /** Request params for every task (`--max-tokens`, `--temperature`, `--params`); a line's win. */
   params?: RequestParams
+  /** The agent module whose handlers run the tasks of its types (`--agents`). */
+  agents?: BatchAgents
 }
 
 /** A batch file as `pacer run` starts it. */
@@ -74,6 +77,7 @@ export function resolveRules(
     defaultProvider,
     defaultModel,
     params: defaults?.params,
+    agent: defaults?.agents,
   }
 }
 
@@ -124,7 +128,11 @@ export class BatchLifecycle {
   }
 
   /** Queues resolved tasks as one batch (all or nothing); returns its id. */
-  enqueue(tasks: readonly ResolvedTask[], batch: Omit<NewBatch, 'state'>): string {
+  enqueue(
+    tasks: readonly ResolvedTask[],
+    batch: Omit<NewBatch, 'state'>,
+    agents?: BatchAgents,
+  ): string {
     const { db, clock, queue, runner, writes } = this.#parts
     const now = clock.now()
     const id = writes.run(() =>
@@ -140,7 +148,7 @@ export class BatchLifecycle {
               throw EngineError.from(err, `line ${t.line}`)
             }
           }
-          return queue.createBatch(
+          const id = queue.createBatch(
             batch,
             tasks.map((t) => ({
               seq: t.line,
@@ -154,6 +162,9 @@ export class BatchLifecycle {
               paramsJson: t.paramsJson,
             })),
           )
+          // Before the runner can pick a task of it: its tasks must not start on the built-in loop.
+          if (agents) this.#parts.agents.attach(id, agents)
+          return id
         })
         .immediate(),
     )
@@ -172,10 +183,10 @@ export class BatchLifecycle {
     const { queue, runner, claims } = this.#parts
     let retried = 0
     if (file.retryFailed) for (const t of file.tasks) if (claims.forgetFailure(t.fp)) retried++
-    const { provider, model, params } = file.defaults
+    const { provider, model, params, agents } = file.defaults
     const sourceHash = createHash('sha256')
       .update(file.content)
-      .update(JSON.stringify({ audit: file.audit, provider, model, params }))
+      .update(JSON.stringify({ audit: file.audit, provider, model, params, agents }))
       .digest('hex')
     // Tasks of a killed run come back to the queue first, so this run can resume that batch.
     runner.sweepExpired()
@@ -183,13 +194,17 @@ export class BatchLifecycle {
     if (resumable && this.resume(resumable, { driver: runner.workerId, fromPaused: false })) {
       return { batchId: resumable, resumed: true, retried, batch: this.get(resumable) }
     }
-    const batchId = this.enqueue(file.tasks, {
-      driver: runner.workerId,
-      name: file.name,
-      source: file.source,
-      sourceHash,
-      audit: file.audit,
-    })
+    const batchId = this.enqueue(
+      file.tasks,
+      {
+        driver: runner.workerId,
+        name: file.name,
+        source: file.source,
+        sourceHash,
+        audit: file.audit,
+      },
+      agents,
+    )
     return { batchId, resumed: false, retried, batch: this.get(batchId) }
   }
 

@@ -80,6 +80,8 @@ export async function startStreamedFile(
     provider: file.defaults.provider,
     model: file.defaults.model,
     params: file.defaults.params,
+    // Another module, or changed code, is another batch (and other fingerprints).
+    agents: file.defaults.agents,
   })
   // Hashing first costs a pass over the file: worth it only if there is something to resume, or
   // another process runs it (worth a line saying so).
@@ -114,6 +116,7 @@ export async function startStreamedFile(
     } else {
       writer.close()
       queue.setSourceHash(writer.id, digest)
+      if (file.defaults.agents) parts.agents.attach(writer.id, file.defaults.agents)
       db.exec('COMMIT')
     }
     if (refused) return { started: null, valid: scan.valid, invalidLines: scan.invalidLines }

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os'
 import { randomBytes } from 'node:crypto'
 import type Database from 'better-sqlite3'
+import { AgentRegistry } from '../agents/registry'
 import { SqliteClaimStore } from '../claims'
 import { openDatabase } from '../db'
 import { StepWrites } from '../db/step-writes'
@@ -43,6 +44,8 @@ export interface EngineParts {
   readonly runner: Runner
   /** This process's row among the workers on the database, and the judge of the others'. */
   readonly workers: WorkerRegistry
+  /** Which agent module drives which batch (`--agents`, the console's import). */
+  readonly agents: AgentRegistry
   /** Which concurrency controller the scheduler runs, and the swap to another one. */
   readonly controller: ControllerSwitch
   /** The call deadline was given for this engine (`--timeout`): the setting does not move it. */
@@ -146,6 +149,7 @@ export function createParts(options: EngineOptions): EngineParts {
     }),
     ...options.providers,
   }
+  const agents = new AgentRegistry(db)
   const runner = new Runner({
     queue,
     claims,
@@ -158,6 +162,7 @@ export function createParts(options: EngineOptions): EngineParts {
     leaseMs: options.leaseMs,
     callTimeoutMs: options.callTimeoutMs ?? stored.callTimeoutSeconds * 1000,
     writes,
+    driverFor: (task) => agents.driverFor(task),
   })
   scheduler.on('warning', (message) => runner.emit('warning', message))
   return {
@@ -176,6 +181,7 @@ export function createParts(options: EngineOptions): EngineParts {
     providers,
     runner,
     workers,
+    agents,
     controller,
     callTimeoutFixed: options.callTimeoutMs !== undefined,
     promptCaching,

@@ -6,6 +6,7 @@ import { callProvider } from './call'
 import type { Active, CallResult, Finish, RunContext } from './context'
 import { addUsage, ZERO_USAGE } from './ledger-rows'
 import { isInputFailure, persist } from './retry'
+import { executeDriven } from './live-effects'
 
 /** An execution whose claim a newer epoch took: its result is not ours to save. */
 export type Execution = Finish | { status: 'fenced' }
@@ -18,6 +19,8 @@ export async function execute(
   epoch: number | null,
 ): Promise<Execution> {
   const { task } = active
+  const driver = ctx.o.driverFor(task)
+  if (driver) return executeDriven(ctx, active, provider, epoch, driver)
   const messages: ChatMessage[] = taskMessages(task.type, parseExactJson(task.payload) as JsonValue)
   const params = task.params === null ? undefined : (parseExactJson(task.params) as RequestParams)
   const usage: Usage = { ...ZERO_USAGE }
@@ -96,7 +99,7 @@ class ExecutionCost {
 }
 
 /** A step that failed for good: the failure is kept as the claim's result or the claim released. */
-function failedStep(
+export function failedStep(
   ctx: RunContext,
   active: Active,
   call: Extract<CallResult, { kind: 'failed' }>,

@@ -3,6 +3,8 @@ import type { Ledger } from '../ledger'
 import type { TaskQueue } from '../queue'
 import type { Scheduler } from '../scheduler'
 import type { ClaimStore, Clock, Provider } from '../types'
+import type { QueuedTask } from '../queue'
+import type { Driver } from './effects'
 import { directWrites } from '../db/step-writes'
 
 export interface RunnerOptions {
@@ -41,6 +43,11 @@ export interface RunnerOptions {
    * committed before every provider call. @default one transaction per statement
    */
   writes?: WriteScope
+  /**
+   * What drives a task's execution: a handler of the batch's agent module, or undefined for the
+   * built-in multi-step loop. @default () => undefined
+   */
+  driverFor?: (task: QueuedTask) => Driver | undefined
 }
 
 /** The options with every default filled in. */
@@ -67,6 +74,7 @@ export function resolveRunnerOptions(options: RunnerOptions): ResolvedRunnerOpti
     prefetch: options.prefetch ?? 2,
     pollMs: options.pollMs ?? 500,
     writes: options.writes ?? directWrites,
+    driverFor: options.driverFor ?? (() => undefined),
   }
 }
 

@@ -17,6 +17,8 @@ export interface ImportDraft {
   error: CommandError | null
   skipInvalid: boolean
   audit: boolean
+  /** The agent module's absolute path on the engine's machine; absent: the built-in loop. */
+  agents?: string
 }
 
 /** A batch file on its way in: read, previewed with its forecast, then imported or dropped. */
@@ -28,6 +30,8 @@ export interface ImportSlice {
 
   openImportFile(file: File): Promise<void>
   setImportOptions(options: { skipInvalid?: boolean; audit?: boolean }): void
+  /** The agent module for the batch ('' for none): the file is previewed again with it. */
+  setImportAgents(path: string): void
   confirmImport(): Promise<void>
   closeImport(): void
 }
@@ -37,6 +41,11 @@ export function canConfirmImport(draft: ImportDraft | null): boolean {
   const p = draft?.preview
   if (!draft || !p || draft.phase !== 'ready') return false
   return p.valid > 0 && (p.errors.length === 0 || draft.skipInvalid)
+}
+
+/** The draft's agent module as a command's field: left out when there is none. */
+function agentsOf(d: ImportDraft): { agents?: string } {
+  return d.agents === undefined ? {} : { agents: d.agents }
 }
 
 export const createImportSlice: SliceCreator<ImportSlice> = (set, get) => {
@@ -51,7 +60,9 @@ export const createImportSlice: SliceCreator<ImportSlice> = (set, get) => {
     const d = get().importDraft
     if (!d || d.id !== id || d.content === null || d.format === null) return
     const { fileName, content, format, audit } = d
-    const reply = await call((api) => api.previewBatch({ fileName, content, format, audit }))
+    const reply = await call((api) =>
+      api.previewBatch({ fileName, content, format, audit, ...agentsOf(d) }),
+    )
     if (reply.ok) patchDraft(id, { phase: 'ready', preview: reply.value })
     else patchDraft(id, { phase: 'failed', error: reply.error })
   }
@@ -127,6 +138,17 @@ export const createImportSlice: SliceCreator<ImportSlice> = (set, get) => {
       set({ importDraft: { ...d, ...options } })
     },
 
+    setImportAgents: (path) => {
+      const d = get().importDraft
+      const agents = path.trim() === '' ? undefined : path.trim()
+      if (!d || agents === d.agents) return
+      // The module decides which tasks it handles and their fingerprints: preview again.
+      const id = get().importSeq + 1
+      const phase = d.content === null ? d.phase : 'previewing'
+      set({ importSeq: id, importDraft: { ...d, agents, id, phase, error: null } })
+      if (d.content !== null) void runPreview(id)
+    },
+
     confirmImport: async () => {
       const d = get().importDraft
       if (!d || !canConfirmImport(d) || d.content === null || d.format === null) return
@@ -138,6 +160,7 @@ export const createImportSlice: SliceCreator<ImportSlice> = (set, get) => {
           format: d.format!,
           skipInvalid: d.skipInvalid,
           audit: d.audit,
+          ...agentsOf(d),
         }),
       )
       if (!reply.ok) {

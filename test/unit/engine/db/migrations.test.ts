@@ -528,3 +528,29 @@ describe('migration 10: the worker registry; a resumed task is one run', () => {
     }
   })
 })
+
+describe('migration 11: the agent module of a batch', () => {
+  it('keeps every batch, with no agent module, and stores one for new batches', () => {
+    const path = file()
+    const before = MIGRATIONS.findIndex((m) => m.version === 11)
+    const old = openDatabase(path, { migrations: MIGRATIONS.slice(0, before) })
+    old
+      .prepare(
+        `INSERT INTO batches(id, name, source, source_hash, state, audit, created_at, updated_at)
+         VALUES ('b1', 'n', 'f.jsonl', 'h', 'interrupted', 0, 1, 1)`,
+      )
+      .run()
+    old.close()
+
+    const db = openDatabase(path)
+    try {
+      expect(db.prepare('SELECT id, source_hash, state, agents FROM batches').all()).toEqual([
+        { id: 'b1', source_hash: 'h', state: 'interrupted', agents: null },
+      ])
+      db.prepare("UPDATE batches SET agents = '{}' WHERE id = 'b1'").run()
+      expect(db.prepare('SELECT agents FROM batches').pluck().get()).toBe('{}')
+    } finally {
+      db.close()
+    }
+  })
+})

@@ -152,6 +152,40 @@ describe('import slice', () => {
     expect(fake.inputs('batches:preview').map((i) => i.audit)).toEqual([false, true])
   })
 
+  it('previews again with the agent module chosen, and imports with it', async () => {
+    const { store, fake } = storeOnFakePacer()
+    fake.on('batches:preview', ({ agents }) =>
+      agents === '/m/bad.mjs' ? fail('agent_module') : ok(preview(agents ? 2 : 1)),
+    )
+    fake.on('batches:import', () => ok({ batchId: 'b8', enqueued: 2, skipped: 0, errors: [] }))
+    fake.on('batches:list', () => ok([]))
+    fake.on('tasks:list', () => ok({ rows: [], total: 0 }))
+    await store.getState().openImportFile(file('a.jsonl', LINES))
+    store.getState().setImportAgents('/m/bad.mjs')
+    await until(() => store.getState().importDraft?.phase === 'failed')
+    expect(store.getState().importDraft).toMatchObject({ error: { code: 'agent_module' } })
+    store.getState().setImportAgents('  /m/agent.mjs ')
+    await until(() => store.getState().importDraft?.phase === 'ready')
+    // The same path again asks nothing more.
+    store.getState().setImportAgents('/m/agent.mjs')
+    expect(fake.inputs('batches:preview').map((i) => i.agents)).toEqual([
+      undefined,
+      '/m/bad.mjs',
+      '/m/agent.mjs',
+    ])
+    await store.getState().confirmImport()
+    expect(fake.inputs('batches:import')).toEqual([
+      {
+        fileName: 'a.jsonl',
+        content: LINES,
+        format: 'jsonl',
+        skipInvalid: false,
+        audit: false,
+        agents: '/m/agent.mjs',
+      },
+    ])
+  })
+
   it('imports the previewed file, then reloads the batches and the table', async () => {
     const { store, fake } = storeOnFakePacer()
     fake.on('batches:preview', () => ok(preview(1)))

@@ -2,6 +2,7 @@ import { InlineError } from '../../components/inline-error'
 import { formatInt } from '../../lib/format'
 import { useStore } from '../../store'
 import { canConfirmImport } from '../../store/import-slice'
+import { AgentsField } from './agents-field'
 import { ForecastTable } from './forecast-table'
 
 /** Per-line errors can number in the thousands; the first ones are what an operator fixes. */
@@ -34,6 +35,7 @@ export function ImportPreview() {
         </button>
       </div>
 
+      <AgentsField key={`${draft.fileName}\n${draft.agents ?? ''}`} />
       {busy ? (
         <p className="hint">{draft.phase === 'reading' ? 'Reading file…' : 'Checking lines…'}</p>
       ) : null}

@@ -1,0 +1,136 @@
+// A handler of a user's agent module as a Driver (runner/effects.ts): its ctx.chat and ctx.step
+// are the execution's effects, so they are claimed, paced, ledgered (and journaled) like the
+// built-in loop's calls. What the handler returns must be JSON; what it throws fails the task.
+import { RequestParams } from '../../../shared/contract'
+import { findNonJson } from '../../../shared/json-value'
+import { isChatMessage, toChatMessage } from '../prompt'
+import type { ChatMessage, JsonValue } from '../types'
+import {
+  EffectStop,
+  type ChatRequest,
+  type Driver,
+  type DriverTask,
+  type Effects,
+} from '../runner/effects'
+import type { AgentContext, AgentHandler, AgentTask } from './module'
+
+/**
+ * A handler's own failure (it threw, or returned what JSON cannot carry): the task fails with this
+ * message. The claim is released, not kept as a result: the same task runs again next time.
+ */
+export class AgentFailure extends Error {
+  readonly code = 'agent_failed'
+  constructor(message: string) {
+    super(message)
+    this.name = 'AgentFailure'
+  }
+}
+
+/** Runs `handler` as the driver of a task of type `type`. */
+export function agentDriver(type: string, handler: AgentHandler): Driver {
+  return async (task, effects) => {
+    const ctx = contextFor(task, effects)
+    let value: unknown
+    try {
+      value = await handler(ctx.task, ctx)
+    } catch (err) {
+      // The execution's own ends (a lost claim, a call that failed for good, a stop) go on up.
+      if (err instanceof EffectStop || effects.signal.aborted) throw err
+      throw new AgentFailure(errorMessage(err))
+    }
+    const json = jsonOrFailure(value, `the result of handler "${type}"`)
+    return { text: JSON.stringify(json), value: json }
+  }
+}
+
+function contextFor(task: DriverTask, effects: Effects): AgentContext {
+  const agentTask: AgentTask = Object.freeze({
+    id: task.id,
+    batchId: task.batchId,
+    line: task.seq,
+    type: task.type,
+    payload: task.payload,
+    key: task.key,
+    provider: task.provider,
+    model: task.model,
+  })
+  return {
+    task: agentTask,
+    signal: effects.signal,
+    async chat(request) {
+      const answer = await effects.chat(chatRequest(request))
+      return {
+        text: answer.text,
+        message: answer.message,
+        usage: { ...answer.usage },
+        finishReason: answer.finishReason,
+      }
+    },
+    async step<T extends JsonValue>(name: string, fn: () => Promise<T> | T): Promise<T> {
+      if (typeof name !== 'string' || name === '') {
+        throw new AgentFailure(`ctx.step: name must be a non-empty string, got ${typeof name}`)
+      }
+      if (typeof fn !== 'function') {
+        throw new AgentFailure(`ctx.step("${name}"): fn must be a function, got ${typeof fn}`)
+      }
+      // Checked before it is journaled: a value replayed later must be the one the code saw.
+      return effects.step(name, async () => jsonOrFailure(await fn(), `ctx.step("${name}")`) as T)
+    },
+    log(message) {
+      effects.log(typeof message === 'string' ? message : String(message))
+    },
+  }
+}
+
+/** ctx.chat's argument, checked field by field: a mistake names the field. */
+function chatRequest(input: unknown): ChatRequest {
+  if (input === null || typeof input !== 'object') {
+    throw new AgentFailure(`ctx.chat: expected { messages, model?, provider?, params? }`)
+  }
+  const r = input as Record<string, unknown>
+  if (!Array.isArray(r.messages) || r.messages.length === 0) {
+    throw new AgentFailure('ctx.chat: messages must be a non-empty array of {role, content}')
+  }
+  const messages: ChatMessage[] = r.messages.map((m: unknown, i) => {
+    const bad = findNonJson(m, `messages[${i}]`)
+    if (bad) throw new AgentFailure(`ctx.chat: ${bad.message}`)
+    if (!isChatMessage(m as JsonValue)) {
+      throw new AgentFailure(
+        `ctx.chat: messages[${i}] must be {role: system|developer|user|assistant|tool, content}`,
+      )
+    }
+    return toChatMessage(m as Parameters<typeof toChatMessage>[0])
+  })
+  const request: ChatRequest = { messages }
+  for (const field of ['model', 'provider'] as const) {
+    const value = r[field]
+    if (value === undefined) continue
+    if (typeof value !== 'string' || value === '') {
+      throw new AgentFailure(`ctx.chat: ${field} must be a non-empty string, got ${typeof value}`)
+    }
+    request[field] = value
+  }
+  if (r.params !== undefined) {
+    const parsed = RequestParams.safeParse(r.params)
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]
+      const where = issue?.path.length ? `params.${issue.path.join('.')}` : 'params'
+      throw new AgentFailure(`ctx.chat: ${where}: ${issue?.message ?? 'invalid'}`)
+    }
+    request.params = parsed.data
+  }
+  return request
+}
+
+function jsonOrFailure(value: unknown, what: string): JsonValue {
+  const bad = findNonJson(value, 'value')
+  if (bad) {
+    throw new AgentFailure(`${what} is not JSON: ${bad.message}`)
+  }
+  return value as JsonValue
+}
+
+function errorMessage(err: unknown): string {
+  if (err instanceof Error) return err.message || err.name
+  return String(err)
+}
