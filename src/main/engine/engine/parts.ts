@@ -91,7 +91,9 @@ export function createParts(options: EngineOptions): EngineParts {
     options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`
   // Every process on the database shares each partition's budget; a dead one's slots come back
   // after the same lease as its claims (the runner's default: 30 s).
-  const pacingStore = new SqlitePacingStore({ db, leaseMs: options.leaseMs ?? 30_000 })
+  // In team mode, every machine on the team's Redis.
+  const pacingStore =
+    options.team?.pacing ?? new SqlitePacingStore({ db, leaseMs: options.leaseMs ?? 30_000 })
   let kind = options.controller ?? stored.controller
   const scheduler = new Scheduler({
     clock,

@@ -105,10 +105,16 @@ export async function connectTeamStore(
     },
     async close() {
       listeners.clear()
+      // The last releases are on their way: the others must not wait for a lease to see them.
+      if (client.isReady) await Promise.race([pacing.settled(), delay(5000)])
       if (client.isReady) await client.close()
       else client.destroy()
     },
   }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref())
 }
 
 /** An error's cause in one line: the errno, or Redis's own words; never the password. */

@@ -66,6 +66,8 @@ export class RedisPacingStore implements PacingStore {
   readonly #sha = new Map<PacingScript, string>()
   /** What each worker joined with: a server restarted without its data is joined again. */
   readonly #inits = new Map<string, SessionInit>()
+  #views: PacingView[] = []
+  readonly #inflight = new Set<Promise<unknown>>()
 
   constructor({
     client,
@@ -82,7 +84,36 @@ export class RedisPacingStore implements PacingStore {
     this.#index = `${this.#prefix}index`
   }
 
-  async join(partition: string, worker: string, init: SessionInit, now: number): Promise<Joined> {
+  join(partition: string, worker: string, init: SessionInit, now: number): Promise<Joined> {
+    return this.#track(this.#join(partition, worker, init, now))
+  }
+
+  admit(partition: string, worker: string, now: number, waiting: number): Promise<Admission> {
+    return this.#track(this.#admit(partition, worker, now, waiting))
+  }
+
+  release(partition: string, worker: string, request: ReleaseRequest): Promise<Released> {
+    return this.#track(this.#release(partition, worker, request))
+  }
+
+  update(
+    partition: string,
+    now: number,
+    decide: (record: PacingRecord) => RecordChange | null,
+  ): Promise<{ record: PacingRecord; changed: boolean } | undefined> {
+    return this.#track(this.#update(partition, now, decide))
+  }
+
+  heartbeat(worker: string, leases: readonly WorkerLease[], now: number): Promise<void> {
+    return this.#track(this.#heartbeat(worker, leases, now))
+  }
+
+  /** Resolves once every operation begun so far has ended (before the client closes). */
+  async settled(): Promise<void> {
+    while (this.#inflight.size > 0) await Promise.allSettled([...this.#inflight])
+  }
+
+  async #join(partition: string, worker: string, init: SessionInit, now: number): Promise<Joined> {
     this.#inits.set(`${partition}\u0000${worker}`, init)
     const at = await this.#ready(now)
     const fresh = newRecord(partition, init, 0)
@@ -95,7 +126,12 @@ export class RedisPacingStore implements PacingStore {
     return { record, created: r[0] === 1 }
   }
 
-  async admit(partition: string, worker: string, now: number, waiting: number): Promise<Admission> {
+  async #admit(
+    partition: string,
+    worker: string,
+    now: number,
+    waiting: number,
+  ): Promise<Admission> {
     for (let attempt = 0; ; attempt++) {
       const at = await this.#ready(now)
       const known = this.#known(partition)
@@ -120,7 +156,7 @@ export class RedisPacingStore implements PacingStore {
     }
   }
 
-  async release(partition: string, worker: string, request: ReleaseRequest): Promise<Released> {
+  async #release(partition: string, worker: string, request: ReleaseRequest): Promise<Released> {
     const { waiting, outcome, decide, handoff } = request
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const now = await this.#ready(request.now)
@@ -165,7 +201,7 @@ export class RedisPacingStore implements PacingStore {
     throw new Error(`pacing partition ${partition}: the record kept moving (${MAX_ATTEMPTS} tries)`)
   }
 
-  async update(
+  async #update(
     partition: string,
     now: number,
     decide: (record: PacingRecord) => RecordChange | null,
@@ -203,7 +239,7 @@ export class RedisPacingStore implements PacingStore {
     return this.#parse(partition, Number(version), json ?? '')
   }
 
-  async heartbeat(worker: string, leases: readonly WorkerLease[], now: number): Promise<void> {
+  async #heartbeat(worker: string, leases: readonly WorkerLease[], now: number): Promise<void> {
     // Offline: the next beat after the reconnect renews; piling beats up would only repeat it.
     if (leases.length === 0 || !this.#client.isReady) return
     const keys = leases.flatMap((l) => this.#keys(l.partition))
@@ -221,6 +257,8 @@ export class RedisPacingStore implements PacingStore {
   }
 
   async partitions(now: number, recentMs: number): Promise<PacingView[]> {
+    // Offline: the console keeps showing the last answer (and the store's status says why).
+    if (!this.#client.isReady) return this.#views
     const r = (await this.#run(VIEWS, [this.#index], [now, now - recentMs, this.#prefix])) as Reply
     const views: PacingView[] = []
     for (let i = 0; i + 9 < r.length; i += 10) {
@@ -235,11 +273,21 @@ export class RedisPacingStore implements PacingStore {
         activeUntil: Number(r[i + 9]),
       })
     }
+    this.#views = views
     return views
   }
 
   subscribe(worker: string, listener: (partition: string) => void): () => void {
     return this.#bell.subscribe(worker, listener)
+  }
+
+  #track<T>(operation: Promise<T>): Promise<T> {
+    this.#inflight.add(operation)
+    void operation.then(
+      () => this.#inflight.delete(operation),
+      () => this.#inflight.delete(operation),
+    )
+    return operation
   }
 
   #keys(partition: string): [string, string] {
@@ -270,7 +318,7 @@ export class RedisPacingStore implements PacingStore {
     if (!init || attempt >= 2) {
       throw new Error(`pacing partition ${partition} has no record: join it first`)
     }
-    await this.join(partition, worker, init, now)
+    await this.#join(partition, worker, init, now)
   }
 
   /**
