@@ -8,9 +8,9 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createClient } from '@redis/client'
 import type { RunSummary } from '../../src/main/cli/run'
-import { startPacer, tempDir, until } from '../helpers/cli'
+import { runPacer, startPacer, tempDir, until } from '../helpers/cli'
 import { batch, closeProviders, databaseFor, loopbackProvider } from '../helpers/loopback-provider'
-import { startRedis, type RedisServer } from '../helpers/redis'
+import { freePort, startRedis, type RedisServer } from '../helpers/redis'
 
 const redisServers: RedisServer[] = []
 
@@ -205,5 +205,34 @@ describe('team mode: three machines share one provider budget through Redis', ()
     expect(during).toEqual([])
     expect(provider.arrivals.filter((t) => t >= upAt).length).toBeGreaterThan(0)
     expect(provider.maxConcurrent).toBeLessThanOrEqual(12)
+  })
+})
+
+describe('team mode: what a wrong --store says at start', () => {
+  it('a bad URL is a usage error naming the part (2); a server not there or a wrong password names host:port and the cause (3)', async () => {
+    const root = tempDir('pacer-team-start-')
+    const file = batch(root, 'p1', 2)
+    const db = join(root, 'pacer.db')
+    const start = (store: string, env = {}) =>
+      runPacer(['run', file, '--db', db, '--store', store], env)
+    const bad = await start('redis://u:hunter2@127.0.0.1:99999/0')
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toMatch(/--store: port "99999" is not 1-65535/)
+    expect(bad.stderr).not.toContain('hunter2')
+    const port = await freePort()
+    const absent = await start(`redis://127.0.0.1:${port}/0`)
+    expect(absent.code).toBe(3)
+    expect(absent.stderr.trim()).toMatch(
+      new RegExp(`^pacer: team store 127\\.0\\.0\\.1:${port} unreachable: .*ECONNREFUSED`),
+    )
+    const r = await redis()
+    const refused = await start(r.url, { PACER_REDIS_PASSWORD: 'not-the-password' })
+    expect(refused.code).toBe(3)
+    expect(refused.stderr).toMatch(/refused the login: WRONGPASS.*check the password/)
+    expect(refused.stderr).not.toContain('not-the-password')
+    const fromEnv = await runPacer(['run', file, '--db', db], {
+      PACER_STORE: `redis://127.0.0.1:${port}`,
+    })
+    expect(fromEnv.code).toBe(3)
   })
 })

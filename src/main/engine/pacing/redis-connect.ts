@@ -83,9 +83,9 @@ export async function connectTeamStore(
     await client.connect()
   } catch (err) {
     client.destroy()
-    throw new TeamStoreUnreachable(
-      `team store ${where} unreachable: ${causeOf(err as Error, address.password) || lastCause}`,
-    )
+    const cause = causeOf(err as Error, address.password) || lastCause
+    const what = /check the password/.test(cause) ? 'refused the login' : 'unreachable'
+    throw new TeamStoreUnreachable(`team store ${where} ${what}: ${cause}`)
   }
   connected = true
   const pacing = new RedisPacingStore({
