@@ -1,12 +1,33 @@
 // Team mode on the command line: `--store redis://HOST:PORT/DB` (or $PACER_STORE) connects this
 // process to the team's Redis before the engine opens, so its partitions share one budget with
-// every machine on that server. Claims and the ledger stay in this machine's database for now.
+// every machine on that server (without either, the database's teamStore setting applies). Claims
+// and the ledger stay in this machine's database for now.
+import { existsSync } from 'node:fs'
 import { Option } from 'commander'
+import { openDatabase } from '../engine/db'
+import { SettingsStore } from '../engine/settings'
 import type { Engine, EngineOptions } from '../engine/engine'
 import { connectTeamStore, TeamStoreUnreachable } from '../engine/pacing/redis-connect'
 import { StoreUrlError, parseStoreUrl, storeUrlFrom } from '../engine/store-url'
 import { DatabaseError, UsageError, openEngine } from './common'
 import { say } from './terminal-text'
+
+/** The `teamStore` setting of an existing database (Settings → Team mode), if any. */
+function storedSetting(dbPath: string): { text: string; from: string } | undefined {
+  if (!existsSync(dbPath)) return undefined
+  let db
+  try {
+    db = openDatabase(dbPath, { readOnly: true })
+  } catch {
+    return undefined // the engine's own open says what is wrong with the file
+  }
+  try {
+    const url = new SettingsStore(db).get().teamStore
+    return url ? { text: url, from: 'the teamStore setting' } : undefined
+  } finally {
+    db.close()
+  }
+}
 
 /** `--store` on the commands that run tasks. */
 export const storeOption = () =>
@@ -24,7 +45,7 @@ export async function openTeamEngine(
   flag: string | undefined,
   options: EngineOptions,
 ): Promise<Engine> {
-  const given = storeUrlFrom(flag)
+  const given = storeUrlFrom(flag) ?? storedSetting(options.dbPath)
   if (!given) return openEngine(options)
   let address
   try {

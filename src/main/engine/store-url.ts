@@ -97,3 +97,18 @@ export function storeUrlFrom(
   if (value !== undefined && value.trim() !== '') return { text: value, from: 'PACER_STORE' }
   return undefined
 }
+
+/**
+ * The `teamStore` setting as it is stored: the URL checked and written out, never a password (it
+ * stays in PACER_REDIS_PASSWORD or the desktop's secret store). Throws a StoreUrlError.
+ */
+export function teamStoreSetting(value: string | null): string | null {
+  if (value === null || value.trim() === '') return null
+  const address = parseStoreUrl(value, 'teamStore')
+  if (address.password !== undefined) {
+    throw new StoreUrlError(
+      'teamStore: no password in the URL here: Settings keeps no secrets in the database; set PACER_REDIS_PASSWORD for the processes instead',
+    )
+  }
+  return address.stored
+}

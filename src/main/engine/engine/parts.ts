@@ -14,6 +14,7 @@ import { createSimProvider } from '../providers/sim'
 import { TaskQueue } from '../queue'
 import { Runner } from '../runner'
 import { SqlitePacingStore } from '../pacing/store-sqlite'
+import type { TeamStore } from '../pacing/redis-connect'
 import { Scheduler } from '../scheduler'
 import { SettingsStore } from '../settings'
 import type { Clock, Provider } from '../types'
@@ -46,6 +47,8 @@ export interface EngineParts {
   readonly callTimeoutFixed: boolean
   /** Whether Anthropic calls mark their stable prefix for the prompt cache. */
   readonly promptCaching: PromptCachingSwitch
+  /** Team mode's store, when this process paces through one. */
+  readonly team: TeamStore | null
 }
 
 /** This process's prompt caching: the CLI flag until the setting changes, then the setting. */
@@ -173,5 +176,6 @@ export function createParts(options: EngineOptions): EngineParts {
     controller,
     callTimeoutFixed: options.callTimeoutMs !== undefined,
     promptCaching,
+    team: options.team ?? null,
   }
 }

@@ -60,8 +60,14 @@ export async function connectTeamStore(
     disableOfflineQueue: true,
   })
   const listeners = new Set<(status: TeamStoreStatus) => void>()
+  const pacing = new RedisPacingStore({
+    client: client as unknown as RedisLink,
+    prefix: options.prefix,
+    leaseMs: options.leaseMs,
+  })
   let down: TeamStoreStatus | null = null
   const tell = (status: TeamStoreStatus) => {
+    pacing.outage = status.up ? null : status.message
     for (const l of listeners) l(status)
   }
   let lastCause = ''
@@ -88,11 +94,6 @@ export async function connectTeamStore(
     throw new TeamStoreUnreachable(`team store ${where} ${what}: ${cause}`)
   }
   connected = true
-  const pacing = new RedisPacingStore({
-    client: client as unknown as RedisLink,
-    prefix: options.prefix,
-    leaseMs: options.leaseMs,
-  })
   return {
     address,
     pacing,

@@ -58,6 +58,8 @@ const MAX_ATTEMPTS = 20
 export class RedisPacingStore implements PacingStore {
   readonly leaseMs: number
   readonly poll: PollPolicy
+  /** Set by the connection (redis-connect.ts) while the server is out of reach. */
+  outage: string | null = null
   readonly #client: RedisLink
   readonly #prefix: string
   readonly #index: string

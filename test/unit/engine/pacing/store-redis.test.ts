@@ -4,6 +4,8 @@ import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { connectTeamStore, type TeamStore } from '../../../../src/main/engine/pacing/redis-connect'
 import { parseStoreUrl } from '../../../../src/main/engine/store-url'
+import { Scheduler } from '../../../../src/main/engine/scheduler'
+import { FakeClock } from '../../../helpers/clock'
 import { startRedis, type RedisServer } from '../../../helpers/redis'
 import { pacingStoreSuite } from './store-suite'
 
@@ -52,6 +54,8 @@ describe('RedisPacingStore', () => {
       controller: { limit: 2, lastCutAt: null, memory: null },
     }
     const p = store.pacing
+    const scheduler = new Scheduler({ clock: new FakeClock(), store: p, worker: 's' })
+    ;(await scheduler.acquire('q')).release('ok')
     await p.join('p', 'w', init, 1000)
     expect((await p.admit('p', 'w', 1000, 0)).admitted).toBe(true)
     await own.stop()
@@ -64,10 +68,14 @@ describe('RedisPacingStore', () => {
     await new Promise((r) => setTimeout(r, 300))
     expect(answered).toBe(false)
     expect(store.down?.message).toMatch(/unreachable \(.+\): admission paused until it answers/)
+    // The console's partition status says why nothing goes.
+    expect(scheduler.view()).toMatchObject([{ partition: 'q', storeOutage: store.down?.message }])
     await own.start()
     const a = await pending
     expect(a).toMatchObject({ admitted: true, inflight: 1 })
     expect(statuses).toEqual([false, true])
+    expect(scheduler.view()[0]?.storeOutage).toBeUndefined()
+    scheduler.close()
     await store.close()
     await own.close()
   })

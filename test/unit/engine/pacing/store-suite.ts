@@ -194,24 +194,34 @@ export function pacingStoreSuite(
       const pa = await Promise.all([1, 2, 3, 4].map(() => sa.acquire('p')))
       const pb = await Promise.all([1, 2, 3, 4].map(() => sb.acquire('p')))
       const limit = async () => (await h.a.record('p'))?.controller.limit
+      // Until the releases so far reached the store (a networked store answers later).
+      const landed = (n: number) =>
+        until(
+          async () => {
+            const [v] = await h.b.partitions(clock.now(), 0)
+            return v && v.throttles + v.successes + v.errors >= n ? v : undefined
+          },
+          5000,
+          2,
+        )
       expect(await limit()).toBe(8)
       clock.advance(100)
       pa[0]!.release('throttled')
-      await settle()
+      await landed(1)
       expect(await limit()).toBe(4)
       // The burst's other answers, in both workers: the same episode.
       for (const p of [pb[0], pa[1], pb[1], pb[2]] as Permit[]) p.release('throttled')
-      await settle()
+      await landed(5)
       expect(await limit()).toBe(4)
       expect((await h.b.record('p'))?.lastChange).toMatchObject({ from: 8, to: 4 })
       // A call sent after the cut and refused is a new episode, wherever it was sent from.
       for (const p of [pa[2], pa[3], pb[3]] as Permit[]) p.release('ok')
-      await settle()
+      await landed(8)
       clock.advance(100)
       const late = await sb.acquire('p')
       clock.advance(100)
       late.release('throttled')
-      await settle()
+      await landed(9)
       expect(await limit()).toBe(2)
       // The other worker runs on the shared limit from its next admission on.
       const next = await sa.acquire('p')
@@ -227,7 +237,7 @@ export function pacingStoreSuite(
       ;(await sa.acquire('p')).release('ok')
       ;(await sb.acquire('p')).release('ok')
       sa.setParams('p', { max: 3, cooldownMs: 1234 })
-      await settle()
+      await until(async () => (await h.b.record('p'))?.params.max === 3, 5000, 2)
       expect((await h.b.record('p'))?.params).toMatchObject({ max: 3, cooldownMs: 1234 })
       const permits = await Promise.all([1, 2, 3].map(() => sb.acquire('p')))
       expect(sb.getParams('p')).toMatchObject({ max: 3, cooldownMs: 1234 })
