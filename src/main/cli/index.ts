@@ -7,6 +7,7 @@ import { forecastCommand } from './forecast'
 import { pricesCommand } from './prices'
 import { serveCommand } from './serve'
 import { demoCommand } from './demo'
+import { storeOption } from './team'
 import { DatabaseError, UsageError, isStorageError } from './common'
 import { EXIT, EXIT_CODES_HELP } from './exit-codes'
 import { say } from './terminal-text'
@@ -138,6 +139,7 @@ function addRunCommand(program: Command, done: Done): void {
     .option('--result-ttl <seconds>', 'reuse completed results this long (0 = forever)', int(0))
     .option('--lease <seconds>', 'claim lease, renewed while a task runs', num(0.1, 3600), 30)
     .addOption(timeoutOption())
+    .addOption(storeOption())
     .option('--audit', 'no deduplication: run duplicates and price them (measure, then stop)')
     .option('--skip-invalid', 'queue the valid lines and report the invalid ones')
     .option('--retry-failed', 'run again tasks whose failure was kept as a result (after a fix)')
@@ -289,6 +291,7 @@ function addConsoleCommands(program: Command, done: Done): void {
     .addOption(baseUrlOption())
     .addOption(timeoutOption())
     .addOption(promptCacheOption())
+    .addOption(storeOption())
   withSimOptions(serve).action(async (opts) => {
     done(await serveCommand(opts))
   })

@@ -9,7 +9,8 @@ import type { Engine, StreamedStart } from '../engine/engine'
 import { SIM_DEFAULT_MODEL } from '../engine/providers/sim'
 import type { ControllerKind } from '../engine/pacing/controllers'
 import type { AimdParams } from '../engine/types'
-import { UsageError, dbPathFrom, openEngine, processBaseUrls } from './common'
+import { UsageError, dbPathFrom, processBaseUrls } from './common'
+import { openTeamEngine } from './team'
 import { EXIT } from './exit-codes'
 import { say } from './terminal-text'
 import type { PartitionStop } from '../engine/scheduler'
@@ -46,6 +47,8 @@ export interface RunOptions extends ParamsOptions {
   agents?: string
   /** Pins the module's identity in the fingerprints (`--agent-version`). */
   agentVersion?: string
+  /** Team mode: the team's Redis (--store, $PACER_STORE). */
+  store?: string
 }
 
 /** What `pacer run --json` prints: the batch's totals, and what went wrong. */
@@ -97,7 +100,7 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
   if (opts.initialConcurrency !== undefined) scheduler.initial = opts.initialConcurrency
   const dbPath = dbPathFrom(opts.db)
   const baseUrls = processBaseUrls(opts.baseUrl, opts.provider)
-  const engine = openEngine({
+  const engine = await openTeamEngine(opts.store, {
     checkIntegrity: true,
     dbPath,
     processBaseUrls: baseUrls,

@@ -4,7 +4,8 @@ import { spawn, spawnSync } from 'node:child_process'
 import { isLoopbackHost, startHttpServer } from '../server'
 import { HTTP_PROVIDERS } from '../engine/engine/provider-access'
 import type { ControllerKind } from '../engine/pacing/controllers'
-import { UsageError, dbPathFrom, openEngine, processBaseUrls } from './common'
+import { UsageError, dbPathFrom, processBaseUrls } from './common'
+import { openTeamEngine } from './team'
 import { say } from './terminal-text'
 
 const ROOT = resolve(__dirname, '../../..')
@@ -26,6 +27,8 @@ export async function serveCommand(opts: {
   timeout?: number
   /** false with --no-prompt-cache; true (the stored setting applies) without it. */
   promptCache?: boolean
+  /** Team mode: the team's Redis (--store, $PACER_STORE). */
+  store?: string
 }): Promise<number> {
   const host = checkHost(opts.host, opts.allowRemote === true)
   const baseUrls = processBaseUrls(opts.baseUrl, opts.provider)
@@ -45,7 +48,7 @@ export async function serveCommand(opts: {
         'could not build the console: run `npm run build` and look at its errors',
       )
   }
-  const engine = openEngine({
+  const engine = await openTeamEngine(opts.store, {
     checkIntegrity: true,
     dbPath: dbPathFrom(opts.db),
     processBaseUrls: baseUrls,

@@ -35,6 +35,7 @@ import { createParts } from './engine/parts'
 import { commitOpenScopes } from './db/step-writes'
 import type { SecretsAccess } from './engine/secrets'
 import { keyRefusals, type KeyScope } from './engine/provider-access'
+import type { TeamStore } from './pacing/redis-connect'
 
 export type { BatchRun, DriveOptions } from './engine/batch-run'
 export type { FileBatch, ResolvedTask, StartedFile, TaskDefaults } from './engine/batch-lifecycle'
@@ -98,6 +99,8 @@ export interface EngineOptions {
   processBaseUrls?: Partial<Record<HttpProviderId, string>>
   /** How often batched events are pushed to subscribers. @default 200 */
   eventIntervalMs?: number
+  /** Team mode: pacing shared through this connected store; closed by shutdown. */
+  team?: TeamStore
 }
 
 export interface Engine {
@@ -242,6 +245,7 @@ export function createEngine(options: EngineOptions): Engine {
       parts.writes.commit()
       await ledger.close()
       if (!options.db) db.close()
+      await options.team?.close()
     },
   }
 }

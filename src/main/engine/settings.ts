@@ -16,6 +16,7 @@ export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze({
   controller: DEFAULT_CONTROLLER,
   promptCaching: true,
   baseUrls: {},
+  teamStore: null,
   priceOverrides: {},
 })
 

@@ -100,6 +100,8 @@ export interface PartitionView {
   pausedUntil: number | null
   /** Set while a setup failure holds the partition stopped (this process's scheduler). */
   stopped?: PartitionStopView
+  /** Team mode: the team store is out of reach and admission waits for it (one line why). */
+  storeOutage?: string
   /**
    * Workers (processes) holding slots in the partition or waiting on it, when the view spans every
    * process on the database; absent in one scheduler's own snapshot.

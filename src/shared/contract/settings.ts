@@ -28,6 +28,16 @@ export interface SettingsView {
   priceTableVersion: string
   /** Why keys cannot be stored here, when they cannot (no OS keyring, headless mode). */
   secretStorage: { available: boolean; reason: string | null }
+  /** Team mode: the Redis URL stored in Settings (never a password), and this process's store. */
+  teamStore: TeamStoreView
+}
+
+/** Team mode as Settings shows it; every URL here has no password or shows it as `***`. */
+export interface TeamStoreView {
+  /** The `teamStore` setting: what processes started without --store or PACER_STORE use. */
+  stored: string | null
+  /** The store this process paces through (its password masked); null: this machine alone. */
+  active: string | null
 }
 
 /** One provider in the Settings view: where this process sends its calls, and whether its key goes. */
@@ -107,6 +117,12 @@ export const SettingsPatch = z.strictObject({
    */
   promptCaching: z.boolean().optional(),
   baseUrls: z.partialRecord(ProviderId, BaseUrl.nullable()).optional(),
+  /**
+   * Team mode: `redis://HOST:PORT/DB` (or `rediss://`) for processes started without --store or
+   * PACER_STORE, from their next start; null turns it off. No password here: it stays in
+   * PACER_REDIS_PASSWORD. The engine checks the URL.
+   */
+  teamStore: z.string().max(1000).nullable().optional(),
   priceOverrides: z.record(z.string().min(1), PriceView).optional(),
 })
 export type SettingsPatch = z.infer<typeof SettingsPatch>

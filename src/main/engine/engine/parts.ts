@@ -15,6 +15,7 @@ import { createSimProvider } from '../providers/sim'
 import { TaskQueue } from '../queue'
 import { Runner } from '../runner'
 import { SqlitePacingStore } from '../pacing/store-sqlite'
+import type { TeamStore } from '../pacing/redis-connect'
 import { Scheduler } from '../scheduler'
 import { SettingsStore } from '../settings'
 import type { Clock, Provider } from '../types'
@@ -52,6 +53,8 @@ export interface EngineParts {
   readonly callTimeoutFixed: boolean
   /** Whether Anthropic calls mark their stable prefix for the prompt cache. */
   readonly promptCaching: PromptCachingSwitch
+  /** Team mode's store, when this process paces through one. */
+  readonly team: TeamStore | null
 }
 
 /** This process's prompt caching: the CLI flag until the setting changes, then the setting. */
@@ -97,7 +100,9 @@ export function createParts(options: EngineOptions): EngineParts {
     options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`
   // Every process on the database shares each partition's budget; a dead one's slots come back
   // after the same lease as its claims (the runner's default: 30 s).
-  const pacingStore = new SqlitePacingStore({ db, leaseMs: options.leaseMs ?? 30_000 })
+  // In team mode, every machine on the team's Redis.
+  const pacingStore =
+    options.team?.pacing ?? new SqlitePacingStore({ db, leaseMs: options.leaseMs ?? 30_000 })
   let kind = options.controller ?? stored.controller
   const scheduler = new Scheduler({
     clock,
@@ -185,5 +190,6 @@ export function createParts(options: EngineOptions): EngineParts {
     controller,
     callTimeoutFixed: options.callTimeoutMs !== undefined,
     promptCaching,
+    team: options.team ?? null,
   }
 }

@@ -43,8 +43,12 @@ export class PartitionBudget {
   #held = 0
   /** Slots a store granted while its answer was on the way, not handed to a waiter yet. */
   #grants = 0
-  /** A call to a store that answers later is in flight: the next one waits for it. */
-  #busy = false
+  /**
+   * Calls to a store that answers later in flight (releases may overlap): admission waits for
+   * them, and so does the heartbeat, whose absolute slot count would otherwise overwrite a change
+   * on its way (a release counted twice, and a slot too many for every worker).
+   */
+  #pending = 0
   #othersWaiting = 0
   #retry: NodeJS.Timeout | undefined
   #pollDelay: number
@@ -121,7 +125,7 @@ export class PartitionBudget {
       this.#held++
       return true
     }
-    if (this.#busy) return false
+    if (this.#pending > 0) return false
     if (!this.#joined) {
       this.#join(now)
       if (!this.#joined) return false
@@ -141,7 +145,7 @@ export class PartitionBudget {
 
   /** Gives back slots granted while no waiter was left to take them (they aborted meanwhile). */
   returnGrants(now: number): void {
-    while (this.#grants > 0 && !this.#busy) {
+    while (this.#grants > 0 && this.#pending === 0) {
       this.#grants--
       this.#held++
       this.release(now, 0, null)
@@ -252,7 +256,7 @@ export class PartitionBudget {
    * when it stopped, so that no other worker holds back for a demand that is gone.
    */
   lease(): WorkerLease | null {
-    if (!this.#joined || this.#busy) return null
+    if (!this.#joined || this.#pending > 0) return null
     const waiting = this.#o.waiting()
     const slots = this.#held + this.#grants
     const active = slots > 0 || waiting > 0
@@ -336,10 +340,10 @@ export class PartitionBudget {
       return false
     }
     if (!(answer instanceof Promise)) return handle(answer) === true
-    this.#busy = true
+    this.#pending++
     answer.then(
       (value) => {
-        this.#busy = false
+        this.#pending--
         if (handle(value) === true) {
           // Handed out through the next take(): the scheduler's drain keeps the FIFO.
           this.#held--
@@ -348,7 +352,7 @@ export class PartitionBudget {
         this.#o.wake()
       },
       (err: unknown) => {
-        this.#busy = false
+        this.#pending--
         this.#failed(err)
       },
     )

@@ -96,6 +96,7 @@ export function sharedView(
   } catch (err) {
     warn(`pacing store: ${(err as Error).message}`)
   }
+  const outage = store.outage ? { storeOutage: store.outage } : {}
   const mine = new Map(local.map((p) => [p.partition, p]))
   const ownViews = new Map(mine)
   const out: PartitionView[] = views.map((v) => {
@@ -122,9 +123,10 @@ export function sharedView(
       ...(ownViews.get(record.partition)?.stopped
         ? { stopped: ownViews.get(record.partition)?.stopped }
         : {}),
+      ...outage,
     }
   })
-  return [...out, ...mine.values()]
+  return [...out, ...[...mine.values()].map((p) => ({ ...p, ...outage }))]
 }
 
 /** The later of two pauses still in force, or null when neither is. */

@@ -143,6 +143,8 @@ export interface PacingStore {
   readonly leaseMs: number
   /** null when every worker is in this process (it is told by `subscribe`). */
   readonly poll: PollPolicy | null
+  /** A networked store out of reach: why admission waits (one line); null or absent otherwise. */
+  readonly outage?: string | null
   /**
    * Enters the worker into the partition. When no worker holds a live lease on it, a new session
    * starts from `init` (the dead workers' rows are dropped); otherwise the live record is returned.

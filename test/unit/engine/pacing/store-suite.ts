@@ -15,7 +15,7 @@ import { until } from '../../../helpers/until'
 export interface StoreHandles {
   a: PacingStore
   b: PacingStore
-  close(): void
+  close(): void | Promise<void>
 }
 
 const T0 = 1_000_000
@@ -34,12 +34,15 @@ const settle = async (rounds = 5) => {
   for (let i = 0; i < rounds; i++) await new Promise<void>((r) => setImmediate(r))
 }
 
-export function pacingStoreSuite(name: string, open: (leaseMs: number) => StoreHandles): void {
+export function pacingStoreSuite(
+  name: string,
+  open: (leaseMs: number) => StoreHandles | Promise<StoreHandles>,
+): void {
   describe(`${name}: the pacing store contract`, () => {
     const opened: StoreHandles[] = []
     const schedulers: Scheduler[] = []
-    const handles = (leaseMs = 1000) => {
-      const h = open(leaseMs)
+    const handles = async (leaseMs = 1000) => {
+      const h = await open(leaseMs)
       opened.push(h)
       return h
     }
@@ -55,13 +58,13 @@ export function pacingStoreSuite(name: string, open: (leaseMs: number) => StoreH
       return s
     }
 
-    afterEach(() => {
+    afterEach(async () => {
       for (const s of schedulers.splice(0)) s.close()
-      for (const h of opened.splice(0)) h.close()
+      for (const h of opened.splice(0)) await h.close()
     })
 
     it('the first worker on a partition nobody drives starts a session; later ones join it', async () => {
-      const h = handles(1000)
+      const h = await handles(1000)
       const first = await h.a.join('p', 'w1', init(3), T0)
       expect(first.created).toBe(true)
       expect(first.record).toMatchObject({ partition: 'p', concurrency: 3, pausedUntil: 0 })
@@ -90,7 +93,7 @@ export function pacingStoreSuite(name: string, open: (leaseMs: number) => StoreH
       )
       await fc.assert(
         fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 40 }), async (ops) => {
-          const h = handles(1_000_000)
+          const h = await handles(1_000_000)
           const stores = [h.a, h.b]
           const workers = ['w1', 'w2']
           const held = [0, 0]
@@ -139,7 +142,7 @@ export function pacingStoreSuite(name: string, open: (leaseMs: number) => StoreH
               )
             }
           }
-          h.close()
+          await h.close()
           opened.splice(opened.indexOf(h), 1)
         }),
         { numRuns: 60 },
@@ -147,7 +150,7 @@ export function pacingStoreSuite(name: string, open: (leaseMs: number) => StoreH
     })
 
     it("a dead worker's slots stop counting when its lease expires; a heartbeat keeps them", async () => {
-      const h = handles(1000)
+      const h = await handles(1000)
       await h.a.join('p', 'w1', init(3), T0)
       await h.b.join('p', 'w2', init(3), T0)
       for (let i = 0; i < 3; i++) expect((await h.a.admit('p', 'w1', T0, 0)).admitted).toBe(true)
@@ -173,7 +176,7 @@ export function pacingStoreSuite(name: string, open: (leaseMs: number) => StoreH
     })
 
     it('a heartbeat sets the slot count to what the worker holds, so a lost release cannot leak', async () => {
-      const h = handles(1000)
+      const h = await handles(1000)
       await h.a.join('p', 'w1', init(2), T0)
       await h.a.admit('p', 'w1', T0, 0)
       await h.a.admit('p', 'w1', T0, 0)
@@ -184,31 +187,41 @@ export function pacingStoreSuite(name: string, open: (leaseMs: number) => StoreH
     })
 
     it('one cut per congestion episode across workers: a throttle sent before the shared cut does not cut again', async () => {
-      const h = handles(60_000)
+      const h = await handles(60_000)
       const clock = new FakeClock(T0)
       const sa = scheduler(h.a, 'A', clock)
       const sb = scheduler(h.b, 'B', clock)
       const pa = await Promise.all([1, 2, 3, 4].map(() => sa.acquire('p')))
       const pb = await Promise.all([1, 2, 3, 4].map(() => sb.acquire('p')))
       const limit = async () => (await h.a.record('p'))?.controller.limit
+      // Until the releases so far reached the store (a networked store answers later).
+      const landed = (n: number) =>
+        until(
+          async () => {
+            const [v] = await h.b.partitions(clock.now(), 0)
+            return v && v.throttles + v.successes + v.errors >= n ? v : undefined
+          },
+          5000,
+          2,
+        )
       expect(await limit()).toBe(8)
       clock.advance(100)
       pa[0]!.release('throttled')
-      await settle()
+      await landed(1)
       expect(await limit()).toBe(4)
       // The burst's other answers, in both workers: the same episode.
       for (const p of [pb[0], pa[1], pb[1], pb[2]] as Permit[]) p.release('throttled')
-      await settle()
+      await landed(5)
       expect(await limit()).toBe(4)
       expect((await h.b.record('p'))?.lastChange).toMatchObject({ from: 8, to: 4 })
       // A call sent after the cut and refused is a new episode, wherever it was sent from.
       for (const p of [pa[2], pa[3], pb[3]] as Permit[]) p.release('ok')
-      await settle()
+      await landed(8)
       clock.advance(100)
       const late = await sb.acquire('p')
       clock.advance(100)
       late.release('throttled')
-      await settle()
+      await landed(9)
       expect(await limit()).toBe(2)
       // The other worker runs on the shared limit from its next admission on.
       const next = await sa.acquire('p')
@@ -217,14 +230,14 @@ export function pacingStoreSuite(name: string, open: (leaseMs: number) => StoreH
     })
 
     it("params written by one worker apply to the other's next admission", async () => {
-      const h = handles(60_000)
+      const h = await handles(60_000)
       const clock = new FakeClock(T0)
       const sa = scheduler(h.a, 'A', clock, 4)
       const sb = scheduler(h.b, 'B', clock, 4)
       ;(await sa.acquire('p')).release('ok')
       ;(await sb.acquire('p')).release('ok')
       sa.setParams('p', { max: 3, cooldownMs: 1234 })
-      await settle()
+      await until(async () => (await h.b.record('p'))?.params.max === 3, 5000, 2)
       expect((await h.b.record('p'))?.params).toMatchObject({ max: 3, cooldownMs: 1234 })
       const permits = await Promise.all([1, 2, 3].map(() => sb.acquire('p')))
       expect(sb.getParams('p')).toMatchObject({ max: 3, cooldownMs: 1234 })
@@ -242,7 +255,7 @@ export function pacingStoreSuite(name: string, open: (leaseMs: number) => StoreH
     })
 
     it('a pause written with a release holds every worker until it ends', async () => {
-      const h = handles(60_000)
+      const h = await handles(60_000)
       await h.a.join('p', 'w1', init(4), T0)
       await h.b.join('p', 'w2', init(4), T0)
       await h.a.admit('p', 'w1', T0, 0)
@@ -262,7 +275,7 @@ export function pacingStoreSuite(name: string, open: (leaseMs: number) => StoreH
     })
 
     it('while another worker waits, a worker holding its fair share is refused', async () => {
-      const h = handles(60_000)
+      const h = await handles(60_000)
       await h.a.join('p', 'w1', init(6), T0)
       await h.b.join('p', 'w2', init(6), T0)
       for (let i = 0; i < 5; i++) expect((await h.a.admit('p', 'w1', T0, 10)).admitted).toBe(true)
@@ -280,7 +293,7 @@ export function pacingStoreSuite(name: string, open: (leaseMs: number) => StoreH
     })
 
     it('counts outcomes per partition over every worker, and lists live and recent partitions', async () => {
-      const h = handles(1000)
+      const h = await handles(1000)
       await h.a.join('p', 'w1', init(4), T0)
       await h.b.join('p', 'w2', init(4), T0 + 5)
       await h.a.join('q', 'w1', init(2), T0 + 10)
@@ -315,7 +328,7 @@ export function pacingStoreSuite(name: string, open: (leaseMs: number) => StoreH
     })
 
     it('an operator update applies its decision to the current record, once', async () => {
-      const h = handles(60_000)
+      const h = await handles(60_000)
       await h.a.join('p', 'w1', init(4), T0)
       const seen: number[] = []
       const updated = await h.b.update('p', T0 + 5, (record) => {

@@ -11,6 +11,7 @@ import type { EngineParts } from '../parts'
 import { providerAccess } from '../provider-access'
 import { providerKey } from '../secrets'
 import { ENV_NAMES } from '../../providers/keys'
+import { teamStoreSetting } from '../../store-url'
 
 type SettingsHandlers = Pick<CommandHandlers, 'settings:get' | 'settings:set' | 'secrets:set'>
 
@@ -27,6 +28,8 @@ export function settingsHandlers(parts: EngineParts): SettingsHandlers {
         throw EngineError.from(err, 'priceOverrides')
       }
       if (patch.baseUrls) guardEnvironmentKeys(parts, patch.baseUrls)
+      if (patch.teamStore !== undefined)
+        patch = { ...patch, teamStore: checkedTeamStore(patch.teamStore) }
       const current = settings.get()
       if (
         patch.defaultProvider !== undefined &&
@@ -111,6 +114,15 @@ function settingsView(parts: EngineParts): SettingsView {
     priceOverrides: s.priceOverrides,
     priceTableVersion: prices.version,
     secretStorage: { available: secrets.available, reason: secrets.reason },
+    teamStore: { stored: s.teamStore, active: parts.team?.address.display ?? null },
+  }
+}
+
+function checkedTeamStore(value: string | null): string | null {
+  try {
+    return teamStoreSetting(value)
+  } catch (err) {
+    throw new EngineError('invalid_input', (err as Error).message, 'teamStore')
   }
 }
 

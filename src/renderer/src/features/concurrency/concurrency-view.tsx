@@ -93,6 +93,11 @@ function PartitionCard({ partition: p }: { partition: PartitionView }) {
         </dl>
       </div>
       {p.stopped ? <StoppedBanner partition={p.partition} reason={p.stopped.reason} /> : null}
+      {p.storeOutage ? (
+        <p className="stopped-banner" role="status" data-testid="store-outage">
+          <strong>Waiting for the team store.</strong> {p.storeOutage}
+        </p>
+      ) : null}
       <PartitionChart partition={p.partition} />
       {p.pausedUntil !== null ? (
         <p className="hint paused-until" data-testid="paused-until">

@@ -11,6 +11,7 @@ import { CallsSection } from './calls-section'
 import { CachingSection } from './caching-section'
 import { PricesSection } from './prices-section'
 import { ProvidersSection } from './providers-section'
+import { TeamStoreSection } from './team-store-section'
 
 export function SettingsView() {
   const settings = useStore((s) => s.settings)
@@ -37,6 +38,7 @@ export function SettingsView() {
       <CallsSection settings={settings} />
       <DedupSection settings={settings} />
       <CachingSection settings={settings} />
+      <TeamStoreSection settings={settings} />
       <PricesSection settings={settings} />
       <DatabaseSection settings={settings} />
     </div>
