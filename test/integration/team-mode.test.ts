@@ -142,7 +142,9 @@ describe('team mode: three machines share one provider budget through Redis', ()
     const env = { PACER_REDIS_PASSWORD: PASSWORD }
     const runs = ['p1', 'p2', 'p3'].map((proc) =>
       run(
-        batch(root, proc, proc === 'p1' ? 400 : 60),
+        // The survivors' batches last long enough that all three are at work at once, however
+        // slowly a busy machine starts them.
+        batch(root, proc, proc === 'p1' ? 400 : 150),
         machine(root, proc, provider.url),
         r.url,
         [...pinned, '--lease', '2'],
@@ -155,7 +157,7 @@ describe('team mode: three machines share one provider budget through Redis', ()
     await until(async () => {
       const w = await slotsIn(r)
       return w.size === 3 && [...w.values()].every((x) => x.slots > 0)
-    })
+    }, 60_000)
     victim.child.kill('SIGKILL')
     expect((await victim.done).signal).toBe('SIGKILL')
     const dead = [...(await slotsIn(r))].find(([w]) => isVictim(w))?.[1]
@@ -171,7 +173,7 @@ describe('team mode: three machines share one provider budget through Redis', ()
     for (const x of runs.slice(1)) {
       const done = await x.done
       expect(done.code, done.stderr).toBe(0)
-      expect(JSON.parse(done.stdout) as RunSummary).toMatchObject({ executed: 60, failed: 0 })
+      expect(JSON.parse(done.stdout) as RunSummary).toMatchObject({ executed: 150, failed: 0 })
     }
     expect(provider.maxConcurrent).toBeLessThanOrEqual(5)
     expect(provider.throttled).toBe(0)
