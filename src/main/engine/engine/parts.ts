@@ -4,6 +4,7 @@ import type Database from 'better-sqlite3'
 import { SqliteClaimStore } from '../claims'
 import { openDatabase } from '../db'
 import { StepWrites } from '../db/step-writes'
+import { wireWriteHealth } from '../db/write-health-wiring'
 import type { EngineOptions } from '../engine'
 import { Ledger } from '../ledger'
 import type { ControllerKind } from '../pacing/controllers'
@@ -76,8 +77,13 @@ export function createParts(options: EngineOptions): EngineParts {
   const stored = settings.get()
   const prices = new Prices(stored.priceOverrides)
   // A step whose commit failed is lost as in a crash: its tasks' leases run out and they run again.
+  // A full disk is said once (write-failures.ts), not once per lost step.
+  const health = wireWriteHealth(db, options.dbPath, (message) => runner.emit('warning', message))
   const writes = new StepWrites(db, {
-    onError: (err) => runner.emit('warning', `writes were not saved: ${err.message}`),
+    onError: (err) => {
+      if (!health.fail(err)) runner.emit('warning', `writes were not saved: ${err.message}`)
+    },
+    health,
   })
   const claims = new SqliteClaimStore({
     db,
@@ -152,7 +158,12 @@ export function createParts(options: EngineOptions): EngineParts {
     callTimeoutMs: options.callTimeoutMs ?? stored.callTimeoutSeconds * 1000,
     writes,
   })
-  scheduler.on('warning', (message) => runner.emit('warning', message))
+  scheduler.on('warning', (message) => {
+    // The pacing store's writes fail too while the disk is full: the one line said it.
+    if (!health.blocked || !/disk is full|disk I\/O error/.test(message)) {
+      runner.emit('warning', message)
+    }
+  })
   return {
     db,
     writes,
