@@ -121,6 +121,9 @@ export class StepWrites implements WriteScope {
       return write()
     } catch (err) {
       this.health?.fail(err)
+      // SQLite may roll the whole transaction back on a failed statement (SQLITE_FULL, IOERR):
+      // what was learnt from its writes is forgotten now, not at the next write.
+      if (this.#open && !this.#db.inTransaction) this.#lost()
       throw err
     }
   }

@@ -287,3 +287,19 @@ export function followTestPageLimit(db: Database.Database): void {
   const timer = setInterval(apply, 50)
   timer.unref()
 }
+
+/** The engine's WriteHealth for its database file: the probe, the test hook, the two lines. */
+export function wireWriteHealth(
+  db: Database.Database,
+  dbPath: string,
+  say: (message: string) => void,
+): WriteHealth {
+  followTestPageLimit(db)
+  const health = new WriteHealth({
+    dbPath,
+    probe: () => db.open && (db.memory || roomToWrite(db, dbPath)),
+  })
+  health.on('blocked', say)
+  health.on('resumed', say)
+  return health
+}

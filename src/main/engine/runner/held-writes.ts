@@ -1,9 +1,10 @@
 // The writes that record money already spent: a paid answer's ledger row, the result it completes
 // and its task's end. With the disk full they are kept in memory and written again when there is
 // room; what the run could not write by the time it stops is counted as lost (WriteHealth.held).
-import type { Held } from '../db/write-failures'
+import type { WriteScope } from '../db/step-writes'
+import type { Held, WriteHealth } from '../db/write-failures'
 import { isWriteFailure } from '../db/write-failures'
-import type { Active, RunContext } from './context'
+import { StopSignal, type Active, type RunContext } from './context'
 import { isBusy } from './retry'
 
 export interface PaidWrite {
@@ -51,6 +52,24 @@ export async function persistPaid<T>(
   }
 }
 
+/**
+ * A task's end, kept until written: a task whose end is lost would run again and find its own
+ * result. False when stopped with the disk still full: the task stays running until its lease
+ * runs out, and the next run finds its result (claim.ts reuse) without paying or counting a reuse.
+ */
+export async function persistEnd(
+  ctx: RunContext,
+  active: Active,
+  end: () => boolean,
+): Promise<boolean> {
+  try {
+    return await persistPaid(ctx, active, end, { costMicros: null, counts: false })
+  } catch (err) {
+    if (err instanceof StopSignal) return false
+    throw err
+  }
+}
+
 /** Stopping: one synchronous try; the stop goes on either way, with the answer written or not. */
 function lastTry<T>(ctx: RunContext, write: () => T, held: Held | undefined, stopped: unknown): T {
   const { writes } = ctx.o
@@ -61,5 +80,56 @@ function lastTry<T>(ctx: RunContext, write: () => T, held: Held | undefined, sto
     return out
   } catch {
     throw stopped
+  }
+}
+
+/**
+ * The gate before a call is sent (RunContext.onDisk). Until its first call the task's pick and
+ * claim must be on disk: a transaction lost since the pick may have taken them, and the queue and
+ * the claims would both say the task is free. After that, its own writes are on disk already
+ * (persistPaid), and losing others' must not make it drop the steps it paid for: it only waits
+ * for the database to take writes.
+ */
+export async function sendGate(writes: WriteScope, active: Active): Promise<void> {
+  if (active.unconfirmed === undefined && writes.committed && writes.health) {
+    await writes.committed().catch(() => undefined)
+    await writes.health.admitted()
+    return
+  }
+  await writes.durable(active.unconfirmed)
+  active.unconfirmed = undefined
+}
+
+/**
+ * Claim releases and requeues: tried at once, and again once the database takes writes if the
+ * disk is full, or the other workers would wait a whole lease for them.
+ */
+export class GiveBacks {
+  readonly #health: WriteHealth | undefined
+  readonly #warn: (message: string) => void
+  #pending: (() => void)[] = []
+
+  constructor(health: WriteHealth | undefined, warn: (message: string) => void) {
+    this.#health = health
+    this.#warn = warn
+  }
+
+  run(write: () => void): void {
+    try {
+      write()
+    } catch (err) {
+      if (!this.#health?.fail(err)) {
+        this.#warn(`giving a task back failed: ${(err as Error).message}`)
+        return
+      }
+      this.#pending.push(write)
+    }
+  }
+
+  /** The database takes writes again: what waited is tried once more. */
+  retry(): void {
+    const pending = this.#pending
+    this.#pending = []
+    for (const write of pending) this.run(write)
   }
 }

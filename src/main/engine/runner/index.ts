@@ -4,11 +4,10 @@ import type { QueuedTask } from '../queue'
 import { processTask } from './claim'
 import { StopSignal, stopTask, type Active, type Finish, type RunContext } from './context'
 import { resolveRunnerOptions, type ResolvedRunnerOptions, type RunnerOptions } from './options'
-import { isBusy } from './retry'
+import { otherFailure } from './retry'
 import { checkCallTimeout } from './options'
 import { endOfTurn } from '../db/step-writes'
-import { isWriteFailure } from '../db/write-failures'
-import { persistPaid } from './held-writes'
+import { GiveBacks, persistEnd, sendGate } from './held-writes'
 import { PartitionStoppedError } from '../scheduler'
 
 export type { RunnerOptions } from './options'
@@ -49,7 +48,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
   /** Batches a stopped partition held (paused, or stopped in a `pacer run`), by partition. */
   readonly #held = new Map<string, Set<string>>()
   /** Claims and tasks the full disk kept this process from giving back: when it takes writes. */
-  readonly #whenWritable: (() => void)[] = []
+  readonly #giveBacks: GiveBacks
 
   constructor(options: RunnerOptions) {
     super()
@@ -58,10 +57,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
       o: this.#o,
       stopping: () => this.#stopping,
       guard: (what, fn) => this.#guard(what, fn),
-      onDisk: async (active) => {
-        await this.#o.writes.durable(active.unconfirmed)
-        active.unconfirmed = undefined
-      },
+      onDisk: (active) => sendGate(this.#o.writes, active),
       setWaiting: (taskId, waiting) => {
         if (!waiting) {
           this.#waiting.delete(taskId)
@@ -74,8 +70,9 @@ export class Runner extends EventEmitter<RunnerEvents> {
     }
     options.scheduler.on('limit', () => this.pump())
     // Picks wait while the database cannot take writes (write-failures.ts), and resume with it.
+    this.#giveBacks = new GiveBacks(this.#o.writes.health, (m) => this.emit('warning', m))
     this.#o.writes.health?.on('resumed', () => {
-      for (const write of this.#whenWritable.splice(0)) this.#giveBack(write)
+      this.#giveBacks.retry()
       this.pump()
     })
   }
@@ -312,29 +309,15 @@ export class Runner extends EventEmitter<RunnerEvents> {
         // A setup failure stopped its partition: the task waits, queued, for the fix.
         finish = { status: 'requeue', error: err.reason }
         this.#hold(task.batchId, err)
-      } else if (isWriteFailure(err)) {
-        // The disk is full (or its writes were lost): the task goes back to the queue, or its
-        // lease does it if this cannot be written either.
-        finish = {
-          status: 'requeue',
-          error: `database cannot take writes: ${(err as Error).message}`,
-        }
-      } else if (isBusy(err)) {
-        // Another process held the database's write lock past busy_timeout: try again later.
-        finish = { status: 'requeue', error: `database busy: ${(err as Error).message}` }
       } else {
-        finish = {
-          status: 'failed',
-          result: null,
-          error: `internal error: ${(err as Error).message}`,
-        }
+        finish = otherFailure(err)
       }
       const epoch = active.epoch
       active.epoch = null
-      if (epoch !== null) this.#giveBack(() => this.#o.claims.release(task.fp, epoch))
+      if (epoch !== null) this.#giveBacks.run(() => this.#o.claims.release(task.fp, epoch))
     }
     if (finish.status === 'requeue') {
-      this.#giveBack(() => {
+      this.#giveBacks.run(() => {
         if (this.#o.queue.requeueTask(task.id, this.#o.workerId, finish.error)) {
           this.emit('task', { taskId: task.id, batchId: task.batchId, status: 'queued' })
         }
@@ -347,22 +330,10 @@ export class Runner extends EventEmitter<RunnerEvents> {
         : finish.result === null
           ? null
           : { text: finish.result }
-    // Kept until written: a task whose end is lost would run again and find its own result.
     const status = finish.status
-    let ended: boolean
-    try {
-      ended = await persistPaid(
-        this.#ctx,
-        active,
-        () => this.#o.queue.finishTask(task.id, this.#o.workerId, status, result, finish.error),
-        { costMicros: null, counts: false },
-      )
-    } catch (err) {
-      // Stopped with the disk still full: the task stays running until its lease runs out; the
-      // next run finds its result (claim.ts reuse), without paying or counting a reuse.
-      if (err instanceof StopSignal) return
-      throw err
-    }
+    const ended = await persistEnd(this.#ctx, active, () =>
+      this.#o.queue.finishTask(task.id, this.#o.workerId, status, result, finish.error),
+    )
     if (ended) this.emit('task', { taskId: task.id, batchId: task.batchId, status })
   }
 
@@ -382,22 +353,6 @@ export class Runner extends EventEmitter<RunnerEvents> {
       }
     })
     this.emit('batch', batchId)
-  }
-
-  /**
-   * A claim release or a requeue: tried now, and again once the database takes writes if the
-   * disk is full (or the other workers would wait a whole lease for them).
-   */
-  #giveBack(write: () => void): void {
-    try {
-      write()
-    } catch (err) {
-      if (!this.#o.writes.health?.fail(err)) {
-        this.emit('warning', `giving a task back failed: ${(err as Error).message}`)
-        return
-      }
-      this.#whenWritable.push(write)
-    }
   }
 
   /** Refills the slots that tasks ending this turn freed, once at its end: one pick for them all. */
