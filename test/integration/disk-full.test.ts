@@ -8,8 +8,11 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { RunSummary } from '../../src/main/cli/run'
-import { createEngine } from '../../src/main/engine/engine'
-import { startAnsweringProvider, type AnsweringProvider } from '../helpers/answering-provider'
+import {
+  databaseFor,
+  startAnsweringProvider,
+  type AnsweringProvider,
+} from '../helpers/answering-provider'
 import { query, runPacer, shuffle, startPacer, tempDir, until, writeJsonl } from '../helpers/cli'
 
 const servers: AnsweringProvider[] = []
@@ -25,12 +28,7 @@ async function setUp(latencyMs: number, agents = true) {
   servers.push(server)
   const dir = tempDir('pacer-diskfull-')
   const db = join(dir, 'pacer.db')
-  const engine = createEngine({ dbPath: db })
-  await engine.handlers['settings:set']({
-    baseUrls: { 'openai-compatible': server.url },
-    priceOverrides: { m: { input: 3, cachedInput: 3, cacheWrite: 3, output: 15 } },
-  })
-  await engine.shutdown()
+  await databaseFor(db, server, { input: 3, cachedInput: 3, cacheWrite: 3, output: 15 })
   const limit = join(dir, 'page-limit')
   writeFileSync(limit, FREE)
   // 60 distinct tasks (with agents, every sixth a 2-step one) and 30 duplicates.
