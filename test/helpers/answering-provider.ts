@@ -6,6 +6,7 @@
  */
 import { createServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { createEngine } from '../../src/main/engine/engine'
 
 export interface AnsweredRequest {
   messages: { role: string; content: string }[]
@@ -31,6 +32,23 @@ export interface AnsweringProvider {
 function json(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'Content-Type': 'application/json' })
   res.end(JSON.stringify(body))
+}
+
+/**
+ * A new database whose Settings send `openai-compatible` to the server, with model `m` priced
+ * (USD per 1M tokens, i.e. micro-dollars per token).
+ */
+export async function databaseFor(
+  dbPath: string,
+  server: AnsweringProvider,
+  price: { input: number; cachedInput: number; cacheWrite: number; output: number },
+): Promise<void> {
+  const engine = createEngine({ dbPath })
+  await engine.handlers['settings:set']({
+    baseUrls: { 'openai-compatible': server.url },
+    priceOverrides: { m: price },
+  })
+  await engine.shutdown()
 }
 
 /** Starts the server; `latencyMs` delays each answer, so duplicates meet a running claim. */

@@ -7,10 +7,13 @@ import { join } from 'node:path'
 import { parse } from 'csv-parse/sync'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { RunSummary } from '../../src/main/cli/run'
-import { createEngine } from '../../src/main/engine/engine'
 import type { TaskAnswerView } from '../../src/shared/contract'
 import { runPacer, shuffle, tempDir, writeJsonl } from '../helpers/cli'
-import { startAnsweringProvider, type AnsweringProvider } from '../helpers/answering-provider'
+import {
+  databaseFor,
+  startAnsweringProvider,
+  type AnsweringProvider,
+} from '../helpers/answering-provider'
 
 const servers: AnsweringProvider[] = []
 afterEach(async () => {
@@ -25,12 +28,7 @@ async function setUp() {
   servers.push(server)
   const dir = tempDir('pacer-results-')
   const db = join(dir, 'pacer.db')
-  const engine = createEngine({ dbPath: db })
-  await engine.handlers['settings:set']({
-    baseUrls: { 'openai-compatible': server.url },
-    priceOverrides: { m: PRICE },
-  })
-  await engine.shutdown()
+  await databaseFor(db, server, PRICE)
   return { server, dir, db }
 }
 

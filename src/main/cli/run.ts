@@ -12,6 +12,7 @@ import type { AimdParams } from '../engine/types'
 import { UsageError, dbPathFrom, processBaseUrls } from './common'
 import { openTeamEngine } from './team'
 import { EXIT } from './exit-codes'
+import { reportHeldAnswers } from './disk-full'
 import { say } from './terminal-text'
 import type { PartitionStop } from '../engine/scheduler'
 import { failureReport, printStop, reportLines, type FailureReport } from './run-report'
@@ -216,6 +217,8 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
   } else {
     printSummary(summary, file)
   }
+  const lost = reportHeldAnswers(engine)
+  if (lost !== null) return lost
   if (stops.length > 0) return EXIT.stopped
   if (interrupted) return EXIT.interrupted
   return summary.failed > 0 || summary.cancelled > 0 ? EXIT.tasksFailed : EXIT.done

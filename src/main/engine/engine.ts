@@ -124,6 +124,11 @@ export interface Engine {
     event: E,
     listener: (payload: EventPayloads[E]) => void,
   ): () => void
+  /**
+   * Paid answers not on disk (yet): while the database cannot take writes, and after a stop
+   * with it still full (then they are lost). `blocked`: whether it still cannot.
+   */
+  heldAnswers(): { count: number; costMicros: number; unpriced: number; blocked: boolean }
   /** Background trouble that did not stop the work (a database write that failed). */
   onWarning(listener: (message: string) => void): () => void
   exportCsv(
@@ -224,6 +229,13 @@ export function createEngine(options: EngineOptions): Engine {
     agents: parts.agents,
     handlers,
     subscribe: (event, listener) => events.subscribe(event, listener),
+    heldAnswers: () => ({
+      count: 0,
+      costMicros: 0,
+      unpriced: 0,
+      ...parts.writes.health?.held(),
+      blocked: parts.writes.health?.blocked ?? false,
+    }),
     onWarning(listener) {
       runner.on('warning', listener)
       return () => runner.off('warning', listener)
@@ -242,7 +254,13 @@ export function createEngine(options: EngineOptions): Engine {
       parts.workers.stop()
       events.close()
       scheduler.close()
-      parts.writes.commit()
+      try {
+        parts.writes.commit()
+      } catch (err) {
+        // Lost to a full disk: said by the write health; what it held is counted (heldAnswers).
+        if (!parts.writes.health?.fail(err)) throw err
+      }
+      parts.writes.health?.close()
       await ledger.close()
       if (!options.db) db.close()
       await options.team?.close()

@@ -55,6 +55,13 @@ export const ORIGINAL_COST_SQL = `
       FROM ledger_rows l JOIN last ON l.task_id IS last.task_id AND l.epoch IS last.epoch
       WHERE l.fp_id = (SELECT id FROM target) AND l.outcome = ${OUTCOME_CODES.executed}`
 
+// Whether this task's own execution (the claim's epoch) produced the result it found: a task
+// picked again after its end was lost must not count that as a reuse. Through ledger_rows_fp.
+export const OWN_EXECUTION_SQL = `
+      SELECT 1 FROM ledger_rows
+      WHERE fp_id = ? AND task_id = ? AND epoch = ? AND outcome = ${OUTCOME_CODES.executed}
+      LIMIT 1`
+
 /** A row as the insert binds it: a stored row's fields but its id, priced. */
 export type LedgerRowParams = Omit<LedgerRow, 'id' | 'estimated'> & {
   /** @default 0 */

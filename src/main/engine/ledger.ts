@@ -11,6 +11,7 @@ import { directWrites, type WriteScope } from './db/step-writes'
 import {
   checkRecordInput,
   ORIGINAL_COST_SQL,
+  OWN_EXECUTION_SQL,
   prepareRowInsert,
   type LedgerRowParams,
   type RowInsert,
@@ -112,6 +113,7 @@ export class Ledger {
     { n: number; cost: number; unpriced: number }
   >
   readonly #maxId: Database.Statement<[], { maxId: number }>
+  readonly #own: Database.Statement<[number, number, number]>
   readonly #rollups: LedgerRollups
   // Statements by SQL text: each filter shape has its own, so that its indexes are used.
   readonly #statements = new Map<string, Database.Statement>()
@@ -135,10 +137,25 @@ export class Ledger {
     this.#insert = prepareRowInsert(db)
     writes.onRollback?.(() => this.#insert.forget())
     this.#original = db.prepare(ORIGINAL_COST_SQL)
+    this.#own = db.prepare(OWN_EXECUTION_SQL)
     // The table, not the `ledger` view: MAX over the view's joins would read every row.
     this.#maxId = db.prepare('SELECT COALESCE(MAX(id), 0) AS maxId FROM ledger_rows')
     this.#rollups = new LedgerRollups(db, foldEvery)
     this.#reader = db.memory ? null : new ReadWorker({ file: db.name, nativeBinding })
+  }
+
+  /** Whether this task executed the fingerprint under this claim epoch (its result is its own). */
+  executedBy(fpId: number, taskId: number, epoch: number): boolean {
+    return this.#own.get(fpId, taskId, epoch) !== undefined
+  }
+
+  /** What a call with this usage costs at the current prices (null: unpriced or not valid). */
+  costOf(provider: string, model: string, usage: LedgerRecordInput['usage']): number | null {
+    try {
+      return this.#prices.costMicros(usage, this.#prices.priceFor(provider, model))
+    } catch {
+      return null
+    }
   }
 
   /**

@@ -143,6 +143,12 @@ export class TaskTable {
   /** Writes the counter changes the open step has gathered (before anything reads the counters). */
   flushCounters(): void {
     if (this.#pending.size === 0) return
+    // Counts kept for a transaction SQLite has rolled back on its own (a full disk): dropped, or
+    // they would be written without the changes they count.
+    if (this.#writes.owns && !this.#writes.owns()) {
+      this.#pending.clear()
+      return
+    }
     for (const [key, deltas] of this.#pending) this.#addCounts.run(...deltas, key)
     this.#pending.clear()
   }

@@ -7,7 +7,7 @@ import { CLAIM_SQL } from '../claims-sql'
 import { eventsPageSql } from '../ledger-queries'
 import { rollupPlan } from '../ledger-rollup-plans'
 import { FOLD_SQL } from '../ledger-rollups'
-import { LEDGER_WRITE_SQL, ORIGINAL_COST_SQL } from '../ledger-record'
+import { LEDGER_WRITE_SQL, ORIGINAL_COST_SQL, OWN_EXECUTION_SQL } from '../ledger-record'
 import { BATCH_SQL } from '../queue-batches'
 import { FAILURE_SQL } from '../queue-failures'
 import { TASK_PAGE_FILTERS, TASK_SQL, taskPageSql } from '../queue-tasks'
@@ -27,6 +27,8 @@ export const HOT_QUERIES: Readonly<Record<string, string>> = {
   ...named('failures', FAILURE_SQL),
   ...named('ledger', LEDGER_WRITE_SQL),
   'ledger.originalCost': ORIGINAL_COST_SQL,
+  // A task picked again (after a full disk lost its end) looking for its own execution.
+  'ledger.ownExecution': OWN_EXECUTION_SQL,
   // The console's pages.
   'console.tasksOfBatch': taskPageSql(TASK_PAGE_FILTERS.batch),
   'console.tasksOfBatchByStatus': taskPageSql(TASK_PAGE_FILTERS.batchAndStatus),

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3'
+import { LostWrites, type WriteHealth } from './write-failures'
 
 /**
  * Where the engine's hot writes go. `run` executes a write; `durable` resolves once everything
@@ -8,8 +9,14 @@ import type Database from 'better-sqlite3'
  */
 export interface WriteScope {
   run<T>(write: () => T): T
-  durable(): Promise<void>
+  durable(since?: number): Promise<void>
+  /** The number of the open transaction (or the last one): what durable(since) checks against. */
+  readonly generation?: number
+  /** Resolves once everything written so far is committed; rejects if it was lost (rolled back). */
+  committed?(): Promise<void>
   commit(): void
+  /** Whether the database takes writes (the engine's scope has one; plain writes do not). */
+  readonly health?: WriteHealth
   /** Hears of writes lost to a rollback (what was learnt from them must be forgotten). */
   onRollback?(listener: () => void): void
   /** Runs `hook` inside every transaction of the scope, just before it commits. */
@@ -30,6 +37,8 @@ export interface StepWritesOptions {
   busyTimeoutMs?: number
   /** Hears of a transaction whose commit failed: its writes are lost, as in a crash. */
   onError: (err: Error) => void
+  /** Told of every failed write and every commit: stops admissions while the disk is full. */
+  health?: WriteHealth
 }
 
 // Every open scope of this process, so that opening one on another connection first commits the
@@ -80,16 +89,21 @@ export class StepWrites implements WriteScope {
   readonly #dataVersion: Database.Statement
   readonly #rollbackListeners: (() => void)[] = []
   readonly #beforeCommit: (() => void)[] = []
+  readonly health: WriteHealth | undefined
   #open = false
   #scheduled = false
   #waiters: { resolve: () => void; reject: (err: Error) => void }[] = []
   #version: unknown = null
   #sharingUntil = 0
+  #generation = 0
+  /** The last transaction lost to a rollback or a failed commit. */
+  #lastLost = -1
 
   constructor(db: Database.Database, opts: StepWritesOptions) {
     this.#db = db
     this.#onError = opts.onError
     this.#busyTimeoutMs = opts.busyTimeoutMs ?? 5000
+    this.health = opts.health
     this.#dataVersion = db.prepare('PRAGMA data_version').pluck()
   }
 
@@ -103,10 +117,33 @@ export class StepWrites implements WriteScope {
       if (this.#open) this.#lost()
       this.#begin()
     }
-    return write()
+    try {
+      return write()
+    } catch (err) {
+      this.health?.fail(err)
+      // SQLite may roll the whole transaction back on a failed statement (SQLITE_FULL, IOERR):
+      // what was learnt from its writes is forgotten now, not at the next write.
+      if (this.#open && !this.#db.inTransaction) this.#lost()
+      throw err
+    }
   }
 
-  durable(): Promise<void> {
+  get generation(): number {
+    return this.#generation
+  }
+
+  /**
+   * Resolves once everything written so far is committed and the database takes writes (the
+   * gate before anything leaves the process); rejects if those writes were lost, or if any
+   * transaction from number `since` on was (a claim made then may be gone).
+   */
+  async durable(since?: number): Promise<void> {
+    await this.committed()
+    await this.health?.admitted()
+    if (since !== undefined && this.#lastLost >= since) throw new LostWrites()
+  }
+
+  committed(): Promise<void> {
     if (!this.#open) return Promise.resolve()
     if (!this.grouping) {
       try {
@@ -136,10 +173,12 @@ export class StepWrites implements WriteScope {
       this.#open = false
       open.delete(this)
       if (this.#db.inTransaction) this.#db.exec('ROLLBACK')
-      this.#rolledBack(err as Error, waiters)
-      throw err
+      const lost = new LostWrites(err as Error)
+      this.#rolledBack(lost, waiters)
+      throw lost
     }
     this.#version = this.#dataVersion.get()
+    this.health?.committed()
     for (const w of waiters) w.resolve()
   }
 
@@ -158,6 +197,7 @@ export class StepWrites implements WriteScope {
   #begin(): void {
     for (const other of open) other.#commitQuietly()
     this.#acquire()
+    this.#generation++
     this.#open = true
     open.add(this)
     // data_version changes only when another connection commits: someone else writes here too.
@@ -207,13 +247,12 @@ export class StepWrites implements WriteScope {
   #lost(): void {
     this.#open = false
     open.delete(this)
-    this.#rolledBack(
-      new Error('a write transaction was rolled back by SQLite: its writes are lost'),
-      this.#waiters.splice(0),
-    )
+    this.#rolledBack(new LostWrites(), this.#waiters.splice(0))
   }
 
-  #rolledBack(err: Error, waiters: { reject: (err: Error) => void }[]): void {
+  #rolledBack(err: LostWrites, waiters: { reject: (err: Error) => void }[]): void {
+    this.#lastLost = this.#generation
+    this.health?.fail(err)
     for (const listener of this.#rollbackListeners) listener()
     for (const w of waiters) w.reject(err)
     this.#onError(err)

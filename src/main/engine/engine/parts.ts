@@ -5,6 +5,7 @@ import { AgentRegistry } from '../agents/registry'
 import { SqliteClaimStore } from '../claims'
 import { openDatabase } from '../db'
 import { StepWrites } from '../db/step-writes'
+import { wireWriteHealth } from '../db/write-failures'
 import type { EngineOptions } from '../engine'
 import { Ledger } from '../ledger'
 import type { ControllerKind } from '../pacing/controllers'
@@ -85,8 +86,13 @@ export function createParts(options: EngineOptions): EngineParts {
   const stored = settings.get()
   const prices = new Prices(stored.priceOverrides)
   // A step whose commit failed is lost as in a crash: its tasks' leases run out and they run again.
+  // A full disk is said once (write-failures.ts), not once per lost step.
+  const health = wireWriteHealth(db, options.dbPath, (message) => runner.emit('warning', message))
   const writes = new StepWrites(db, {
-    onError: (err) => runner.emit('warning', `writes were not saved: ${err.message}`),
+    onError: (err) => {
+      if (!health.fail(err)) runner.emit('warning', `writes were not saved: ${err.message}`)
+    },
+    health,
   })
   const claims = new SqliteClaimStore({
     db,
@@ -169,7 +175,12 @@ export function createParts(options: EngineOptions): EngineParts {
     writes,
     driverFor: (task) => agents.driverFor(task),
   })
-  scheduler.on('warning', (message) => runner.emit('warning', message))
+  scheduler.on('warning', (message) => {
+    // The pacing store's writes fail too while the disk is full: the one line said it.
+    if (!health.blocked || !/disk is full|disk I\/O error/.test(message)) {
+      runner.emit('warning', message)
+    }
+  })
   return {
     db,
     writes,

@@ -15,7 +15,8 @@ import type {
 } from '../types'
 import { checkBatch, StopSignal, type Active, type CallResult, type RunContext } from './context'
 import { estimateUsage, ledgerRow, ZERO_USAGE } from './ledger-rows'
-import { backoffMs, persist, sleep } from './retry'
+import { persistPaid } from './held-writes'
+import { backoffMs, sleep } from './retry'
 
 /** What one step sends: the conversation so far, which step it is, under which claim epoch. */
 export interface StepCall {
@@ -132,8 +133,9 @@ async function send(
   try {
     // The wait for a slot may have been long: look again before sending.
     checkBatch(ctx, task, notStarted)
-    // Nothing is sent on the strength of a claim that is not on disk yet.
-    await ctx.o.writes.durable()
+    // Nothing is sent on the strength of a claim that is not on disk yet (or was lost to a full
+    // disk), nor while the disk cannot take the answer.
+    await ctx.onDisk(active)
     // Another task's answer may have stopped the partition while this one waited for the disk.
     const stop = scheduler.stopped(partition)
     if (stop) throw new PartitionStoppedError(partition, stop.reason)
@@ -260,13 +262,17 @@ async function answered(
   const estimated = response.usage === undefined
   const usage = response.usage ?? estimateUsage(messages, response.text ?? '')
   // Still the owner? A call that finished after a takeover was paid for twice.
-  // A paid answer must reach the ledger even if another process holds the write lock.
-  const owner = await persist(
-    () => epoch !== null && !active.lost && claims.renew(task.fp, epoch, leaseMs),
-  )
-  const kind: LedgerOutcome = owner ? 'executed' : 'duplicate'
-  const { costMicros } = await persist(() =>
-    ledger.record({ ...base, usage, outcome: kind, estimated }),
+  // A paid answer must reach the ledger even if another process holds the write lock, or the
+  // disk is full for a while (held-writes.ts): one write, committed before the task goes on.
+  const { owner, costMicros } = await persistPaid(
+    ctx,
+    active,
+    () => {
+      const owner = epoch !== null && !active.lost && claims.renew(task.fp, epoch, leaseMs)
+      const kind: LedgerOutcome = owner ? 'executed' : 'duplicate'
+      return { owner, ...ledger.record({ ...base, usage, outcome: kind, estimated }) }
+    },
+    { costMicros: ledger.costOf(task.provider, task.model, usage) },
   )
   if (epoch !== null && !owner) {
     active.lost = true

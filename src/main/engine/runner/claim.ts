@@ -72,6 +72,13 @@ function executeOwned(
 /** Another execution's stored result becomes this task's; a reuse on the ledger unless fenced. */
 function reuse(ctx: RunContext, task: QueuedTask, stored: StoredResult, fenced: boolean): Finish {
   const { ledger } = ctx.o
+  // A task picked again after its end was lost (a full disk, a crash) finds its own result:
+  // that is not a reuse, and saved nothing. Only a task picked before can be one.
+  if (task.attempts > 1 && ledger.executedBy(task.fpId, task.id, stored.epoch)) {
+    return stored.status === 'failed'
+      ? { status: 'failed', result: null, error: safeError(stored.result) }
+      : { status: 'succeeded', result: stored.result, error: null, resultRef: stored.ref }
+  }
   if (!fenced) {
     ledger.record({
       ...ledgerRow(ctx.o, task, 0, stored.epoch),

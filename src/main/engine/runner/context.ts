@@ -49,6 +49,11 @@ export interface Active {
   done: Promise<void>
   /** Why the runner aborted the task (stopTask), if it did. */
   stopped?: StopSignal
+  /**
+   * The transaction of the task's pick, until its first call is sent: if that one (or any
+   * later) was lost, the pick and the claim may be gone, and nothing is sent (RunContext.onDisk).
+   */
+  unconfirmed?: number
 }
 
 /**
@@ -69,6 +74,11 @@ export interface RunContext {
   guard(what: string, fn: () => void): void
   /** The task waits on another worker's claim (true) or no longer does: a waiter holds no slot. */
   setWaiting(taskId: number, waiting: boolean): void
+  /**
+   * The gate before a call is sent: what was written is committed, the database takes writes,
+   * and the task's pick and claim were not lost. Rejects otherwise (the task is requeued).
+   */
+  onDisk(active: Active): Promise<void>
 }
 
 /**

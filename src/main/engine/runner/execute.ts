@@ -5,8 +5,9 @@ import type { ChatMessage, JsonValue, Provider, RequestParams, Usage } from '../
 import { callProvider } from './call'
 import type { Active, CallResult, Finish, RunContext } from './context'
 import { addUsage, ZERO_USAGE } from './ledger-rows'
-import { isInputFailure, persist } from './retry'
 import { executeDriven } from './live-effects'
+import { persistPaid } from './held-writes'
+import { isInputFailure } from './retry'
 
 /** An execution whose claim a newer epoch took: its result is not ours to save. */
 export type Execution = Finish | { status: 'fenced' }
@@ -53,7 +54,14 @@ export async function execute(
   const status = truncated ? 'truncated' : 'succeeded'
   const completed =
     !active.lost &&
-    (await persist(() => claims.complete(task.fp, epoch, result, status, cost.micros)))
+    (await persistPaid(
+      ctx,
+      active,
+      () => claims.complete(task.fp, epoch, result, status, cost.micros),
+      {
+        costMicros: cost.micros,
+      },
+    ))
   active.epoch = null
   if (!completed) return { status: 'fenced' }
   // The task points at the result its claim stored: one copy, however many tasks share it.

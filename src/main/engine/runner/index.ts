@@ -4,9 +4,10 @@ import type { QueuedTask } from '../queue'
 import { processTask } from './claim'
 import { StopSignal, stopTask, type Active, type Finish, type RunContext } from './context'
 import { resolveRunnerOptions, type ResolvedRunnerOptions, type RunnerOptions } from './options'
-import { isBusy } from './retry'
+import { otherFailure } from './retry'
 import { checkCallTimeout } from './options'
 import { endOfTurn } from '../db/step-writes'
+import { GiveBacks, persistEnd, sendGate } from './held-writes'
 import { PartitionStoppedError } from '../scheduler'
 
 export type { RunnerOptions } from './options'
@@ -46,6 +47,8 @@ export class Runner extends EventEmitter<RunnerEvents> {
   readonly #ctx: RunContext
   /** Batches a stopped partition held (paused, or stopped in a `pacer run`), by partition. */
   readonly #held = new Map<string, Set<string>>()
+  /** Claims and tasks the full disk kept this process from giving back: when it takes writes. */
+  readonly #giveBacks: GiveBacks
 
   constructor(options: RunnerOptions) {
     super()
@@ -54,6 +57,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
       o: this.#o,
       stopping: () => this.#stopping,
       guard: (what, fn) => this.#guard(what, fn),
+      onDisk: (active) => sendGate(this.#o.writes, active),
       setWaiting: (taskId, waiting) => {
         if (!waiting) {
           this.#waiting.delete(taskId)
@@ -65,6 +69,12 @@ export class Runner extends EventEmitter<RunnerEvents> {
       },
     }
     options.scheduler.on('limit', () => this.pump())
+    // Picks wait while the database cannot take writes (write-failures.ts), and resume with it.
+    this.#giveBacks = new GiveBacks(this.#o.writes.health, (m) => this.emit('warning', m))
+    this.#o.writes.health?.on('resumed', () => {
+      this.#giveBacks.retry()
+      this.pump()
+    })
   }
 
   get workerId(): string {
@@ -171,6 +181,8 @@ export class Runner extends EventEmitter<RunnerEvents> {
     try {
       fn()
     } catch (err) {
+      // A full disk is said once, by the write health.
+      if (this.#o.writes.health?.fail(err)) return
       this.emit('warning', `${what} failed: ${(err as Error).message}`)
     }
   }
@@ -178,6 +190,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
   /** Picks as many tasks as the scheduler can take now (plus a small prefetch). */
   pump(): void {
     if (!this.#running || this.#stopping || this.#pumping) return
+    if (this.#o.writes.health?.blocked) return
     this.#pumping = true
     try {
       for (;;) {
@@ -188,6 +201,9 @@ export class Runner extends EventEmitter<RunnerEvents> {
         for (const task of tasks) this.#begin(task)
         if (tasks.length < room) break
       }
+    } catch (err) {
+      // A pick the disk could not take: picks wait for it (health.blocked), then resume.
+      if (!this.#o.writes.health?.fail(err)) throw err
     } finally {
       this.#pumping = false
     }
@@ -208,13 +224,17 @@ export class Runner extends EventEmitter<RunnerEvents> {
     if (!this.#running) return
     this.#stopping = true
     clearInterval(this.#pollTimer)
+    // Calls held at the gate while the disk is full will not be sent: they give up at once.
+    const health = this.#o.writes.health
+    health?.cancelAdmissions(new StopSignal('stop'))
     // Waiters hold no claim and have nothing to finish: give them back at once.
     for (const id of this.#waiting) {
       const waiter = this.#active.get(id)
       if (waiter) stopTask(waiter, new StopSignal('stop'))
     }
     const all = () => Promise.all([...this.#active.values()].map((a) => a.done))
-    const grace = opts.graceMs ?? 10_000
+    // With the disk full, what lands in the grace is only held: a short one, then the last tries.
+    const grace = Math.min(opts.graceMs ?? 10_000, health?.blocked ? 3000 : Infinity)
     let timer: NodeJS.Timeout | undefined
     await Promise.race([all(), new Promise<void>((r) => (timer = setTimeout(r, grace)))])
     clearTimeout(timer)
@@ -224,7 +244,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
     this.#settleNow()
     this.#running = false
     // Leave the queue tidy: a dead worker's tasks are visible as queued, not stuck as running.
-    this.sweepExpired()
+    this.#guard('queue sweep', () => this.sweepExpired())
   }
 
   /** Aborts every task now (a second Ctrl-C): claims released, tasks requeued. */
@@ -246,17 +266,21 @@ export class Runner extends EventEmitter<RunnerEvents> {
   }
 
   #begin(task: QueuedTask): void {
+    // Picked again while this process still holds it (its lease ran out during a full disk).
+    if (this.#active.has(task.id)) return
     const active: Active = {
       task,
       controller: new AbortController(),
       epoch: null,
       lost: false,
       done: Promise.resolve(),
+      unconfirmed: this.#o.writes.generation,
     }
     this.#active.set(task.id, active)
     this.emit('task', { taskId: task.id, batchId: task.batchId, status: 'running' })
     active.done = this.#run(active)
       .catch((err: unknown) => {
+        if (this.#o.writes.health?.fail(err)) return
         this.emit('warning', `task ${task.id}: ${(err as Error).message}`)
       })
       .finally(() => {
@@ -288,22 +312,19 @@ export class Runner extends EventEmitter<RunnerEvents> {
         // A setup failure stopped its partition: the task waits, queued, for the fix.
         finish = { status: 'requeue', error: err.reason }
         this.#hold(task.batchId, err)
-      } else if (isBusy(err)) {
-        // Another process held the database's write lock past busy_timeout: try again later.
-        finish = { status: 'requeue', error: `database busy: ${(err as Error).message}` }
       } else {
-        finish = {
-          status: 'failed',
-          result: null,
-          error: `internal error: ${(err as Error).message}`,
-        }
+        finish = otherFailure(err)
       }
-      this.#releaseClaim(active)
+      const epoch = active.epoch
+      active.epoch = null
+      if (epoch !== null) this.#giveBacks.run(() => this.#o.claims.release(task.fp, epoch))
     }
     if (finish.status === 'requeue') {
-      if (this.#o.queue.requeueTask(task.id, this.#o.workerId, finish.error)) {
-        this.emit('task', { taskId: task.id, batchId: task.batchId, status: 'queued' })
-      }
+      this.#giveBacks.run(() => {
+        if (this.#o.queue.requeueTask(task.id, this.#o.workerId, finish.error)) {
+          this.emit('task', { taskId: task.id, batchId: task.batchId, status: 'queued' })
+        }
+      })
       return
     }
     const result =
@@ -312,9 +333,11 @@ export class Runner extends EventEmitter<RunnerEvents> {
         : finish.result === null
           ? null
           : { text: finish.result }
-    if (this.#o.queue.finishTask(task.id, this.#o.workerId, finish.status, result, finish.error)) {
-      this.emit('task', { taskId: task.id, batchId: task.batchId, status: finish.status })
-    }
+    const status = finish.status
+    const ended = await persistEnd(this.#ctx, active, () =>
+      this.#o.queue.finishTask(task.id, this.#o.workerId, status, result, finish.error),
+    )
+    if (ended) this.emit('task', { taskId: task.id, batchId: task.batchId, status })
   }
 
   /**

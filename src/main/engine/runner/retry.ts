@@ -1,5 +1,7 @@
 // Retry policy and failure classification of the runner: what is worth sending again, how long to
-// wait before it, and which database errors are only a busy lock.
+// wait before it, and which database errors are only a busy lock or a full disk.
+import { isWriteFailure } from '../db/write-failures'
+import type { Finish } from './context'
 
 /** Exponential backoff with full jitter (AWS architecture blog), capped at 30 s. */
 export function backoffMs(attempt: number): number {
@@ -40,6 +42,20 @@ export async function persist<T>(write: () => T): Promise<T> {
 /** The provider refused the request itself: sending it again would fail the same way. */
 export function isInputFailure(status: number): boolean {
   return status === 400 || status === 413 || status === 422
+}
+
+/**
+ * How a task ends on an error that is neither a stop nor a setup failure: a database that cannot
+ * take writes (a full disk) or is locked by another process sends it back to the queue (or its
+ * lease does, if that cannot be written either); anything else is a failure.
+ */
+export function otherFailure(err: unknown): Finish {
+  const message = (err as Error).message
+  if (isWriteFailure(err)) {
+    return { status: 'requeue', error: `database cannot take writes: ${message}` }
+  }
+  if (isBusy(err)) return { status: 'requeue', error: `database busy: ${message}` }
+  return { status: 'failed', result: null, error: `internal error: ${message}` }
 }
 
 export function isBusy(err: unknown): boolean {
