@@ -14,14 +14,16 @@ export function rowTotalsSql(where: string, byType: boolean): string {
       COALESCE(SUM(cost_micros), 0) AS costMicros,
       COALESCE(SUM(cost_micros IS NOT NULL AND input_tokens + output_tokens > 0), 0) AS pricedCalls,
       COALESCE(SUM(cost_micros IS NULL AND input_tokens + output_tokens > 0), 0) AS unpricedCalls,
-      COALESCE(SUM(CASE WHEN outcome = 'reused' THEN saved_micros END), 0) AS savedMicros,
+      COALESCE(SUM(CASE WHEN outcome IN ('reused', 'replayed') THEN saved_micros END), 0)
+        AS savedMicros,
       COALESCE(SUM(outcome = 'reused' AND saved_micros IS NULL), 0) AS unpricedReuses,
       COALESCE(SUM(outcome = 'throttled'), 0) AS throttled,
       COALESCE(SUM(outcome IN ('error', 'timeout')), 0) AS errors,
       COALESCE(SUM(outcome = 'abandoned'), 0) AS abandoned,
       COALESCE(SUM(estimated), 0) AS estimatedCalls,
       COALESCE(SUM(cache_saved_micros), 0) AS cacheSavedMicros,
-      COALESCE(SUM(cache_write_extra_micros), 0) AS cacheWriteExtraMicros
+      COALESCE(SUM(cache_write_extra_micros), 0) AS cacheWriteExtraMicros,
+      COALESCE(SUM(outcome = 'replayed'), 0) AS replayed
     FROM ledger ${where} ${byType ? 'GROUP BY task_type' : ''}`
 }
 
@@ -79,7 +81,7 @@ export const ROW_COLUMNS = `id, ts, task_id AS taskId, batch_id AS batchId, fp, 
   cached_input_tokens AS cachedInputTokens, cache_write_tokens AS cacheWriteTokens,
   output_tokens AS outputTokens, cost_micros AS costMicros, saved_micros AS savedMicros, outcome,
   latency_ms AS latencyMs, status, epoch, price_version AS priceVersion, estimated,
-  cache_saved_micros AS cacheSavedMicros, cache_write_extra_micros AS cacheWriteExtraMicros`
+  cache_saved_micros AS cacheSavedMicros, cache_write_extra_micros AS cacheWriteExtraMicros, reason`
 
 // Big enough to amortize the query, small enough (~0.5 MB) to keep an export's memory flat.
 export const PAGE_ROWS = 2000
@@ -102,6 +104,7 @@ export interface RawRows {
   estimatedCalls: number
   cacheSavedMicros: number
   cacheWriteExtraMicros: number
+  replayed: number
 }
 
 export interface RawExecutions {
@@ -143,6 +146,7 @@ export function toTotals(r: RawRows, e: RawExecutions): LedgerTotals {
     estimatedCalls: r.estimatedCalls,
     cacheSavedMicros: r.cacheSavedMicros,
     cacheWriteExtraMicros: r.cacheWriteExtraMicros,
+    replayed: r.replayed,
   }
 }
 
@@ -160,7 +164,7 @@ export function costBucketsSql(where: string): string {
         SELECT ts - ((ts % CAST(@bucketMs AS INTEGER)) + CAST(@bucketMs AS INTEGER))
             % CAST(@bucketMs AS INTEGER) AS bucket,
           COALESCE(SUM(cost_micros), 0) AS costMicros,
-          COALESCE(SUM(outcome <> 'reused'), 0) AS calls,
+          COALESCE(SUM(outcome NOT IN ('reused', 'replayed')), 0) AS calls,
           COALESCE(SUM(input_tokens + output_tokens), 0) AS tokens
         FROM ledger ${where}
         GROUP BY 1 ORDER BY 1`

@@ -39,6 +39,8 @@ export const SUM_COLUMNS = [
   // Migration 7.
   'cache_saved_micros',
   'cache_write_extra_micros',
+  // Migration 9: calls the journal answered.
+  'replayed',
 ] as const
 
 /** A folded 'executed' or 'duplicate' row, as execution-level counting needs it. */
@@ -69,12 +71,13 @@ const ROW_SUMS = `
   SUM(cache_write_tokens), SUM(output_tokens), COALESCE(SUM(cost_micros), 0),
   SUM(cost_micros IS NOT NULL AND input_tokens + output_tokens > 0),
   SUM(cost_micros IS NULL AND input_tokens + output_tokens > 0),
-  COALESCE(SUM(CASE WHEN outcome = 'reused' THEN saved_micros END), 0),
+  COALESCE(SUM(CASE WHEN outcome IN ('reused', 'replayed') THEN saved_micros END), 0),
   SUM(outcome = 'reused' AND saved_micros IS NULL), SUM(outcome = 'throttled'),
   SUM(outcome IN ('error', 'timeout')), SUM(outcome = 'abandoned'), 0, 0,
   SUM(CASE WHEN outcome IN ('executed', 'duplicate') THEN input_tokens ELSE 0 END), 0,
   SUM(estimated),
-  COALESCE(SUM(cache_saved_micros), 0), COALESCE(SUM(cache_write_extra_micros), 0)`
+  COALESCE(SUM(cache_saved_micros), 0), COALESCE(SUM(cache_write_extra_micros), 0),
+  SUM(outcome = 'replayed')`
 
 // A page's row sums, added up by SQLite (no row crosses into JS for them) per 15 s bucket, task
 // type and batch: a few dozen rows for thousands of ledger rows.

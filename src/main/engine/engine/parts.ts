@@ -5,6 +5,7 @@ import { SqliteClaimStore } from '../claims'
 import { openDatabase } from '../db'
 import { StepWrites } from '../db/step-writes'
 import type { EngineOptions } from '../engine'
+import { CallJournal } from '../journal'
 import { Ledger } from '../ledger'
 import type { ControllerKind } from '../pacing/controllers'
 import { controllerFactory } from '../pacing/controllers'
@@ -16,6 +17,7 @@ import { Runner } from '../runner'
 import { SqlitePacingStore } from '../pacing/store-sqlite'
 import { Scheduler } from '../scheduler'
 import { SettingsStore } from '../settings'
+import { TaskLog } from '../task-log'
 import type { Clock, Provider } from '../types'
 import { systemClock } from '../types'
 import type { SecretsAccess } from './secrets'
@@ -151,6 +153,10 @@ export function createParts(options: EngineOptions): EngineParts {
     leaseMs: options.leaseMs,
     callTimeoutMs: options.callTimeoutMs ?? stored.callTimeoutSeconds * 1000,
     writes,
+    // Every execution's effects are journaled, so a rerun replays what was already paid for.
+    journal: db.readonly
+      ? null
+      : { journal: new CallJournal(db, writes), log: new TaskLog(db, writes) },
   })
   scheduler.on('warning', (message) => runner.emit('warning', message))
   return {

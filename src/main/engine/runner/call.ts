@@ -17,17 +17,37 @@ import { checkBatch, StopSignal, type Active, type CallResult, type RunContext }
 import { estimateUsage, ledgerRow, ZERO_USAGE } from './ledger-rows'
 import { backoffMs, persist, sleep } from './retry'
 
-/** What one step sends: the conversation so far, which step it is, under which claim epoch. */
+/** What one call sends: the conversation so far, its index in the execution, under which epoch. */
 export interface StepCall {
   messages: ChatMessage[]
+  /** The call's index within its execution (1, 2, ...): the ledger row's step. */
   step: number
+  /** The provider and model it goes to (an agent's ctx.chat may pick others than the task's). */
+  provider: string
+  model: string
   /** Null for an audit-mode duplicate, which owns no claim. */
   epoch: number | null
   /** The answer's cap, when the step sets one: the output estimate for the rate budget. */
   maxOutputTokens?: number
   /** The task's request parameters (max_tokens, temperature, ...), sent with every call. */
   params?: RequestParams
+  /** Runs just before the request goes out, its writes committed with the claim's (the intent). */
+  beforeSend?: () => void
+  /** Runs with the answer, in the write of its ledger row, while this epoch owns the claim. */
+  onAnswer?: (answer: PaidAnswer) => void
+  /** An earlier run sent this same call and its answer was lost: this one is paid twice. */
+  answerLost?: boolean
 }
+
+/** An answer as paid for and ledgered. */
+export interface PaidAnswer {
+  response: ProviderResponse
+  usage: Usage
+  costMicros: number | null
+}
+
+/** Why a call paid twice is on the ledger as a duplicate. */
+export const ANSWER_LOST = 'answer lost'
 
 /** One request's answer (or the failure standing in for it), with its ledger row's fields. */
 interface Sent {
@@ -48,7 +68,7 @@ export async function callProvider(
   call: StepCall,
 ): Promise<CallResult> {
   const { o } = ctx
-  const partition = `${active.task.provider}:${active.task.model}`
+  const partition = `${call.provider}:${call.model}`
   let attempts = 0
   let throttles = 0
   let timeouts = 0
@@ -119,12 +139,18 @@ async function send(
   ctx: RunContext,
   active: Active,
   provider: Provider,
-  { messages, step, epoch, maxOutputTokens, params }: StepCall,
+  call: StepCall,
   notStarted: boolean,
 ): Promise<Sent> {
+  const { messages, step, epoch, maxOutputTokens, params } = call
   const { task } = active
   const { scheduler, clock, ledger } = ctx.o
-  const partition = `${task.provider}:${task.model}`
+  const partition = `${call.provider}:${call.model}`
+  const row = () => ({
+    ...ledgerRow(ctx.o, task, step, epoch),
+    provider: call.provider,
+    model: call.model,
+  })
   checkBatch(ctx, task, notStarted)
   // What the call should cost, for a partition paced by an announced token budget.
   const estimate = { inputTokens: estimateTokens(messages), outputTokens: maxOutputTokens ?? 0 }
@@ -132,7 +158,8 @@ async function send(
   try {
     // The wait for a slot may have been long: look again before sending.
     checkBatch(ctx, task, notStarted)
-    // Nothing is sent on the strength of a claim that is not on disk yet.
+    call.beforeSend?.()
+    // Nothing is sent on the strength of a claim (or an intent) that is not on disk yet.
     await ctx.o.writes.durable()
     // Another task's answer may have stopped the partition while this one waited for the disk.
     const stop = scheduler.stopped(partition)
@@ -150,7 +177,7 @@ async function send(
   let hung = false
   try {
     response = await provider.call({
-      model: task.model,
+      model: call.model,
       messages: [...messages],
       maxOutputTokens,
       params,
@@ -165,7 +192,7 @@ async function send(
       // The request was sent and may be billed; its usage is unknown. Keep it on the ledger.
       ctx.guard('ledger', () =>
         ledger.record({
-          ...ledgerRow(ctx.o, task, step, epoch),
+          ...row(),
           usage: ZERO_USAGE,
           outcome: 'abandoned',
           latencyMs: clock.now() - permit.sentAt,
@@ -193,7 +220,7 @@ async function send(
   const setup =
     outcome === 'ok' || outcome === 'near_limit'
       ? undefined
-      : setupFailure(task.provider, response, unreachable)
+      : setupFailure(call.provider, response, unreachable)
   if (setup) scheduler.stop(partition, describeStop(partition, setup))
   // Headers and real usage settle the partition's rate budget and may pause it.
   permit.release(outcome, { headers: response.headers, usage: response.usage })
@@ -201,7 +228,7 @@ async function send(
   return {
     response,
     outcome,
-    base: { ...ledgerRow(ctx.o, task, step, epoch), latencyMs, status: response.status || null },
+    base: { ...row(), latencyMs, status: response.status || null },
     timedOut: hung,
     stopped: setup !== undefined,
   }
@@ -251,10 +278,10 @@ async function answered(
   ctx: RunContext,
   active: Active,
   { response, base }: Sent,
-  { messages, epoch }: StepCall,
+  { messages, epoch, onAnswer, answerLost }: StepCall,
 ): Promise<CallResult> {
   const { task } = active
-  const { claims, ledger, leaseMs } = ctx.o
+  const { claims, ledger, leaseMs, writes } = ctx.o
   // A provider that answers without usage still billed the call: estimate it (≈4 chars a
   // token) rather than put a free call on the ledger, and say so on the row.
   const estimated = response.usage === undefined
@@ -264,9 +291,17 @@ async function answered(
   const owner = await persist(
     () => epoch !== null && !active.lost && claims.renew(task.fp, epoch, leaseMs),
   )
-  const kind: LedgerOutcome = owner ? 'executed' : 'duplicate'
+  const kind: LedgerOutcome = owner && !answerLost ? 'executed' : 'duplicate'
+  // A call paid again because its first answer was lost is a duplicate of its own, with no epoch:
+  // what it wasted is its cost, not the whole execution's (ledger-queries.ts executionsSql).
+  const lost = owner && answerLost ? { epoch: null, reason: ANSWER_LOST } : {}
+  // The answer reaches the journal in the transaction of its ledger row, or neither does.
   const { costMicros } = await persist(() =>
-    ledger.record({ ...base, usage, outcome: kind, estimated }),
+    writes.run(() => {
+      const r = ledger.record({ ...base, ...lost, usage, outcome: kind, estimated })
+      if (owner) onAnswer?.({ response, usage, costMicros: r.costMicros })
+      return r
+    }),
   )
   if (epoch !== null && !owner) {
     active.lost = true

@@ -1,5 +1,6 @@
 import type { QueuedTask } from '../queue'
 import type { FinishReason, JsonValue, Usage } from '../types'
+import type { DivergenceEvent, JournalParts } from './effects-journal'
 import type { ResolvedRunnerOptions } from './options'
 
 /** How one task ended, before the queue is told. */
@@ -69,6 +70,10 @@ export interface RunContext {
   guard(what: string, fn: () => void): void
   /** The task waits on another worker's claim (true) or no longer does: a waiter holds no slot. */
   setWaiting(taskId: number, waiting: boolean): void
+  /** Where executions journal their effects; null: nowhere (every call live). */
+  readonly journal: JournalParts | null
+  /** A rerun's request differed from the journal: the runner tells its listeners. */
+  divergence(event: DivergenceEvent): void
 }
 
 /**

@@ -8,8 +8,10 @@ import { isBusy } from './retry'
 import { checkCallTimeout } from './options'
 import { endOfTurn } from '../db/step-writes'
 import { PartitionStoppedError } from '../scheduler'
+import type { DivergenceEvent } from './effects-journal'
 
 export type { RunnerOptions } from './options'
+export type { DivergenceEvent, JournalParts } from './effects-journal'
 
 export interface TaskEvent {
   taskId: number
@@ -23,6 +25,8 @@ export interface RunnerEvents {
   warning: [message: string]
   /** A batch may have changed state (finished, interrupted). */
   batch: [batchId: string]
+  /** A rerun's request differed from its execution's journal: the replay ended at that index. */
+  divergence: [event: DivergenceEvent]
 }
 
 /**
@@ -52,6 +56,14 @@ export class Runner extends EventEmitter<RunnerEvents> {
     this.#o = resolveRunnerOptions(options)
     this.#ctx = {
       o: this.#o,
+      journal: this.#o.journal,
+      divergence: (event) => {
+        this.emit('divergence', event)
+        this.emit(
+          'warning',
+          `task ${event.taskId}: ${event.kind} ${event.index} differs from the journal of an earlier run; replay ended there, the rest ran live`,
+        )
+      },
       stopping: () => this.#stopping,
       guard: (what, fn) => this.#guard(what, fn),
       setWaiting: (taskId, waiting) => {

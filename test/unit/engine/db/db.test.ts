@@ -56,6 +56,7 @@ describe('openDatabase', () => {
     // claims, ledger and tasks are views of the compact tables since migration 5 (same names, same columns).
     expect(tables(db)).toEqual([
       'batches',
+      'call_journal',
       'claims',
       'fingerprints',
       'idempotency_keys',
@@ -71,6 +72,7 @@ describe('openDatabase', () => {
       'pacing_workers',
       'results',
       'settings',
+      'task_log',
       'task_queue',
       'tasks',
     ])
@@ -113,11 +115,13 @@ describe('openDatabase', () => {
   it('refuses a file written by a newer schema, naming both versions', () => {
     const file = path.join(dir, 'newer.db')
     const db = openDatabase(file)
-    db.prepare("INSERT INTO migrations(version, name, applied_at) VALUES (9, 'future', 0)").run()
+    db.prepare("INSERT INTO migrations(version, name, applied_at) VALUES (?, 'future', 0)").run(
+      LATEST + 1,
+    )
     db.close()
     expect(() => openDatabase(file)).toThrow(SchemaTooNewError)
     expect(() => openDatabase(file)).toThrow(
-      `database ${file} was written by a newer Pacer (schema v9); this build knows up to v${LATEST}. ` +
+      `database ${file} was written by a newer Pacer (schema v${LATEST + 1}); this build knows up to v${LATEST}. ` +
         'Upgrade Pacer or use another --db.',
     )
   })

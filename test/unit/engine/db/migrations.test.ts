@@ -334,6 +334,7 @@ describe('migration 6: request params and estimated usage', () => {
           estimated: 0,
           cache_saved_micros: null,
           cache_write_extra_micros: null,
+          reason: null,
         }),
       )
       expect(db.prepare('SELECT * FROM ledger_batch_rollup').all()).toEqual(
@@ -341,6 +342,7 @@ describe('migration 6: request params and estimated usage', () => {
           estimated_calls: 0,
           cache_saved_micros: 0,
           cache_write_extra_micros: 0,
+          replayed: 0,
         }),
       )
       // The view's insert trigger was made again with the flag; the ledger stays append-only.
