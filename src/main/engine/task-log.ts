@@ -26,8 +26,8 @@ export const TASK_LOG_SQL = {
 
 // CSI/OSC escape sequences first (so their parameters go too), then every other control character
 // but tab and newline.
-// eslint-disable-next-line no-control-regex
 const ESCAPES =
+  // eslint-disable-next-line no-control-regex
   /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(\u0007|\u001b\\)?|\u009b[0-?]*[ -/]*[@-~]/g
 // eslint-disable-next-line no-control-regex
 const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029]/g
