@@ -3,7 +3,7 @@
 // before its request goes out and answered in the transaction of its ledger row; a rerun of the
 // execution (resume after Ctrl-C, takeover after a crash, retry after a later call failed) reads
 // it back and replays what matches (runner/effects-journal.ts).
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import type Database from 'better-sqlite3'
 import { directWrites, type WriteScope } from './db/step-writes'
 
@@ -18,10 +18,13 @@ export const ENTRY_STATES = { sent: 0, answered: 1 } as const
 export const JOURNAL_SQL = {
   entries: `SELECT idx, kind, hash, state, body, cost_micros AS costMicros
     FROM call_journal WHERE fp_id = ? ORDER BY idx`,
-  // An intent and an answer are the same row at two states: the answer replaces the intent.
+  // An intent and an answer are the same row at two states: a call's answer updates its intent in
+  // place (a replace would delete and insert); a step, which has no intent, inserts its answer.
   write: `INSERT OR REPLACE INTO call_journal
     (fp_id, idx, kind, hash, state, epoch, task_id, ts, body, cost_micros)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  answer: `UPDATE call_journal SET state = ${ENTRY_STATES.answered}, body = ?, cost_micros = ?
+    WHERE fp_id = ? AND idx = ?`,
   dropFrom: 'DELETE FROM call_journal WHERE fp_id = ? AND idx >= ?',
   dropAll: 'DELETE FROM call_journal WHERE fp_id = ?',
 } as const
@@ -70,12 +73,8 @@ export interface EntryKey {
  * enough and ~5× cheaper than canonical JSON for a long conversation.
  */
 export function requestHash(kind: EffectKind, request: unknown): Buffer {
-  return createHash('sha256')
-    .update(kind)
-    .update('\u0000')
-    .update(JSON.stringify(request))
-    .digest()
-    .subarray(0, 16)
+  // One-shot hash: no Hash object per call.
+  return hash('sha256', `${kind}\u0000${JSON.stringify(request)}`, 'buffer').subarray(0, 16)
 }
 
 /** The journal's reads and writes, through the runner's write scope. */
@@ -83,6 +82,7 @@ export class CallJournal {
   readonly #writes: WriteScope
   readonly #entries: Database.Statement<[number], JournalEntry>
   readonly #write: Database.Statement
+  readonly #answer: Database.Statement<[string, number | null, number, number]>
   readonly #dropFrom: Database.Statement<[number, number]>
   readonly #dropAll: Database.Statement<[number]>
 
@@ -90,6 +90,7 @@ export class CallJournal {
     this.#writes = writes
     this.#entries = db.prepare(JOURNAL_SQL.entries)
     this.#write = db.prepare(JOURNAL_SQL.write)
+    this.#answer = db.prepare(JOURNAL_SQL.answer)
     this.#dropFrom = db.prepare(JOURNAL_SQL.dropFrom)
     this.#dropAll = db.prepare(JOURNAL_SQL.dropAll)
   }
@@ -106,9 +107,16 @@ export class CallJournal {
     this.#put(key, ENTRY_STATES.sent, null, null)
   }
 
-  /** The answer, in the write scope of its ledger row (call it inside the same `run`). */
+  /**
+   * The answer, in the write scope of its ledger row (call it inside the same `run`): over its
+   * intent when it has one (a provider call), else as a new entry (a step).
+   */
   answer(key: EntryKey, body: string, costMicros: number | null): void {
-    this.#put(key, ENTRY_STATES.answered, body, costMicros)
+    this.#writes.run(() => {
+      if (this.#answer.run(body, costMicros, key.fpId, key.idx).changes === 0) {
+        this.#put(key, ENTRY_STATES.answered, body, costMicros)
+      }
+    })
   }
 
   /** Forgets the entries from `idx` on: a diverging rerun writes its own. */
