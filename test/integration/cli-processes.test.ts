@@ -13,6 +13,8 @@ interface LedgerRow {
   task_id: number
   cost_micros: number | null
   input_tokens: number
+  step: number
+  reason: string | null
 }
 
 describe('pacer run across processes', () => {
@@ -151,8 +153,16 @@ describe('pacer run across processes', () => {
     expect(abandoned).toHaveLength(1)
     expect(abandoned[0]!.worker).toBe(owner)
     expect(abandoned[0]!.epoch).toBe(1)
-    const executed = ledger.filter((r) => r.outcome === 'executed')
-    expect(executed.map((r) => r.epoch)).toEqual([2, 2]) // two steps, by the new owner only
+    // Call 1 was in flight when its owner died (its intent was in the journal): the new owner
+    // pays it again as a duplicate whose answer was lost, on its own (no epoch), so what it wasted
+    // is that call; call 2 is executed by the new owner only.
+    const paid = ledger
+      .filter((r) => r.outcome === 'executed' || r.outcome === 'duplicate')
+      .map((r) => [r.step, r.outcome, r.epoch, r.reason])
+    expect(paid).toEqual([
+      [1, 'duplicate', null, 'answer lost'],
+      [2, 'executed', 2, null],
+    ])
     // The killed run's own task is not lost: back in the queue of an interrupted batch, which a
     // resume answers from the stored result.
     const tasks = query<{ status: string; state: string }>(
@@ -176,7 +186,7 @@ describe('pacer run across processes', () => {
     const third = JSON.parse(resumed.stdout) as RunSummary
     expect(third.resumed).toBe(true)
     expect(third.reused).toBe(1)
-    expect(query(db, `SELECT * FROM ledger WHERE outcome='executed'`)).toHaveLength(2)
+    expect(query(db, `SELECT * FROM ledger WHERE outcome='executed'`)).toHaveLength(1)
   })
 
   it('a stale owner (lease expired, taken over) finishing late cannot overwrite the result', async () => {

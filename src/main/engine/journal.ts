@@ -16,16 +16,22 @@ export const ENTRY_STATES = { sent: 0, answered: 1 } as const
 
 /** The journal's statements, by name (db/hot-queries.ts checks their plans). */
 export const JOURNAL_SQL = {
-  entries: `SELECT idx, kind, hash, state, body, cost_micros AS costMicros
+  entries: `SELECT idx, kind, hash, state, epoch, body, cost_micros AS costMicros
     FROM call_journal WHERE fp_id = ? ORDER BY idx`,
   // An intent and an answer are the same row at two states: a call's answer updates its intent in
   // place (a replace would delete and insert); a step, which has no intent, inserts its answer.
+  // Fenced: only the epoch that owns the claim writes, so a stale owner cannot overwrite the
+  // entries of the execution that took over.
   write: `INSERT OR REPLACE INTO call_journal
     (fp_id, idx, kind, hash, state, epoch, task_id, ts, body, cost_micros)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    SELECT @fpId, @idx, @kind, @hash, @state, @epoch, @taskId, @ts, @body, @cost
+    WHERE (SELECT epoch FROM fingerprints WHERE id = @fpId) = @epoch`,
   answer: `UPDATE call_journal SET state = ${ENTRY_STATES.answered}, body = ?, cost_micros = ?
     WHERE fp_id = ? AND idx = ?`,
   dropFrom: 'DELETE FROM call_journal WHERE fp_id = ? AND idx >= ?',
+  // A request that got no usable answer: this epoch's intent is void (a stale owner's call
+  // cannot remove the intent of the execution that took over).
+  forget: 'DELETE FROM call_journal WHERE fp_id = ? AND idx = ? AND epoch = ? AND state = 0',
   dropAll: 'DELETE FROM call_journal WHERE fp_id = ?',
 } as const
 
@@ -35,6 +41,8 @@ export interface JournalEntry {
   kind: number
   hash: Buffer
   state: number
+  /** The claim epoch that wrote it. */
+  epoch: number | null
   /** Answered: the answer as JSON (a call's JournaledAnswer, a step's value). */
   body: string | null
   costMicros: number | null
@@ -84,6 +92,7 @@ export class CallJournal {
   readonly #write: Database.Statement
   readonly #answer: Database.Statement<[string, number | null, number, number]>
   readonly #dropFrom: Database.Statement<[number, number]>
+  readonly #forget: Database.Statement<[number, number, number | null]>
   readonly #dropAll: Database.Statement<[number]>
 
   constructor(db: Database.Database, writes: WriteScope = directWrites) {
@@ -92,6 +101,7 @@ export class CallJournal {
     this.#write = db.prepare(JOURNAL_SQL.write)
     this.#answer = db.prepare(JOURNAL_SQL.answer)
     this.#dropFrom = db.prepare(JOURNAL_SQL.dropFrom)
+    this.#forget = db.prepare(JOURNAL_SQL.forget)
     this.#dropAll = db.prepare(JOURNAL_SQL.dropAll)
   }
 
@@ -124,6 +134,11 @@ export class CallJournal {
     this.#writes.run(() => this.#dropFrom.run(fpId, idx))
   }
 
+  /** The request got no usable answer (on the ledger as such): its intent is void. */
+  forget(key: Pick<EntryKey, 'fpId' | 'idx' | 'epoch'>): void {
+    this.#writes.run(() => this.#forget.run(key.fpId, key.idx, key.epoch))
+  }
+
   /** Forgets the execution: its result is stored (the ledger keeps each call). */
   drop(fpId: number): void {
     this.#writes.run(() => this.#dropAll.run(fpId))
@@ -131,18 +146,18 @@ export class CallJournal {
 
   #put(key: EntryKey, state: number, body: string | null, cost: number | null): void {
     this.#writes.run(() =>
-      this.#write.run(
-        key.fpId,
-        key.idx,
-        EFFECT_KINDS[key.kind],
-        key.hash,
+      this.#write.run({
+        fpId: key.fpId,
+        idx: key.idx,
+        kind: EFFECT_KINDS[key.kind],
+        hash: key.hash,
         state,
-        key.epoch,
-        key.taskId,
-        key.ts,
+        epoch: key.epoch,
+        taskId: key.taskId,
+        ts: key.ts,
         body,
         cost,
-      ),
+      }),
     )
   }
 }

@@ -35,6 +35,11 @@ export interface StepCall {
   beforeSend?: () => void
   /** Runs with the answer, in the write of its ledger row, while this epoch owns the claim. */
   onAnswer?: (answer: PaidAnswer) => void
+  /**
+   * Runs with the ledger row of a request that got no usable answer (a refusal, an error, a
+   * timeout, an abort): nothing was lost, the intent is void until the next attempt's.
+   */
+  onUnanswered?: () => void
   /** An earlier run sent this same call and its answer was lost: this one is paid twice. */
   answerLost?: boolean
 }
@@ -83,10 +88,13 @@ export async function callProvider(
       return answered(ctx, active, sent, call)
     }
     const pushback = outcome === 'throttled' || outcome === 'overloaded'
-    o.ledger.record({
-      ...base,
-      ...failedUsage(response, call.messages),
-      outcome: pushback ? 'throttled' : sent.timedOut ? 'timeout' : 'error',
+    o.writes.run(() => {
+      o.ledger.record({
+        ...base,
+        ...failedUsage(response, call.messages),
+        outcome: pushback ? 'throttled' : sent.timedOut ? 'timeout' : 'error',
+      })
+      call.onUnanswered?.()
     })
     const message = response.error ?? `HTTP ${response.status}`
     // The partition stopped (this answer, or one before it): the task stays queued.
@@ -155,10 +163,12 @@ async function send(
   // What the call should cost, for a partition paced by an announced token budget.
   const estimate = { inputTokens: estimateTokens(messages), outputTokens: maxOutputTokens ?? 0 }
   const permit = await scheduler.acquire(partition, active.controller.signal, estimate)
+  let intent = false
   try {
     // The wait for a slot may have been long: look again before sending.
     checkBatch(ctx, task, notStarted)
     call.beforeSend?.()
+    intent = true
     // Nothing is sent on the strength of a claim (or an intent) that is not on disk yet.
     await ctx.o.writes.durable()
     // Another task's answer may have stopped the partition while this one waited for the disk.
@@ -166,6 +176,8 @@ async function send(
     if (stop) throw new PartitionStoppedError(partition, stop.reason)
   } catch (err) {
     permit.release('error')
+    // Nothing was sent: the intent is void.
+    if (intent) ctx.guard('journal', () => call.onUnanswered?.())
     throw err
   }
   const { signal } = active.controller
@@ -191,12 +203,15 @@ async function send(
       permit.release('error')
       // The request was sent and may be billed; its usage is unknown. Keep it on the ledger.
       ctx.guard('ledger', () =>
-        ledger.record({
-          ...row(),
-          usage: ZERO_USAGE,
-          outcome: 'abandoned',
-          latencyMs: clock.now() - permit.sentAt,
-          status: null,
+        ctx.o.writes.run(() => {
+          ledger.record({
+            ...row(),
+            usage: ZERO_USAGE,
+            outcome: 'abandoned',
+            latencyMs: clock.now() - permit.sentAt,
+            status: null,
+          })
+          call.onUnanswered?.()
         }),
       )
       throw err

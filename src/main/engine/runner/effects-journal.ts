@@ -36,6 +36,8 @@ export class JournaledEffects implements Effects {
   readonly #parts: JournalParts | null
   readonly #log: TaskLog | null
   readonly #onDivergence: (e: DivergenceEvent) => void
+  /** The epoch of a previous owner still alive: its intents are calls it will answer itself. */
+  readonly #liveEpoch: number | null
   /** What an earlier run journaled, while the replay lasts; null once it ended (or none). */
   #replay: Map<number, JournalEntry> | null
   #index = 0
@@ -52,7 +54,9 @@ export class JournaledEffects implements Effects {
     epoch: number | null,
     parts: JournalParts | null,
     onDivergence: (e: DivergenceEvent) => void,
+    opts: { liveEpoch?: number | null } = {},
   ) {
+    this.#liveEpoch = opts.liveEpoch ?? null
     this.#ctx = ctx
     this.#active = active
     this.#epoch = epoch
@@ -94,30 +98,26 @@ export class JournaledEffects implements Effects {
     const target = this.#ctx.o.provider(provider)
     if (!target) throw new EffectStop('failed', `unknown provider "${provider}"`)
     const key = hash ? this.#key(index, 'call', hash) : null
-    const answerLost = entry?.state === ENTRY_STATES.sent
-    let result
-    try {
-      result = await callProvider(this.#ctx, this.#active, target, {
-        messages: [...messages],
-        step: index,
-        provider,
-        model,
-        epoch: this.#epoch,
-        params,
-        maxOutputTokens: params?.max_tokens,
-        answerLost,
-        beforeSend: key ? () => this.#parts!.journal.intent(key) : undefined,
-        onAnswer: key ? (paid) => this.#answer(key, paid, provider, model) : undefined,
-      })
-    } catch (err) {
-      // Aborted (Ctrl-C, cancel, a lost claim): the request was ledgered `abandoned`, no answer is
-      // lost. A failed write or a crash leaves the intent: the rerun's call is then a duplicate.
-      if (key && this.signal.aborted) this.#forget(index)
-      throw err
-    }
+    const answerLost =
+      entry?.state === ENTRY_STATES.sent &&
+      (this.#liveEpoch === null || entry.epoch !== this.#liveEpoch)
+    const result = await callProvider(this.#ctx, this.#active, target, {
+      messages: [...messages],
+      step: index,
+      provider,
+      model,
+      epoch: this.#epoch,
+      params,
+      maxOutputTokens: params?.max_tokens,
+      answerLost,
+      beforeSend: key ? () => this.#parts!.journal.intent(key) : undefined,
+      onAnswer: key ? (paid) => this.#answer(key, paid, provider, model) : undefined,
+      // A refusal, an error, an abort (Ctrl-C, cancel) is on the ledger: no answer was lost.
+      // Only a crash or a failed write leaves the intent: the rerun's call is then a duplicate.
+      onUnanswered: key ? () => this.#parts!.journal.forget(key) : undefined,
+    })
     if (result.kind === 'lost') throw new EffectStop('lost', 'the claim was taken over')
     if (result.kind === 'failed') {
-      if (key) this.#forget(index)
       throw new EffectStop('failed', result.error, result.status, result.deterministic)
     }
     if (answerLost) {
@@ -236,11 +236,6 @@ export class JournaledEffects implements Effects {
       model,
     }
     this.#parts!.journal.answer(key, JSON.stringify(body), paid.costMicros)
-  }
-
-  /** The intent at `index` is void: the request was aborted or failed, no answer to lose. */
-  #forget(index: number): void {
-    this.#ctx.guard('journal', () => this.#parts!.journal.dropFrom(this.#active.task.fpId, index))
   }
 
   #key(idx: number, kind: 'call' | 'step', hash: Buffer): EntryKey {

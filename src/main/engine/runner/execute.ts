@@ -8,6 +8,7 @@ import { StopSignal, type Active, type Finish, type RunContext } from './context
 import { EffectStop, type DriverResult, type DriverTask } from './effects'
 import { JournaledEffects } from './effects-journal'
 import { isBusy, isInputFailure, persist } from './retry'
+import { ownerAlive } from './owner-alive'
 
 /** An execution whose claim a newer epoch took: its result is not ours to save. */
 export type Execution = Finish | { status: 'fenced' }
@@ -18,12 +19,19 @@ export async function execute(
   active: Active,
   _provider: Provider,
   epoch: number | null,
+  /** The owner this execution took the claim over from, if it did. */
+  takenFrom?: { owner?: string; epoch?: number },
 ): Promise<Execution> {
   const { task } = active
   const driverTask = toDriverTask(task)
   const custom = ctx.o.driverFor?.(driverTask)
   const driver = custom ?? builtinDriver
-  const effects = new JournaledEffects(ctx, active, epoch, ctx.journal, ctx.divergence)
+  // A previous owner still alive (stopped, not dead) ledgers its own late answers as duplicates:
+  // its calls in flight are not lost answers.
+  const alive = takenFrom?.owner !== undefined && ownerAlive(takenFrom.owner)
+  const effects = new JournaledEffects(ctx, active, epoch, ctx.journal, ctx.divergence, {
+    liveEpoch: alive ? (takenFrom?.epoch ?? null) : null,
+  })
   let out: DriverResult
   try {
     out = await driver(driverTask, effects)
