@@ -199,14 +199,7 @@ export const SEED_AIMD: Readonly<AimdParams> = Object.freeze({
 // ---------------------------------------------------------------- ledger
 
 export type LedgerOutcome =
-  | 'executed'
-  | 'reused'
-  | 'duplicate'
-  | 'throttled'
-  | 'error'
-  | 'abandoned'
-  | 'timeout'
-  | 'replayed'
+  'executed' | 'reused' | 'duplicate' | 'throttled' | 'error' | 'abandoned' | 'timeout' | 'replayed'
 
 export interface LedgerEventInput {
   ts: number
