@@ -47,11 +47,10 @@ export async function assertResumedOnce(db: string, file: FileShape): Promise<vo
 }
 
 /**
- * NEEDS THE CALL JOURNAL (issue 10 points 1 and 4, helper "journal"): not called yet. After an
- * interruption and a rerun, each (execution, call index) was paid once: exactly one `executed`
- * row each when the run was stopped with Ctrl-C (its in-flight calls landed), and after kill -9 at
- * most as many repeats as calls were in flight at the kill, each ledgered as `duplicate`. Today
- * the steps of a task stopped between steps are paid again on resume, as `executed` rows.
+ * After an interruption and a rerun, each (execution, call index) was paid once (the call
+ * journal): exactly one `executed` row each, no duplicate when the run was stopped with Ctrl-C (its
+ * in-flight calls landed), and after kill -9 at most as many repeats as calls were in flight at the
+ * kill, each ledgered as `duplicate`.
  */
 export function assertCallsOnce(db: string, how: 'sigint' | { sigkill: number }): void {
   const repeats = query<{ fp: string; step: number; executed: number; duplicates: number }>(

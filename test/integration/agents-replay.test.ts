@@ -1,5 +1,5 @@
-// An agent killed between its calls and run again: what the journal promises. Enabled when the
-// journal lands (issue 10, point 1): the live effects in runner/live-effects.ts do not journal.
+// An agent killed between its calls and run again: what the call journal promises (issue 10): the
+// tool step and the first call are replayed, not repeated.
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -16,7 +16,7 @@ afterEach(async () => {
 })
 
 // enabled when the journal lands
-describe.skip('pacer run --agents, killed between the calls and run again', () => {
+describe('pacer run --agents, killed between the calls and run again', () => {
   it('replays the first call and the tool step instead of repeating them', async () => {
     const dir = tempDir('pacer-agents-')
     const agent = join(dir, 'agent.mjs')

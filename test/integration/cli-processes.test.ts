@@ -14,6 +14,8 @@ interface LedgerRow {
   task_id: number
   cost_micros: number | null
   input_tokens: number
+  step: number
+  reason: string | null
 }
 
 describe('pacer run across processes', () => {
@@ -118,6 +120,8 @@ describe('pacer run across processes', () => {
       const rows = query<{ owner: string; state: string }>(db, 'SELECT owner, state FROM claims')
       return rows[0]?.state === 'running' ? rows[0].owner : undefined
     })
+    // Killed once its first call is sent: the intent committed before the request went out.
+    await until(() => query(db, 'SELECT 1 FROM call_journal WHERE idx = 1 AND state = 0').length)
     first.child.kill('SIGKILL')
     const killed = await first.done
     expect(killed.signal).toBe('SIGKILL')
@@ -153,8 +157,18 @@ describe('pacer run across processes', () => {
     expect(abandoned).toHaveLength(1)
     expect(abandoned[0]!.worker).toBe(owner)
     expect(abandoned[0]!.epoch).toBe(1)
-    const executed = ledger.filter((r) => r.outcome === 'executed')
-    expect(executed.map((r) => r.epoch)).toEqual([2, 2]) // two steps, by the new owner only
+    // Call 1 was in flight when its owner died (its intent was in the journal): the new owner
+    // sends it again (executed, epoch 2) and puts the lost payment on the ledger as a duplicate
+    // of its own (no epoch: what it wasted is that call, at the same request's usage); call 2 is
+    // executed by the new owner only.
+    const paid = ledger
+      .filter((r) => r.outcome === 'executed' || r.outcome === 'duplicate')
+      .map((r) => [r.step, r.outcome, r.epoch, r.reason])
+    expect(paid).toEqual([
+      [1, 'executed', 2, null],
+      [1, 'duplicate', null, 'answer lost'],
+      [2, 'executed', 2, null],
+    ])
     // One batch: the killed run's, resumed and done.
     const tasks = query<{ status: string; state: string }>(
       db,

@@ -134,6 +134,7 @@ const totals: TypeRollupView = {
   errors: 0,
   abandoned: 0,
   estimatedCalls: 0,
+  replayed: 0,
 }
 
 describe('startHttpServer: binding', () => {

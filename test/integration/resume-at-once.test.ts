@@ -9,7 +9,7 @@ import type { RunSummary } from '../../src/main/cli/run'
 import { EXIT } from '../../src/main/cli/exit-codes'
 import { query, runPacer, shuffle, startPacer, tempDir, until, writeJsonl } from '../helpers/cli'
 import { seededRandom } from '../helpers/random'
-import { assertResumedOnce, type FileShape } from '../helpers/resume-checks'
+import { assertCallsOnce, assertResumedOnce, type FileShape } from '../helpers/resume-checks'
 
 // Leases far longer than the test: anything that waited for one would time the test out.
 const LEASE = ['--lease', '600']
@@ -56,6 +56,9 @@ async function interrupted(
   return { code: end.code, signal: end.signal, pid: run.child.pid! }
 }
 
+const abandonedRows = (db: string) =>
+  query<{ n: number }>(db, `SELECT COUNT(*) AS n FROM ledger WHERE outcome = 'abandoned'`)[0]!.n
+
 async function rerun(file: string, db: string): Promise<RunSummary> {
   const r = await runPacer(['run', file, '--db', db, '--json', ...FAST])
   expect(r.code, r.stderr).toBe(EXIT.done)
@@ -75,6 +78,7 @@ describe('a batch stopped at a random moment and run again', () => {
     expect(summary.resumed).toBe(true)
     expect(summary.tasks).toBe(shape.lines)
     await assertResumedOnce(db, shape)
+    assertCallsOnce(db, 'sigint')
   })
 
   it('after kill -9 the same command at once resumes it: no new batch, no lease waited for', async () => {
@@ -91,6 +95,8 @@ describe('a batch stopped at a random moment and run again', () => {
     const summary = await rerun(path, db)
     expect(summary.resumed).toBe(true)
     await assertResumedOnce(db, shape)
+    // A killed execution had at most one call in flight: each left an abandoned row.
+    assertCallsOnce(db, { sigkill: abandonedRows(db) })
     // The killed run's claims were taken over by the usual compare-and-set, one epoch up.
     const takenOver = query<{ n: number }>(db, `SELECT COUNT(*) AS n FROM claims WHERE epoch > 1`)
     expect(takenOver[0]!.n).toBe(summary.abandoned)
@@ -108,6 +114,7 @@ describe('a batch stopped at a random moment and run again', () => {
     expect(batches).toHaveLength(1)
     await rerun(path, db)
     await assertResumedOnce(db, shape)
+    assertCallsOnce(db, { sigkill: abandonedRows(db) })
     expect(query(db, `SELECT * FROM tasks WHERE status = 'running'`)).toEqual([])
   })
 

@@ -30,6 +30,8 @@ export const EVENT_COLUMNS: readonly CsvColumn<LedgerRow>[] = [
   { header: 'status', value: (r) => r.status },
   { header: 'epoch', value: (r) => r.epoch },
   { header: 'price_version', value: (r) => r.priceVersion },
+  // Why the row is what it is, when the outcome alone does not say (a duplicate's 'answer lost').
+  { header: 'reason', value: (r) => r.reason },
   // 1: tokens and cost are Pacer's estimate (the provider reported no usage).
   { header: 'estimated', value: (r) => r.estimated },
 ]
@@ -56,6 +58,7 @@ export const SUMMARY_COLUMNS: readonly CsvColumn<TypeRollup>[] = [
   { header: 'errors', value: (r) => r.errors },
   { header: 'abandoned', value: (r) => r.abandoned },
   { header: 'estimated_calls', value: (r) => r.estimatedCalls },
+  { header: 'replayed', value: (r) => r.replayed },
 ]
 
 // Micro-dollars as microsToUsdString writes them (integer arithmetic, no float); NULL is an empty
@@ -101,6 +104,7 @@ export const EVENT_RECORD_SQL = [
   cell('status'),
   cell('epoch'),
   cell('price_version'),
+  cell('reason'),
   'estimated',
 ]
   // One call builds the record (a chain of || copies it once per cell). concat_ws skips a NULL

@@ -1,6 +1,7 @@
 // The ledger's read side: the SQL of its rollups, time series and event pages, and how raw sums
 // become the totals the contract shows.
 import type { LedgerTotals } from './ledger'
+import { LOST_WASTED, RUN_ROW } from './ledger-rollups'
 
 /** Row-level sums: one pass, no grouping by execution. */
 export function rowTotalsSql(where: string, byType: boolean): string {
@@ -14,14 +15,16 @@ export function rowTotalsSql(where: string, byType: boolean): string {
       COALESCE(SUM(cost_micros), 0) AS costMicros,
       COALESCE(SUM(cost_micros IS NOT NULL AND input_tokens + output_tokens > 0), 0) AS pricedCalls,
       COALESCE(SUM(cost_micros IS NULL AND input_tokens + output_tokens > 0), 0) AS unpricedCalls,
-      COALESCE(SUM(CASE WHEN outcome = 'reused' THEN saved_micros END), 0) AS savedMicros,
+      COALESCE(SUM(CASE WHEN outcome IN ('reused', 'replayed') THEN saved_micros END), 0)
+        AS savedMicros,
       COALESCE(SUM(outcome = 'reused' AND saved_micros IS NULL), 0) AS unpricedReuses,
       COALESCE(SUM(outcome = 'throttled'), 0) AS throttled,
       COALESCE(SUM(outcome IN ('error', 'timeout')), 0) AS errors,
       COALESCE(SUM(outcome = 'abandoned'), 0) AS abandoned,
       COALESCE(SUM(estimated), 0) AS estimatedCalls,
       COALESCE(SUM(cache_saved_micros), 0) AS cacheSavedMicros,
-      COALESCE(SUM(cache_write_extra_micros), 0) AS cacheWriteExtraMicros
+      COALESCE(SUM(cache_write_extra_micros), 0) AS cacheWriteExtraMicros,
+      COALESCE(SUM(outcome = 'replayed'), 0) AS replayed
     FROM ledger ${where} ${byType ? 'GROUP BY task_type' : ''}`
 }
 
@@ -43,7 +46,8 @@ export function rowTotalsSql(where: string, byType: boolean): string {
  * `lastIn` is the window's condition on `lastTs` (`1` without one); `batch` adds @batchId.
  */
 export function executionsSql(where: string, lastIn: string, batch: boolean): string {
-  const kinds = `outcome IN ('executed', 'duplicate')`
+  // An answer lost is waste, not an execution (ledger-rollups.ts RUN_ROW).
+  const kinds = RUN_ROW
   const sameRun = (a: string, b: string) =>
     `${a}.fp_id = ${b}.fp_id AND ${a}.task_id IS ${b}.task_id AND ${a}.epoch IS ${b}.epoch
        AND ${a}.task_type = ${b}.task_type`
@@ -78,10 +82,16 @@ export function executionsSql(where: string, lastIn: string, batch: boolean): st
       FROM ledger r JOIN runs ON ${sameRun('r', 'runs')}
       ${where ? `${where} AND r.${kinds}` : `WHERE r.${kinds}`}
       GROUP BY r.task_type
+    ),
+    lost AS (
+      SELECT task_type, ${LOST_WASTED} AS micros FROM ledger
+      ${where ? `${where} AND reason IS NOT NULL` : 'WHERE reason IS NOT NULL'} GROUP BY task_type
     )
     SELECT c.task_type AS taskType, c.executed, c.duplicates,
-      COALESCE(s.inputTokens, 0) AS executionInputTokens, COALESCE(s.wastedMicros, 0) AS wastedMicros
-    FROM counted c LEFT JOIN spent s ON s.task_type = c.task_type`
+      COALESCE(s.inputTokens, 0) AS executionInputTokens,
+      COALESCE(s.wastedMicros, 0) + COALESCE(lost.micros, 0) AS wastedMicros
+    FROM counted c LEFT JOIN spent s ON s.task_type = c.task_type
+      LEFT JOIN lost ON lost.task_type = c.task_type`
 }
 
 export const ROW_COLUMNS = `id, ts, task_id AS taskId, batch_id AS batchId, fp, worker,
@@ -89,7 +99,7 @@ export const ROW_COLUMNS = `id, ts, task_id AS taskId, batch_id AS batchId, fp, 
   cached_input_tokens AS cachedInputTokens, cache_write_tokens AS cacheWriteTokens,
   output_tokens AS outputTokens, cost_micros AS costMicros, saved_micros AS savedMicros, outcome,
   latency_ms AS latencyMs, status, epoch, price_version AS priceVersion, estimated,
-  cache_saved_micros AS cacheSavedMicros, cache_write_extra_micros AS cacheWriteExtraMicros`
+  cache_saved_micros AS cacheSavedMicros, cache_write_extra_micros AS cacheWriteExtraMicros, reason`
 
 // Big enough to amortize the query, small enough (~0.5 MB) to keep an export's memory flat.
 export const PAGE_ROWS = 2000
@@ -112,6 +122,7 @@ export interface RawRows {
   estimatedCalls: number
   cacheSavedMicros: number
   cacheWriteExtraMicros: number
+  replayed: number
 }
 
 export interface RawExecutions {
@@ -153,6 +164,7 @@ export function toTotals(r: RawRows, e: RawExecutions): LedgerTotals {
     estimatedCalls: r.estimatedCalls,
     cacheSavedMicros: r.cacheSavedMicros,
     cacheWriteExtraMicros: r.cacheWriteExtraMicros,
+    replayed: r.replayed,
   }
 }
 
@@ -170,7 +182,7 @@ export function costBucketsSql(where: string): string {
         SELECT ts - ((ts % CAST(@bucketMs AS INTEGER)) + CAST(@bucketMs AS INTEGER))
             % CAST(@bucketMs AS INTEGER) AS bucket,
           COALESCE(SUM(cost_micros), 0) AS costMicros,
-          COALESCE(SUM(outcome <> 'reused'), 0) AS calls,
+          COALESCE(SUM(outcome NOT IN ('reused', 'replayed')), 0) AS calls,
           COALESCE(SUM(input_tokens + output_tokens), 0) AS tokens
         FROM ledger ${where}
         GROUP BY 1 ORDER BY 1`

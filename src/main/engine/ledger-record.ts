@@ -19,10 +19,10 @@ export const LEDGER_WRITE_SQL = {
   insert: `
     INSERT INTO ledger_rows (ts, task_id, batch, fp_id, worker, label, step, input_tokens,
       cached_input_tokens, cache_write_tokens, output_tokens, cost_micros, saved_micros, outcome,
-      latency_ms, status, epoch, estimated, cache_saved_micros, cache_write_extra_micros)
+      latency_ms, status, epoch, estimated, cache_saved_micros, cache_write_extra_micros, reason)
     SELECT @ts, @taskId, nb.id, f.id, nw.id, l.id, @step, @inputTokens, @cachedInputTokens,
       @cacheWriteTokens, @outputTokens, @costMicros, @savedMicros, @outcome, @latencyMs, @status,
-      @epoch, @estimated, @cacheSavedMicros, @cacheWriteExtraMicros
+      @epoch, @estimated, @cacheSavedMicros, @cacheWriteExtraMicros, @reason
     FROM fingerprints f, names nw, ledger_labels l LEFT JOIN names nb ON nb.name = @batchId
     WHERE f.fp = @fp AND nw.name = @worker AND l.task_type = @taskType
       AND l.provider = @provider AND l.model = @model AND l.price_version = @priceVersion
@@ -31,8 +31,8 @@ export const LEDGER_WRITE_SQL = {
   insertKnown: `
     INSERT INTO ledger_rows (ts, task_id, batch, fp_id, worker, label, step, input_tokens,
       cached_input_tokens, cache_write_tokens, output_tokens, cost_micros, saved_micros, outcome,
-      latency_ms, status, epoch, estimated, cache_saved_micros, cache_write_extra_micros)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      latency_ms, status, epoch, estimated, cache_saved_micros, cache_write_extra_micros, reason)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   refsOf: 'SELECT batch, worker, label FROM ledger_rows WHERE id = ?',
   ensureName: 'INSERT OR IGNORE INTO names(name) VALUES (?)',
   ensureLabel: `INSERT OR IGNORE INTO ledger_labels(task_type, provider, model, price_version)
@@ -63,9 +63,11 @@ export const OWN_EXECUTION_SQL = `
       LIMIT 1`
 
 /** A row as the insert binds it: a stored row's fields but its id, priced. */
-export type LedgerRowParams = Omit<LedgerRow, 'id' | 'estimated'> & {
+export type LedgerRowParams = Omit<LedgerRow, 'id' | 'estimated' | 'reason'> & {
   /** @default 0 */
   estimated?: number
+  /** @default null */
+  reason?: string | null
   /** The fingerprint's row id, when the caller knows it (the runner's task): saves a lookup. */
   fpId?: number
 }
@@ -144,6 +146,7 @@ export function prepareRowInsert(db: Database.Database): RowInsert {
           row.estimated ?? 0,
           row.cacheSavedMicros,
           row.cacheWriteExtraMicros,
+          row.reason ?? null,
         )
         return Number(info.lastInsertRowid)
       }
@@ -153,6 +156,7 @@ export function prepareRowInsert(db: Database.Database): RowInsert {
         outcome,
         priceVersion,
         estimated: row.estimated ?? 0,
+        reason: row.reason ?? null,
       }
       let info = s.insert.run(params)
       if (info.changes === 0) {
@@ -182,13 +186,16 @@ export function checkRecordInput(e: LedgerRecordInput, ts: number): void {
   }
   const { usage } = e
   const tokens = usage.inputTokens + usage.outputTokens
-  if (e.outcome === 'reused' && tokens > 0) {
+  const saving = e.outcome === 'reused' || e.outcome === 'replayed'
+  if (saving && tokens > 0) {
     throw new TypeError(
-      `a 'reused' ledger event makes no provider call and carries no tokens, got ${tokens}`,
+      `a '${e.outcome}' ledger event makes no provider call and carries no tokens, got ${tokens}`,
     )
   }
-  if (e.outcome !== 'reused' && e.savedMicros != null) {
-    throw new TypeError(`savedMicros belongs on 'reused' ledger events, got it on '${e.outcome}'`)
+  if (!saving && e.savedMicros != null) {
+    throw new TypeError(
+      `savedMicros belongs on 'reused' and 'replayed' ledger events, got it on '${e.outcome}'`,
+    )
   }
   if (e.savedMicros != null && (!Number.isSafeInteger(e.savedMicros) || e.savedMicros < 0)) {
     throw new TypeError(`savedMicros must be integer micro-dollars ≥ 0, got ${e.savedMicros}`)

@@ -45,7 +45,7 @@ const BATCH_ROLLUP_SQL = `
 const TIME_SERIES_SQL = `
   SELECT b - ((b % CAST(@bucketMs AS INTEGER)) + CAST(@bucketMs AS INTEGER))
       % CAST(@bucketMs AS INTEGER) AS bucket,
-    SUM(cost_micros) AS costMicros, SUM(row_count - reused) AS calls,
+    SUM(cost_micros) AS costMicros, SUM(row_count - reused - replayed) AS calls,
     SUM(input_tokens + output_tokens) AS tokens
   FROM (SELECT bucket AS b, * FROM ledger_rollup
         WHERE span = @span AND bucket >= @lo AND bucket < @hi)
@@ -128,7 +128,7 @@ export function pendingRows(plan: ReadPlan, deltas: RollupDeltas): unknown[] {
       out.push({
         bucket: bucketOf(key.bucket, r.bucketMs),
         costMicros: s.costMicros,
-        calls: s.rowCount! - s.reused!,
+        calls: s.rowCount! - s.reused! - s.replayed!,
         tokens: s.inputTokens! + s.outputTokens!,
       })
     }
@@ -233,6 +233,7 @@ const ZERO: Omit<RawSums, 'taskType'> = {
   estimatedCalls: 0,
   cacheSavedMicros: 0,
   cacheWriteExtraMicros: 0,
+  replayed: 0,
 }
 
 /** Adds up a rollup plan's rows per task type. */

@@ -43,6 +43,8 @@ export const SUM_COLUMNS = [
   // Migration 7.
   'cache_saved_micros',
   'cache_write_extra_micros',
+  // Migration 9: calls the journal answered.
+  'replayed',
 ] as const
 
 /** A folded 'executed' or 'duplicate' row, as execution-level counting needs it. */
@@ -69,17 +71,25 @@ export function bucketOf(ts: number, span: number): number {
   return ts - (((ts % span) + span) % span)
 }
 
+// A call paid again because its first answer was lost (runner/call.ts ANSWER_LOST) is waste of its
+// own: not an execution (the task's run is the execution that sent it again), so it is left out
+// of execution-level counting and its cost goes straight into what was wasted.
+export const RUN_ROW = `outcome IN ('executed', 'duplicate') AND reason IS NULL`
+export const LOST_WASTED = `COALESCE(SUM(CASE WHEN reason = 'answer lost' THEN cost_micros END), 0)`
+
 const ROW_SUMS = `
   COUNT(*), SUM(outcome = 'reused'), SUM(input_tokens), SUM(cached_input_tokens),
   SUM(cache_write_tokens), SUM(output_tokens), COALESCE(SUM(cost_micros), 0),
   SUM(cost_micros IS NOT NULL AND input_tokens + output_tokens > 0),
   SUM(cost_micros IS NULL AND input_tokens + output_tokens > 0),
-  COALESCE(SUM(CASE WHEN outcome = 'reused' THEN saved_micros END), 0),
+  COALESCE(SUM(CASE WHEN outcome IN ('reused', 'replayed') THEN saved_micros END), 0),
   SUM(outcome = 'reused' AND saved_micros IS NULL), SUM(outcome = 'throttled'),
   SUM(outcome IN ('error', 'timeout')), SUM(outcome = 'abandoned'), 0, 0,
-  SUM(CASE WHEN outcome IN ('executed', 'duplicate') THEN input_tokens ELSE 0 END), 0,
+  SUM(CASE WHEN outcome IN ('executed', 'duplicate') AND reason IS NULL THEN input_tokens ELSE 0 END),
+  ${LOST_WASTED},
   SUM(estimated),
-  COALESCE(SUM(cache_saved_micros), 0), COALESCE(SUM(cache_write_extra_micros), 0)`
+  COALESCE(SUM(cache_saved_micros), 0), COALESCE(SUM(cache_write_extra_micros), 0),
+  SUM(outcome = 'replayed')`
 
 // A page's row sums, added up by SQLite (no row crosses into JS for them) per 15 s bucket, task
 // type and batch: a few dozen rows for thousands of ledger rows.
@@ -93,7 +103,7 @@ const PAGE_RUN_ROWS_SQL = `
   SELECT fp_id AS fp, task_id AS taskId, epoch, task_type AS taskType, ts, batch_id AS batchId,
     outcome = 'duplicate' AS dup, cost_micros AS cost
   FROM ledger
-  WHERE id > @covered AND id <= @upto AND outcome IN ('executed', 'duplicate')
+  WHERE id > @covered AND id <= @upto AND ${RUN_ROW}
   ORDER BY id`
 
 // The rows folded before the page of the tasks on it ([fp, task id, epoch, task type] each; every
@@ -105,7 +115,7 @@ const PRIOR_SQL = `
   FROM json_each(@runs) j
   JOIN ledger l ON l.fp_id = j.value ->> 0 AND l.task_id IS j.value ->> 1
     AND (l.task_id IS NOT NULL OR l.epoch IS j.value ->> 2) AND l.task_type = j.value ->> 3
-  WHERE l.id <= @covered AND l.outcome IN ('executed', 'duplicate')`
+  WHERE l.id <= @covered AND l.${RUN_ROW}`
 
 /** The fold's reads of the ledger, by name (db/hot-queries.ts checks they find rows by index). */
 export const FOLD_SQL: Readonly<Record<string, string>> = {

@@ -64,6 +64,8 @@ export interface LedgerRow {
   priceVersion: string | null
   /** 1: the tokens (and the cost) are Pacer's estimate; the provider reported no usage. */
   estimated: number
+  /** Why the row is what it is, when the outcome alone does not say (a duplicate's 'answer lost'). */
+  reason: string | null
 }
 
 /** Spend of a set of ledger rows: the contract's rollup view, without the task type. */
@@ -179,7 +181,9 @@ export class Ledger {
         ? e.savedMicros === undefined
           ? this.originalCostMicros(e.fp)
           : e.savedMicros
-        : null
+        : e.outcome === 'replayed'
+          ? (e.savedMicros ?? null)
+          : null
     const row: LedgerRowParams = {
       ts,
       taskId: e.taskId,
@@ -205,6 +209,7 @@ export class Ledger {
       estimated: e.estimated ? 1 : 0,
       cacheSavedMicros: cache?.savedMicros ?? null,
       cacheWriteExtraMicros: cache?.writeExtraMicros ?? null,
+      reason: e.reason ?? null,
     }
     const id = this.#writes.run(() => this.#insert.row(row))
     // The rollups fold rows in pages, every FOLD_EVERY rows and before every read (rollups.ts).

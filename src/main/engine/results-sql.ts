@@ -29,8 +29,8 @@ export const RESULTS_SQL = {
     WHERE t.id = ?`,
   // Its ledger rows, found through the execution's index (ledger_rows_fp) and then by task.
   taskLedger: `
-    SELECT id, ts, step, outcome, input_tokens, cached_input_tokens, cache_write_tokens,
-      output_tokens, cost_micros, saved_micros, latency_ms, status, epoch, worker
+    SELECT id, ts, step, outcome, model, reason, input_tokens, cached_input_tokens,
+      cache_write_tokens, output_tokens, cost_micros, saved_micros, latency_ms, status, epoch, worker
     FROM ledger WHERE fp_id = ? AND task_id = ? ORDER BY id LIMIT 500`,
   // `pacer run`'s closing line: the batch's tasks whose answer the output cap cut short.
   truncatedInBatch: `

@@ -14,6 +14,7 @@ import { csvStream, type CsvColumn } from './csv'
 import { taskStatusOf } from './db/codes'
 import { EngineError } from './errors'
 import { RESULTS_PAGE_ROWS, RESULTS_SQL } from './results-sql'
+import { TaskLog } from './task-log'
 
 export interface ResultsExportOptions {
   /** One batch; undefined: the latest one. */
@@ -54,8 +55,10 @@ const CHUNK = 64 * 1024
 /** Reads answers from the queue's tables; pages by task id, so a batch in progress reads fine. */
 export class Results {
   readonly #stmts: { [K in keyof typeof RESULTS_SQL]: Database.Statement }
+  readonly #log: TaskLog
 
   constructor(db: Database.Database) {
+    this.#log = new TaskLog(db)
     this.#stmts = Object.fromEntries(
       Object.entries(RESULTS_SQL).map(([name, sql]) => [name, db.prepare(sql)]),
     ) as { [K in keyof typeof RESULTS_SQL]: Database.Statement }
@@ -134,7 +137,7 @@ export class Results {
       (AnswerRow & { fp_id: number; batch_id: string }) | undefined
     if (!row) throw new EngineError('unknown_task', `no task ${taskId}`, 'taskId')
     const ledger = (this.#stmts.taskLedger.all(row.fp_id, taskId) as LedgerDbRow[]).map(toLedger)
-    return { answer: toAnswer(row.batch_id, row), ledger }
+    return { answer: toAnswer(row.batch_id, row), ledger, log: this.#log.lines(taskId) }
   }
 
   /** How many of a batch's tasks got an answer the output cap cut short. */
@@ -222,6 +225,8 @@ interface LedgerDbRow {
   ts: number
   step: number
   outcome: string
+  model: string
+  reason: string | null
   input_tokens: number
   cached_input_tokens: number
   cache_write_tokens: number
@@ -240,6 +245,8 @@ function toLedger(r: LedgerDbRow): TaskLedgerRowView {
     ts: r.ts,
     step: r.step,
     outcome: r.outcome,
+    model: r.model,
+    reason: r.reason,
     inputTokens: r.input_tokens,
     cachedInputTokens: r.cached_input_tokens,
     cacheWriteTokens: r.cache_write_tokens,

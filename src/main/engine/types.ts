@@ -199,7 +199,7 @@ export const SEED_AIMD: Readonly<AimdParams> = Object.freeze({
 // ---------------------------------------------------------------- ledger
 
 export type LedgerOutcome =
-  'executed' | 'reused' | 'duplicate' | 'throttled' | 'error' | 'abandoned' | 'timeout'
+  'executed' | 'reused' | 'duplicate' | 'throttled' | 'error' | 'abandoned' | 'timeout' | 'replayed'
 
 export interface LedgerEventInput {
   ts: number
@@ -218,8 +218,10 @@ export interface LedgerEventInput {
   latencyMs: number | null
   status: number | null
   epoch: number | null
-  /** For 'reused' rows: what the original execution cost (what dedup saved). */
+  /** For 'reused' rows: what the original execution cost (what dedup saved); 'replayed': the call's. */
   savedMicros?: number | null
+  /** Why a row is what it is, when its outcome alone does not say (a duplicate's 'answer lost'). */
+  reason?: string | null
   /** The usage is Pacer's estimate: the provider reported none (or its answer was unreadable). */
   estimated?: boolean
 }

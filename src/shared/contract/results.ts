@@ -38,12 +38,19 @@ export interface TaskAnswerView {
   error: string | null
 }
 
-/** One ledger row of a task, as the console's task detail lists them. */
+/**
+ * One ledger row of a task, as the console's task detail lists them: the task's journal of calls.
+ * `step` is the call's index within its execution (1, 2, ...; 0 for a reuse or an abandoned owner);
+ * outcome `replayed` is a call the journal answered (nothing sent), `duplicate` with reason
+ * `answer lost` one paid again because its first answer never reached the database.
+ */
 export interface TaskLedgerRowView {
   id: number
   ts: number
   step: number
   outcome: string
+  model: string
+  reason: string | null
   inputTokens: number
   cachedInputTokens: number
   cacheWriteTokens: number
@@ -56,8 +63,24 @@ export interface TaskLedgerRowView {
   worker: string
 }
 
+/**
+ * What a task's log line is: an agent's ctx.log, a rerun whose request differed from the journal
+ * (the replay ended there), a call paid again because its first answer was lost, an agent step.
+ */
+export type TaskLogKind = 'log' | 'divergence' | 'lost' | 'step'
+
+/** One line of a task's log (plain text: no control characters or terminal escapes). */
+export interface TaskLogLineView {
+  seq: number
+  ts: number
+  kind: TaskLogKind
+  message: string
+}
+
 /** `tasks:get`: what the console's task detail shows when a row of the task table is opened. */
 export interface TaskDetailView {
   answer: TaskAnswerView
   ledger: TaskLedgerRowView[]
+  /** The task's log, oldest first (bounded: engine/task-log.ts MAX_LOG_LINES). */
+  log: TaskLogLineView[]
 }

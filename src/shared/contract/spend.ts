@@ -46,7 +46,10 @@ export interface TypeRollupView {
   costMicros: number | null
   /** Rows with tokens but no price; their cost is missing from costMicros. */
   unpricedCalls: number
-  /** Sum of saved_micros of 'reused' rows; null when every reuse was of an unpriced result. */
+  /**
+   * Sum of saved_micros of 'reused' rows (a whole execution's cost) and 'replayed' ones (a call the
+   * journal answered: its cost); null when every reuse was of an unpriced result.
+   */
   savedMicros: number | null
   /** Cost of duplicate executions: every call of them, including steps before the claim was lost. */
   wastedMicros: number
@@ -58,6 +61,8 @@ export interface TypeRollupView {
    * answer could not be read. Their estimated cost is in costMicros.
    */
   estimatedCalls: number
+  /** Calls the execution's journal answered on a rerun (resume, takeover, retry): not paid again. */
+  replayed: number
 }
 
 /** One bucket of spend over time; `ts` is the bucket start, aligned to multiples of bucketMs. */

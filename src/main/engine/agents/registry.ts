@@ -2,8 +2,7 @@
 // a resume in any process (a `pacer run` again, the console after a restart) runs the same module,
 // and a module whose code changed since the batch was queued is refused, not run in its place.
 import type Database from 'better-sqlite3'
-import type { QueuedTask } from '../queue'
-import type { Driver } from '../runner/effects'
+import type { Driver, DriverTask } from '../runner/effects'
 import { agentDriver, AgentFailure } from './driver'
 import { loadAgentModule, type AgentModule, type AgentSpec } from './module'
 
@@ -73,7 +72,7 @@ export class AgentRegistry {
   }
 
   /** The handler of the task's batch's module for its type; undefined: the built-in loop. */
-  driverFor(task: QueuedTask): Driver | undefined {
+  driverFor(task: Pick<DriverTask, 'batchId' | 'type'>): Driver | undefined {
     const agents = this.of(task.batchId)
     if (!agents || !agents.types.includes(task.type)) return undefined
     return async (t, effects) => {

@@ -26,6 +26,8 @@ export const OUTCOME_CODES: Readonly<Record<LedgerOutcome, number>> = Object.fre
   abandoned: 6,
   // A call aborted at its own deadline (migration 8): no answer, maybe billed, usage unknown.
   timeout: 7,
+  // A call the execution's journal answered (migration 9): nothing sent, its cost saved.
+  replayed: 8,
 })
 
 export function taskStatusOf(code: number): TaskStatus {

@@ -138,6 +138,9 @@ export const V5_OUTCOME_CODES = {
   abandoned: 6,
 }
 
+// Migration 8's codes: the timeout outcome. Migration 9 rebuilds the view with 'replayed'.
+export const V8_OUTCOME_CODES = { ...V5_OUTCOME_CODES, timeout: 7 }
+
 /** The v2 tables' names and columns, read from the compact ones. */
 export const COMPAT_VIEWS = `
   ${tasksViewSql(false)}
@@ -168,14 +171,20 @@ export function tasksViewSql(params: boolean): string {
  * The `ledger` view over ledger_rows, and its triggers, as a migration makes it: with the outcome
  * codes of its time (a code added later must not change a shipped view) and the columns it had.
  * Migration 5: the v5 codes; 6: with the estimated flag (migration-6.ts); 7: with what cache
- * reads saved and writes cost extra (ledger-cache-effect.ts); 8: with the timeout code.
+ * reads saved and writes cost extra (ledger-cache-effect.ts); 8: with the timeout code; 9: with
+ * the replayed code and the reason column (migration-9.ts).
  */
 export function ledgerViewSql(view: {
   codes: Readonly<Record<string, number>>
   estimated: boolean
   cacheEffect: boolean
+  /** Migration 9: why a row is what it is (a duplicate's 'answer lost'). */
+  reason?: boolean
 }): string {
   const { codes, estimated, cacheEffect } = view
+  const reasonView = view.reason ? ', r.reason' : ''
+  const reasonCols = view.reason ? ', reason' : ''
+  const reasonVals = view.reason ? ', NEW.reason' : ''
   const cacheView = cacheEffect ? ', r.cache_saved_micros, r.cache_write_extra_micros' : ''
   const cacheCols = cacheEffect ? ', cache_saved_micros, cache_write_extra_micros' : ''
   const cacheVals = cacheEffect ? ', NEW.cache_saved_micros, NEW.cache_write_extra_micros' : ''
@@ -188,7 +197,7 @@ export function ledgerViewSql(view: {
       r.saved_micros, ${codeToWordSql(codes, 'r.outcome')} AS outcome, r.latency_ms,
       r.status, r.epoch, NULLIF(l.price_version, '') AS price_version,${estimated ? '\n      r.estimated,' : ''}
       -- Not a v2 column: what joins of ledger rows by execution use, so they find them by index.
-      r.fp_id${cacheView}
+      r.fp_id${cacheView}${reasonView}
     FROM ledger_rows r
     LEFT JOIN ledger_labels l ON l.id = r.label
     LEFT JOIN fingerprints f ON f.id = r.fp_id
@@ -205,7 +214,7 @@ export function ledgerViewSql(view: {
     INSERT OR IGNORE INTO fingerprints(fp) VALUES (${fpKeySql('NEW.fp')});
     INSERT INTO ledger_rows(id, ts, task_id, batch, fp_id, worker, label, step, input_tokens,
       cached_input_tokens, cache_write_tokens, output_tokens, cost_micros, saved_micros, outcome,
-      latency_ms, status, epoch${estimated ? ', estimated' : ''}${cacheCols})
+      latency_ms, status, epoch${estimated ? ', estimated' : ''}${cacheCols}${reasonCols})
     VALUES (NEW.id, NEW.ts, NEW.task_id, (SELECT id FROM names WHERE name = NEW.batch_id),
       (SELECT id FROM fingerprints WHERE fp = ${fpKeySql('NEW.fp')}),
       (SELECT id FROM names WHERE name = NEW.worker),
@@ -214,7 +223,7 @@ export function ledgerViewSql(view: {
       NEW.step, COALESCE(NEW.input_tokens, 0), COALESCE(NEW.cached_input_tokens, 0),
       COALESCE(NEW.cache_write_tokens, 0), COALESCE(NEW.output_tokens, 0), NEW.cost_micros,
       NEW.saved_micros, ${wordToCodeSql(codes, 'NEW.outcome')}, NEW.latency_ms,
-      NEW.status, NEW.epoch${estimated ? ', COALESCE(NEW.estimated, 0)' : ''}${cacheVals});
+      NEW.status, NEW.epoch${estimated ? ', COALESCE(NEW.estimated, 0)' : ''}${cacheVals}${reasonVals});
   END;
   CREATE TRIGGER ledger_immutable_update INSTEAD OF UPDATE ON ledger
     BEGIN SELECT RAISE(ABORT, 'ledger rows are immutable'); END;

@@ -4,6 +4,7 @@
 // statement here when you add a hot one; the SQL stays next to the module that owns its table.
 import { AGENTS_SQL } from '../agents/registry'
 import { CLAIM_SQL } from '../claims-sql'
+import { JOURNAL_SQL } from '../journal'
 import { eventsPageSql } from '../ledger-queries'
 import { rollupPlan } from '../ledger-rollup-plans'
 import { FOLD_SQL } from '../ledger-rollups'
@@ -12,6 +13,7 @@ import { BATCH_SQL } from '../queue-batches'
 import { FAILURE_SQL } from '../queue-failures'
 import { TASK_PAGE_FILTERS, TASK_SQL, taskPageSql } from '../queue-tasks'
 import { RESULTS_SQL } from '../results-sql'
+import { TASK_LOG_SQL } from '../task-log'
 
 const named = (prefix: string, sqls: Readonly<Record<string, string>>) =>
   Object.fromEntries(Object.entries(sqls).map(([name, sql]) => [`${prefix}.${name}`, sql]))
@@ -42,6 +44,10 @@ export const HOT_QUERIES: Readonly<Record<string, string>> = {
   // The rollups' upkeep as rows are appended, and `pacer run`'s closing totals of its batch.
   ...named('rollups', FOLD_SQL),
   'run.batchTotals': rollupPlan({ batchId: 'b' }).queries[0]!.sql,
+  // Every effect of an execution: its intent, its answer, a rerun's read, the drop at completion.
+  ...named('journal', JOURNAL_SQL),
+  // An agent's ctx.log and the task detail's log.
+  ...named('taskLog', TASK_LOG_SQL),
 }
 
 /** The tables that grow with the work: no hot statement may read one from end to end. */
@@ -50,4 +56,6 @@ export const GROWING_TABLES: readonly string[] = [
   'fingerprints',
   'results',
   'ledger_rows',
+  'call_journal',
+  'task_log',
 ]

@@ -1,5 +1,5 @@
-import { OUTCOME_CODES } from './codes'
-import { COMPACT_STORAGE_SQL, ledgerViewSql } from './compact-storage'
+import { COMPACT_STORAGE_SQL, ledgerViewSql, V8_OUTCOME_CODES } from './compact-storage'
+import { CALL_JOURNAL_SQL } from './migration-9'
 import { PARAMS_AND_ESTIMATES_SQL } from './migration-6'
 import { LEDGER_CACHE_EFFECT_SQL } from './ledger-cache-effect'
 import { WORKERS_MIGRATION_SQL } from '../workers'
@@ -237,11 +237,17 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'failures: the timeout outcome in the ledger view; why a batch was stopped',
     sql: `
       DROP VIEW ledger;
-      ${ledgerViewSql({ codes: OUTCOME_CODES, estimated: true, cacheEffect: true })}
+      ${ledgerViewSql({ codes: V8_OUTCOME_CODES, estimated: true, cacheEffect: true })}
       -- The setup problem (bad key, unknown model, no credit, unreachable server) that stopped a
       -- batch's run, until it runs again: what the console and the next \`pacer run\` say.
       ALTER TABLE batches ADD COLUMN stop_reason TEXT;
     `,
+  },
+  {
+    version: 9,
+    name: 'call journal: each effect of an execution kept for replay; replayed ledger rows; task logs',
+    // migration-9.ts: the journal and log tables, the reason column, the ledger view with 'replayed'.
+    sql: CALL_JOURNAL_SQL,
   },
   {
     version: 10,

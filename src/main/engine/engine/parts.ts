@@ -7,6 +7,7 @@ import { openDatabase } from '../db'
 import { StepWrites } from '../db/step-writes'
 import { wireWriteHealth } from '../db/write-failures'
 import type { EngineOptions } from '../engine'
+import { CallJournal } from '../journal'
 import { Ledger } from '../ledger'
 import type { ControllerKind } from '../pacing/controllers'
 import { controllerFactory } from '../pacing/controllers'
@@ -19,6 +20,7 @@ import { SqlitePacingStore } from '../pacing/store-sqlite'
 import type { TeamStore } from '../pacing/redis-connect'
 import { Scheduler } from '../scheduler'
 import { SettingsStore } from '../settings'
+import { TaskLog } from '../task-log'
 import type { Clock, Provider } from '../types'
 import { systemClock } from '../types'
 import { WorkerRegistry } from '../workers'
@@ -174,6 +176,10 @@ export function createParts(options: EngineOptions): EngineParts {
     callTimeoutMs: options.callTimeoutMs ?? stored.callTimeoutSeconds * 1000,
     writes,
     driverFor: (task) => agents.driverFor(task),
+    // Every execution's effects are journaled, so a rerun replays what was already paid for.
+    journal: db.readonly
+      ? null
+      : { journal: new CallJournal(db, writes), log: new TaskLog(db, writes) },
   })
   scheduler.on('warning', (message) => {
     // The pacing store's writes fail too while the disk is full: the one line said it.

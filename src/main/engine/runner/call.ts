@@ -18,17 +18,42 @@ import { estimateUsage, ledgerRow, ZERO_USAGE } from './ledger-rows'
 import { persistPaid } from './held-writes'
 import { backoffMs, sleep } from './retry'
 
-/** What one step sends: the conversation so far, which step it is, under which claim epoch. */
+/** What one call sends: the conversation so far, its index in the execution, under which epoch. */
 export interface StepCall {
   messages: ChatMessage[]
+  /** The call's index within its execution (1, 2, ...): the ledger row's step. */
   step: number
+  /** The provider and model it goes to (an agent's ctx.chat may pick others than the task's). */
+  provider: string
+  model: string
   /** Null for an audit-mode duplicate, which owns no claim. */
   epoch: number | null
   /** The answer's cap, when the step sets one: the output estimate for the rate budget. */
   maxOutputTokens?: number
   /** The task's request parameters (max_tokens, temperature, ...), sent with every call. */
   params?: RequestParams
+  /** Runs just before the request goes out, its writes committed with the claim's (the intent). */
+  beforeSend?: () => void
+  /** Runs with the answer, in the write of its ledger row, while this epoch owns the claim. */
+  onAnswer?: (answer: PaidAnswer) => void
+  /**
+   * Runs with the ledger row of a request that got no usable answer (a refusal, an error, a
+   * timeout, an abort): nothing was lost, the intent is void until the next attempt's.
+   */
+  onUnanswered?: () => void
+  /** An earlier run sent this same call and its answer was lost: this one is paid twice. */
+  answerLost?: boolean
 }
+
+/** An answer as paid for and ledgered. */
+export interface PaidAnswer {
+  response: ProviderResponse
+  usage: Usage
+  costMicros: number | null
+}
+
+/** Why a call paid twice is on the ledger as a duplicate. */
+export const ANSWER_LOST = 'answer lost'
 
 /** One request's answer (or the failure standing in for it), with its ledger row's fields. */
 interface Sent {
@@ -49,7 +74,7 @@ export async function callProvider(
   call: StepCall,
 ): Promise<CallResult> {
   const { o } = ctx
-  const partition = `${active.task.provider}:${active.task.model}`
+  const partition = `${call.provider}:${call.model}`
   let attempts = 0
   let throttles = 0
   let timeouts = 0
@@ -64,10 +89,13 @@ export async function callProvider(
       return answered(ctx, active, sent, call)
     }
     const pushback = outcome === 'throttled' || outcome === 'overloaded'
-    o.ledger.record({
-      ...base,
-      ...failedUsage(response, call.messages),
-      outcome: pushback ? 'throttled' : sent.timedOut ? 'timeout' : 'error',
+    o.writes.run(() => {
+      o.ledger.record({
+        ...base,
+        ...failedUsage(response, call.messages),
+        outcome: pushback ? 'throttled' : sent.timedOut ? 'timeout' : 'error',
+      })
+      call.onUnanswered?.()
     })
     const message = response.error ?? `HTTP ${response.status}`
     // The partition stopped (this answer, or one before it): the task stays queued.
@@ -120,27 +148,38 @@ async function send(
   ctx: RunContext,
   active: Active,
   provider: Provider,
-  { messages, step, epoch, maxOutputTokens, params }: StepCall,
+  call: StepCall,
   notStarted: boolean,
 ): Promise<Sent> {
+  const { messages, step, epoch, maxOutputTokens, params } = call
   const { task } = active
   const { scheduler, clock, ledger } = ctx.o
-  const partition = `${task.provider}:${task.model}`
+  const partition = `${call.provider}:${call.model}`
+  const row = () => ({
+    ...ledgerRow(ctx.o, task, step, epoch),
+    provider: call.provider,
+    model: call.model,
+  })
   checkBatch(ctx, task, notStarted)
   // What the call should cost, for a partition paced by an announced token budget.
   const estimate = { inputTokens: estimateTokens(messages), outputTokens: maxOutputTokens ?? 0 }
   const permit = await scheduler.acquire(partition, active.controller.signal, estimate)
+  let intent = false
   try {
     // The wait for a slot may have been long: look again before sending.
     checkBatch(ctx, task, notStarted)
-    // Nothing is sent on the strength of a claim that is not on disk yet (or was lost to a full
-    // disk), nor while the disk cannot take the answer.
+    call.beforeSend?.()
+    intent = true
+    // Nothing is sent on the strength of a claim (or an intent) that is not on disk yet (or was
+    // lost to a full disk), nor while the disk cannot take the answer.
     await ctx.onDisk(active)
     // Another task's answer may have stopped the partition while this one waited for the disk.
     const stop = scheduler.stopped(partition)
     if (stop) throw new PartitionStoppedError(partition, stop.reason)
   } catch (err) {
     permit.release('error')
+    // Nothing was sent: the intent is void.
+    if (intent) ctx.guard('journal', () => call.onUnanswered?.())
     throw err
   }
   const { signal } = active.controller
@@ -152,7 +191,7 @@ async function send(
   let hung = false
   try {
     response = await provider.call({
-      model: task.model,
+      model: call.model,
       messages: [...messages],
       maxOutputTokens,
       params,
@@ -166,12 +205,15 @@ async function send(
       permit.release('error')
       // The request was sent and may be billed; its usage is unknown. Keep it on the ledger.
       ctx.guard('ledger', () =>
-        ledger.record({
-          ...ledgerRow(ctx.o, task, step, epoch),
-          usage: ZERO_USAGE,
-          outcome: 'abandoned',
-          latencyMs: clock.now() - permit.sentAt,
-          status: null,
+        ctx.o.writes.run(() => {
+          ledger.record({
+            ...row(),
+            usage: ZERO_USAGE,
+            outcome: 'abandoned',
+            latencyMs: clock.now() - permit.sentAt,
+            status: null,
+          })
+          call.onUnanswered?.()
         }),
       )
       throw err
@@ -195,7 +237,7 @@ async function send(
   const setup =
     outcome === 'ok' || outcome === 'near_limit'
       ? undefined
-      : setupFailure(task.provider, response, unreachable)
+      : setupFailure(call.provider, response, unreachable)
   if (setup) scheduler.stop(partition, describeStop(partition, setup))
   // Headers and real usage settle the partition's rate budget and may pause it.
   permit.release(outcome, { headers: response.headers, usage: response.usage })
@@ -203,7 +245,7 @@ async function send(
   return {
     response,
     outcome,
-    base: { ...ledgerRow(ctx.o, task, step, epoch), latencyMs, status: response.status || null },
+    base: { ...row(), latencyMs, status: response.status || null },
     timedOut: hung,
     stopped: setup !== undefined,
   }
@@ -253,7 +295,7 @@ async function answered(
   ctx: RunContext,
   active: Active,
   { response, base }: Sent,
-  { messages, epoch }: StepCall,
+  { messages, epoch, onAnswer, answerLost, provider, model }: StepCall,
 ): Promise<CallResult> {
   const { task } = active
   const { claims, ledger, leaseMs } = ctx.o
@@ -263,16 +305,27 @@ async function answered(
   const usage = response.usage ?? estimateUsage(messages, response.text ?? '')
   // Still the owner? A call that finished after a takeover was paid for twice.
   // A paid answer must reach the ledger even if another process holds the write lock, or the
-  // disk is full for a while (held-writes.ts): one write, committed before the task goes on.
+  // disk is full for a while (held-writes.ts): one write, committed before the task goes on. The
+  // answer reaches the journal in the transaction of its ledger row, or neither does.
   const { owner, costMicros } = await persistPaid(
     ctx,
     active,
     () => {
       const owner = epoch !== null && !active.lost && claims.renew(task.fp, epoch, leaseMs)
       const kind: LedgerOutcome = owner ? 'executed' : 'duplicate'
-      return { owner, ...ledger.record({ ...base, usage, outcome: kind, estimated }) }
+      const r = ledger.record({ ...base, usage, outcome: kind, estimated })
+      // This call was sent before and paid, but its answer was lost (the process died first):
+      // that payment goes on the ledger now, a duplicate of its own with no epoch (what it wasted
+      // is its cost, not the whole execution's: ledger-queries.ts executionsSql), at this
+      // answer's usage (the same request), so estimated.
+      if (owner && answerLost) {
+        const again = { epoch: null, reason: ANSWER_LOST, outcome: 'duplicate' as const }
+        ledger.record({ ...base, ...again, usage, estimated: true })
+      }
+      if (owner) onAnswer?.({ response, usage, costMicros: r.costMicros })
+      return { owner, costMicros: r.costMicros }
     },
-    { costMicros: ledger.costOf(task.provider, task.model, usage) },
+    { costMicros: ledger.costOf(provider, model, usage) },
   )
   if (epoch !== null && !owner) {
     active.lost = true

@@ -66,7 +66,10 @@ function executeOwned(
   if (owned.tookOver) recordAbandoned(ctx.o, active.task, owned.previousOwner, owned.previousEpoch)
   active.epoch = owned.epoch
   active.lost = false
-  return execute(ctx, active, provider, owned.epoch)
+  const from = owned.tookOver
+    ? { owner: owned.previousOwner, epoch: owned.previousEpoch }
+    : undefined
+  return execute(ctx, active, provider, owned.epoch, from)
 }
 
 /** Another execution's stored result becomes this task's; a reuse on the ledger unless fenced. */

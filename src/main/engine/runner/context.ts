@@ -1,5 +1,6 @@
 import type { QueuedTask } from '../queue'
 import type { FinishReason, JsonValue, Usage } from '../types'
+import type { DivergenceEvent, JournalParts } from './effects-journal'
 import type { ResolvedRunnerOptions } from './options'
 
 /** How one task ended, before the queue is told. */
@@ -79,6 +80,10 @@ export interface RunContext {
    * and the task's pick and claim were not lost. Rejects otherwise (the task is requeued).
    */
   onDisk(active: Active): Promise<void>
+  /** Where executions journal their effects; null: nowhere (every call live). */
+  readonly journal: JournalParts | null
+  /** A rerun's request differed from the journal: the runner tells its listeners. */
+  divergence(event: DivergenceEvent): void
 }
 
 /**

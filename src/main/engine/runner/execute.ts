@@ -1,66 +1,75 @@
-// One execution of a task: every step in turn, then the claim completed (fenced) with the result.
+// One execution of a task: its driver (the built-in multi-step loop, or an agent handler) runs
+// through journaled effects, then the claim is completed (fenced) with the result.
 import { parseExactJson } from '../../../shared/exact-json'
-import { continueMessage, taskMessages } from '../prompt'
-import type { ChatMessage, JsonValue, Provider, RequestParams, Usage } from '../types'
-import { callProvider } from './call'
-import type { Active, CallResult, Finish, RunContext } from './context'
-import { addUsage, ZERO_USAGE } from './ledger-rows'
-import { executeDriven } from './live-effects'
+import { PartitionStoppedError } from '../scheduler'
+import type { JsonValue, Provider, RequestParams, Usage } from '../types'
+import type { QueuedTask } from '../queue'
+import { builtinDriver } from './builtin-driver'
+import { StopSignal, type Active, type Finish, type RunContext } from './context'
+import { EffectStop, type DriverResult, type DriverTask } from './effects'
+import { JournaledEffects } from './effects-journal'
 import { persistPaid } from './held-writes'
-import { isInputFailure } from './retry'
+import { isBusy, isInputFailure } from './retry'
+import { ownerAlive } from './owner-alive'
 
 /** An execution whose claim a newer epoch took: its result is not ours to save. */
 export type Execution = Finish | { status: 'fenced' }
 
-/** Runs every step; completes the claim (fenced) unless this is an audit-mode duplicate. */
+/** Runs the task's driver; completes the claim (fenced) unless this is an audit-mode duplicate. */
 export async function execute(
   ctx: RunContext,
   active: Active,
-  provider: Provider,
+  _provider: Provider,
   epoch: number | null,
+  /** The owner this execution took the claim over from, if it did. */
+  takenFrom?: { owner?: string; epoch?: number },
 ): Promise<Execution> {
   const { task } = active
-  const driver = ctx.o.driverFor(task)
-  if (driver) return executeDriven(ctx, active, provider, epoch, driver)
-  const messages: ChatMessage[] = taskMessages(task.type, parseExactJson(task.payload) as JsonValue)
-  const params = task.params === null ? undefined : (parseExactJson(task.params) as RequestParams)
-  const usage: Usage = { ...ZERO_USAGE }
-  const cost = new ExecutionCost()
-  let last: Extract<CallResult, { kind: 'ok' }> | undefined
-  for (let step = 1; step <= task.steps; step++) {
-    if (step > 1) {
-      messages.push({ role: 'assistant', content: last?.text ?? '' })
-      messages.push(continueMessage(step, task.steps))
+  const driverTask = toDriverTask(task)
+  const custom = ctx.o.driverFor?.(driverTask)
+  const driver = custom ?? builtinDriver
+  // A previous owner still alive (stopped, not dead) ledgers its own late answers as duplicates:
+  // its calls in flight are not lost answers.
+  const alive = takenFrom?.owner !== undefined && ownerAlive(takenFrom.owner)
+  const effects = new JournaledEffects(ctx, active, epoch, ctx.journal, ctx.divergence, {
+    liveEpoch: alive ? (takenFrom?.epoch ?? null) : null,
+  })
+  let out: DriverResult
+  try {
+    out = await driver(driverTask, effects)
+  } catch (err) {
+    if (err instanceof EffectStop) {
+      if (err.why === 'lost') return { status: 'fenced' }
+      return failedCall(ctx, active, effects, err, epoch)
     }
-    const call = await callProvider(ctx, active, provider, {
-      messages,
-      step,
-      epoch,
-      params,
-      maxOutputTokens: params?.max_tokens,
-    })
-    if (call.kind === 'lost') return { status: 'fenced' }
-    if (call.kind === 'failed') return failedStep(ctx, active, call, step, epoch, cost.micros)
-    last = call
-    addUsage(usage, call.usage)
-    cost.add(call.costMicros)
+    // The runner's own ends (stop, pause, cancel, a stopped partition, a busy database) and, for
+    // the built-in loop, anything else go up as they always did.
+    if (!custom || isRunnerEnd(err, active)) throw err
+    // An agent's own exception fails the task with its message; the claim is released, so a rerun
+    // (with fixed code, or a fixed tool) replays what its calls already paid for.
+    return agentFailed(ctx, active, err, epoch)
   }
   // The answer is the last step's: cut short by the output cap, it is kept but not handed out to
   // duplicates unless the operator accepts truncated answers (claims.ts).
-  const truncated = last?.finishReason === 'length'
-  const result = resultJson(last, task.steps, usage, cost.micros, truncated)
+  const truncated = out.finishReason === 'length'
+  const result = resultJson(out, custom ? effects.calls : task.steps, effects, truncated)
   if (epoch === null) return { status: 'succeeded', result, error: null }
   const { claims } = ctx.o
   const status = truncated ? 'truncated' : 'succeeded'
+  const cost = effects.costMicros
   const completed =
     !active.lost &&
+    // Held and retried while the disk is full (held-writes.ts): the calls were paid for.
     (await persistPaid(
       ctx,
       active,
-      () => claims.complete(task.fp, epoch, result, status, cost.micros),
-      {
-        costMicros: cost.micros,
+      () => {
+        const done = claims.complete(task.fp, epoch, result, status, cost)
+        // In the completion's transaction: the journal goes when the result is stored, not before.
+        if (done) effects.close()
+        return done
       },
+      { costMicros: cost },
     ))
   active.epoch = null
   if (!completed) return { status: 'fenced' }
@@ -68,68 +77,95 @@ export async function execute(
   return { status: 'succeeded', result, error: null, resultRef: claims.resultRef?.(task.fp) }
 }
 
+/** The queue's row as a driver sees it: payload and params parsed. */
+export function toDriverTask(task: QueuedTask): DriverTask {
+  return {
+    id: task.id,
+    batchId: task.batchId,
+    seq: task.seq,
+    type: task.type,
+    payload: parseExactJson(task.payload) as JsonValue,
+    key: task.key,
+    steps: task.steps,
+    provider: task.provider,
+    model: task.model,
+    params: task.params === null ? null : (parseExactJson(task.params) as RequestParams),
+  }
+}
+
+function isRunnerEnd(err: unknown, active: Active): boolean {
+  return (
+    err instanceof StopSignal ||
+    err instanceof PartitionStoppedError ||
+    isBusy(err) ||
+    active.stopped !== undefined ||
+    active.controller.signal.aborted
+  )
+}
+
 /**
  * A task's stored result (results.body): `{text, message?, finishReason?, truncated?, steps, usage,
- * costMicros}`. Results stored before finish reasons were kept have only text, steps and usage;
- * every reader (results.ts) takes both.
+ * costMicros, value?}`. Results stored before finish reasons were kept have only text, steps and
+ * usage; every reader (results.ts) takes both.
  */
 function resultJson(
-  last: Extract<CallResult, { kind: 'ok' }> | undefined,
+  out: DriverResult,
   steps: number,
-  usage: Usage,
-  costMicros: number | null,
+  totals: { usage: Usage; costMicros: number | null },
   truncated: boolean,
 ): string {
   return JSON.stringify({
-    text: last?.text ?? '',
-    message: last?.message,
-    finishReason: last?.finishReason,
+    text: out.text,
+    message: out.message,
+    finishReason: out.finishReason,
     truncated: truncated || undefined,
     steps,
-    usage,
-    costMicros,
+    usage: totals.usage,
+    costMicros: totals.costMicros,
+    value: out.value,
   })
 }
 
-/** What an execution's paid calls cost: null once one is unpriced, or when none was paid. */
-class ExecutionCost {
-  #micros: number | null = 0
-  #calls = 0
-
-  add(micros: number | null): void {
-    this.#calls++
-    this.#micros = this.#micros === null || micros === null ? null : this.#micros + micros
-  }
-
-  get micros(): number | null {
-    return this.#calls === 0 ? null : this.#micros
-  }
-}
-
-/** A step that failed for good: the failure is kept as the claim's result or the claim released. */
-export function failedStep(
+/** A call that failed for good: the failure is kept as the claim's result or the claim released. */
+function failedCall(
   ctx: RunContext,
   active: Active,
-  call: Extract<CallResult, { kind: 'failed' }>,
-  step: number,
+  effects: JournaledEffects,
+  stop: EffectStop,
   epoch: number | null,
-  costMicros: number | null,
 ): Execution {
   const { task } = active
-  const error = call.status ? `HTTP ${call.status}: ${call.error}` : call.error
+  const error = stop.status ? `HTTP ${stop.status}: ${stop.message}` : stop.message
   if (epoch !== null) {
-    const stored = JSON.stringify({ error, status: call.status, step, costMicros })
-    if (call.deterministic && call.status !== null && isInputFailure(call.status)) {
+    const costMicros = effects.costMicros
+    const stored = JSON.stringify({ error, status: stop.status, step: effects.index, costMicros })
+    if (stop.deterministic && stop.status !== null && isInputFailure(stop.status)) {
       // The request itself was refused (400/413/422): the same input fails the same way, so
       // the failure is kept like a result. Setup failures (key, model, credit: setup-failures.ts)
       // never get here: they stop the partition and leave the task queued.
       if (!ctx.o.claims.complete(task.fp, epoch, stored, 'failed', costMicros)) {
         return { status: 'fenced' }
       }
+      effects.close()
     } else {
+      // Released: a rerun replays the calls before this one from the journal.
       ctx.o.claims.release(task.fp, epoch)
     }
     active.epoch = null
   }
   return { status: 'failed', result: null, error }
+}
+
+function agentFailed(
+  ctx: RunContext,
+  active: Active,
+  err: unknown,
+  epoch: number | null,
+): Execution {
+  if (epoch !== null) {
+    ctx.o.claims.release(active.task.fp, epoch)
+    active.epoch = null
+  }
+  const message = err instanceof Error ? err.message : String(err)
+  return { status: 'failed', result: null, error: message }
 }

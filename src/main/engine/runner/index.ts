@@ -9,8 +9,10 @@ import { checkCallTimeout } from './options'
 import { endOfTurn } from '../db/step-writes'
 import { GiveBacks, persistEnd, sendGate } from './held-writes'
 import { PartitionStoppedError } from '../scheduler'
+import type { DivergenceEvent } from './effects-journal'
 
 export type { RunnerOptions } from './options'
+export type { DivergenceEvent, JournalParts } from './effects-journal'
 
 export interface TaskEvent {
   taskId: number
@@ -24,6 +26,8 @@ export interface RunnerEvents {
   warning: [message: string]
   /** A batch may have changed state (finished, interrupted). */
   batch: [batchId: string]
+  /** A rerun's request differed from its execution's journal: the replay ended at that index. */
+  divergence: [event: DivergenceEvent]
 }
 
 /**
@@ -55,6 +59,14 @@ export class Runner extends EventEmitter<RunnerEvents> {
     this.#o = resolveRunnerOptions(options)
     this.#ctx = {
       o: this.#o,
+      journal: this.#o.journal,
+      divergence: (event) => {
+        this.emit('divergence', event)
+        this.emit(
+          'warning',
+          `task ${event.taskId}: ${event.kind} ${event.index} differs from the journal of an earlier run; replay ended there, the rest ran live`,
+        )
+      },
       stopping: () => this.#stopping,
       guard: (what, fn) => this.#guard(what, fn),
       onDisk: (active) => sendGate(this.#o.writes, active),

@@ -3,9 +3,9 @@ import type { Ledger } from '../ledger'
 import type { TaskQueue } from '../queue'
 import type { Scheduler } from '../scheduler'
 import type { ClaimStore, Clock, Provider } from '../types'
-import type { QueuedTask } from '../queue'
-import type { Driver } from './effects'
 import { directWrites } from '../db/step-writes'
+import type { Driver, DriverTask } from './effects'
+import type { JournalParts } from './effects-journal'
 
 export interface RunnerOptions {
   queue: TaskQueue
@@ -44,16 +44,26 @@ export interface RunnerOptions {
    */
   writes?: WriteScope
   /**
-   * What drives a task's execution: a handler of the batch's agent module, or undefined for the
-   * built-in multi-step loop. @default () => undefined
+   * What runs a task's execution, asked once per execution with the task as a driver sees it:
+   * undefined (or no function) = the built-in multi-step loop (builtin-driver.ts). An agent
+   * module's handler for the task's type goes here (agents/).
    */
-  driverFor?: (task: QueuedTask) => Driver | undefined
+  driverFor?: (task: DriverTask) => Driver | undefined
+  /**
+   * The call journal and the task logs (journal.ts, task-log.ts): every effect is journaled and a
+   * rerun replays it. @default none: every call runs live, nothing is replayed
+   */
+  journal?: JournalParts | null
 }
 
 /** The options with every default filled in. */
-export type ResolvedRunnerOptions = Required<Omit<RunnerOptions, 'batchIds'>> & {
-  batchIds: string[] | null
-}
+export type ResolvedRunnerOptions = Required<
+  Omit<RunnerOptions, 'batchIds' | 'driverFor' | 'journal'>
+> &
+  Pick<RunnerOptions, 'driverFor'> & {
+    batchIds: string[] | null
+    journal: JournalParts | null
+  }
 
 /** Fills in the defaults; a lease too short to renew in time is a TypeError. */
 export function resolveRunnerOptions(options: RunnerOptions): ResolvedRunnerOptions {
@@ -65,6 +75,7 @@ export function resolveRunnerOptions(options: RunnerOptions): ResolvedRunnerOpti
   return {
     ...options,
     batchIds: options.batchIds ?? null,
+    journal: options.journal ?? null,
     leaseMs,
     callTimeoutMs: options.callTimeoutMs ?? 120_000,
     maxAttempts: options.maxAttempts ?? 4,
@@ -74,7 +85,6 @@ export function resolveRunnerOptions(options: RunnerOptions): ResolvedRunnerOpti
     prefetch: options.prefetch ?? 2,
     pollMs: options.pollMs ?? 500,
     writes: options.writes ?? directWrites,
-    driverFor: options.driverFor ?? (() => undefined),
   }
 }
 

@@ -56,6 +56,7 @@ describe('openDatabase', () => {
     // claims, ledger and tasks are views of the compact tables since migration 5 (same names, same columns).
     expect(tables(db)).toEqual([
       'batches',
+      'call_journal',
       'claims',
       'fingerprints',
       'idempotency_keys',
@@ -71,6 +72,7 @@ describe('openDatabase', () => {
       'pacing_workers',
       'results',
       'settings',
+      'task_log',
       'task_queue',
       'tasks',
       'workers',

@@ -336,6 +336,7 @@ describe('migration 6: request params and estimated usage', () => {
           estimated: 0,
           cache_saved_micros: null,
           cache_write_extra_micros: null,
+          reason: null,
         }),
       )
       expect(db.prepare('SELECT * FROM ledger_batch_rollup').all()).toEqual(
@@ -343,6 +344,7 @@ describe('migration 6: request params and estimated usage', () => {
           estimated_calls: 0,
           cache_saved_micros: 0,
           cache_write_extra_micros: 0,
+          replayed: 0,
         }),
       )
       // The view's insert trigger was made again with the flag; the ledger stays append-only.
@@ -481,6 +483,74 @@ describe('migration 8: the timeout outcome; why a batch was stopped', () => {
       ])
       // Timeouts count among the errors of the totals.
       expect(new Ledger({ db, prices: new Prices() }).totals()).toMatchObject({ errors: 3 })
+    } finally {
+      db.close()
+    }
+  })
+})
+
+describe('migration 9: the call journal, replayed rows, reasons, task logs', () => {
+  it('keeps every ledger row and rollup, reads the replayed code as a word, and saves with it', () => {
+    const path = file()
+    const before = MIGRATIONS.findIndex((m) => m.version === 9)
+    const old = openDatabase(path, { migrations: MIGRATIONS.slice(0, before) })
+    old
+      .prepare(
+        `INSERT INTO batches(id, name, source, source_hash, state, audit, created_at, updated_at)
+         VALUES ('b1', 'n', NULL, NULL, 'done', 0, 1, 1)`,
+      )
+      .run()
+    const insert = old.prepare(
+      `INSERT INTO ledger (ts, task_id, batch_id, fp, worker, task_type, provider, model, step,
+         input_tokens, output_tokens, cost_micros, outcome, epoch)
+       VALUES (?, 1, 'b1', 'fa', 'w', 't', 'sim', 'sim-small', ?, 10, 5, 40, ?, 1)`,
+    )
+    insert.run(1_000, 1, 'executed')
+    insert.run(2_000, 2, 'timeout')
+    const rows = old.prepare('SELECT * FROM ledger ORDER BY id').all()
+    const rollup = old.prepare('SELECT * FROM ledger_batch_rollup').all()
+    old.close()
+
+    const db = openDatabase(path)
+    try {
+      const added = (list: unknown[], extra: Record<string, unknown>) =>
+        list.map((r) => ({ ...(r as object), ...extra }))
+      expect(db.prepare('SELECT * FROM ledger ORDER BY id').all()).toEqual(
+        added(rows, { reason: null }),
+      )
+      expect(db.prepare('SELECT * FROM ledger_batch_rollup').all()).toEqual(
+        added(rollup, { replayed: 0 }),
+      )
+      expect(db.prepare('SELECT COUNT(*) FROM call_journal').pluck().get()).toBe(0)
+      expect(db.prepare('SELECT COUNT(*) FROM task_log').pluck().get()).toBe(0)
+      // Written through the view by hand, as tools do: the word becomes the code, the reason stays.
+      db.prepare(
+        `INSERT INTO ledger (ts, task_id, batch_id, fp, worker, task_type, provider, model, step,
+           input_tokens, output_tokens, cost_micros, saved_micros, outcome, epoch, reason)
+         VALUES (3000, 1, 'b1', 'fa', 'w', 't', 'sim', 'sim-small', 1, 0, 0, 0, 40, 'replayed', 2,
+           NULL), (4000, 1, 'b1', 'fa', 'w', 't', 'sim', 'sim-small', 2, 10, 5, 40, NULL,
+           'duplicate', NULL, 'answer lost')`,
+      ).run()
+      expect(db.prepare('SELECT outcome, reason FROM ledger_rows ORDER BY id').all()).toEqual([
+        { outcome: 1, reason: null },
+        { outcome: 7, reason: null },
+        { outcome: 8, reason: null },
+        { outcome: 3, reason: 'answer lost' },
+      ])
+      expect(db.prepare('SELECT outcome FROM ledger ORDER BY id').pluck().all()).toEqual([
+        'executed',
+        'timeout',
+        'replayed',
+        'duplicate',
+      ])
+      // A replayed call is counted and its saving is in what was saved; the lost answer wasted 40
+      // (waste of its own, not a duplicate execution).
+      expect(new Ledger({ db, prices: new Prices() }).totals()).toMatchObject({
+        replayed: 1,
+        savedMicros: 40,
+        duplicates: 0,
+        wastedMicros: 40,
+      })
     } finally {
       db.close()
     }

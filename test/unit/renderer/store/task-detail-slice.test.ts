@@ -26,6 +26,7 @@ function detail(taskId: number, text: string | null): TaskDetailView {
       error: null,
     },
     ledger: [],
+    log: [],
   }
 }
 

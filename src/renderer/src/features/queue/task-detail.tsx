@@ -4,6 +4,7 @@ import type {
   ResultsFormat,
   TaskAnswerView,
   TaskLedgerRowView,
+  TaskLogLineView,
 } from '../../../../shared/contract'
 import { formatUsd } from '../../../../shared/money'
 import { InlineError } from '../../components/inline-error'
@@ -58,6 +59,7 @@ export function TaskDetail() {
         <p className="muted">Loading…</p>
       )}
       {detail ? <LedgerRows rows={detail.ledger} /> : null}
+      {detail ? <TaskLogLines lines={detail.log} /> : null}
       {answer ? <ResultsDownload batchId={answer.batchId} /> : null}
     </aside>
   )
@@ -111,14 +113,20 @@ function AnswerSection({ answer }: { answer: TaskAnswerView }) {
   )
 }
 
+/**
+ * The task's journal of calls: each ledger row with its call index, model, tokens and cost, live
+ * or replayed from the journal of an earlier run (nothing sent, its cost saved).
+ */
 function LedgerRows({ rows }: { rows: TaskLedgerRowView[] }) {
   if (rows.length === 0) return <p className="muted">No ledger rows for this task.</p>
   return (
     <table className="task-detail-ledger" data-testid="task-detail-ledger">
+      <caption>Calls</caption>
       <thead>
         <tr>
           <th>Time</th>
-          <th>Step</th>
+          <th title="The call's index within its execution">Call</th>
+          <th>Model</th>
           <th>Outcome</th>
           <th>In</th>
           <th>Out</th>
@@ -128,14 +136,24 @@ function LedgerRows({ rows }: { rows: TaskLedgerRowView[] }) {
       </thead>
       <tbody>
         {rows.map((r) => (
-          <tr key={r.id} data-testid="task-detail-ledger-row">
+          <tr key={r.id} data-testid="task-detail-ledger-row" data-outcome={r.outcome}>
             <td>{formatDateTime(r.ts)}</td>
-            <td>{r.step}</td>
-            <td>{r.outcome}</td>
+            <td>{r.step === 0 ? '—' : r.step}</td>
+            <td className="mono">{r.model}</td>
+            <td>
+              {r.outcome === 'replayed' ? (
+                <span className="badge" title="Answered by the journal of an earlier run: not sent">
+                  replayed
+                </span>
+              ) : (
+                r.outcome
+              )}
+              {r.reason ? <span className="muted"> ({r.reason})</span> : null}
+            </td>
             <td>{formatInt(r.inputTokens)}</td>
             <td>{formatInt(r.outputTokens)}</td>
             <td>
-              {r.outcome === 'reused'
+              {r.outcome === 'reused' || r.outcome === 'replayed'
                 ? `saved ${formatUsd(r.savedMicros)}`
                 : formatUsd(r.costMicros)}
             </td>
@@ -144,6 +162,32 @@ function LedgerRows({ rows }: { rows: TaskLedgerRowView[] }) {
         ))}
       </tbody>
     </table>
+  )
+}
+
+const LOG_LABELS: Record<TaskLogLineView['kind'], string> = {
+  log: 'log',
+  step: 'step',
+  divergence: 'diverged',
+  lost: 'answer lost',
+}
+
+/** The task's log: an agent's lines, its steps, replays that diverged, answers that were lost. */
+function TaskLogLines({ lines }: { lines: TaskLogLineView[] }) {
+  if (lines.length === 0) return null
+  return (
+    <section className="task-detail-log" aria-label="Task log">
+      <h3>Log</h3>
+      <ol data-testid="task-detail-log">
+        {lines.map((l) => (
+          <li key={l.seq} data-kind={l.kind} data-testid="task-detail-log-line">
+            <span className="muted">{formatDateTime(l.ts)}</span>{' '}
+            <span className={l.kind === 'log' ? 'muted' : 'badge'}>{LOG_LABELS[l.kind]}</span>{' '}
+            <span className="mono">{l.message}</span>
+          </li>
+        ))}
+      </ol>
+    </section>
   )
 }
 

@@ -20,10 +20,21 @@ export function SpendTable({
             <th className="num">Executed</th>
             <th className="num">Reused</th>
             <th className="num">Duplicates</th>
+            <th
+              className="num"
+              title="Calls a rerun (resume, takeover, retry) took from the journal: not sent again, their cost saved"
+            >
+              Replayed
+            </th>
             <th className="num">Avg input tokens</th>
             <th className="num">Total tokens</th>
             <th className="num">Cost</th>
-            <th className="num">Saved by dedup</th>
+            <th
+              className="num"
+              title="Reuses of stored results, and calls replayed from the journal"
+            >
+              Saved by dedup
+            </th>
             <th className="num">Wasted by duplicates</th>
             <th className="num" title="Input tokens read from / written to a prompt cache">
               Cache read / write
@@ -58,6 +69,7 @@ function SpendRow({ row, label, testId }: { row: TypeRollupView; label?: string;
       data-executed={row.executed}
       data-reused={row.reused}
       data-duplicates={row.duplicates}
+      data-replayed={row.replayed}
       data-total-tokens={row.totalTokens}
       data-cost-micros={row.costMicros}
       data-unpriced-calls={row.unpricedCalls}
@@ -74,6 +86,7 @@ function SpendRow({ row, label, testId }: { row: TypeRollupView; label?: string;
       <td className="num">{formatInt(row.executed)}</td>
       <td className="num">{formatInt(row.reused)}</td>
       <td className={`num${row.duplicates ? ' bad' : ''}`}>{formatInt(row.duplicates)}</td>
+      <td className="num">{formatInt(row.replayed)}</td>
       <td className="num">{formatInt(Math.round(row.avgInputTokens))}</td>
       <td className="num">{formatTokens(row.totalTokens)}</td>
       <td
