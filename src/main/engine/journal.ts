@@ -5,6 +5,7 @@
 // it back and replays what matches (runner/effects-journal.ts).
 import { hash } from 'node:crypto'
 import type Database from 'better-sqlite3'
+import { stringifyExact } from '../../shared/exact-json'
 import { directWrites, type WriteScope } from './db/step-writes'
 
 /** call_journal.kind. */
@@ -82,7 +83,7 @@ export interface EntryKey {
  */
 export function requestHash(kind: EffectKind, request: unknown): Buffer {
   // One-shot hash: no Hash object per call.
-  return hash('sha256', `${kind}\u0000${JSON.stringify(request)}`, 'buffer').subarray(0, 16)
+  return hash('sha256', `${kind}\u0000${stringifyExact(request)}`, 'buffer').subarray(0, 16)
 }
 
 /** The journal's reads and writes, through the runner's write scope. */

@@ -2,6 +2,7 @@
 // journal of an earlier run of the same execution matches (same index, same request), its answer
 // is handed back and ledgered `replayed`; from the first effect it does not answer, everything
 // runs live, journaled as it goes (an intent before each request, the answer with its ledger row).
+import { parseExactJson } from '../../../shared/exact-json'
 import type { CallJournal, EntryKey, JournaledAnswer, JournalEntry } from '../journal'
 import { ENTRY_STATES, EFFECT_KINDS, requestHash } from '../journal'
 import type { TaskLog } from '../task-log'
@@ -171,7 +172,7 @@ export class JournaledEffects implements Effects {
 
   #taskParams(): RequestParams | undefined {
     const { params } = this.#active.task
-    return params === null ? undefined : (JSON.parse(params) as RequestParams)
+    return params === null ? undefined : (parseExactJson(params) as RequestParams)
   }
 
   /**
