@@ -18,6 +18,11 @@ interface LedgerTotals {
   duplicate: number
   replayed: number
   reused: number
+  /** executed + duplicate rows; of them, lost answers' payments. */
+  paid: number
+  lost: number
+  /** Calls the client gave up on in flight: abandoned (killed, stopped) or timed out. */
+  givenUp: number
   input: number
   output: number
 }
@@ -52,10 +57,17 @@ export function checkDatabase(dbPath: string, served: Served, distinctTasks: num
       check('every distinct task succeeded', doneFps, distinctTasks),
       check("tasks of the files' batches not done", notDone, 0),
       check('(execution, call) executed more than once', executedTwice, 0),
-      check('answers served = paid ledger rows', t.executed + t.duplicate, served.calls),
-      check('answers served twice = rows ledgered duplicate', t.duplicate, repeats),
-      check('input tokens: ledger = served', t.input, served.inputTokens),
-      check('output tokens: ledger = served', t.output, served.outputTokens),
+      // A lost answer's payment (reason 'answer lost', estimated) is ledgered from the intent of a
+      // call that was in flight when its process died: an upper bound, since the request may not
+      // have reached the provider. Every other paid row is one the provider billed. What the
+      // ledger cannot know is a call given up on (killed, aborted, timed out) after the provider
+      // started: billed, with no answer. Each way the gap is bounded by those calls.
+      atMost('paid rows, lost answers aside <= answers billed', t.paid - t.lost, served.calls),
+      atMost('billed, not on the ledger <= calls given up', served.calls - t.paid, t.givenUp),
+      atMost('ledgered, not billed <= lost answers ledgered', t.paid - served.calls, t.lost),
+      atMost('rows ledgered duplicate <= billed twice + lost', t.duplicate, repeats + t.lost),
+      atMost('input tokens, lost answers aside <= served', t.input, served.inputTokens),
+      atMost('output tokens, lost answers aside <= served', t.output, served.outputTokens),
       check('PRAGMA integrity_check', integrity, 'ok'),
       check('batches left running', running, 0),
     ]
@@ -68,6 +80,10 @@ function check(name: string, measured: number | string, expected: number | strin
   return { name, measured, expected, ok: measured === expected }
 }
 
+function atMost(name: string, measured: number, bound: number): Check {
+  return { name, measured, expected: `<= ${bound}`, ok: measured <= bound }
+}
+
 function count(db: Database.Database, sql: string): number {
   return (db.prepare(sql).get() as { n: number }).n
 }
@@ -75,17 +91,24 @@ function count(db: Database.Database, sql: string): number {
 function ledgerTotals(db: Database.Database): LedgerTotals {
   const rows = db
     .prepare(
-      `SELECT outcome, count(*) AS n, sum(input_tokens) AS input, sum(output_tokens) AS output
-         FROM ledger GROUP BY outcome`,
+      `SELECT outcome, count(*) AS n, sum(reason IS NOT NULL) AS lost,
+         sum(CASE WHEN reason IS NULL THEN input_tokens END) AS input,
+         sum(CASE WHEN reason IS NULL THEN output_tokens END) AS output
+       FROM ledger GROUP BY outcome`,
     )
-    .all() as { outcome: string; n: number; input: number; output: number }[]
+    .all() as { outcome: string; n: number; lost: number; input: number; output: number }[]
   const by = new Map(rows.map((r) => [r.outcome, r]))
   const paid = ['executed', 'duplicate'].map((o) => by.get(o))
+  const executed = by.get('executed')?.n ?? 0
+  const duplicate = by.get('duplicate')?.n ?? 0
   return {
-    executed: by.get('executed')?.n ?? 0,
-    duplicate: by.get('duplicate')?.n ?? 0,
+    executed,
+    duplicate,
+    paid: executed + duplicate,
+    lost: by.get('duplicate')?.lost ?? 0,
     replayed: by.get('replayed')?.n ?? 0,
     reused: by.get('reused')?.n ?? 0,
+    givenUp: (by.get('abandoned')?.n ?? 0) + (by.get('timeout')?.n ?? 0),
     input: paid.reduce((s, r) => s + (r?.input ?? 0), 0),
     output: paid.reduce((s, r) => s + (r?.output ?? 0), 0),
   }

@@ -4,7 +4,7 @@
  * retry-after-ms), 503, 500, hangs until the client gives up, or drops the connection without an
  * answer. Everything else is a 200 with usage that
  * depends only on the request, so what it served can be compared with what the ledger says: the
- * answers it sent (each one is billed, whether or not the client lived to read it), their tokens,
+ * answers it started (each one is billed, whether or not the client lived to read it), their tokens,
  * and how many times it answered each conversation.
  */
 import { createHash } from 'node:crypto'
@@ -124,7 +124,12 @@ export async function startChaosProvider(
         )
         return
       }
-      setTimeout(() => answer(res, raw, served), wait)
+      // Billed once it starts on the answer, like a hosted model: a client that goes away (killed)
+      // while it generates has paid all the same.
+      const body = bill(raw, served)
+      setTimeout(() => {
+        if (!res.destroyed) json(res, 200, body)
+      }, wait)
     })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -141,9 +146,8 @@ export async function startChaosProvider(
   }
 }
 
-/** A 200 whose tokens depend only on the request: billed from the moment it is written. */
-function answer(res: ServerResponse, raw: string, served: Served): void {
-  if (res.destroyed) return
+/** A 200 whose tokens depend only on the request, counted as served (billed) when made. */
+function bill(raw: string, served: Served): unknown {
   const body = JSON.parse(raw) as ChatBody
   const conversation = conversationHash(body)
   const promptTokens = Math.ceil(raw.length / 4)
@@ -152,7 +156,7 @@ function answer(res: ServerResponse, raw: string, served: Served): void {
   served.inputTokens += promptTokens
   served.outputTokens += completionTokens
   served.perConversation.set(conversation, (served.perConversation.get(conversation) ?? 0) + 1)
-  json(res, 200, {
+  return {
     id: `chatcmpl-${served.calls}`,
     object: 'chat.completion',
     model: body.model ?? 'chaos',
@@ -168,5 +172,5 @@ function answer(res: ServerResponse, raw: string, served: Served): void {
       completion_tokens: completionTokens,
       total_tokens: promptTokens + completionTokens,
     },
-  })
+  }
 }
