@@ -2,26 +2,13 @@
 // call's answer could not be written the first time is run again; its drawer lists each call with
 // its index and model, the first one replayed (saved, not paid), the second paid again as a
 // duplicate whose answer was lost, and the task's log says so.
-import { join } from 'node:path'
-import type { Browser, Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createEngine } from '../../src/main/engine/engine'
-import {
-  closeConsole,
-  ensureConsoleBuilt,
-  launchChromium,
-  openConsolePage,
-  serveConsole,
-  type ServedConsole,
-} from '../helpers/browser'
-import { query, tempDir, until } from '../helpers/cli'
 
-let served: ServedConsole | undefined
-let browser: Browser | undefined
-let page: Page
-let dir: string
+import { describe, expect, it } from 'vitest'
+import { createEngine } from '../../src/main/engine/engine'
+import { consoleSession } from '../helpers/browser'
+import { query, until } from '../helpers/cli'
+
 let taskId: number
-const errors: string[] = []
 
 /** Runs the task as a new batch in an engine on the file, until it is done. */
 async function runOnce(db: string): Promise<string> {
@@ -41,34 +28,27 @@ async function runOnce(db: string): Promise<string> {
   }
 }
 
-beforeAll(async () => {
-  ensureConsoleBuilt()
-  dir = tempDir('pacer-e2e-journal-')
-  const db = join(dir, 'pacer.db')
-  // The first run cannot write the answer of call 2 (as on a failing disk): its intent stays.
-  const setup = createEngine({ dbPath: db })
-  setup.db.exec(`CREATE TRIGGER lose_call_2 BEFORE INSERT ON ledger_rows
-    WHEN NEW.step = 2 AND NEW.outcome = 1 BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END`)
-  await setup.shutdown()
-  await runOnce(db)
-  const fix = createEngine({ dbPath: db })
-  fix.db.exec('DROP TRIGGER lose_call_2')
-  await fix.shutdown()
-  const batchId = await runOnce(db)
-  taskId = query<{ id: number }>(db, 'SELECT id FROM tasks WHERE batch_id = ?', batchId)[0]!.id
-  served = await serveConsole(db)
-  browser = await launchChromium()
-  page = await openConsolePage(browser, served.url, errors)
-}, 120_000)
-
-afterAll(async () => {
-  await closeConsole(browser, served?.proc)
+const s = consoleSession({
+  name: 'journal',
+  async prepare(db) {
+    // The first run cannot write the answer of call 2 (as on a failing disk): its intent stays.
+    const setup = createEngine({ dbPath: db })
+    setup.db.exec(`CREATE TRIGGER lose_call_2 BEFORE INSERT ON ledger_rows
+      WHEN NEW.step = 2 AND NEW.outcome = 1 BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END`)
+    await setup.shutdown()
+    await runOnce(db)
+    const fix = createEngine({ dbPath: db })
+    fix.db.exec('DROP TRIGGER lose_call_2')
+    await fix.shutdown()
+    const batchId = await runOnce(db)
+    taskId = query<{ id: number }>(db, 'SELECT id FROM tasks WHERE batch_id = ?', batchId)[0]!.id
+  },
 })
 
 describe('the task detail shows the task’s journal', () => {
   it('each call with its index and model, replayed or live, and the log line of the lost answer', async () => {
-    await page.locator(`[data-testid="task-row"][data-task-id="${taskId}"]`).click()
-    const detail = page.getByTestId('task-detail')
+    await s.page.locator(`[data-testid="task-row"][data-task-id="${taskId}"]`).click()
+    const detail = s.page.getByTestId('task-detail')
     await detail.getByTestId('task-detail-answer').waitFor()
     const rows = detail.getByTestId('task-detail-ledger-row')
     await expect(
@@ -85,6 +65,6 @@ describe('the task detail shows the task’s journal', () => {
     await expect(log.count()).resolves.toBe(1)
     await expect(log.first().getAttribute('data-kind')).resolves.toBe('lost')
     await expect(log.first().textContent()).resolves.toContain('call 2')
-    expect(errors).toEqual([])
+    expect(s.errors).toEqual([])
   })
 })

@@ -4,72 +4,47 @@
 // real Chromium over `pacer serve`.
 import { mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Browser, Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import {
-  ensureConsoleBuilt,
-  launchChromium,
-  serveConsole,
-  type ServedConsole,
-} from '../helpers/browser'
-import { ROOT, query, tempDir, until } from '../helpers/cli'
+import { describe, expect, it } from 'vitest'
+import { consoleSession } from '../helpers/browser'
+import { ROOT, query, until } from '../helpers/cli'
 
-let server: ServedConsole['proc']
-let browser: Browser
-let page: Page
-let db: string
-let api: ServedConsole['api']
-
-beforeAll(async () => {
-  ensureConsoleBuilt()
-  db = join(tempDir('pacer-e2e-ops-'), 'pacer.db')
-  const served = await serveConsole(db, ['--sim-latency-scale', '4'])
-  server = served.proc
-  api = served.api
-  browser = await launchChromium()
-  page = await browser.newPage({ viewport: { width: 1440, height: 900 } })
-  await page.goto(served.url.href)
-  await page.getByTestId('nav-queue').waitFor()
-}, 120_000)
-
-afterAll(async () => {
-  await browser?.close()
-  if (server) {
-    server.child.kill('SIGINT')
-    await server.done
-  }
+const s = consoleSession({
+  name: 'ops',
+  prepare: () => ({ args: ['--sim-latency-scale', '4'] }),
 })
 
 describe('console operations', () => {
   it('the add-task form queues one task that runs', async () => {
-    await page.getByTestId('add-task-toggle').click()
-    await page.getByTestId('task-type').fill('greet')
-    await page.getByTestId('task-payload').fill('{"prompt": "say hello", "n": 1}')
-    await page.getByTestId('task-steps').fill('2')
-    await page.getByTestId('task-submit').click()
+    await s.page.getByTestId('add-task-toggle').click()
+    await s.page.getByTestId('task-type').fill('greet')
+    await s.page.getByTestId('task-payload').fill('{"prompt": "say hello", "n": 1}')
+    await s.page.getByTestId('task-steps').fill('2')
+    await s.page.getByTestId('task-submit').click()
     await until(
-      () => query(db, `SELECT 1 FROM tasks WHERE status = 'succeeded'`).length === 1,
+      () => query(s.db, `SELECT 1 FROM tasks WHERE status = 'succeeded'`).length === 1,
       20_000,
     )
     const [task] = query<{ type: string; steps: number; payload: string }>(
-      db,
+      s.db,
       'SELECT type, steps, payload FROM tasks',
     )
     expect(task).toEqual({ type: 'greet', steps: 2, payload: '{"n":1,"prompt":"say hello"}' })
   })
 
   it('a CSV batch imports with its forecast and runs, the duplicate reused', async () => {
-    await page.getByTestId('import-file').setInputFiles({
+    await s.page.getByTestId('import-file').setInputFiles({
       name: 'tickets.csv',
       mimeType: 'text/csv',
       buffer: readFileSync(join(ROOT, 'resources/examples/tickets.csv')),
     })
-    await page.getByTestId('import-forecast').waitFor()
-    await expect(page.getByTestId('import-valid').textContent()).resolves.toContain('4')
-    await page.getByTestId('import-confirm').click()
+    await s.page.getByTestId('import-forecast').waitFor()
+    await expect(s.page.getByTestId('import-valid').textContent()).resolves.toContain('4')
+    await s.page.getByTestId('import-confirm').click()
     const batch = await until(async () => {
       const list =
-        await api<{ id: string; name: string; counts: Record<string, number> }[]>('batches:list')
+        await s.served.api<{ id: string; name: string; counts: Record<string, number> }[]>(
+          'batches:list',
+        )
       const b = list.find((x) => x.name === 'tickets.csv')
       return b && (b.counts.succeeded ?? 0) + (b.counts.reused ?? 0) === 4 ? b : undefined
     }, 30_000)
@@ -78,26 +53,26 @@ describe('console operations', () => {
 
   it('a batch imported with an agent module (its path typed) runs through the module', async () => {
     const agent = join(ROOT, 'resources/examples/research-agent.mjs')
-    await page.getByTestId('import-file').setInputFiles({
+    await s.page.getByTestId('import-file').setInputFiles({
       name: 'research.jsonl',
       mimeType: 'application/jsonl',
       buffer: readFileSync(join(ROOT, 'resources/examples/research.jsonl')),
     })
-    await page.getByTestId('import-forecast').waitFor()
+    await s.page.getByTestId('import-forecast').waitFor()
     // A browser cannot tell the page where a file lives: `pacer serve` offers no picker.
-    await expect(page.getByTestId('import-agents-file').count()).resolves.toBe(0)
-    await page.getByTestId('import-agents-path').fill(agent)
-    await page.getByTestId('import-agents-path').press('Enter')
-    const said = await page.getByTestId('import-agents').textContent()
+    await expect(s.page.getByTestId('import-agents-file').count()).resolves.toBe(0)
+    await s.page.getByTestId('import-agents-path').fill(agent)
+    await s.page.getByTestId('import-agents-path').press('Enter')
+    const said = await s.page.getByTestId('import-agents').textContent()
     expect(said).toContain(`${agent} handles research`)
     expect(said).toContain('1 task(s) of type summarize run the built-in loop')
-    await page.getByTestId('import-confirm').click()
+    await s.page.getByTestId('import-confirm').click()
     const batch = await until(async () => {
-      const list = await api<{ id: string; name: string; state: string }[]>('batches:list')
+      const list = await s.served.api<{ id: string; name: string; state: string }[]>('batches:list')
       return list.find((x) => x.name === 'research.jsonl' && x.state === 'done')
     }, 30_000)
     const results = query<{ type: string; result: string }>(
-      db,
+      s.db,
       'SELECT type, result FROM tasks WHERE batch_id = ? ORDER BY seq',
       batch.id,
     )
@@ -110,23 +85,24 @@ describe('console operations', () => {
     const lines = (type: string, n: number) =>
       Array.from({ length: n }, (_, i) => JSON.stringify({ type, payload: { i } })).join('\n')
     const state = async (id: string) =>
-      (await api<{ id: string; state: string }[]>('batches:list')).find((b) => b.id === id)?.state
+      (await s.served.api<{ id: string; state: string }[]>('batches:list')).find((b) => b.id === id)
+        ?.state
     // Every call is a ledger row (executed, throttled, error...): none may be added while paused.
     const calls = (id: string) =>
-      query<{ n: number }>(db, 'SELECT COUNT(*) AS n FROM ledger WHERE batch_id = ?', id)[0]!.n
+      query<{ n: number }>(s.db, 'SELECT COUNT(*) AS n FROM ledger WHERE batch_id = ?', id)[0]!.n
     const running = (id: string) =>
       query<{ n: number }>(
-        db,
+        s.db,
         `SELECT COUNT(*) AS n FROM tasks WHERE batch_id = ? AND status = 'running'`,
         id,
       )[0]!.n
     // Long enough (~200 calls of ~0.3 s at a handful at once) to be paused well before it ends.
-    const { batchId } = await api<{ batchId: string }>('batches:import', {
+    const { batchId } = await s.served.api<{ batchId: string }>('batches:import', {
       fileName: 'slow.jsonl',
       content: lines('slow', 200),
     })
     await until(() => calls(batchId) > 0)
-    const row = page.getByTestId('batch-row').filter({ hasText: 'slow.jsonl' })
+    const row = s.page.getByTestId('batch-row').filter({ hasText: 'slow.jsonl' })
     await row.getByTestId('batch-pause').click()
     await until(async () => (await state(batchId)) === 'paused')
     // Tasks already under way finish their steps; after them, nothing more of this batch runs.
@@ -135,42 +111,42 @@ describe('console operations', () => {
 
     // The pause window is measured in work, not in milliseconds: another batch gets a dozen
     // calls through the same engine meanwhile, which the paused one would have shared.
-    const control = await api<{ batchId: string }>('batches:import', {
+    const control = await s.served.api<{ batchId: string }>('batches:import', {
       fileName: 'control.jsonl',
       content: lines('control', 200),
     })
     await until(() => calls(control.batchId) >= 12, 30_000)
     expect(calls(batchId)).toBe(callsWhenPaused)
     expect(running(batchId)).toBe(0)
-    await api('batches:cancel', { batchId: control.batchId })
+    await s.served.api('batches:cancel', { batchId: control.batchId })
 
     await row.getByTestId('batch-resume').click()
     await until(async () => (await state(batchId)) === 'running')
     await until(() => calls(batchId) > callsWhenPaused, 30_000)
-    await api('batches:cancel', { batchId })
+    await s.served.api('batches:cancel', { batchId })
   })
 
   it('retention and a price override saved in Settings reach the engine', async () => {
-    await page.getByTestId('nav-settings').click()
-    await page.getByTestId('retention-hours').fill('2')
-    await page.getByTestId('save-retention').click()
+    await s.page.getByTestId('nav-settings').click()
+    await s.page.getByTestId('retention-hours').fill('2')
+    await s.page.getByTestId('save-retention').click()
     await until(
       async () =>
-        (await api<{ resultTtlMs: number }>('settings:get')).resultTtlMs === 2 * 3_600_000,
+        (await s.served.api<{ resultTtlMs: number }>('settings:get')).resultTtlMs === 2 * 3_600_000,
     )
 
-    await page.getByTestId('add-price').click()
-    const prices = page.getByTestId('price-overrides')
+    await s.page.getByTestId('add-price').click()
+    const prices = s.page.getByTestId('price-overrides')
     await prices.getByPlaceholder('model id').last().fill('my-local-model')
     const cells = prices.locator('tbody tr').last().locator('input[inputmode="decimal"]')
     const count = await cells.count()
     for (let i = 0; i < count; i++) await cells.nth(i).fill(String(i + 1))
-    await page.getByTestId('save-prices').click()
+    await s.page.getByTestId('save-prices').click()
     const view = await until(async () => {
-      const s = await api<{ priceOverrides: Record<string, { input: number; output: number }> }>(
-        'settings:get',
-      )
-      return s.priceOverrides['my-local-model']
+      const settings = await s.served.api<{
+        priceOverrides: Record<string, { input: number; output: number }>
+      }>('settings:get')
+      return settings.priceOverrides['my-local-model']
     })
     expect(view.input).toBe(1)
     expect(view.output).toBeGreaterThan(0)
@@ -180,32 +156,34 @@ describe('console operations', () => {
     const lines = Array.from({ length: 120 }, (_, i) =>
       JSON.stringify({ type: 'paced', payload: { i } }),
     ).join('\n')
-    const { batchId } = await api<{ batchId: string }>('batches:import', {
+    const { batchId } = await s.served.api<{ batchId: string }>('batches:import', {
       fileName: 'paced.jsonl',
       content: lines,
     })
-    await page.getByTestId('nav-concurrency').click()
-    const select = page.getByTestId('controller-select')
+    await s.page.getByTestId('nav-concurrency').click()
+    const select = s.page.getByTestId('controller-select')
     await until(async () => (await select.inputValue()) === 'adaptive')
     // Slow start runs into the simulated provider's capacity of 6: its 429 carries a retry-after,
     // which pauses the partition; the chart shades it and the list shows it.
-    const chart = page.getByTestId('concurrency-chart-sim:sim-small')
+    const chart = s.page.getByTestId('concurrency-chart-sim:sim-small')
     await until(async () => Number(await chart.getAttribute('data-pauses')) > 0, 60_000, 100)
-    await page.locator('[data-cause="pause"]').first().waitFor()
+    await s.page.locator('[data-cause="pause"]').first().waitFor()
     mkdirSync(join(ROOT, 'test-results', 'screenshots'), { recursive: true })
-    await page.screenshot({ path: join(ROOT, 'test-results', 'screenshots', 'pauses.png') })
+    await s.page.screenshot({ path: join(ROOT, 'test-results', 'screenshots', 'pauses.png') })
 
     await select.selectOption('seed')
     await until(
-      async () => (await api<{ controller: string }>('settings:get')).controller === 'seed',
+      async () =>
+        (await s.served.api<{ controller: string }>('settings:get')).controller === 'seed',
     )
     // The swap is a change of the running partition (its last change may be a cut by now).
-    const swapped = page.locator('[data-cause="operator"]').filter({ hasText: 'seed controller' })
+    const swapped = s.page.locator('[data-cause="operator"]').filter({ hasText: 'seed controller' })
     await swapped.first().waitFor()
     await select.selectOption('adaptive')
     await until(
-      async () => (await api<{ controller: string }>('settings:get')).controller === 'adaptive',
+      async () =>
+        (await s.served.api<{ controller: string }>('settings:get')).controller === 'adaptive',
     )
-    await api('batches:cancel', { batchId })
+    await s.served.api('batches:cancel', { batchId })
   })
 })

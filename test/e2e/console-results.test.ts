@@ -3,26 +3,13 @@
 // real `pacer run`), its finish reason and ledger rows, and downloads the batch's answers.
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Browser, Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createEngine } from '../../src/main/engine/engine'
 import { startAnsweringProvider, type AnsweringProvider } from '../helpers/answering-provider'
-import {
-  closeConsole,
-  ensureConsoleBuilt,
-  launchChromium,
-  openConsolePage,
-  serveConsole,
-  type ServedConsole,
-} from '../helpers/browser'
-import { query, runPacer, tempDir, writeJsonl } from '../helpers/cli'
+import { consoleSession } from '../helpers/browser'
+import { query, runPacer, writeJsonl } from '../helpers/cli'
 
 let provider: AnsweringProvider
-let served: ServedConsole | undefined
-let browser: Browser | undefined
-let page: Page
-let dir: string
-const errors: string[] = []
 
 const tasks = [
   { type: 'summarize', payload: { prompt: 'first report' } },
@@ -31,40 +18,33 @@ const tasks = [
   { type: 'summarize', payload: { prompt: 'please truncate this one' } },
 ]
 
-beforeAll(async () => {
-  ensureConsoleBuilt()
-  provider = await startAnsweringProvider()
-  dir = tempDir('pacer-e2e-results-')
-  const db = join(dir, 'pacer.db')
-  const engine = createEngine({ dbPath: db })
-  await engine.handlers['settings:set']({ baseUrls: { 'openai-compatible': provider.url } })
-  await engine.shutdown()
-  const file = writeJsonl(dir, 'batch.jsonl', tasks)
-  const run = await runPacer([
-    'run',
-    file,
-    '--db',
-    db,
-    '--provider',
-    'openai-compatible',
-    '--model',
-    'm',
-  ])
-  if (run.code !== 0) throw new Error(run.stderr)
-  served = await serveConsole(db)
-  browser = await launchChromium()
-  page = await openConsolePage(browser, served.url, errors)
-}, 120_000)
-
-afterAll(async () => {
-  await closeConsole(browser, served?.proc)
-  await provider?.close()
+const s = consoleSession({
+  name: 'results',
+  async prepare(db, dir) {
+    provider = await startAnsweringProvider()
+    const engine = createEngine({ dbPath: db })
+    await engine.handlers['settings:set']({ baseUrls: { 'openai-compatible': provider.url } })
+    await engine.shutdown()
+    const file = writeJsonl(dir, 'batch.jsonl', tasks)
+    const run = await runPacer([
+      'run',
+      file,
+      '--db',
+      db,
+      '--provider',
+      'openai-compatible',
+      '--model',
+      'm',
+    ])
+    if (run.code !== 0) throw new Error(run.stderr)
+  },
+  teardown: () => provider?.close(),
 })
 
 /** Opens the task's row and waits for its detail. */
 async function openTask(taskId: number) {
-  await page.locator(`[data-testid="task-row"][data-task-id="${taskId}"]`).click()
-  const detail = page.getByTestId('task-detail')
+  await s.page.locator(`[data-testid="task-row"][data-task-id="${taskId}"]`).click()
+  const detail = s.page.getByTestId('task-detail')
   await detail.getByRole('heading', { name: new RegExp(`^Task ${taskId}\\b`) }).waitFor()
   await detail.getByTestId('task-detail-answer').waitFor()
   return detail
@@ -72,7 +52,8 @@ async function openTask(taskId: number) {
 
 describe('the console shows a task’s answer when its row is opened', () => {
   const idOf = (line: number) =>
-    query<{ id: number }>(join(dir, 'pacer.db'), 'SELECT id FROM tasks WHERE seq = ?', line)[0]!.id
+    query<{ id: number }>(join(s.dir, 'pacer.db'), 'SELECT id FROM tasks WHERE seq = ?', line)[0]!
+      .id
 
   it('the agent task: its last step’s answer, finish reason and one ledger row per step', async () => {
     const detail = await openTask(idOf(2))
@@ -104,10 +85,10 @@ describe('the console shows a task’s answer when its row is opened', () => {
       'length',
     )
     const [download] = await Promise.all([
-      page.waitForEvent('download'),
+      s.page.waitForEvent('download'),
       detail.getByTestId('results-export-jsonl').click(),
     ])
-    const path = join(dir, 'downloaded.jsonl')
+    const path = join(s.dir, 'downloaded.jsonl')
     await download.saveAs(path)
     const lines = readFileSync(path, 'utf8')
       .trimEnd()
@@ -115,8 +96,8 @@ describe('the console shows a task’s answer when its row is opened', () => {
       .map((l) => JSON.parse(l))
     expect(lines.map((l: { line: number }) => l.line)).toEqual([1, 2, 3, 4])
     expect(lines[3]).toMatchObject({ truncated: true, finishReason: 'length' })
-    await page.getByTestId('task-detail-close').click()
-    await expect(page.getByTestId('task-detail').count()).resolves.toBe(0)
-    expect(errors).toEqual([])
+    await s.page.getByTestId('task-detail-close').click()
+    await expect(s.page.getByTestId('task-detail').count()).resolves.toBe(0)
+    expect(s.errors).toEqual([])
   })
 })

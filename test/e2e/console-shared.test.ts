@@ -3,53 +3,30 @@
 // live, and its slider writes the budget the run paces by.
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Browser, Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import {
-  closeConsole,
-  ensureConsoleBuilt,
-  launchChromium,
-  openConsolePage,
-  serveConsole,
-  type ServedConsole,
-} from '../helpers/browser'
-import { ROOT, query, startPacer, tempDir, until, writeJsonl } from '../helpers/cli'
+import { describe, expect, it } from 'vitest'
+import { consoleSession } from '../helpers/browser'
+import { ROOT, query, startPacer, until, writeJsonl } from '../helpers/cli'
 
 const SHOTS = join(ROOT, 'test-results', 'screenshots')
 const PARTITION = 'sim:sim-small'
 
-let server: ServedConsole['proc']
-let browser: Browser
-let page: Page
-let db: string
-let dir: string
-const pageErrors: string[] = []
-
-beforeAll(async () => {
-  ensureConsoleBuilt()
-  mkdirSync(SHOTS, { recursive: true })
-  dir = tempDir('pacer-e2e-shared-')
-  db = join(dir, 'pacer.db')
-  const served = await serveConsole(db)
-  server = served.proc
-  browser = await launchChromium()
-  page = await openConsolePage(browser, served.url, pageErrors)
-}, 120_000)
-
-afterAll(() => closeConsole(browser, server))
+const s = consoleSession({
+  name: 'shared',
+  prepare: () => void mkdirSync(SHOTS, { recursive: true }),
+})
 
 describe('the console and a separate pacer run on one database', () => {
   it("shows the live chart of the run's partition, and its slider tunes the run's budget", async () => {
-    await page.getByTestId('nav-concurrency').click()
+    await s.page.getByTestId('nav-concurrency').click()
     const tasks = Array.from({ length: 80 }, (_, i) => ({
       type: 'classify',
       payload: { prompt: `ticket ${i}: ${'words '.repeat(30)}` },
     }))
-    const file = writeJsonl(dir, 'run.jsonl', tasks)
-    const run = startPacer(['run', file, '--db', db, '--json', '--sim-latency-scale', '4'])
+    const file = writeJsonl(s.dir, 'run.jsonl', tasks)
+    const run = startPacer(['run', file, '--db', s.db, '--json', '--sim-latency-scale', '4'])
     try {
       // The console runs nothing itself: the card and its chart come from the run's leases.
-      const card = page.locator(`[data-testid="partition-card"][data-partition="${PARTITION}"]`)
+      const card = s.page.locator(`[data-testid="partition-card"][data-partition="${PARTITION}"]`)
       await card.waitFor({ timeout: 30_000 })
       const inflight = async () =>
         Number(
@@ -59,17 +36,17 @@ describe('the console and a separate pacer run on one database', () => {
             .textContent()) ?? '0',
         )
       await until(async () => (await inflight()) > 0, 20_000, 100)
-      const chart = page.getByTestId(`concurrency-chart-${PARTITION}`)
+      const chart = s.page.getByTestId(`concurrency-chart-${PARTITION}`)
       const samplesAt = async () => Number(await chart.getAttribute('data-samples'))
       const before = await samplesAt()
       await until(async () => (await samplesAt()) >= before + 4, 10_000, 100)
-      await page.screenshot({ path: join(SHOTS, 'concurrency-shared.png') })
+      await s.page.screenshot({ path: join(SHOTS, 'concurrency-shared.png') })
 
       // The slider writes the shared params: the run's partition row carries them.
       await card.getByTestId('slider-max').fill('3')
       await until(() => {
         const [row] = query<{ params: string }>(
-          db,
+          s.db,
           'SELECT params FROM pacing_partitions WHERE partition = ?',
           PARTITION,
         )
@@ -79,6 +56,6 @@ describe('the console and a separate pacer run on one database', () => {
       run.child.kill('SIGINT')
       await run.done
     }
-    expect(pageErrors).toEqual([])
+    expect(s.errors).toEqual([])
   })
 })

@@ -1,44 +1,25 @@
 // A setup failure seen from the console, in real Chromium over `pacer serve`: the partition shows
 // as stopped with its reason, the batch is paused with it, and Resume (once the cause is fixed)
 // runs the batch to its end. The provider is a loopback server answering as OpenAI does.
-import { join } from 'node:path'
-import type { Browser, Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
+import { describe, expect, it } from 'vitest'
 import { createEngine } from '../../src/main/engine/engine'
-import {
-  closeConsole,
-  ensureConsoleBuilt,
-  launchChromium,
-  openConsolePage,
-  serveConsole,
-  type ServedConsole,
-} from '../helpers/browser'
-import { query, tempDir, until } from '../helpers/cli'
+import { consoleSession } from '../helpers/browser'
+import { query, until } from '../helpers/cli'
 import { startVendor, type VendorServer } from '../helpers/troubled-vendor'
 
-let served: ServedConsole | undefined
-let browser: Browser | undefined
-let page: Page
 let vendor: VendorServer
-let db: string
-const errors: string[] = []
 
-beforeAll(async () => {
-  ensureConsoleBuilt()
-  // It wants a key the console was never given: every call would be a 401.
-  vendor = await startVendor('openai', { key: 'sk-test-k', models: ['m'], trouble: 'none' })
-  db = join(tempDir('pacer-e2e-stop-'), 'pacer.db')
-  const engine = createEngine({ dbPath: db })
-  await engine.handlers['settings:set']({ baseUrls: { 'openai-compatible': vendor.url } })
-  await engine.shutdown()
-  served = await serveConsole(db)
-  browser = await launchChromium()
-  page = await openConsolePage(browser, served.url, errors)
-}, 120_000)
-
-afterAll(async () => {
-  await closeConsole(browser, served?.proc)
-  await vendor?.close()
+const s = consoleSession({
+  name: 'stop',
+  async prepare(db) {
+    // It wants a key the console was never given: every call would be a 401.
+    vendor = await startVendor('openai', { key: 'sk-test-k', models: ['m'], trouble: 'none' })
+    const engine = createEngine({ dbPath: db })
+    await engine.handlers['settings:set']({ baseUrls: { 'openai-compatible': vendor.url } })
+    await engine.shutdown()
+  },
+  teardown: () => vendor?.close(),
 })
 
 describe('a partition stopped by a setup failure, in the console', () => {
@@ -49,48 +30,48 @@ describe('a partition stopped by a setup failure, in the console', () => {
       provider: 'openai-compatible',
       model: 'm',
     }))
-    const { batchId } = await served!.api<{ batchId: string }>('tasks:enqueue', { tasks })
-    await page.getByTestId('nav-queue').click()
-    const reason = page.getByTestId('batch-stop-reason')
+    const { batchId } = await s.served.api<{ batchId: string }>('tasks:enqueue', { tasks })
+    await s.page.getByTestId('nav-queue').click()
+    const reason = s.page.getByTestId('batch-stop-reason')
     await reason.waitFor({ timeout: 20_000 })
     await expect(reason.textContent()).resolves.toMatch(
       /openai-compatible:m stopped: HTTP 401: You didn't provide an API key/,
     )
     expect(vendor.requests).toBeLessThanOrEqual(3)
-    expect(query(db, 'SELECT state FROM batches')).toEqual([{ state: 'paused' }])
+    expect(query(s.db, 'SELECT state FROM batches')).toEqual([{ state: 'paused' }])
 
-    await page.getByTestId('nav-concurrency').click()
-    const banner = page.getByTestId('partition-stopped')
+    await s.page.getByTestId('nav-concurrency').click()
+    const banner = s.page.getByTestId('partition-stopped')
     await banner.waitFor({ timeout: 20_000 })
     await expect(banner.textContent()).resolves.toMatch(/HTTP 401.*its tasks stay queued/)
 
     // The operator fixes the cause (here: the server stops asking for a key) and resumes.
     vendor.state.key = ''
-    await page.getByTestId('resume-partition').click()
+    await s.page.getByTestId('resume-partition').click()
     await until(() => {
-      const [b] = query<{ state: string }>(db, 'SELECT state FROM batches WHERE id = ?', batchId)
+      const [b] = query<{ state: string }>(s.db, 'SELECT state FROM batches WHERE id = ?', batchId)
       return b?.state === 'done'
     }, 30_000)
-    expect(query(db, 'SELECT status, COUNT(*) AS n FROM tasks GROUP BY status')).toEqual([
+    expect(query(s.db, 'SELECT status, COUNT(*) AS n FROM tasks GROUP BY status')).toEqual([
       { status: 'succeeded', n: 20 },
     ])
     await banner.waitFor({ state: 'detached', timeout: 20_000 })
-    expect(errors).toEqual([])
+    expect(s.errors).toEqual([])
   })
 
   it('the call timeout set in Settings is the engine’s deadline', async () => {
-    await page.getByTestId('nav-settings').click()
-    const field = page.getByTestId('call-timeout')
+    await s.page.getByTestId('nav-settings').click()
+    const field = s.page.getByTestId('call-timeout')
     await expect(field.inputValue()).resolves.toBe('120')
     await field.fill('45')
-    await page.getByTestId('save-call-timeout').click()
+    await s.page.getByTestId('save-call-timeout').click()
     await until(async () => {
-      const view = await served!.api<{ callTimeoutSeconds: number }>('settings:get')
+      const view = await s.served.api<{ callTimeoutSeconds: number }>('settings:get')
       return view.callTimeoutSeconds === 45
     })
-    expect(query(db, "SELECT value FROM settings WHERE key = 'callTimeoutSeconds'")).toEqual([
+    expect(query(s.db, "SELECT value FROM settings WHERE key = 'callTimeoutSeconds'")).toEqual([
       { value: '45' },
     ])
-    expect(errors).toEqual([])
+    expect(s.errors).toEqual([])
   })
 })

@@ -3,74 +3,42 @@
 import { mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parse } from 'csv-parse/sync'
-import type { Browser, Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import {
-  ensureConsoleBuilt,
-  launchChromium,
-  serveConsole,
-  type ServedConsole,
-} from '../helpers/browser'
-import { ROOT, query, runPacer, shuffle, tempDir, until } from '../helpers/cli'
+import { describe, expect, it } from 'vitest'
+import { consoleSession } from '../helpers/browser'
+import { ROOT, query, runPacer, shuffle, until } from '../helpers/cli'
 
 const SHOTS = join(ROOT, 'test-results', 'screenshots')
 
-let server: ServedConsole['proc']
-let browser: Browser
-let page: Page
-let token: string
-let db: string
-let api: ServedConsole['api']
-const pageErrors: string[] = []
+const s = consoleSession({
+  name: 'main',
+  acceptDownloads: true,
+  prepare() {
+    mkdirSync(SHOTS, { recursive: true })
+    // Slow enough calls that a batch is still running while the views are checked.
+    return { args: ['--sim-latency-scale', '4'] }
+  },
+})
 
 function jsonl(tasks: unknown[]): Buffer {
   return Buffer.from(tasks.map((t) => JSON.stringify(t)).join('\n') + '\n')
 }
 
 async function importFile(name: string, content: Buffer): Promise<void> {
-  await page.getByTestId('nav-queue').click()
-  await page.getByTestId('import-file').setInputFiles({
+  await s.page.getByTestId('nav-queue').click()
+  await s.page.getByTestId('import-file').setInputFiles({
     name,
     mimeType: 'application/x-ndjson',
     buffer: content,
   })
 }
 
-beforeAll(async () => {
-  ensureConsoleBuilt()
-  mkdirSync(SHOTS, { recursive: true })
-  db = join(tempDir('pacer-e2e-'), 'pacer.db')
-  // Slow enough calls that a batch is still running while the views are checked.
-  const served = await serveConsole(db, ['--sim-latency-scale', '4'])
-  server = served.proc
-  api = served.api
-  token = served.token
-  expect(token.length).toBeGreaterThanOrEqual(32)
-
-  browser = await launchChromium()
-  page = await browser.newPage({ viewport: { width: 1440, height: 900 }, acceptDownloads: true })
-  page.on('pageerror', (err) => pageErrors.push(err.message))
-  page.on('console', (msg) => {
-    if (msg.type() === 'error') pageErrors.push(msg.text())
-  })
-  await page.goto(served.url.href)
-  await page.getByTestId('nav-queue').waitFor()
-}, 120_000)
-
-afterAll(async () => {
-  await browser?.close()
-  if (server) {
-    server.child.kill('SIGINT')
-    await server.done
-  }
-})
-
 describe('the console over pacer serve', () => {
   it('starts on an empty state that says what to do, over the HTTP transport', async () => {
-    await expect(page.getByTestId('transport').textContent()).resolves.toMatch(/HTTP/i)
-    await expect(page.getByTestId('queue-view').textContent()).resolves.toMatch(/import/i)
+    await expect(s.page.getByTestId('transport').textContent()).resolves.toMatch(/HTTP/i)
+    await expect(s.page.getByTestId('queue-view').textContent()).resolves.toMatch(/import/i)
     // The token left the address bar once read.
-    expect(page.url()).not.toContain(token)
+    expect(s.served.token.length).toBeGreaterThanOrEqual(32)
+    expect(s.page.url()).not.toContain(s.served.token)
   })
 
   it('a malformed line in an imported file shows its line number and queues nothing', async () => {
@@ -83,13 +51,13 @@ describe('the console over pacer serve', () => {
       ].join('\n'),
     )
     await importFile('bad.jsonl', bad)
-    const errors = page.getByTestId('import-error-item')
+    const errors = s.page.getByTestId('import-error-item')
     await errors.first().waitFor()
     await expect(errors.count()).resolves.toBe(2)
     await expect(errors.nth(0).textContent()).resolves.toMatch(/line 3.*not valid JSON/)
     await expect(errors.nth(1).textContent()).resolves.toMatch(/line 4.*type/)
-    await expect(page.getByTestId('import-confirm').isDisabled()).resolves.toBe(true)
-    expect(await api<unknown[]>('batches:list')).toHaveLength(0)
+    await expect(s.page.getByTestId('import-confirm').isDisabled()).resolves.toBe(true)
+    expect(await s.served.api<unknown[]>('batches:list')).toHaveLength(0)
   })
 
   it('imports a batch with duplicates; rows progress to done and reused; views update live', async () => {
@@ -100,85 +68,87 @@ describe('the console over pacer serve', () => {
     }))
     const duplicates = distinct.filter((_, i) => i % 4 === 0)
     await importFile('batch.jsonl', jsonl(shuffle([...distinct, ...duplicates], 3)))
-    await page.getByTestId('import-forecast').waitFor()
-    await expect(page.getByTestId('import-valid').textContent()).resolves.toContain('113')
-    await page.getByTestId('import-confirm').click()
-    await page.getByTestId('batch-row').first().waitFor()
+    await s.page.getByTestId('import-forecast').waitFor()
+    await expect(s.page.getByTestId('import-valid').textContent()).resolves.toContain('113')
+    await s.page.getByTestId('import-confirm').click()
+    await s.page.getByTestId('batch-row').first().waitFor()
 
-    const [batch] = await api<{ id: string; total: number }[]>('batches:list')
+    const [batch] = await s.served.api<{ id: string; total: number }[]>('batches:list')
     expect(batch!.total).toBe(113)
-    await until(async () => (await page.getByTestId('task-row').count()) > 0)
-    await until(() => query(db, `SELECT 1 FROM tasks WHERE status='succeeded'`).length >= 5)
-    await page.screenshot({ path: join(SHOTS, 'queue.png') })
+    await until(async () => (await s.page.getByTestId('task-row').count()) > 0)
+    await until(() => query(s.db, `SELECT 1 FROM tasks WHERE status='succeeded'`).length >= 5)
+    await s.page.screenshot({ path: join(SHOTS, 'queue.png') })
 
     // Concurrency: the chart receives samples while the batch runs.
-    await page.getByTestId('nav-concurrency').click()
-    const chart = page.locator('[data-testid^="concurrency-chart-"]').first()
+    await s.page.getByTestId('nav-concurrency').click()
+    const chart = s.page.locator('[data-testid^="concurrency-chart-"]').first()
     await chart.waitFor()
     const samplesAt = async () => Number(await chart.getAttribute('data-samples'))
     const before = await samplesAt()
     await until(async () => (await samplesAt()) >= before + 4, 10_000, 100)
-    await page.screenshot({ path: join(SHOTS, 'concurrency.png') })
+    await s.page.screenshot({ path: join(SHOTS, 'concurrency.png') })
 
     // Moving the max slider changes the engine's limit, read back through the API.
-    await page.getByTestId('slider-max').fill('3')
+    await s.page.getByTestId('slider-max').fill('3')
     const partition = await until<{ limit: number }>(async () => {
       const parts =
-        await api<{ partition: string; params: { max: number }; limit: number }[]>('scheduler:get')
+        await s.served.api<{ partition: string; params: { max: number }; limit: number }[]>(
+          'scheduler:get',
+        )
       const p = parts.find((x) => x.partition === 'sim:sim-small')
       return p && p.params.max === 3 ? p : undefined
     }, 10_000)
     expect(partition.limit).toBeLessThanOrEqual(3)
     // The slider shows the value the scheduler reports back.
     await until(
-      async () => (await page.getByTestId('slider-max').getAttribute('data-applied')) === '3',
+      async () => (await s.page.getByTestId('slider-max').getAttribute('data-applied')) === '3',
     )
 
-    await until(() => query(db, `SELECT 1 FROM tasks WHERE status='reused'`).length >= 8, 30_000)
-    await page.getByTestId('nav-spend').click()
-    await page.getByTestId('spend-table').waitFor()
+    await until(() => query(s.db, `SELECT 1 FROM tasks WHERE status='reused'`).length >= 8, 30_000)
+    await s.page.getByTestId('nav-spend').click()
+    await s.page.getByTestId('spend-table').waitFor()
     await until(
-      async () => Number(await page.getByTestId('spend-totals').getAttribute('data-reused')) > 0,
+      async () => Number(await s.page.getByTestId('spend-totals').getAttribute('data-reused')) > 0,
       10_000,
     )
-    await page.screenshot({ path: join(SHOTS, 'spend.png') })
+    await s.page.screenshot({ path: join(SHOTS, 'spend.png') })
 
     // Let it finish: every task done, the duplicates reused, none executed twice.
-    await api('scheduler:set', { partition: 'sim:sim-small', params: { max: 12 } })
+    await s.served.api('scheduler:set', { partition: 'sim:sim-small', params: { max: 12 } })
     await until(
-      () => query(db, `SELECT 1 FROM tasks WHERE status IN ('queued','running')`).length === 0,
+      () => query(s.db, `SELECT 1 FROM tasks WHERE status IN ('queued','running')`).length === 0,
       90_000,
       200,
     )
     const statuses = query<{ status: string; n: number }>(
-      db,
+      s.db,
       'SELECT status, COUNT(*) AS n FROM tasks GROUP BY status ORDER BY status',
     )
     expect(statuses).toEqual([
       { status: 'reused', n: 23 },
       { status: 'succeeded', n: 90 },
     ])
-    await page.getByTestId('nav-queue').click()
+    await s.page.getByTestId('nav-queue').click()
     await until(async () => {
-      const text = (await page.getByTestId('batch-row').first().textContent()) ?? ''
+      const text = (await s.page.getByTestId('batch-row').first().textContent()) ?? ''
       return /113 \/ 113/.test(text)
     }, 10_000)
-    await page.getByTestId('status-chip-reused').click()
+    await s.page.getByTestId('status-chip-reused').click()
     await until(async () => {
-      const cells = await page.getByTestId('task-status').allTextContents()
+      const cells = await s.page.getByTestId('task-status').allTextContents()
       return cells.length > 0 && cells.every((c) => c.trim() === 'reused')
     }, 10_000)
   })
 
   it("the spend table's totals equal `pacer summary --json` for the same database", async () => {
-    const summary = await runPacer(['summary', '--db', db, '--json'])
+    const summary = await runPacer(['summary', '--db', s.db, '--json'])
     expect(summary.code, summary.stderr).toBe(0)
     const { totals } = JSON.parse(summary.stdout) as {
       totals: Record<string, number | null>
     }
-    await page.getByTestId('nav-spend').click()
-    await page.getByTestId('range-all').click()
-    const row = page.getByTestId('spend-totals')
+    await s.page.getByTestId('nav-spend').click()
+    await s.page.getByTestId('range-all').click()
+    const row = s.page.getByTestId('spend-totals')
     const read = async () => ({
       runs: Number(await row.getAttribute('data-runs')),
       executed: Number(await row.getAttribute('data-executed')),
@@ -205,15 +175,15 @@ describe('the console over pacer serve', () => {
   })
 
   it('Export CSV downloads a file whose rows equal the ledger', async () => {
-    await page.getByTestId('nav-spend').click()
+    await s.page.getByTestId('nav-spend').click()
     const [download] = await Promise.all([
-      page.waitForEvent('download'),
-      page.getByTestId('export-events').click(),
+      s.page.waitForEvent('download'),
+      s.page.getByTestId('export-events').click(),
     ])
     const file = await download.path()
     const rows = parse(readFileSync(file, 'utf8'), { columns: true }) as Record<string, string>[]
     const ledger = query<{ id: number; outcome: string; cost_micros: number | null }>(
-      db,
+      s.db,
       'SELECT id, outcome, cost_micros FROM ledger ORDER BY id',
     )
     expect(rows).toHaveLength(ledger.length)
@@ -228,39 +198,39 @@ describe('the console over pacer serve', () => {
     const content = Array.from({ length: 100_000 }, (_, i) =>
       JSON.stringify({ type: 'bulk', payload: { i } }),
     ).join('\n')
-    const imported = await api<{ batchId: string; enqueued: number }>('batches:import', {
+    const imported = await s.served.api<{ batchId: string; enqueued: number }>('batches:import', {
       fileName: 'bulk.jsonl',
       content,
     })
     expect(imported.enqueued).toBe(100_000)
-    await api('batches:pause', { batchId: imported.batchId })
+    await s.served.api('batches:pause', { batchId: imported.batchId })
 
-    await page.getByTestId('nav-queue').click()
-    await page.getByTestId('status-chip-all').click()
+    await s.page.getByTestId('nav-queue').click()
+    await s.page.getByTestId('status-chip-all').click()
     await until(
-      async () => (await page.locator(`option[value="${imported.batchId}"]`).count()) === 1,
+      async () => (await s.page.locator(`option[value="${imported.batchId}"]`).count()) === 1,
     )
-    await page.getByTestId('batch-filter').selectOption(imported.batchId)
-    const table = page.getByTestId('task-table')
+    await s.page.getByTestId('batch-filter').selectOption(imported.batchId)
+    const table = s.page.getByTestId('task-table')
     await until(async () => (await table.getAttribute('aria-rowcount')) === '100000', 15_000)
-    await until(async () => (await page.getByTestId('task-row').count()) > 0, 10_000)
+    await until(async () => (await s.page.getByTestId('task-row').count()) > 0, 10_000)
     // Only a window of rows is in the page, however long the list.
-    expect(await page.getByTestId('task-row').count()).toBeLessThan(200)
+    expect(await s.page.getByTestId('task-row').count()).toBeLessThan(200)
 
     // Jump to the end: the last task is fetched and drawn.
     const body = table.locator('.tt-body')
     await body.evaluate((el) => (el.scrollTop = el.scrollHeight))
-    const lastId = query<{ id: number }>(db, 'SELECT MAX(id) AS id FROM tasks')[0]!.id
+    const lastId = query<{ id: number }>(s.db, 'SELECT MAX(id) AS id FROM tasks')[0]!.id
     await until(
-      async () => (await page.locator(`[data-task-id="${lastId}"]`).count()) === 1,
+      async () => (await s.page.locator(`[data-task-id="${lastId}"]`).count()) === 1,
       10_000,
     )
-    expect(await page.getByTestId('task-row').count()).toBeLessThan(200)
+    expect(await s.page.getByTestId('task-row').count()).toBeLessThan(200)
 
-    await api('batches:cancel', { batchId: imported.batchId })
+    await s.served.api('batches:cancel', { batchId: imported.batchId })
   })
 
   it('logged no page errors', () => {
-    expect(pageErrors).toEqual([])
+    expect(s.errors).toEqual([])
   })
 })

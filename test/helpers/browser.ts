@@ -4,7 +4,8 @@ import { existsSync } from 'node:fs'
 import { spawnSync } from 'node:child_process'
 import { join } from 'node:path'
 import { chromium, type Browser, type Page } from 'playwright-core'
-import { ROOT, startPacer, until } from './cli'
+import { afterAll, beforeAll } from 'vitest'
+import { ROOT, startPacer, tempDir, until } from './cli'
 
 export const CHROMIUM = process.env.PACER_CHROMIUM ?? '/usr/bin/chromium'
 
@@ -69,8 +70,13 @@ export async function serveConsole(
 }
 
 /** A page on the console at `url`, collecting its page errors and console errors in `errors`. */
-export async function openConsolePage(browser: Browser, url: URL, errors: string[]): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width: 1440, height: 900 } })
+export async function openConsolePage(
+  browser: Browser,
+  url: URL,
+  errors: string[],
+  options: { acceptDownloads?: boolean } = {},
+): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 1440, height: 900 }, ...options })
   page.on('pageerror', (err) => errors.push(err.message))
   page.on('console', (msg) => {
     if (msg.type() === 'error') errors.push(msg.text())
@@ -89,5 +95,87 @@ export async function closeConsole(
   if (server) {
     server.child.kill('SIGINT')
     await server.done
+  }
+}
+
+/** What a test file's console session is built from. */
+export interface ConsoleSetup {
+  /** The temporary folder's name: `pacer-e2e-NAME-`. */
+  name: string
+  /**
+   * Fills the database (fixtures, earlier runs, providers) before the console starts; what it
+   * returns is added to `pacer serve`'s arguments and environment.
+   */
+  prepare?: (db: string, dir: string) => Promise<ServeWith | void> | ServeWith | void
+  /** Runs after the console and the browser closed (providers, servers). */
+  teardown?: () => Promise<void> | void
+  acceptDownloads?: boolean
+}
+
+export interface ServeWith {
+  args?: string[]
+  env?: NodeJS.ProcessEnv
+}
+
+/** A console started for a test file: `pacer serve` on a temporary database, Chromium, one page. */
+export interface ConsoleSession {
+  readonly db: string
+  readonly dir: string
+  readonly served: ServedConsole
+  readonly browser: Browser
+  readonly page: Page
+  /** The page's errors and console errors. */
+  readonly errors: string[]
+}
+
+type Started = Omit<ConsoleSession, 'errors'>
+
+/**
+ * Registers the file's beforeAll and afterAll: the console built, the database prepared, `pacer
+ * serve` started on it, Chromium on its page; closed the way Ctrl-C does. Its fields are there
+ * from the first test on.
+ */
+export function consoleSession(setup: ConsoleSetup): ConsoleSession {
+  const errors: string[] = []
+  let state: Started | undefined
+  let browser: Browser | undefined
+  let served: ServedConsole | undefined
+  beforeAll(async () => {
+    ensureConsoleBuilt()
+    const dir = tempDir(`pacer-e2e-${setup.name}-`)
+    const db = join(dir, 'pacer.db')
+    const extra = (await setup.prepare?.(db, dir)) ?? {}
+    served = await serveConsole(db, extra.args, extra.env)
+    browser = await launchChromium()
+    const page = await openConsolePage(browser, served.url, errors, {
+      acceptDownloads: setup.acceptDownloads,
+    })
+    state = { db, dir, served, browser, page }
+  }, 120_000)
+  afterAll(async () => {
+    await closeConsole(browser, served?.proc)
+    await setup.teardown?.()
+  })
+  const get = <K extends keyof Started>(key: K): Started[K] => {
+    if (!state) throw new Error(`the console session's ${key} is used before it started`)
+    return state[key]
+  }
+  return {
+    get db() {
+      return get('db')
+    },
+    get dir() {
+      return get('dir')
+    },
+    get served() {
+      return get('served')
+    },
+    get browser() {
+      return get('browser')
+    },
+    get page() {
+      return get('page')
+    },
+    errors,
   }
 }
