@@ -1,6 +1,6 @@
 import type { ProviderSettingsView } from '../../../shared/contract'
 import { baseUrlInEffect, keyAnswer, type HttpProviderId } from '../providers'
-import { parseBaseUrl } from '../providers/http'
+import { parseBaseUrl } from '../providers/http-options'
 import { boundForm, keyForCall } from '../providers/keys'
 import type { EngineParts } from './parts'
 import { providerKey } from './secrets'

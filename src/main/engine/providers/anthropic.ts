@@ -9,17 +9,8 @@ import type {
   Usage,
 } from '../types'
 import { toAnthropicMessages } from './anthropic-messages'
-import {
-  baseUrlReader,
-  checkApiKeyOption,
-  checkFetch,
-  checkMaxOutputTokens,
-  exchangeJson,
-  field,
-  tokenCount,
-  toProviderResponse,
-  type OkAnswer,
-} from './http'
+import { exchangeJson, field, tokenCount, toProviderResponse, type OkAnswer } from './http'
+import { baseUrlReader, checkApiKeyOption, checkFetch, checkMaxOutputTokens } from './http-options'
 import { keyForCall, type KeyAnswer } from './keys'
 
 /** Where the `anthropic` provider sends calls unless told otherwise. */

@@ -2,7 +2,7 @@ import type { Provider } from '../types'
 import { ANTHROPIC_BASE_URL, createAnthropicProvider } from './anthropic'
 import { OPENAI_BASE_URL, createOpenAiCompatibleProvider } from './openai'
 import { keyFor, type BaseUrlFrom, type KeyAnswer, type ProviderKey } from './keys'
-import { parseBaseUrl } from './http'
+import { parseBaseUrl } from './http-options'
 
 export type { BaseUrlFrom, KeyAnswer, ProviderKey } from './keys'
 

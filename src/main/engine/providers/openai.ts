@@ -7,18 +7,14 @@ import type {
   ProviderResponse,
   Usage,
 } from '../types'
+import { exchangeJson, field, tokenCount, toProviderResponse, type OkAnswer } from './http'
 import {
   baseUrlReader,
   checkApiKeyOption,
   checkExtraHeaders,
   checkFetch,
   checkMaxOutputTokens,
-  exchangeJson,
-  field,
-  tokenCount,
-  toProviderResponse,
-  type OkAnswer,
-} from './http'
+} from './http-options'
 import { keyForCall, type KeyAnswer } from './keys'
 
 /** Where the `openai` provider sends calls unless told otherwise. */

@@ -2,7 +2,7 @@
 // source of a base URL.
 import { describe, expect, it } from 'vitest'
 import { keyForCall, keyFor, sameBaseUrl } from '../../../../src/main/engine/providers/keys'
-import { parseBaseUrl } from '../../../../src/main/engine/providers/http'
+import { parseBaseUrl } from '../../../../src/main/engine/providers/http-options'
 
 const OPENAI = 'https://api.openai.com/v1'
 const env = { value: 'sk-env', from: 'environment' } as const
