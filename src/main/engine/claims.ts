@@ -417,7 +417,8 @@ function assertRunning(fp: string, row: ClaimRow): void {
   }
 }
 
-function checkMs(name: string, value: number, min: number): void {
+/** A whole number of ms at least `min`, or a TypeError naming the value. */
+export function checkMs(name: string, value: number, min: number): void {
   if (!Number.isSafeInteger(value) || value < min) {
     throw new TypeError(`${name} must be an integer >= ${min} (ms), got ${String(value)}`)
   }
