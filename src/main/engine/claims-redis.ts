@@ -93,7 +93,11 @@ export class RedisClaimStore implements TeamClaimStore {
   readonly #held = new Map<string, { owner: string; epoch: number; leaseUntil: number }>()
   readonly #reseed: ClaimReseed
   #resultTtlMs: number
-  acceptTruncated: boolean
+  #acceptTruncated: boolean
+  /** Where retention is read from instead, when it follows another store (the local one). */
+  #follow: { resultTtlMs: number; acceptTruncated: boolean } | null = null
+  /** Completions and releases on their way, for a connection that closes. */
+  readonly #inflight = new Set<Promise<unknown>>()
 
   constructor({
     client,
@@ -116,7 +120,7 @@ export class RedisClaimStore implements TeamClaimStore {
     checkMs('checkEveryMs', checkEveryMs, 1)
     this.#clock = clock
     this.#resultTtlMs = resultTtlMs
-    this.acceptTruncated = acceptTruncated
+    this.#acceptTruncated = acceptTruncated
     this.#pollMinMs = pollMinMs
     this.#pollMaxMs = pollMaxMs
     this.#prefix = prefix
@@ -156,13 +160,43 @@ export class RedisClaimStore implements TeamClaimStore {
     this.#reseed.source = source
   }
 
+  /**
+   * Reads the retention and acceptTruncated from `source` from now on: the local store, which
+   * Settings change while running.
+   */
+  follow(source: { resultTtlMs: number; acceptTruncated: boolean }): void {
+    this.#follow = source
+  }
+
   get resultTtlMs(): number {
-    return this.#resultTtlMs
+    return this.#follow?.resultTtlMs ?? this.#resultTtlMs
   }
 
   set resultTtlMs(ms: number) {
     checkMs('resultTtlMs', ms, 0)
-    this.#resultTtlMs = ms
+    if (this.#follow) this.#follow.resultTtlMs = ms
+    else this.#resultTtlMs = ms
+  }
+
+  get acceptTruncated(): boolean {
+    return this.#follow?.acceptTruncated ?? this.#acceptTruncated
+  }
+
+  set acceptTruncated(on: boolean) {
+    if (this.#follow) this.#follow.acceptTruncated = on
+    else this.#acceptTruncated = on
+  }
+
+  /** Resolves once every completion and release begun so far has ended. */
+  async settled(): Promise<void> {
+    while (this.#inflight.size > 0) await Promise.allSettled([...this.#inflight])
+  }
+
+  #track<T>(operation: Promise<T>): Promise<T> {
+    this.#inflight.add(operation)
+    const done = () => this.#inflight.delete(operation)
+    operation.then(done, done)
+    return operation
   }
 
   /** Atomic claim: owned, the completed result, busy, or a takeover of an expired lease. */
@@ -178,7 +212,7 @@ export class RedisClaimStore implements TeamClaimStore {
       const r = (await this.#run.call(
         CLAIM,
         [this.#key(fp), ...this.#reseed.keys],
-        [owner, now, now + leaseMs, this.#resultTtlMs, this.#accept(), this.#reseed.known],
+        [owner, now, now + leaseMs, this.resultTtlMs, this.#accept(), this.#reseed.known],
         opts.signal,
       )) as Reply
       const kind = r[0]
@@ -271,7 +305,9 @@ export class RedisClaimStore implements TeamClaimStore {
       fp,
       again ? '1' : '0',
     ]
-    const r = await this.#run.call(COMPLETE, [this.#key(fp), this.#channel], args, opts.signal)
+    const r = await this.#track(
+      this.#run.call(COMPLETE, [this.#key(fp), this.#channel], args, opts.signal),
+    )
     return this.#ended(fp, epoch, r === 1)
   }
 
@@ -279,7 +315,7 @@ export class RedisClaimStore implements TeamClaimStore {
   async release(fp: string, epoch: number): Promise<boolean> {
     const owner = this.#heldAt(fp, epoch)?.owner ?? ''
     const args = [epoch, owner, this.#clock.now(), this.#gcMs(), fp]
-    const r = await this.#run.call(RELEASE, [this.#key(fp), this.#channel], args)
+    const r = await this.#track(this.#run.call(RELEASE, [this.#key(fp), this.#channel], args))
     return this.#ended(fp, epoch, r === 1)
   }
 
@@ -292,7 +328,7 @@ export class RedisClaimStore implements TeamClaimStore {
 
   /** The stored result if completed and not past retention. */
   async getResult(fp: string): Promise<StoredResult | undefined> {
-    const args = [this.#clock.now(), this.#resultTtlMs, this.#accept()]
+    const args = [this.#clock.now(), this.resultTtlMs, this.#accept()]
     const r = (await this.#run.call(GET_RESULT, [this.#key(fp)], args)) as Reply
     return r[0] === 'completed' ? toStoredResult(r) : undefined
   }
@@ -383,7 +419,7 @@ export class RedisClaimStore implements TeamClaimStore {
       r = (await this.#run.once(
         WAIT_STEP,
         [this.#key(fp)],
-        [owner, now, now + leaseMs, this.#resultTtlMs, this.#accept()],
+        [owner, now, now + leaseMs, this.resultTtlMs, this.#accept()],
       )) as Reply
     } catch (err) {
       // Out of reach: look again later (the poll), as for a lease still running.
@@ -440,12 +476,14 @@ export class RedisClaimStore implements TeamClaimStore {
   }
 
   #gcMs(): number {
-    return this.#resultTtlMs === 0 ? 0 : this.#resultTtlMs + GC_SLACK_MS
+    const ttl = this.resultTtlMs
+    return ttl === 0 ? 0 : ttl + GC_SLACK_MS
   }
 
   #retained(status: StoredStatus, completedAt: number, now: number): boolean {
     if (status === 'truncated' && !this.acceptTruncated) return false
-    return this.#resultTtlMs === 0 || now < completedAt + this.#resultTtlMs
+    const ttl = this.resultTtlMs
+    return ttl === 0 || now < completedAt + ttl
   }
 }
 

@@ -117,7 +117,8 @@ export class ClaimReseed {
     try {
       const completed = [...this.source()].filter(this.#o.retained)
       const held = this.#o.held()
-      const lost = this.known !== ''
+      // Nothing to write back, nothing to say (the budget's own lines say the server is back).
+      const lost = this.known !== '' && completed.length + held.length > 0
       const what = `${completed.length} completed tasks from this machine's database${
         held.length > 0 ? ` and its ${held.length} running claims` : ''
       }`

@@ -5,6 +5,7 @@ import type { ClaimAttempt, Provider, StoredResult } from '../types'
 import { throwIfAborted, type Active, type Finish, type RunContext } from './context'
 import { execute, type Execution } from './execute'
 import { ledgerRow, recordAbandoned, ZERO_USAGE } from './ledger-rows'
+import { processTeamTask } from './team-claim'
 
 /** Claims the task's fingerprint and executes it, reuses its result, or waits for its owner. */
 export async function processTask(ctx: RunContext, active: Active): Promise<Finish> {
@@ -13,7 +14,9 @@ export async function processTask(ctx: RunContext, active: Active): Promise<Fini
   if (!provider) {
     return { status: 'failed', result: null, error: `unknown provider "${task.provider}"` }
   }
-  const { claims, workerId, leaseMs } = ctx.o
+  const { claims, workerId, leaseMs, team } = ctx.o
+  // Team mode: the team's claim first (an audit-mode duplicate runs anyway, as here).
+  if (team !== null && !task.audit) return processTeamTask(ctx, active, provider, team)
   // After a fenced completion the winner's result is ours too, but nothing was saved by it.
   let fenced = false
   for (;;) {
@@ -57,7 +60,7 @@ export async function processTask(ctx: RunContext, active: Active): Promise<Fini
 }
 
 /** Executes under a claim this worker owns; after a takeover, the lost attempt goes on the ledger. */
-function executeOwned(
+export function executeOwned(
   ctx: RunContext,
   active: Active,
   provider: Provider,
@@ -73,7 +76,12 @@ function executeOwned(
 }
 
 /** Another execution's stored result becomes this task's; a reuse on the ledger unless fenced. */
-function reuse(ctx: RunContext, task: QueuedTask, stored: StoredResult, fenced: boolean): Finish {
+export function reuse(
+  ctx: RunContext,
+  task: QueuedTask,
+  stored: StoredResult,
+  fenced: boolean,
+): Finish {
   const { ledger } = ctx.o
   // A task picked again after its end was lost (a full disk, a crash) finds its own result:
   // that is not a reuse, and saved nothing. Only a task picked before can be one.
