@@ -1,0 +1,126 @@
+// Team mode's claims: three real `pacer run` processes, each with its own SQLite file (three
+// machines), on one real redis-server, run the same batch file with duplicates against one
+// loopback provider that counts each prompt's calls. Each distinct task is executed once across
+// the three; a machine killed mid-batch leaves its claims to expire and the others finish; a
+// Redis restarted without its data is re-seeded from the machines' databases before anyone
+// claims again.
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { createClient } from '@redis/client'
+import type { RunSummary } from '../../src/main/cli/run'
+import { query, startPacer, tempDir, until, writeJsonl } from '../helpers/cli'
+import { closeProviders, databaseFor, loopbackProvider } from '../helpers/loopback-provider'
+import { startRedis, type RedisServer } from '../helpers/redis'
+
+const redisServers: RedisServer[] = []
+
+afterEach(async () => {
+  await closeProviders()
+  await Promise.all(redisServers.splice(0).map((r) => r.close()))
+})
+
+async function redis(): Promise<RedisServer> {
+  const r = await startRedis()
+  redisServers.push(r)
+  return r
+}
+
+/** `lines` tasks over `distinct` prompts, in an order of their own for each machine. */
+function sharedBatch(dir: string, lines: number, distinct: number): string {
+  const tasks = Array.from({ length: lines }, (_, i) => ({
+    type: 'classify',
+    payload: { prompt: `shared-task-${(i * 7) % distinct}` },
+  }))
+  return writeJsonl(dir, 'shared.jsonl', tasks)
+}
+
+function machine(root: string, name: string, providerUrl: string): string {
+  const dir = join(root, name)
+  mkdirSync(dir)
+  return databaseFor(dir, { url: providerUrl })
+}
+
+function run(file: string, db: string, store: string, extra: string[] = []) {
+  return startPacer([
+    'run',
+    file,
+    '--db',
+    db,
+    '--json',
+    '--provider',
+    'openai-compatible',
+    '--model',
+    'local',
+    '--store',
+    store,
+    '--initial-concurrency',
+    '4',
+    ...extra,
+  ])
+}
+
+/** The team's claims on the server: fingerprint → state and owner. */
+async function teamClaims(r: RedisServer): Promise<{ state: string; owner: string }[]> {
+  const client = createClient({ socket: { port: r.port, host: '127.0.0.1' } })
+  await client.connect()
+  try {
+    const keys = await client.keys('pacer:claim:*')
+    const out = []
+    for (const k of keys) {
+      const h = await client.hGetAll(k)
+      out.push({ state: h.state ?? '', owner: h.owner ?? '' })
+    }
+    return out
+  } finally {
+    await client.close()
+  }
+}
+
+const summaryOf = (stdout: string) => JSON.parse(stdout) as RunSummary
+
+describe('team mode: claims shared through Redis', () => {
+  it('three machines, one batch with duplicates: each distinct task is executed once across them', async () => {
+    const root = tempDir('pacer-team-claims-')
+    const provider = await loopbackProvider(8, 100)
+    const r = await redis()
+    const file = sharedBatch(root, 120, 40)
+    const names = ['m1', 'm2', 'm3']
+    const dbs = names.map((n) => machine(root, n, provider.url))
+    const results = await Promise.all(dbs.map((db) => run(file, db, r.url).done))
+    const summaries = results.map((x) => {
+      expect(x.code, x.stderr).toBe(0)
+      expect(x.stderr).toContain('the provider budget and the claims are shared through')
+      return summaryOf(x.stdout)
+    })
+    console.log(JSON.stringify(summaries.map(({ executed, reused }) => ({ executed, reused }))))
+    // The provider saw each distinct prompt once, whoever sent it.
+    expect(provider.answered.size).toBe(40)
+    expect([...provider.answered.values()].every((n) => n === 1)).toBe(true)
+    expect(summaries.reduce((n, s) => n + s.executed, 0)).toBe(40)
+    for (const [i, s] of summaries.entries()) {
+      // Every machine's batch is done, with what the others ran as reuses of its own.
+      expect(s).toMatchObject({ tasks: 120, distinct: 40, failed: 0, duplicates: 0 })
+      expect(s.executed + s.reused).toBe(120)
+      // Its database points every task at a result of its own, and its ledger says the same.
+      const db = dbs[i] as string
+      const [tasks] = query<{ done: number; withResult: number }>(
+        db,
+        `SELECT COUNT(*) AS done, COUNT(result) AS withResult FROM tasks
+         WHERE status IN ('succeeded', 'reused')`,
+      )
+      expect(tasks).toEqual({ done: 120, withResult: 120 })
+      const rows = query<{ outcome: string; n: number }>(
+        db,
+        `SELECT outcome, COUNT(*) AS n FROM ledger GROUP BY outcome ORDER BY outcome`,
+      )
+      expect(Object.fromEntries(rows.map((x) => [x.outcome, x.n]))).toEqual(
+        s.executed === 0 ? { reused: 120 } : { executed: s.executed, reused: s.reused },
+      )
+    }
+    // The team's store holds one completed claim per distinct task.
+    const claims = await teamClaims(r)
+    expect(claims.length).toBe(40)
+    expect(claims.every((c) => c.state === 'completed')).toBe(true)
+  })
+})
