@@ -123,4 +123,78 @@ describe('team mode: claims shared through Redis', () => {
     expect(claims.length).toBe(40)
     expect(claims.every((c) => c.state === 'completed')).toBe(true)
   })
+  it('a machine killed with SIGKILL: its team claims expire and the others finish; at most its calls in flight run again', async () => {
+    const root = tempDir('pacer-team-claims-kill-')
+    const provider = await loopbackProvider(6, 300)
+    const r = await redis()
+    const file = sharedBatch(root, 150, 60)
+    const dbs = ['m1', 'm2', 'm3'].map((n) => machine(root, n, provider.url))
+    const runs = dbs.map((db) => run(file, db, r.url, ['--lease', '2']))
+    const victim = runs[0]!
+    const mark = `:${victim.child.pid as number}:`
+    const heldBy = async () =>
+      (await teamClaims(r)).filter((c) => c.state === 'running' && c.owner.includes(mark)).length
+    // Killed while it holds claims of its own, calls in flight.
+    await until(async () => provider.ok >= 6 && (await heldBy()) > 0, 60_000)
+    victim.child.kill('SIGKILL')
+    expect((await victim.done).signal).toBe('SIGKILL')
+    // What it held as it died: only these may run again (their leases expire in 2 s).
+    const held = await heldBy()
+    for (const x of runs.slice(1)) {
+      const done = await x.done
+      expect(done.code, done.stderr).toBe(0)
+      const s = summaryOf(done.stdout)
+      expect(s).toMatchObject({ tasks: 150, distinct: 60, failed: 0 })
+      expect(s.executed + s.reused).toBe(150)
+    }
+    // Every distinct task answered; repeated only where the dead machine's call was in flight
+    // (answered to a closed socket, its claim left to expire).
+    expect(provider.answered.size).toBe(60)
+    const repeated = [...provider.answered.values()].reduce((n, k) => n + k - 1, 0)
+    console.log(JSON.stringify({ held, repeated }))
+    expect(repeated).toBeLessThanOrEqual(held)
+    // The killed machine run again finds the batch done elsewhere: nothing new is sent.
+    const before = provider.ok
+    const again = await run(file, dbs[0] as string, r.url).done
+    expect(again.code, again.stderr).toBe(0)
+    expect(summaryOf(again.stdout)).toMatchObject({ tasks: 150, failed: 0 })
+    expect(provider.ok).toBe(before)
+  })
+  it('Redis stopped for 10 s and restarted without its data: the machines re-seed it, the batch completes with no task run twice', async () => {
+    const root = tempDir('pacer-team-claims-restart-')
+    const provider = await loopbackProvider(6, 150)
+    const r = await redis()
+    const file = sharedBatch(root, 150, 60)
+    const dbs = ['m1', 'm2', 'm3'].map((n) => machine(root, n, provider.url))
+    const runs = dbs.map((db) => run(file, db, r.url))
+    await until(() => provider.ok >= 15, 60_000)
+    await r.stop()
+    await until(() => runs.every((x) => x.output().stderr.includes('admission paused')))
+    await new Promise((resolve) => setTimeout(resolve, 10_000))
+    await r.start()
+    const results = await Promise.all(runs.map((x) => x.done))
+    const reseeded = results.filter((x) =>
+      /team store redis:\/\/127\.0\.0\.1:\d+\/0 restarted empty: re-seeding \d+ completed tasks from this machine's database/.test(
+        x.stderr,
+      ),
+    )
+    for (const x of results) {
+      expect(x.code, x.stderr).toBe(0)
+      const s = summaryOf(x.stdout)
+      expect(s).toMatchObject({ tasks: 150, distinct: 60, failed: 0, duplicates: 0 })
+      expect(s.executed + s.reused).toBe(150)
+    }
+    console.log(
+      JSON.stringify({
+        reseeded: reseeded.length,
+        executed: results.map((x) => summaryOf(x.stdout).executed),
+        lines: reseeded.map((x) => x.stderr.match(/.*restarted empty.*/)?.[0]),
+      }),
+    )
+    // Every machine had completed tasks when the server went: each wrote them back.
+    expect(reseeded.length).toBe(3)
+    // Zero duplicates: each distinct prompt answered once, across the outage and the restart.
+    expect(provider.answered.size).toBe(60)
+    expect([...provider.answered.values()].every((n) => n === 1)).toBe(true)
+  })
 })

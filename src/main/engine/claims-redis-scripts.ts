@@ -117,12 +117,15 @@ return out
 `,
 }
 
-// Fenced completion. KEYS claim, channel. ARGV epoch, owner ('' = any), result, status, cost,
-// at, gcMs ('0' = never expires), fp, again ('1': a retry after a reply lost on the way; the
-// same epoch and owner completed already is then this completion). -> 1 completed, 0 fenced.
+// Fenced completion. KEYS claim, channel, gen. ARGV epoch, owner ('' = any), result, status,
+// cost, at, gcMs ('0' = never expires), fp, again ('1': a retry after a reply lost on the way;
+// the same epoch and owner completed already is then this completion), knownGen. -> 1
+// completed, 0 fenced, -1 the data is not the one this machine knows (re-seed, then again: a
+// completion held through a restart must find its claim written back, not missing).
 export const COMPLETE: ClaimScript = {
   name: 'complete',
   source: `
+if redis.call('GET', KEYS[3]) ~= ARGV[10] then return -1 end
 local h = redis.call('HMGET', KEYS[1], 'state', 'epoch', 'owner')
 local mine = h[2] == ARGV[1] and (ARGV[2] == '' or h[3] == ARGV[2])
 if ARGV[9] == '1' and h[1] == 'completed' and mine then return 1 end

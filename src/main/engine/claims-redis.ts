@@ -304,11 +304,14 @@ export class RedisClaimStore implements TeamClaimStore {
       this.#gcMs(),
       fp,
       again ? '1' : '0',
+      this.#reseed.known,
     ]
-    const r = await this.#track(
-      this.#run.call(COMPLETE, [this.#key(fp), this.#channel], args, opts.signal),
-    )
-    return this.#ended(fp, epoch, r === 1)
+    const keys = [this.#key(fp), this.#channel, this.#reseed.keys[0]]
+    for (;;) {
+      const r = await this.#track(this.#run.call(COMPLETE, keys, args, opts.signal))
+      if (r !== -1) return this.#ended(fp, epoch, r === 1)
+      await this.#reseed.run()
+    }
   }
 
   /** Gives up a running claim so another worker may claim it. */
