@@ -65,7 +65,7 @@ export async function execute(
   const completed =
     !active.lost &&
     // Team mode: the team's claim first (fenced across machines); held while out of reach.
-    (await completeTeam(ctx, active, epoch, result, status, cost)) &&
+    (ctx.o.team === null || (await completeTeam(ctx, active, epoch, result, status, cost))) &&
     // Held and retried while the disk is full (held-writes.ts): the calls were paid for.
     (await persistPaid(
       ctx,
