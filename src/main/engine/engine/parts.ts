@@ -61,6 +61,17 @@ export interface EngineParts {
   readonly team: TeamStore | null
 }
 
+/**
+ * Forgets a cached failure (a retry), in the team's claims too: sent before any claim of the task
+ * on the same connection, so Redis forgets it first. True when this database had one.
+ */
+export function forgetFailure(parts: Pick<EngineParts, 'claims' | 'team' | 'runner'>, fp: string) {
+  parts.team?.claims.forgetFailure(fp).catch((err: Error) => {
+    parts.runner.emit('warning', `the team store kept a failure to retry: ${err.message}`)
+  })
+  return parts.claims.forgetFailure(fp)
+}
+
 /** This process's prompt caching: the CLI flag until the setting changes, then the setting. */
 export interface PromptCachingSwitch {
   readonly enabled: boolean
