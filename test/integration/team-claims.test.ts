@@ -151,7 +151,6 @@ describe('team mode: claims shared through Redis', () => {
     // (answered to a closed socket, its claim left to expire).
     expect(provider.answered.size).toBe(60)
     const repeated = [...provider.answered.values()].reduce((n, k) => n + k - 1, 0)
-    console.log(JSON.stringify({ held, repeated }))
     expect(repeated).toBeLessThanOrEqual(held)
     // The killed machine run again finds the batch done elsewhere: nothing new is sent.
     const before = provider.ok
@@ -159,6 +158,21 @@ describe('team mode: claims shared through Redis', () => {
     expect(again.code, again.stderr).toBe(0)
     expect(summaryOf(again.stdout)).toMatchObject({ tasks: 150, failed: 0 })
     expect(provider.ok).toBe(before)
+    // Each call it paid before dying is on its ledger: executed, or a duplicate whose answer was
+    // lost when another machine completed the task.
+    const paid = query<{ payload: string; outcome: string; reason: string | null }>(
+      dbs[0] as string,
+      `SELECT DISTINCT t.payload, l.outcome, l.reason FROM ledger l JOIN tasks t ON t.fp = l.fp
+       WHERE l.outcome IN ('executed', 'duplicate')`,
+    )
+    const ledgered = new Set(paid.map((p) => (JSON.parse(p.payload) as { prompt: string }).prompt))
+    const twice = [...provider.answered].filter(([, k]) => k > 1).map(([prompt]) => prompt)
+    const lost = paid.filter((p) => p.outcome === 'duplicate').length
+    console.log(JSON.stringify({ held, repeated, lostAnswersLedgered: lost }))
+    expect(twice.filter((p) => !ledgered.has(p))).toEqual([])
+    expect(
+      paid.filter((p) => p.outcome === 'duplicate').every((p) => p.reason === 'answer lost'),
+    ).toBe(true)
   })
   it('Redis stopped for 10 s and restarted without its data: the machines re-seed it, the batch completes with no task run twice', async () => {
     const root = tempDir('pacer-team-claims-restart-')

@@ -90,7 +90,7 @@ export class RedisClaimStore implements TeamClaimStore {
   readonly #subscriber: RedisSubscriber | null
   readonly #bell = new EventEmitter()
   /** Claims this process holds, by fingerprint: fenced by owner too, re-seeded if lost. */
-  readonly #held = new Map<string, { owner: string; epoch: number; leaseUntil: number }>()
+  readonly #held = new Map<string, { owner: string; epoch: number; leaseMs: number }>()
   readonly #reseed: ClaimReseed
   #resultTtlMs: number
   #acceptTruncated: boolean
@@ -224,7 +224,7 @@ export class RedisClaimStore implements TeamClaimStore {
         await sleep(Math.min(Number(r[1]), 100), opts.signal)
         continue
       }
-      return this.#attempt(fp, owner, now + leaseMs, r)
+      return this.#attempt(fp, owner, leaseMs, r)
     }
   }
 
@@ -265,7 +265,7 @@ export class RedisClaimStore implements TeamClaimStore {
         if (held) this.#held.delete(fp)
         return false
       }
-      if (held) held.leaseUntil = until
+      if (held) held.leaseMs = leaseMs
       return true
     })
   }
@@ -280,7 +280,7 @@ export class RedisClaimStore implements TeamClaimStore {
       [owner, expectedEpoch, now, now + leaseMs],
     )
     if (r !== 1) return false
-    this.#held.set(fp, { owner, epoch: expectedEpoch + 1, leaseUntil: now + leaseMs })
+    this.#held.set(fp, { owner, epoch: expectedEpoch + 1, leaseMs })
     return true
   }
 
@@ -431,18 +431,18 @@ export class RedisClaimStore implements TeamClaimStore {
     }
     if (r[0] === 'released') return { kind: 'released' }
     if (r[0] === 'pending') return { kind: 'pending', leaseUntil: Number(r[1]) }
-    const attempt = this.#attempt(fp, owner, now + leaseMs, r)
+    const attempt = this.#attempt(fp, owner, leaseMs, r)
     if (attempt.kind === 'busy') throw new Error(`wait on ${fp}: unexpected reply`)
     return attempt as WaitOutcome
   }
 
-  #attempt(fp: string, owner: string, leaseUntil: number, r: Reply): ClaimAttempt {
+  #attempt(fp: string, owner: string, leaseMs: number, r: Reply): ClaimAttempt {
     switch (r[0]) {
       case 'owned':
-        this.#held.set(fp, { owner, epoch: Number(r[1]), leaseUntil })
+        this.#held.set(fp, { owner, epoch: Number(r[1]), leaseMs })
         return { kind: 'owned', epoch: Number(r[1]), tookOver: false }
       case 'took':
-        this.#held.set(fp, { owner, epoch: Number(r[1]), leaseUntil })
+        this.#held.set(fp, { owner, epoch: Number(r[1]), leaseMs })
         return {
           kind: 'owned',
           epoch: Number(r[1]),

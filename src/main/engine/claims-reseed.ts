@@ -28,7 +28,8 @@ export interface HeldClaim {
   fp: string
   owner: string
   epoch: number
-  leaseUntil: number
+  /** Its lease's length: written back as a fresh lease (an outage may have outlasted the old). */
+  leaseMs: number
 }
 
 export interface ClaimReseedOptions {
@@ -115,7 +116,8 @@ export class ClaimReseed {
       this.known,
     ])) as [string, number]
     try {
-      const completed = [...this.source()].filter(this.#o.retained)
+      const completed: ClaimSeed[] = []
+      for (const seed of this.source()) if (this.#o.retained(seed)) completed.push(seed)
       const held = this.#o.held()
       // Nothing to write back, nothing to say (the budget's own lines say the server is back).
       const lost = this.known !== '' && completed.length + held.length > 0
@@ -126,7 +128,7 @@ export class ClaimReseed {
       else if (created === 1 && completed.length > 0) {
         onStatus(`team store ${display} holds no claims yet: seeding ${what}`)
       }
-      const written = await this.#seed(completed, held)
+      const written = await this.#seed(completed, held, clock.now())
       if (lost || (created === 1 && completed.length > 0)) {
         onStatus(`team store ${display}: ${written} claims written back; claims resume`)
       }
@@ -136,13 +138,13 @@ export class ClaimReseed {
     }
   }
 
-  async #seed(completed: ClaimSeed[], held: HeldClaim[]): Promise<number> {
+  async #seed(completed: ClaimSeed[], held: HeldClaim[], now: number): Promise<number> {
     const { run, key, gcMs } = this.#o
     let written = 0
     const rows: { fp: string; values: (string | number)[] }[] = [
       ...held.map((h) => ({
         fp: h.fp,
-        values: ['running', h.owner, h.epoch, h.leaseUntil, '', '', '', ''],
+        values: ['running', h.owner, h.epoch, now + h.leaseMs, '', '', '', ''],
       })),
       ...completed.map((c) => ({
         fp: c.fp,

@@ -3,11 +3,21 @@
 // The local claim (this database) stays what the journal, the ledger and the results hang on:
 // its epoch is the runner's. The team's result is stored locally before a task uses it, so a
 // task always points at a result of its own database.
-import type { ClaimAttempt, Provider, StoredResult, StoredStatus, TeamClaimStore } from '../types'
+import { ENTRY_STATES } from '../journal'
+import type { QueuedTask } from '../queue'
+import type {
+  ClaimAttempt,
+  Provider,
+  StoredResult,
+  StoredStatus,
+  TeamClaimStore,
+  Usage,
+} from '../types'
+import { ANSWER_LOST } from './call'
 import { throwIfAborted, type Active, type Finish, type RunContext } from './context'
 import { executeOwned, reuse } from './claim'
 import type { Execution } from './execute'
-import { recordAbandoned } from './ledger-rows'
+import { ledgerRow, recordAbandoned } from './ledger-rows'
 
 /** Takes the team's claim, then the local one; or adopts the team's result; or waits for it. */
 export async function processTeamTask(
@@ -106,6 +116,7 @@ async function local(
     }
     const r = teams.result
     if (!claims.complete(task.fp, attempt.epoch, r.result, r.status, r.costMicros ?? null)) continue
+    ledgerLostAnswers(ctx, task, r.result)
     const stored: StoredResult = { ...r, epoch: attempt.epoch, ref: claims.resultRef?.(task.fp) }
     return reuse(ctx, task, stored, fenced)
   }
@@ -159,4 +170,52 @@ export async function completeTeam(
   active.team = null
   if (!done) ctx.o.claims.release(fp, localEpoch)
   return done
+}
+
+/**
+ * A task this machine began before it died (its calls sent, their answers never written) and
+ * another machine completed meanwhile: each such call was paid, so it goes on the ledger as a
+ * duplicate whose answer was lost, as a rerun that called again would put it (call.ts), at the
+ * usage of the other machine's call (the same request: estimated). The journal is done with.
+ */
+function ledgerLostAnswers(ctx: RunContext, task: QueuedTask, result: string): void {
+  const parts = ctx.journal
+  if (!parts) return
+  const entries = parts.journal.entries(task.fpId)
+  if (entries.size === 0) return
+  const lost = [...entries.values()].filter((e) => e.state === ENTRY_STATES.sent)
+  if (lost.length > 0) {
+    const usage = perCallUsage(result)
+    for (const e of lost) {
+      ctx.o.ledger.record({
+        ...ledgerRow(ctx.o, task, e.idx, null),
+        usage,
+        outcome: 'duplicate',
+        reason: ANSWER_LOST,
+        estimated: true,
+        latencyMs: null,
+        status: null,
+      })
+    }
+  }
+  parts.journal.drop(task.fpId)
+}
+
+/** A stored result's usage per call (its totals over its calls), for a lost answer's estimate. */
+function perCallUsage(result: string): Usage {
+  let parsed: { usage?: Partial<Usage>; steps?: unknown } = {}
+  try {
+    parsed = JSON.parse(result) as typeof parsed
+  } catch {
+    // A result without usage: the lost call is ledgered at zero, still counted.
+  }
+  const calls = typeof parsed.steps === 'number' && parsed.steps > 0 ? parsed.steps : 1
+  const per = (n: number | undefined) => Math.round((n ?? 0) / calls)
+  const u = parsed.usage ?? {}
+  return {
+    inputTokens: per(u.inputTokens),
+    cachedInputTokens: per(u.cachedInputTokens),
+    cacheWriteTokens: per(u.cacheWriteTokens),
+    outputTokens: per(u.outputTokens),
+  }
 }
