@@ -12,6 +12,11 @@
 // ms, as in the pacing store; numbers that are stored come as ARGV text, never through Lua's
 // doubles.
 
+import type { ClaimAttempt, StoredResult, StoredStatus } from './types'
+
+/** A script's reply: its words and integers. */
+export type Reply = (string | number)[]
+
 export interface ClaimScript {
   readonly name: string
   readonly source: string
@@ -221,4 +226,39 @@ for i, key in ipairs(KEYS) do
 end
 return n
 `,
+}
+
+/** CLAIM's (and WAIT_STEP's 'took' and 'completed') reply as a ClaimAttempt. */
+export function parseAttempt(fp: string, r: Reply): ClaimAttempt {
+  switch (r[0]) {
+    case 'owned':
+      return { kind: 'owned', epoch: Number(r[1]), tookOver: false }
+    case 'took':
+      return {
+        kind: 'owned',
+        epoch: Number(r[1]),
+        tookOver: true,
+        previousOwner: String(r[2]),
+        previousEpoch: Number(r[3]),
+      }
+    case 'busy':
+      return { kind: 'busy', owner: String(r[1]), epoch: Number(r[2]), leaseUntil: Number(r[3]) }
+    case 'completed':
+      return { kind: 'completed', result: toStoredResult(r) }
+    default:
+      throw new Error(`claim of ${fp}: unexpected reply ${JSON.stringify(r)}`)
+  }
+}
+
+/** A 'completed' reply's result. */
+export function toStoredResult(r: Reply): StoredResult {
+  const cost = String(r[5])
+  return {
+    result: String(r[4]),
+    status: String(r[3]) as StoredStatus,
+    owner: String(r[1]),
+    epoch: Number(r[2]),
+    completedAt: Number(r[6]),
+    costMicros: cost === '' ? null : Number(cost),
+  }
 }

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events'
 import { randomBytes } from 'node:crypto'
 import { checkMs } from './claims'
+import { waitForClaim, type WaitStep } from './claims-wait'
 import { ClaimReseed, type ClaimSeed } from './claims-reseed'
 import {
   CLAIM,
@@ -11,8 +12,11 @@ import {
   RENEW,
   TAKE_OVER,
   WAIT_STEP,
+  parseAttempt,
+  toStoredResult,
+  type Reply,
 } from './claims-redis-scripts'
-import { ScriptRunner, type RedisLink } from './redis-script-runner'
+import { ScriptRunner, sleep, type RedisLink } from './redis-script-runner'
 import {
   systemClock,
   type ClaimAttempt,
@@ -61,12 +65,6 @@ export interface RedisClaimStoreOptions {
   display?: string
 }
 
-type Reply = (string | number)[]
-type WaitStep = WaitOutcome | { kind: 'pending'; leaseUntil: number }
-
-// Lua gives every number as an integer reply; results and owners are text.
-const LEASE_SLACK_MS = 5
-const MAX_TIMER_MS = 2_147_483_647
 // A completed (or released) claim is removed by the server a minute after its retention: the
 // epoch and the caller's clock decide reuse, the expiry only keeps memory bounded (and machines'
 // clocks a little apart do not lose a result early).
@@ -346,72 +344,16 @@ export class RedisClaimStore implements TeamClaimStore {
     owner: string,
     opts: { timeoutMs: number; leaseMs: number; signal?: AbortSignal },
   ): Promise<WaitOutcome> {
-    const { timeoutMs, leaseMs, signal } = opts
-    checkMs('leaseMs', leaseMs, 1)
-    if (!(timeoutMs >= 0)) throw new TypeError(`timeoutMs must be >= 0, got ${String(timeoutMs)}`)
-    return new Promise<WaitOutcome>((resolve, reject) => {
-      if (signal?.aborted) {
-        reject(signal.reason)
-        return
-      }
-      let settled = false
-      let checking = false
-      let again = false
-      let delay = this.#pollMinMs
-      let poll: NodeJS.Timeout | undefined
-      let deadline: NodeJS.Timeout | undefined
-      const settle = (finish: () => void): void => {
-        if (settled) return
-        settled = true
-        clearTimeout(poll)
-        clearTimeout(deadline)
-        this.#bell.off(fp, ring)
-        signal?.removeEventListener('abort', onAbort)
-        finish()
-      }
-      const check = async (): Promise<void> => {
-        if (settled) return
-        // One look at a time: a message during a look is answered by another look after it.
-        if (checking) {
-          again = true
-          return
-        }
-        checking = true
-        clearTimeout(poll)
-        let step: WaitStep
-        try {
-          step = await this.#waitStep(fp, owner, leaseMs)
-        } catch (err) {
-          checking = false
-          settle(() => reject(err))
-          return
-        }
-        checking = false
-        if (step.kind !== 'pending') {
-          settle(() => resolve(step))
-          return
-        }
-        if (again) {
-          again = false
-          void check()
-          return
-        }
-        const untilExpiry = Math.max(0, step.leaseUntil - this.#clock.now()) + LEASE_SLACK_MS
-        poll = setTimeout(() => void check(), Math.min(delay, untilExpiry))
-        delay = Math.min(delay * 2, this.#pollMaxMs)
-      }
-      const ring = (): void => void check()
-      const onAbort = (): void => settle(() => reject(signal?.reason))
-      // Subscribe before the first read, or a completion in between would go unheard.
-      this.#bell.on(fp, ring)
-      signal?.addEventListener('abort', onAbort, { once: true })
-      if (timeoutMs !== Infinity) {
-        deadline = setTimeout(
-          () => settle(() => resolve({ kind: 'wait_timeout' })),
-          Math.min(timeoutMs, MAX_TIMER_MS),
-        )
-      }
-      void check()
+    checkMs('leaseMs', opts.leaseMs, 1)
+    return waitForClaim({
+      fp,
+      timeoutMs: opts.timeoutMs,
+      signal: opts.signal,
+      clock: this.#clock,
+      doorbell: this.#bell,
+      pollMinMs: this.#pollMinMs,
+      pollMaxMs: this.#pollMaxMs,
+      step: () => this.#waitStep(fp, owner, opts.leaseMs),
     })
   }
 
@@ -437,26 +379,9 @@ export class RedisClaimStore implements TeamClaimStore {
   }
 
   #attempt(fp: string, owner: string, leaseMs: number, r: Reply): ClaimAttempt {
-    switch (r[0]) {
-      case 'owned':
-        this.#held.set(fp, { owner, epoch: Number(r[1]), leaseMs })
-        return { kind: 'owned', epoch: Number(r[1]), tookOver: false }
-      case 'took':
-        this.#held.set(fp, { owner, epoch: Number(r[1]), leaseMs })
-        return {
-          kind: 'owned',
-          epoch: Number(r[1]),
-          tookOver: true,
-          previousOwner: String(r[2]),
-          previousEpoch: Number(r[3]),
-        }
-      case 'busy':
-        return { kind: 'busy', owner: String(r[1]), epoch: Number(r[2]), leaseUntil: Number(r[3]) }
-      case 'completed':
-        return { kind: 'completed', result: toStoredResult(r) }
-      default:
-        throw new Error(`claim of ${fp}: unexpected reply ${JSON.stringify(r)}`)
-    }
+    const attempt = parseAttempt(fp, r)
+    if (attempt.kind === 'owned') this.#held.set(fp, { owner, epoch: attempt.epoch, leaseMs })
+    return attempt
   }
 
   #ended(fp: string, epoch: number, done: boolean): boolean {
@@ -488,35 +413,4 @@ export class RedisClaimStore implements TeamClaimStore {
     const ttl = this.resultTtlMs
     return ttl === 0 || now < completedAt + ttl
   }
-}
-
-function toStoredResult(r: Reply): StoredResult {
-  const cost = String(r[5])
-  return {
-    result: String(r[4]),
-    status: String(r[3]) as StoredStatus,
-    owner: String(r[1]),
-    epoch: Number(r[2]),
-    completedAt: Number(r[6]),
-    costMicros: cost === '' ? null : Number(cost),
-  }
-}
-
-/** Resolves after `ms`, or rejects with the signal's reason. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason)
-      return
-    }
-    const onAbort = () => {
-      clearTimeout(timer)
-      reject(signal?.reason)
-    }
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort)
-      resolve()
-    }, ms)
-    signal?.addEventListener('abort', onAbort, { once: true })
-  })
 }

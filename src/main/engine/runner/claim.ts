@@ -1,7 +1,7 @@
 // Claim handling of one task: own the claim and execute, reuse a completed result, or wait for
 // another worker's execution without holding a slot.
 import type { QueuedTask } from '../queue'
-import type { ClaimAttempt, Provider, StoredResult } from '../types'
+import type { AsyncClaimStore, ClaimAttempt, Provider, StoredResult, WaitOutcome } from '../types'
 import { throwIfAborted, type Active, type Finish, type RunContext } from './context'
 import { execute, type Execution } from './execute'
 import { ledgerRow, recordAbandoned, ZERO_USAGE } from './ledger-rows'
@@ -37,18 +37,7 @@ export async function processTask(ctx: RunContext, active: Active): Promise<Fini
     }
     if (attempt.kind === 'completed') return reuse(ctx, task, attempt.result, fenced)
     // Busy: another worker runs it. Wait without holding a slot.
-    ctx.setWaiting(task.id, true)
-    let waited
-    try {
-      waited = await claims.wait(task.fp, workerId, {
-        timeoutMs: ctx.o.waitTimeoutMs,
-        leaseMs,
-        signal: active.controller.signal,
-      })
-    } finally {
-      ctx.setWaiting(task.id, false)
-    }
-    throwIfAborted(active)
+    const waited = await waitWithoutSlot(ctx, active, claims)
     if (waited.kind === 'completed') return reuse(ctx, task, waited.result, fenced)
     if (waited.kind === 'owned') {
       const outcome = await executeOwned(ctx, active, provider, waited)
@@ -57,6 +46,28 @@ export async function processTask(ctx: RunContext, active: Active): Promise<Fini
     }
     // released or wait_timeout: try to claim again.
   }
+}
+
+/** Waits for another worker's claim without holding a slot; throws if the task was stopped. */
+export async function waitWithoutSlot(
+  ctx: RunContext,
+  active: Active,
+  store: Pick<AsyncClaimStore, 'wait'>,
+): Promise<WaitOutcome> {
+  const { task } = active
+  ctx.setWaiting(task.id, true)
+  let waited
+  try {
+    waited = await store.wait(task.fp, ctx.o.workerId, {
+      timeoutMs: ctx.o.waitTimeoutMs,
+      leaseMs: ctx.o.leaseMs,
+      signal: active.controller.signal,
+    })
+  } finally {
+    ctx.setWaiting(task.id, false)
+  }
+  throwIfAborted(active)
+  return waited
 }
 
 /** Executes under a claim this worker owns; after a takeover, the lost attempt goes on the ledger. */

@@ -10,7 +10,7 @@ import { endOfTurn } from '../db/step-writes'
 import { GiveBacks, persistEnd, sendGate } from './held-writes'
 import { PartitionStoppedError } from '../scheduler'
 import type { DivergenceEvent } from './effects-journal'
-import type { TeamClaimStore } from '../types'
+import { renewTeamClaims } from './team-claim'
 
 export type { RunnerOptions } from './options'
 export type { DivergenceEvent, JournalParts } from './effects-journal'
@@ -410,7 +410,16 @@ export class Runner extends EventEmitter<RunnerEvents> {
   #renewingTeam = false
 
   #renewAll(): void {
-    if (this.#o.team !== null) this.#renewTeam(this.#o.team)
+    const round =
+      this.#o.team === null || this.#renewingTeam
+        ? null
+        : renewTeamClaims(this.#o.team, this.#active.values(), this.#o.leaseMs)
+    if (round) {
+      this.#renewingTeam = true
+      round
+        .catch((err: Error) => this.emit('warning', `team lease renewal failed: ${err.message}`))
+        .finally(() => (this.#renewingTeam = false))
+    }
     // One transaction for the whole round, under the engine's write scope.
     this.#o.writes.run(() => {
       for (const a of this.#active.values()) {
@@ -420,25 +429,5 @@ export class Runner extends EventEmitter<RunnerEvents> {
         }
       }
     })
-  }
-
-  /** The team claims held, renewed in one round trip; one lost is a fencing, as a local one. */
-  #renewTeam(team: TeamClaimStore): void {
-    if (this.#renewingTeam) return
-    const held = [...this.#active.values()].filter((a) => typeof a.team === 'number' && !a.lost)
-    if (held.length === 0) return
-    const sent = held.map((a) => ({ fp: a.task.fp, epoch: a.team as number }))
-    this.#renewingTeam = true
-    team
-      .renewMany(sent, this.#o.leaseMs)
-      .then((renewed) => {
-        // Out of reach (null): the next round after the reconnect renews.
-        renewed?.forEach((ok, i) => {
-          const a = held[i] as Active
-          if (!ok && a.team === sent[i]?.epoch) a.lost = true
-        })
-      })
-      .catch((err: Error) => this.emit('warning', `team lease renewal failed: ${err.message}`))
-      .finally(() => (this.#renewingTeam = false))
   }
 }

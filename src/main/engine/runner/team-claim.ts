@@ -15,7 +15,7 @@ import type {
 } from '../types'
 import { ANSWER_LOST } from './call'
 import { throwIfAborted, type Active, type Finish, type RunContext } from './context'
-import { executeOwned, reuse } from './claim'
+import { executeOwned, reuse, waitWithoutSlot } from './claim'
 import type { Execution } from './execute'
 import { ledgerRow, recordAbandoned } from './ledger-rows'
 
@@ -38,18 +38,7 @@ export async function processTeamTask(
       let attempt: ClaimAttempt = await team.claim(task.fp, workerId, leaseMs, { signal })
       if (attempt.kind === 'busy') {
         // Another machine (or task) runs it: wait without holding a slot.
-        ctx.setWaiting(task.id, true)
-        let waited
-        try {
-          waited = await team.wait(task.fp, workerId, {
-            timeoutMs: ctx.o.waitTimeoutMs,
-            leaseMs,
-            signal,
-          })
-        } finally {
-          ctx.setWaiting(task.id, false)
-        }
-        throwIfAborted(active)
+        const waited = await waitWithoutSlot(ctx, active, team)
         if (waited.kind === 'released' || waited.kind === 'wait_timeout') continue
         attempt = waited
       }
@@ -91,18 +80,7 @@ async function local(
     let attempt: ClaimAttempt = claims.claim(task.fp, workerId, leaseMs)
     if (attempt.kind === 'busy') {
       // Another process on this database holds it: its end is found here.
-      ctx.setWaiting(task.id, true)
-      let waited
-      try {
-        waited = await claims.wait(task.fp, workerId, {
-          timeoutMs: ctx.o.waitTimeoutMs,
-          leaseMs,
-          signal: active.controller.signal,
-        })
-      } finally {
-        ctx.setWaiting(task.id, false)
-      }
-      throwIfAborted(active)
+      const waited = await waitWithoutSlot(ctx, active, claims)
       if (waited.kind === 'released' || waited.kind === 'wait_timeout') continue
       attempt = waited
     }
@@ -218,4 +196,25 @@ function perCallUsage(result: string): Usage {
     cacheWriteTokens: per(u.cacheWriteTokens),
     outputTokens: per(u.outputTokens),
   }
+}
+
+/**
+ * One round of team renewals for the tasks holding a team claim, in one round trip; a claim lost
+ * is a fencing, as a local one. Null when there is nothing to renew.
+ */
+export function renewTeamClaims(
+  team: TeamClaimStore,
+  actives: Iterable<Active>,
+  leaseMs: number,
+): Promise<void> | null {
+  const held = [...actives].filter((a) => typeof a.team === 'number' && !a.lost)
+  if (held.length === 0) return null
+  const sent = held.map((a) => ({ fp: a.task.fp, epoch: a.team as number }))
+  return team.renewMany(sent, leaseMs).then((renewed) => {
+    // Out of reach (null): the next round after the reconnect renews.
+    renewed?.forEach((ok, i) => {
+      const a = held[i] as Active
+      if (!ok && a.team === sent[i]?.epoch) a.lost = true
+    })
+  })
 }
