@@ -82,7 +82,8 @@ const summaryOf = (stdout: string) => JSON.parse(stdout) as RunSummary
 describe('team mode: claims shared through Redis', () => {
   it('three machines, one batch with duplicates: each distinct task is executed once across them', async () => {
     const root = tempDir('pacer-team-claims-')
-    const provider = await loopbackProvider(8, 100)
+    // Room for the shared limit's most (12): no refusal rows beside the executions and reuses.
+    const provider = await loopbackProvider(16, 100)
     const r = await redis()
     const file = sharedBatch(root, 120, 40)
     const names = ['m1', 'm2', 'm3']
