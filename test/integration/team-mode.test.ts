@@ -100,7 +100,7 @@ describe('team mode: three machines share one provider budget through Redis', ()
         executed: 100,
         failed: 0,
       })
-      expect(result.stderr).toContain('claims are still per machine')
+      expect(result.stderr).toContain('the provider budget and the claims are shared through')
       // The password shows nowhere: not in what it printed, not in its database.
       expect(result.stdout + result.stderr).not.toContain(PASSWORD)
       if (i === 2) expect(result.stderr).toContain(`redis://:***@127.0.0.1:${r.port}/0`)

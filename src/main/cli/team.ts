@@ -1,7 +1,7 @@
 // Team mode on the command line: `--store redis://HOST:PORT/DB` (or $PACER_STORE) connects this
 // process to the team's Redis before the engine opens, so its partitions share one budget with
-// every machine on that server (without either, the database's teamStore setting applies). Claims
-// and the ledger stay in this machine's database for now.
+// every machine on that server (without either, the database's teamStore setting applies), and
+// claims: each distinct task runs once across them. The ledger stays in this machine's database.
 import { existsSync } from 'node:fs'
 import { Option } from 'commander'
 import { openDatabase } from '../engine/db'
@@ -33,7 +33,7 @@ function storedSetting(dbPath: string): { text: string; from: string } | undefin
 export const storeOption = () =>
   new Option(
     '--store <url>',
-    'team mode: share the provider budget with other machines through this Redis (redis://HOST:PORT/DB, rediss:// for TLS; password in the URL or $PACER_REDIS_PASSWORD; default $PACER_STORE)',
+    'team mode: share the provider budget and the claims with other machines through this Redis (redis://HOST:PORT/DB, rediss:// for TLS; password in the URL or $PACER_REDIS_PASSWORD; default $PACER_STORE)',
   )
 
 /**
@@ -65,7 +65,7 @@ export async function openTeamEngine(
   try {
     const engine = openEngine({ ...options, team })
     say.err(
-      `pacer: team mode: the provider budget is shared through ${address.display}; claims are still per machine (this database), and so is the ledger\n`,
+      `pacer: team mode: the provider budget and the claims are shared through ${address.display} (each distinct task runs once across the machines on it); the ledger is per machine (this database)\n`,
     )
     return engine
   } catch (err) {

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events'
 import type Database from 'better-sqlite3'
 import { CLAIM_SQL } from './claims-sql'
+import { waitForClaim, type WaitStep } from './claims-wait'
 import { fpKey } from './db/codes'
 import { directWrites, type WriteScope } from './db/step-writes'
 import {
@@ -51,15 +52,9 @@ interface ClaimRow {
 /** A fingerprint as stored (db/codes.ts fpKey). */
 type Key = Buffer | string
 
-type WaitStep = WaitOutcome | { kind: 'pending'; leaseUntil: number }
-
 // A lost compare-and-set means another worker moved the row forward; re-reading settles it within
 // two or three rounds. The bound only turns a bug into an error instead of a hang.
 const MAX_CAS_ROUNDS = 16
-// Wake a little after the lease ends so that `lease_until < now` holds at the takeover.
-const LEASE_SLACK_MS = 5
-// setTimeout turns anything above 2^31-1 ms into 1 ms; a longer wait is "no deadline" anyway.
-const MAX_TIMER_MS = 2_147_483_647
 
 // One doorbell per connection, so every store built on the same handle wakes the others' waiters.
 const doorbells = new WeakMap<Database.Database, EventEmitter>()
@@ -277,62 +272,16 @@ export class SqliteClaimStore implements ClaimStore {
     owner: string,
     opts: { timeoutMs: number; leaseMs: number; signal?: AbortSignal },
   ): Promise<WaitOutcome> {
-    const { timeoutMs, leaseMs, signal } = opts
-    checkMs('leaseMs', leaseMs, 1)
-    if (!(timeoutMs >= 0)) throw new TypeError(`timeoutMs must be >= 0, got ${String(timeoutMs)}`)
-
-    return new Promise<WaitOutcome>((resolve, reject) => {
-      if (signal?.aborted) {
-        reject(signal.reason)
-        return
-      }
-      const doorbell = this.#doorbell
-      let settled = false
-      let delay = this.#pollMinMs
-      let poll: NodeJS.Timeout | undefined
-      let deadline: NodeJS.Timeout | undefined
-
-      const settle = (finish: () => void): void => {
-        if (settled) return
-        settled = true
-        clearTimeout(poll)
-        clearTimeout(deadline)
-        doorbell.off(fp, ring)
-        signal?.removeEventListener('abort', onAbort)
-        finish()
-      }
-      const check = (): void => {
-        if (settled) return
-        clearTimeout(poll)
-        let step: WaitStep
-        try {
-          step = this.#waitStep(fp, owner, leaseMs)
-        } catch (err) {
-          settle(() => reject(err))
-          return
-        }
-        if (step.kind !== 'pending') {
-          settle(() => resolve(step))
-          return
-        }
-        const untilExpiry = Math.max(0, step.leaseUntil - this.#clock.now()) + LEASE_SLACK_MS
-        poll = setTimeout(check, Math.min(delay, untilExpiry))
-        delay = Math.min(delay * 2, this.#pollMaxMs)
-      }
-      // Deferred so that the completer's complete() returns before any waiter touches the DB.
-      const ring = (): void => queueMicrotask(check)
-      const onAbort = (): void => settle(() => reject(signal?.reason))
-
-      // Subscribe before the first read, or a completion in between would go unheard.
-      doorbell.on(fp, ring)
-      signal?.addEventListener('abort', onAbort, { once: true })
-      if (timeoutMs !== Infinity) {
-        deadline = setTimeout(
-          () => settle(() => resolve({ kind: 'wait_timeout' })),
-          Math.min(timeoutMs, MAX_TIMER_MS),
-        )
-      }
-      check()
+    checkMs('leaseMs', opts.leaseMs, 1)
+    return waitForClaim({
+      fp,
+      timeoutMs: opts.timeoutMs,
+      signal: opts.signal,
+      clock: this.#clock,
+      doorbell: this.#doorbell,
+      pollMinMs: this.#pollMinMs,
+      pollMaxMs: this.#pollMaxMs,
+      step: () => this.#waitStep(fp, owner, opts.leaseMs),
     })
   }
 
@@ -417,7 +366,8 @@ function assertRunning(fp: string, row: ClaimRow): void {
   }
 }
 
-function checkMs(name: string, value: number, min: number): void {
+/** A whole number of ms at least `min`, or a TypeError naming the value. */
+export function checkMs(name: string, value: number, min: number): void {
   if (!Number.isSafeInteger(value) || value < min) {
     throw new TypeError(`${name} must be an integer >= ${min} (ms), got ${String(value)}`)
   }

@@ -3,6 +3,7 @@
  * every amount of money is integer micro-dollars (1 USD = 1_000_000).
  */
 import type { AimdParamsView, LimitChangeView, RequestParamsView } from '../../shared/contract'
+import type { MaybePromise } from './pacing/store'
 
 /** The single source of time for the engine; tests inject a fake. */
 export interface Clock {
@@ -56,11 +57,47 @@ export type WaitOutcome =
   | { kind: 'released' }
   | { kind: 'wait_timeout' }
 
+/** Options of a claim that may have to wait (a networked store out of reach, or re-seeding). */
+export interface ClaimOptions {
+  /** Aborts the wait: the claim rejects with the signal's reason. */
+  signal?: AbortSignal
+}
+
 /**
- * The idempotency store. SQLite implements it (claims.ts); a Redis backend for teams on several
- * machines is a later issue, so nothing outside claims.ts may depend on SQL.
+ * The idempotency store's contract, whichever backend keeps it: SQLite answers at once
+ * (claims.ts), Redis later (claims-redis.ts). One test suite runs against both
+ * (test/unit/engine/claims-suite.ts); nothing outside the stores depends on SQL or Redis.
  */
-export interface ClaimStore {
+export interface AsyncClaimStore {
+  claim(fp: string, owner: string, leaseMs: number, opts?: ClaimOptions): MaybePromise<ClaimAttempt>
+  renew(fp: string, epoch: number, leaseMs: number): MaybePromise<boolean>
+  takeOver(fp: string, owner: string, expectedEpoch: number, leaseMs: number): MaybePromise<boolean>
+  complete(
+    fp: string,
+    epoch: number,
+    result: string,
+    status: StoredStatus,
+    costMicros?: number | null,
+  ): MaybePromise<boolean>
+  release(fp: string, epoch: number): MaybePromise<boolean>
+  forgetFailure(fp: string): MaybePromise<boolean>
+  wait(
+    fp: string,
+    owner: string,
+    opts: { timeoutMs: number; leaseMs: number; signal?: AbortSignal },
+  ): Promise<WaitOutcome>
+  getResult(fp: string): MaybePromise<StoredResult | undefined>
+  /** How long a completed result is reused (0 = forever); changeable while running. */
+  resultTtlMs: number
+  /** Whether a 'truncated' result is reused; changeable while running. */
+  acceptTruncated: boolean
+}
+
+/**
+ * The local idempotency store, synchronous: the runner's SQLite transactions (group commit, the
+ * journal closed in the completion's transaction, a full disk's held writes) depend on it.
+ */
+export interface ClaimStore extends Omit<AsyncClaimStore, 'resultTtlMs' | 'acceptTruncated'> {
   /** Atomic insert-or-ignore claim; on conflict reports the completed result or the busy owner. */
   claim(fp: string, owner: string, leaseMs: number): ClaimAttempt
   /** Extends the lease while this epoch still owns the claim. False = lost it (fenced out). */
@@ -89,6 +126,29 @@ export interface ClaimStore {
   getResult(fp: string): StoredResult | undefined
   /** The id of the result a completed claim stored (StoredResult.ref), without reading it. */
   resultRef?(fp: string): number | undefined
+}
+
+/**
+ * A team's claim store, shared by every machine (claims-redis.ts): answers later, waits while the
+ * server is out of reach, and renews a whole round of claims at once.
+ */
+export interface TeamClaimStore extends AsyncClaimStore {
+  claim(fp: string, owner: string, leaseMs: number, opts?: ClaimOptions): Promise<ClaimAttempt>
+  /** Fenced completion, retried while the server is out of reach (the answer is paid). */
+  complete(
+    fp: string,
+    epoch: number,
+    result: string,
+    status: StoredStatus,
+    costMicros?: number | null,
+    opts?: ClaimOptions,
+  ): Promise<boolean>
+  release(fp: string, epoch: number): Promise<boolean>
+  /** One renewal per claim, in one round trip; null when the server is out of reach now. */
+  renewMany(
+    claims: readonly { fp: string; epoch: number }[],
+    leaseMs: number,
+  ): Promise<boolean[] | null>
 }
 
 // ---------------------------------------------------------------- providers

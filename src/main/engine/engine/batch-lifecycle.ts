@@ -18,7 +18,7 @@ import {
   type StreamedStart,
 } from './batch-stream'
 import type { EngineEvents } from './events'
-import type { EngineParts } from './parts'
+import { forgetFailure, type EngineParts } from './parts'
 
 export type { ResolvedTask }
 
@@ -180,9 +180,10 @@ export class BatchLifecycle {
    * queued as a new batch this engine drives. Completed tasks of a resumed batch are not re-run.
    */
   startFile(file: FileBatch): StartedFile {
-    const { queue, runner, claims } = this.#parts
+    const { queue, runner } = this.#parts
     let retried = 0
-    if (file.retryFailed) for (const t of file.tasks) if (claims.forgetFailure(t.fp)) retried++
+    if (file.retryFailed)
+      for (const t of file.tasks) if (forgetFailure(this.#parts, t.fp)) retried++
     const { provider, model, params, agents } = file.defaults
     const sourceHash = createHash('sha256')
       .update(file.content)
@@ -296,10 +297,10 @@ export class BatchLifecycle {
 
   /** Failed or cancelled tasks go back to the queue; returns how many. */
   retry(filter: { batchId?: string; taskIds?: readonly number[] }): number {
-    const { queue, claims, runner } = this.#parts
+    const { queue, runner } = this.#parts
     const { count, fps } = queue.retry(filter)
     // A retry means "try again": a failure kept as a result would answer it without trying.
-    for (const fp of fps) claims.forgetFailure(fp)
+    for (const fp of fps) forgetFailure(this.#parts, fp)
     if (filter.batchId) runner.addBatch(filter.batchId)
     runner.pump()
     return count

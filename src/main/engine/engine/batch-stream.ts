@@ -14,7 +14,7 @@ import type { BatchWriter } from '../queue'
 import { resolverFor, type ResolvedTask } from '../task-resolver'
 import type { StartedFile, TaskDefaults } from './batch-lifecycle'
 import { resolveRules, taskResolver } from './batch-lifecycle'
-import type { EngineParts } from './parts'
+import { forgetFailure, type EngineParts } from './parts'
 
 /** A batch file as `pacer run` streams it. */
 export interface StreamedFile {
@@ -127,8 +127,7 @@ export async function startStreamedFile(
   const batchId = resumable ?? (writer as BatchWriter).id
   let retried = 0
   if (file.retryFailed) {
-    for (const fp of queue.failedFingerprints(batchId))
-      if (parts.claims.forgetFailure(fp)) retried++
+    for (const fp of queue.failedFingerprints(batchId)) if (forgetFailure(parts, fp)) retried++
   }
   const before = resumable ? queue.batch(resumable)?.owner : undefined
   if (resumable && deps.resume(resumable, runner.workerId)) {

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto'
 import type Database from 'better-sqlite3'
 import { AgentRegistry } from '../agents/registry'
 import { SqliteClaimStore } from '../claims'
+import { completedClaims } from '../claims-seeds'
 import { openDatabase } from '../db'
 import { StepWrites } from '../db/step-writes'
 import { wireWriteHealth } from '../db/write-failures'
@@ -60,6 +61,17 @@ export interface EngineParts {
   readonly team: TeamStore | null
 }
 
+/**
+ * Forgets a cached failure (a retry), in the team's claims too: sent before any claim of the task
+ * on the same connection, so Redis forgets it first. True when this database had one.
+ */
+export function forgetFailure(parts: Pick<EngineParts, 'claims' | 'team' | 'runner'>, fp: string) {
+  parts.team?.claims.forgetFailure(fp).catch((err: Error) => {
+    parts.runner.emit('warning', `the team store kept a failure to retry: ${err.message}`)
+  })
+  return parts.claims.forgetFailure(fp)
+}
+
 /** This process's prompt caching: the CLI flag until the setting changes, then the setting. */
 export interface PromptCachingSwitch {
   readonly enabled: boolean
@@ -104,6 +116,11 @@ export function createParts(options: EngineOptions): EngineParts {
     writes,
   })
   const ledger = new Ledger({ db, prices, clock, writes, nativeBinding: options.nativeBinding })
+  // Team mode: the team's claims keep this database's retention (Settings change it), and a
+  // server that lost them is re-seeded from this database's completed claims.
+  const teamClaims = options.team?.claims ?? null
+  teamClaims?.follow(claims)
+  teamClaims?.seedFrom(completedClaims(db))
   const workerId =
     options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`
   // Every process on the database shares each partition's budget; a dead one's slots come back
@@ -166,6 +183,7 @@ export function createParts(options: EngineOptions): EngineParts {
   const runner = new Runner({
     queue,
     claims,
+    team: teamClaims,
     scheduler,
     ledger,
     clock,

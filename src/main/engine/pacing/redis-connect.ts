@@ -6,6 +6,7 @@ import { createClient } from '@redis/client'
 import type { StoreAddress } from '../store-url'
 import { maskUrl } from '../store-url'
 import { RedisPacingStore, type RedisLink } from './store-redis'
+import { RedisClaimStore } from '../claims-redis'
 
 /** The team store is unreachable (or gone, or back): what the run and the console show. */
 export interface TeamStoreStatus {
@@ -17,6 +18,8 @@ export interface TeamStoreStatus {
 export interface TeamStore {
   readonly address: StoreAddress
   readonly pacing: RedisPacingStore
+  /** The team's claims: each distinct task executed once across every machine on the server. */
+  readonly claims: RedisClaimStore
   /** null while connected. */
   readonly down: TeamStoreStatus | null
   onStatus(listener: (status: TeamStoreStatus) => void): () => void
@@ -32,6 +35,8 @@ export interface ConnectOptions {
   prefix?: string
   /** @default 5000 */
   connectTimeoutMs?: number
+  /** After a server that lost its claims is found, nobody claims for this long. @default 3000 */
+  reseedGraceMs?: number
 }
 
 /** Connects to the team store; throws TeamStoreUnreachable naming host:port and the cause. */
@@ -94,9 +99,33 @@ export async function connectTeamStore(
     throw new TeamStoreUnreachable(`team store ${where} ${what}: ${cause}`)
   }
   connected = true
+  // Pub/sub takes a connection of its own: the waiters' doorbell (claims-redis.ts).
+  const subscriber = client.duplicate()
+  subscriber.on('error', () => {})
+  const claims = new RedisClaimStore({
+    client: client as unknown as RedisLink,
+    subscriber,
+    prefix: options.prefix,
+    reseedGraceMs: options.reseedGraceMs,
+    display: address.display,
+    onStatus: (message) => {
+      for (const l of listeners) l({ up: true, message })
+    },
+  })
+  try {
+    await subscriber.connect()
+    await claims.start()
+  } catch (err) {
+    subscriber.destroy()
+    client.destroy()
+    throw new TeamStoreUnreachable(
+      `team store ${where} unreachable: ${causeOf(err as Error, address.password)}`,
+    )
+  }
   return {
     address,
     pacing,
+    claims,
     get down() {
       return down
     },
@@ -106,10 +135,14 @@ export async function connectTeamStore(
     },
     async close() {
       listeners.clear()
+      claims.stop()
       // The last releases are on their way: the others must not wait for a lease to see them.
-      if (client.isReady) await Promise.race([pacing.settled(), delay(5000)])
+      if (client.isReady)
+        await Promise.race([Promise.all([pacing.settled(), claims.settled()]), delay(5000)])
       if (client.isReady) await client.close()
       else client.destroy()
+      if (subscriber.isReady) await subscriber.close()
+      else subscriber.destroy()
     },
   }
 }

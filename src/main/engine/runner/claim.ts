@@ -1,10 +1,11 @@
 // Claim handling of one task: own the claim and execute, reuse a completed result, or wait for
 // another worker's execution without holding a slot.
 import type { QueuedTask } from '../queue'
-import type { ClaimAttempt, Provider, StoredResult } from '../types'
+import type { AsyncClaimStore, ClaimAttempt, Provider, StoredResult, WaitOutcome } from '../types'
 import { throwIfAborted, type Active, type Finish, type RunContext } from './context'
 import { execute, type Execution } from './execute'
 import { ledgerRow, recordAbandoned, ZERO_USAGE } from './ledger-rows'
+import { processTeamTask } from './team-claim'
 
 /** Claims the task's fingerprint and executes it, reuses its result, or waits for its owner. */
 export async function processTask(ctx: RunContext, active: Active): Promise<Finish> {
@@ -13,7 +14,9 @@ export async function processTask(ctx: RunContext, active: Active): Promise<Fini
   if (!provider) {
     return { status: 'failed', result: null, error: `unknown provider "${task.provider}"` }
   }
-  const { claims, workerId, leaseMs } = ctx.o
+  const { claims, workerId, leaseMs, team } = ctx.o
+  // Team mode: the team's claim first (an audit-mode duplicate runs anyway, as here).
+  if (team !== null && !task.audit) return processTeamTask(ctx, active, provider, team)
   // After a fenced completion the winner's result is ours too, but nothing was saved by it.
   let fenced = false
   for (;;) {
@@ -34,18 +37,7 @@ export async function processTask(ctx: RunContext, active: Active): Promise<Fini
     }
     if (attempt.kind === 'completed') return reuse(ctx, task, attempt.result, fenced)
     // Busy: another worker runs it. Wait without holding a slot.
-    ctx.setWaiting(task.id, true)
-    let waited
-    try {
-      waited = await claims.wait(task.fp, workerId, {
-        timeoutMs: ctx.o.waitTimeoutMs,
-        leaseMs,
-        signal: active.controller.signal,
-      })
-    } finally {
-      ctx.setWaiting(task.id, false)
-    }
-    throwIfAborted(active)
+    const waited = await waitWithoutSlot(ctx, active, claims)
     if (waited.kind === 'completed') return reuse(ctx, task, waited.result, fenced)
     if (waited.kind === 'owned') {
       const outcome = await executeOwned(ctx, active, provider, waited)
@@ -56,8 +48,30 @@ export async function processTask(ctx: RunContext, active: Active): Promise<Fini
   }
 }
 
+/** Waits for another worker's claim without holding a slot; throws if the task was stopped. */
+export async function waitWithoutSlot(
+  ctx: RunContext,
+  active: Active,
+  store: Pick<AsyncClaimStore, 'wait'>,
+): Promise<WaitOutcome> {
+  const { task } = active
+  ctx.setWaiting(task.id, true)
+  let waited
+  try {
+    waited = await store.wait(task.fp, ctx.o.workerId, {
+      timeoutMs: ctx.o.waitTimeoutMs,
+      leaseMs: ctx.o.leaseMs,
+      signal: active.controller.signal,
+    })
+  } finally {
+    ctx.setWaiting(task.id, false)
+  }
+  throwIfAborted(active)
+  return waited
+}
+
 /** Executes under a claim this worker owns; after a takeover, the lost attempt goes on the ledger. */
-function executeOwned(
+export function executeOwned(
   ctx: RunContext,
   active: Active,
   provider: Provider,
@@ -73,7 +87,12 @@ function executeOwned(
 }
 
 /** Another execution's stored result becomes this task's; a reuse on the ledger unless fenced. */
-function reuse(ctx: RunContext, task: QueuedTask, stored: StoredResult, fenced: boolean): Finish {
+export function reuse(
+  ctx: RunContext,
+  task: QueuedTask,
+  stored: StoredResult,
+  fenced: boolean,
+): Finish {
   const { ledger } = ctx.o
   // A task picked again after its end was lost (a full disk, a crash) finds its own result:
   // that is not a reuse, and saved nothing. Only a task picked before can be one.

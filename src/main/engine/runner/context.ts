@@ -45,6 +45,8 @@ export interface Active {
   controller: AbortController
   /** The claim epoch while this worker owns the task's claim. */
   epoch: number | null
+  /** The team claim's epoch while this worker holds it (team mode: team-claim.ts). */
+  team?: number | null
   /** Set when a renewal found the claim taken over: later steps are not sent. */
   lost: boolean
   done: Promise<void>

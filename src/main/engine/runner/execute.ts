@@ -11,6 +11,7 @@ import { JournaledEffects } from './effects-journal'
 import { persistPaid } from './held-writes'
 import { isBusy, isInputFailure } from './retry'
 import { ownerAlive } from './owner-alive'
+import { completeTeam } from './team-claim'
 
 /** An execution whose claim a newer epoch took: its result is not ours to save. */
 export type Execution = Finish | { status: 'fenced' }
@@ -39,7 +40,11 @@ export async function execute(
     out = await driver(driverTask, effects)
   } catch (err) {
     if (err instanceof EffectStop) {
-      if (err.why === 'lost') return { status: 'fenced' }
+      if (err.why === 'lost') {
+        // Team mode: the team claim was lost, the local one is still ours to give back.
+        if (ctx.o.team !== null && epoch !== null) ctx.o.claims.release(task.fp, epoch)
+        return { status: 'fenced' }
+      }
       return failedCall(ctx, active, effects, err, epoch)
     }
     // The runner's own ends (stop, pause, cancel, a stopped partition, a busy database) and, for
@@ -59,6 +64,8 @@ export async function execute(
   const cost = effects.costMicros
   const completed =
     !active.lost &&
+    // Team mode: the team's claim first (fenced across machines); held while out of reach.
+    (ctx.o.team === null || (await completeTeam(ctx, active, epoch, result, status, cost))) &&
     // Held and retried while the disk is full (held-writes.ts): the calls were paid for.
     (await persistPaid(
       ctx,
@@ -72,7 +79,11 @@ export async function execute(
       { costMicros: cost },
     ))
   active.epoch = null
-  if (!completed) return { status: 'fenced' }
+  if (!completed) {
+    // A team claim lost meanwhile leaves the local one owned: give it back for the winner's result.
+    if (ctx.o.team !== null) claims.release(task.fp, epoch)
+    return { status: 'fenced' }
+  }
   // The task points at the result its claim stored: one copy, however many tasks share it.
   return { status: 'succeeded', result, error: null, resultRef: claims.resultRef?.(task.fp) }
 }
@@ -127,13 +138,13 @@ function resultJson(
 }
 
 /** A call that failed for good: the failure is kept as the claim's result or the claim released. */
-function failedCall(
+async function failedCall(
   ctx: RunContext,
   active: Active,
   effects: JournaledEffects,
   stop: EffectStop,
   epoch: number | null,
-): Execution {
+): Promise<Execution> {
   const { task } = active
   const error = stop.status ? `HTTP ${stop.status}: ${stop.message}` : stop.message
   if (epoch !== null) {
@@ -143,7 +154,10 @@ function failedCall(
       // The request itself was refused (400/413/422): the same input fails the same way, so
       // the failure is kept like a result. Setup failures (key, model, credit: setup-failures.ts)
       // never get here: they stop the partition and leave the task queued.
-      if (!ctx.o.claims.complete(task.fp, epoch, stored, 'failed', costMicros)) {
+      if (
+        !(await completeTeam(ctx, active, epoch, stored, 'failed', costMicros)) ||
+        !ctx.o.claims.complete(task.fp, epoch, stored, 'failed', costMicros)
+      ) {
         return { status: 'fenced' }
       }
       effects.close()

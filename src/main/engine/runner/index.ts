@@ -10,6 +10,7 @@ import { endOfTurn } from '../db/step-writes'
 import { GiveBacks, persistEnd, sendGate } from './held-writes'
 import { PartitionStoppedError } from '../scheduler'
 import type { DivergenceEvent } from './effects-journal'
+import { renewTeamClaims } from './team-claim'
 
 export type { RunnerOptions } from './options'
 export type { DivergenceEvent, JournalParts } from './effects-journal'
@@ -405,7 +406,20 @@ export class Runner extends EventEmitter<RunnerEvents> {
     }
   }
 
+  /** A round of team renewals is on its way (one at a time: a slow server does not pile them). */
+  #renewingTeam = false
+
   #renewAll(): void {
+    const round =
+      this.#o.team === null || this.#renewingTeam
+        ? null
+        : renewTeamClaims(this.#o.team, this.#active.values(), this.#o.leaseMs)
+    if (round) {
+      this.#renewingTeam = true
+      round
+        .catch((err: Error) => this.emit('warning', `team lease renewal failed: ${err.message}`))
+        .finally(() => (this.#renewingTeam = false))
+    }
     // One transaction for the whole round, under the engine's write scope.
     this.#o.writes.run(() => {
       for (const a of this.#active.values()) {

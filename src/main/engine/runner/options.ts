@@ -2,7 +2,7 @@ import type { WriteScope } from '../db/step-writes'
 import type { Ledger } from '../ledger'
 import type { TaskQueue } from '../queue'
 import type { Scheduler } from '../scheduler'
-import type { ClaimStore, Clock, Provider } from '../types'
+import type { ClaimStore, Clock, Provider, TeamClaimStore } from '../types'
 import { directWrites } from '../db/step-writes'
 import type { Driver, DriverTask } from './effects'
 import type { JournalParts } from './effects-journal'
@@ -10,6 +10,11 @@ import type { JournalParts } from './effects-journal'
 export interface RunnerOptions {
   queue: TaskQueue
   claims: ClaimStore
+  /**
+   * Team mode: the claims every machine on the team's store shares, taken before the local one
+   * (team-claim.ts). @default null
+   */
+  team?: TeamClaimStore | null
   scheduler: Scheduler
   ledger: Ledger
   clock: Clock
@@ -58,11 +63,12 @@ export interface RunnerOptions {
 
 /** The options with every default filled in. */
 export type ResolvedRunnerOptions = Required<
-  Omit<RunnerOptions, 'batchIds' | 'driverFor' | 'journal'>
+  Omit<RunnerOptions, 'batchIds' | 'driverFor' | 'journal' | 'team'>
 > &
   Pick<RunnerOptions, 'driverFor'> & {
     batchIds: string[] | null
     journal: JournalParts | null
+    team: TeamClaimStore | null
   }
 
 /** Fills in the defaults; a lease too short to renew in time is a TypeError. */
@@ -76,6 +82,7 @@ export function resolveRunnerOptions(options: RunnerOptions): ResolvedRunnerOpti
     ...options,
     batchIds: options.batchIds ?? null,
     journal: options.journal ?? null,
+    team: options.team ?? null,
     leaseMs,
     callTimeoutMs: options.callTimeoutMs ?? 120_000,
     maxAttempts: options.maxAttempts ?? 4,
