@@ -7,6 +7,7 @@ import { Option } from 'commander'
 import { openDatabase } from '../engine/db'
 import { SettingsStore } from '../engine/settings'
 import type { Engine, EngineOptions } from '../engine/engine'
+import { connectTeamStore, TeamStoreUnreachable } from '../engine/pacing/redis-connect'
 import { StoreUrlError, parseStoreUrl, storeUrlFrom } from '../engine/store-url'
 import { DatabaseError, UsageError, openEngine } from './common'
 import { say } from './terminal-text'
@@ -53,8 +54,6 @@ export async function openTeamEngine(
     if (err instanceof StoreUrlError) throw new UsageError(err.message)
     throw err
   }
-  // Loaded only in team mode: the Redis client costs every other command ~0.25 s of CPU at start.
-  const { connectTeamStore, TeamStoreUnreachable } = await import('../engine/pacing/redis-connect')
   let team
   try {
     team = await connectTeamStore(address, { leaseMs: options.leaseMs })
