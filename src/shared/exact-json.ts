@@ -78,9 +78,15 @@ function hasExactNumber(value: unknown, depth: number): boolean {
   if (isLosslessNumber(value)) return true
   // Deeper than any payload the engine accepts (256): let the slow writer look.
   if (depth > 300) return true
-  if (Array.isArray(value)) return value.some((v) => hasExactNumber(v, depth + 1))
+  // Plain loops: this walks every request the engine hashes and sends, and a closure per array
+  // (`some`) was most of what it allocated.
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (hasExactNumber(value[i], depth + 1)) return true
+    return false
+  }
   for (const key in value) {
-    if (hasExactNumber((value as Record<string, unknown>)[key], depth + 1)) return true
+    const v = (value as Record<string, unknown>)[key]
+    if (v !== null && typeof v === 'object' && hasExactNumber(v, depth + 1)) return true
   }
   return false
 }

@@ -22,11 +22,12 @@ export const JOURNAL_SQL = {
   // An intent and an answer are the same row at two states: a call's answer updates its intent in
   // place (a replace would delete and insert); a step, which has no intent, inserts its answer.
   // Fenced: only the epoch that owns the claim writes, so a stale owner cannot overwrite the
-  // entries of the execution that took over.
+  // entries of the execution that took over. Positional (fp_id and epoch bound twice): named
+  // parameters cost a property lookup each, on a statement run before every request.
   write: `INSERT OR REPLACE INTO call_journal
     (fp_id, idx, kind, hash, state, epoch, task_id, ts, body, cost_micros)
-    SELECT @fpId, @idx, @kind, @hash, @state, @epoch, @taskId, @ts, @body, @cost
-    WHERE (SELECT epoch FROM fingerprints WHERE id = @fpId) = @epoch`,
+    SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+    WHERE (SELECT epoch FROM fingerprints WHERE id = ?) = ?`,
   answer: `UPDATE call_journal SET state = ${ENTRY_STATES.answered}, body = ?, cost_micros = ?
     WHERE fp_id = ? AND idx = ?`,
   dropFrom: 'DELETE FROM call_journal WHERE fp_id = ? AND idx >= ?',
@@ -34,6 +35,8 @@ export const JOURNAL_SQL = {
   // cannot remove the intent of the execution that took over).
   forget: 'DELETE FROM call_journal WHERE fp_id = ? AND idx = ? AND epoch = ? AND state = 0',
   dropAll: 'DELETE FROM call_journal WHERE fp_id = ?',
+  // The executions whose results a transaction stored, dropped in one statement before it commits.
+  dropMany: 'DELETE FROM call_journal WHERE fp_id IN (SELECT value FROM json_each(?))',
 } as const
 
 /** One journaled effect, as a rerun reads it. */
@@ -95,6 +98,14 @@ export class CallJournal {
   readonly #dropFrom: Database.Statement<[number, number]>
   readonly #forget: Database.Statement<[number, number, number | null]>
   readonly #dropAll: Database.Statement<[number]>
+  readonly #dropMany: Database.Statement<[string]>
+  /**
+   * Executions whose results the open transaction stored: their entries are deleted together
+   * just before it commits (the scope's beforeCommit hook), so they go in the transaction of
+   * their results as before, for one statement per commit instead of one per execution. A read
+   * or write of the same execution first deletes its own, so nothing sees them or goes with them.
+   */
+  readonly #dropping = new Set<number>()
 
   constructor(db: Database.Database, writes: WriteScope = directWrites) {
     this.#writes = writes
@@ -104,10 +115,17 @@ export class CallJournal {
     this.#dropFrom = db.prepare(JOURNAL_SQL.dropFrom)
     this.#forget = db.prepare(JOURNAL_SQL.forget)
     this.#dropAll = db.prepare(JOURNAL_SQL.dropAll)
+    this.#dropMany = db.prepare(JOURNAL_SQL.dropMany)
+    // A scope that commits by itself runs the drops in its transaction; others drop at once.
+    if (writes.beforeCommit && writes.onRollback) {
+      writes.beforeCommit(() => this.#flushDrops())
+      writes.onRollback(() => this.#dropping.clear())
+    }
   }
 
   /** The execution's entries by index: what an earlier run of it journaled. */
   entries(fpId: number): Map<number, JournalEntry> {
+    this.#dropNow(fpId)
     const out = new Map<number, JournalEntry>()
     for (const e of this.#entries.all(fpId)) out.set(e.idx, e)
     return out
@@ -124,6 +142,7 @@ export class CallJournal {
    */
   answer(key: EntryKey, body: string, costMicros: number | null): void {
     this.#writes.run(() => {
+      this.#dropNow(key.fpId)
       if (this.#answer.run(body, costMicros, key.fpId, key.idx).changes === 0) {
         this.#put(key, ENTRY_STATES.answered, body, costMicros)
       }
@@ -132,33 +151,60 @@ export class CallJournal {
 
   /** Forgets the entries from `idx` on: a diverging rerun writes its own. */
   dropFrom(fpId: number, idx: number): void {
-    this.#writes.run(() => this.#dropFrom.run(fpId, idx))
+    this.#writes.run(() => {
+      this.#dropNow(fpId)
+      this.#dropFrom.run(fpId, idx)
+    })
   }
 
   /** The request got no usable answer (on the ledger as such): its intent is void. */
   forget(key: Pick<EntryKey, 'fpId' | 'idx' | 'epoch'>): void {
-    this.#writes.run(() => this.#forget.run(key.fpId, key.idx, key.epoch))
+    this.#writes.run(() => {
+      this.#dropNow(key.fpId)
+      this.#forget.run(key.fpId, key.idx, key.epoch)
+    })
   }
 
   /** Forgets the execution: its result is stored (the ledger keeps each call). */
   drop(fpId: number): void {
-    this.#writes.run(() => this.#dropAll.run(fpId))
+    this.#writes.run(() => {
+      if (this.#writes.owns?.()) this.#dropping.add(fpId)
+      else this.#dropAll.run(fpId)
+    })
+  }
+
+  /** The execution's drop, if it waits for the commit, done now (its entries are in use). */
+  #dropNow(fpId: number): void {
+    if (this.#dropping.delete(fpId)) this.#dropAll.run(fpId)
+  }
+
+  #flushDrops(): void {
+    if (this.#dropping.size === 0) return
+    const ids = [...this.#dropping]
+    this.#dropping.clear()
+    if (ids.length === 1) this.#dropAll.run(ids[0]!)
+    else this.#dropMany.run(JSON.stringify(ids))
   }
 
   #put(key: EntryKey, state: number, body: string | null, cost: number | null): void {
-    this.#writes.run(() =>
-      this.#write.run({
-        fpId: key.fpId,
-        idx: key.idx,
-        kind: EFFECT_KINDS[key.kind],
-        hash: key.hash,
+    this.#writes.run(() => {
+      const { fpId, epoch } = key
+      this.#dropNow(fpId)
+      const kind = EFFECT_KINDS[key.kind]
+      this.#write.run(
+        fpId,
+        key.idx,
+        kind,
+        key.hash,
         state,
-        epoch: key.epoch,
-        taskId: key.taskId,
-        ts: key.ts,
+        epoch,
+        key.taskId,
+        key.ts,
         body,
         cost,
-      }),
-    )
+        fpId,
+        epoch,
+      )
+    })
   }
 }

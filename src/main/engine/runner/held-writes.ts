@@ -19,35 +19,63 @@ export interface PaidWrite {
  * lock is waited out as before (up to about a minute); a full disk is waited out for as long as
  * it lasts, with the backoff of the engine's WriteHealth. When the task is stopped meanwhile, one
  * last try is made at once; if that fails too, the stop is rethrown and the answer stays counted.
+ *
+ * The first try is made synchronously and, when it goes in, only waits for its commit: no async
+ * frame of its own (this runs two or three times per task, and its promises were a sixth of
+ * what a task allocated).
  */
-export async function persistPaid<T>(
+export function persistPaid<T>(
   ctx: RunContext,
   active: Active,
   write: () => T,
   paid: PaidWrite,
 ): Promise<T> {
   const { writes } = ctx.o
+  let out: T
+  try {
+    out = writes.run(write)
+  } catch (err) {
+    return persistAgain(ctx, active, write, paid, err)
+  }
+  const committed = writes.committed ? writes.committed() : writes.durable()
+  return committed.then(
+    () => out,
+    (err: unknown) => persistAgain(ctx, active, write, paid, err),
+  )
+}
+
+/** The first try failed with `first`: waits out a busy lock or a full disk, and tries again. */
+async function persistAgain<T>(
+  ctx: RunContext,
+  active: Active,
+  write: () => T,
+  paid: PaidWrite,
+  first: unknown,
+): Promise<T> {
+  const { writes } = ctx.o
   const health = writes.health
   let held: Held | undefined
+  let err = first
   for (let busy = 1; ;) {
+    if (isBusy(err) && busy < 8) {
+      await new Promise((r) => setTimeout(r, Math.min(8000, 250 * 2 ** busy++)))
+    } else {
+      if (!health || !isWriteFailure(err)) throw err
+      health.fail(err)
+      if (paid.counts !== false) held ??= health.hold(paid.costMicros)
+      try {
+        await health.retryWhenRoom(active.controller.signal)
+      } catch (stopped) {
+        return lastTry(ctx, write, held, stopped)
+      }
+    }
     try {
       const out = writes.run(write)
       await (writes.committed ? writes.committed() : writes.durable())
       held?.release()
       return out
-    } catch (err) {
-      if (isBusy(err) && busy < 8) {
-        await new Promise((r) => setTimeout(r, Math.min(8000, 250 * 2 ** busy++)))
-        continue
-      }
-      if (!health || !isWriteFailure(err)) throw err
-      health.fail(err)
-      if (paid.counts !== false) held ??= health.hold(paid.costMicros)
-    }
-    try {
-      await health.retryWhenRoom(active.controller.signal)
-    } catch (stopped) {
-      return lastTry(ctx, write, held, stopped)
+    } catch (again) {
+      err = again
     }
   }
 }
@@ -57,17 +85,11 @@ export async function persistPaid<T>(
  * result. False when stopped with the disk still full: the task stays running until its lease
  * runs out, and the next run finds its result (claim.ts reuse) without paying or counting a reuse.
  */
-export async function persistEnd(
-  ctx: RunContext,
-  active: Active,
-  end: () => boolean,
-): Promise<boolean> {
-  try {
-    return await persistPaid(ctx, active, end, { costMicros: null, counts: false })
-  } catch (err) {
+export function persistEnd(ctx: RunContext, active: Active, end: () => boolean): Promise<boolean> {
+  return persistPaid(ctx, active, end, { costMicros: null, counts: false }).catch((err) => {
     if (err instanceof StopSignal) return false
     throw err
-  }
+  })
 }
 
 /** Stopping: one synchronous try; the stop goes on either way, with the answer written or not. */
