@@ -58,7 +58,7 @@ interface PriorRow {
 }
 
 /** A row of the page being folded, with its execution's identity. */
-interface RunRow extends PriorRow {
+export interface RunRow extends PriorRow {
   /** The fingerprint's row id (ledger_rows.fp_id). */
   fp: number
   taskId: number | null
@@ -319,6 +319,25 @@ function priorRuns(
     for (const p of query(JSON.stringify([...ids.values()]))) runs.get(keys[p.run]!)!.push(p)
   }
   return runs
+}
+
+/**
+ * What each 'executed' or 'duplicate' row adds to the execution-level counts, all time buckets
+ * together, given the rows folded before the page (`query`: FOLD_SQL.prior): the team ledger's
+ * entries carry it, so sums of entries are the local totals.
+ */
+export function executionDeltas(
+  rows: readonly RunRow[],
+  query: (runsJson: string) => (PriorRow & { run: number })[],
+): { executed: number; duplicates: number; wastedMicros: number }[] {
+  const runs = priorRuns(rows, query)
+  return rows.map((row) => {
+    const prior = runs.get(taskKey(row))!
+    const sums = new Array<number>(SUM_COLUMNS.length).fill(0)
+    countExecution(row, prior, () => sums)
+    prior.push(row)
+    return { executed: sums[EXECUTED]!, duplicates: sums[DUPLICATES]!, wastedMicros: sums[WASTED]! }
+  })
 }
 
 /** The execution-level changes of a page's rows, in id order. */

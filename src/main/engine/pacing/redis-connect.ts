@@ -6,6 +6,7 @@ import { createClient } from '@redis/client'
 import type { StoreAddress } from '../store-url'
 import { maskUrl } from '../store-url'
 import { RedisPacingStore, type RedisLink } from './store-redis'
+import { RedisLedgerStream } from '../team-ledger/stream'
 
 /** The team store is unreachable (or gone, or back): what the run and the console show. */
 export interface TeamStoreStatus {
@@ -17,6 +18,10 @@ export interface TeamStoreStatus {
 export interface TeamStore {
   readonly address: StoreAddress
   readonly pacing: RedisPacingStore
+  /** The team ledger's stream: every machine's rows (team-ledger/). */
+  readonly ledger: RedisLedgerStream
+  /** Tells the status listeners something of the store's that is not the connection's. */
+  report(status: TeamStoreStatus): void
   /** null while connected. */
   readonly down: TeamStoreStatus | null
   onStatus(listener: (status: TeamStoreStatus) => void): () => void
@@ -94,9 +99,14 @@ export async function connectTeamStore(
     throw new TeamStoreUnreachable(`team store ${where} ${what}: ${cause}`)
   }
   connected = true
+  const ledger = new RedisLedgerStream(client as unknown as RedisLink, options.prefix)
   return {
     address,
     pacing,
+    ledger,
+    report(status) {
+      for (const l of listeners) l(status)
+    },
     get down() {
       return down
     },
