@@ -22,12 +22,17 @@ const OUTCOMES: LedgerOutcome[] = [
   'replayed',
 ]
 
-/** Appends `n` seeded rows to the database's ledger, from `ts0` on. */
+/**
+ * Appends `n` seeded rows to the database's ledger, from `ts0` on. `tasks` > 0: each row's task
+ * is one of the latest `tasks` ids (a real ledger's few rows per task, as in the bench); default:
+ * a few tasks with many rows each, many epochs turning duplicate.
+ */
 export function recordRows(
   db: Database.Database,
   n: number,
   seed: number,
   ts0 = 1_700_000_000_000,
+  tasks = 0,
 ) {
   const ledger = new Ledger({ db, prices: new Prices() })
   const random = seededRandom(seed)
@@ -35,12 +40,15 @@ export function recordRows(
   for (let i = 0; i < n; i++) {
     const outcome = pick(OUTCOMES)
     const noTokens = outcome === 'reused' || outcome === 'replayed' || outcome === 'throttled'
-    const taskId = pick([1, 2, 3, 4, 5, 6, 7, 8, null])
+    const taskId =
+      tasks > 0
+        ? Math.max(1, i - Math.floor(random() * tasks))
+        : pick([1, 2, 3, 4, 5, 6, 7, 8, null])
     ledger.record({
       ts: ts0 + i * 997,
       taskId,
       batchId: pick(['b1', 'b2', null]),
-      fp: `fp${taskId ?? pick([9, 10])}`,
+      fp: `fp${taskId ?? pick([-1, -2])}`,
       worker: 'w',
       taskType: pick(['classify', 'translate', 'summarize']),
       provider: 'sim',

@@ -6,7 +6,7 @@
 // while this process had appended means Redis lost its data (restarted without persistence):
 // every row is appended again, from the first.
 import type Database from 'better-sqlite3'
-import { encodeEntry, ENTRY_STRINGS, EntryReader } from './entries'
+import { ENTRY_STRINGS, EntryReader } from './entries'
 import type { RedisLedgerStream } from './stream'
 
 /** What an operator sees of the appender: rows waiting for Redis, and when they are all in. */
@@ -133,16 +133,14 @@ export class LedgerAppender {
     }>[] = []
     let expected = this.#remote
     for (let k = 0; k < this.#o.pipeline; k++) {
-      const rows = this.#reader.rows(from, batchRows, machine, source)
-      if (rows.length === 0) break
-      const next = rows.at(-1)!.id
-      const flat: string[] = []
-      for (const r of rows) flat.push(...encodeEntry(r))
-      const sent = stream.append(source, expected, next, ENTRY_STRINGS, flat)
-      sends.push(sent.then((reply) => ({ rows: rows.length, next, reply })))
+      const batch = this.#reader.entries(from, batchRows, machine, source)
+      if (batch.rows === 0) break
+      const { rows, last: next } = batch
+      const sent = stream.append(source, expected, next, ENTRY_STRINGS, batch.flat)
+      sends.push(sent.then((reply) => ({ rows, next, reply })))
       expected = next
       from = next
-      if (rows.length < batchRows) break
+      if (rows < batchRows) break
     }
     if (sends.length === 0) {
       this.#local = Math.max(this.#local, this.#remote ?? 0)

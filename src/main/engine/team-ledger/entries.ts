@@ -5,7 +5,6 @@
 // summary, with no execution's rows kept in memory by a reader of a million of them.
 import type Database from 'better-sqlite3'
 import type { LedgerRow } from '../ledger'
-import { ROW_COLUMNS } from '../ledger-queries'
 import { executionDeltas, FOLD_SQL, type RunRow } from '../ledger-rollups'
 
 /** A ledger row as the team ledger holds it. */
@@ -22,11 +21,12 @@ export interface TeamRow extends LedgerRow {
 
 type Kind = 'text' | 'nullableText' | 'int' | 'nullableInt'
 
-/** Entry fields in the order they are written; names as the CSV's columns where there is one. */
-const FIELDS: readonly (readonly [string, keyof TeamRow, Kind])[] = [
-  ['machine', 'machine', 'text'],
-  ['source', 'source', 'text'],
-  ['row', 'id', 'int'],
+/**
+ * The row's fields in the entry's `data` (a JSON array, in this order; names as the CSV's
+ * columns). One field instead of one per column: Redis and the client handle an entry's strings
+ * one by one, and 30 of them per row made appends and reads several times slower.
+ */
+const DATA: readonly (readonly [string, keyof TeamRow, Kind])[] = [
   ['ts', 'ts', 'int'],
   ['task_id', 'taskId', 'nullableInt'],
   ['batch_id', 'batchId', 'nullableText'],
@@ -56,10 +56,12 @@ const FIELDS: readonly (readonly [string, keyof TeamRow, Kind])[] = [
   ['wasted_micros', 'wastedMicros', 'int'],
 ]
 
-/** Strings per entry (field, value, ...). */
-export const ENTRY_STRINGS = FIELDS.length * 2
+/** The layout of `data`: a later Pacer that changes it writes another version. */
+const LAYOUT = '1'
 
-const BY_NAME = new Map(FIELDS.map((f) => [f[0], f] as const))
+/** Strings per entry: machine, source, row (the local id), v (the layout), data. */
+export const ENTRY_STRINGS = 10
+
 const OUTCOMES = new Set<string>([
   'executed',
   'reused',
@@ -74,65 +76,96 @@ const OUTCOMES = new Set<string>([
 /** A stream entry that is not one Pacer wrote: named by its id and field. */
 export class TeamLedgerEntryError extends Error {}
 
-/** One row as XADD's field/value arguments (null as an empty string). */
-export function encodeEntry(row: TeamRow): string[] {
-  const out = new Array<string>(ENTRY_STRINGS)
-  let i = 0
-  for (const [name, key] of FIELDS) {
-    const v = row[key]
-    out[i++] = name
-    out[i++] = v === null || v === undefined ? '' : String(v)
-  }
-  return out
-}
-
-/** An entry as XRANGE gives it back; unknown fields (a later Pacer's) are left out. */
+/** An entry as XRANGE gives it back; fields it does not know (a later Pacer's) are left out. */
 export function decodeEntry(id: string, flat: readonly string[]): TeamRow {
-  const row: Record<string, unknown> = {}
-  for (let i = 0; i + 1 < flat.length; i += 2) {
-    const field = BY_NAME.get(flat[i]!)
-    if (field) row[field[1]] = valueOf(id, field, flat[i + 1]!)
+  const f: Record<string, string> = {}
+  // As the appender writes them (in this order), read without a lookup.
+  if (flat.length === ENTRY_STRINGS && flat[0] === 'machine' && flat[8] === 'data') {
+    f.machine = flat[1]!
+    f.source = flat[3]!
+    f.row = flat[5]!
+    f.v = flat[7]!
+    f.data = flat[9]!
+  } else for (let i = 0; i + 1 < flat.length; i += 2) f[flat[i]!] = flat[i + 1]!
+  const bad = (what: string) => new TeamLedgerEntryError(`team ledger entry ${id}: ${what}`)
+  if (f.v !== LAYOUT) throw bad(`layout v=${JSON.stringify(f.v)}, this Pacer reads v=${LAYOUT}`)
+  const { machine, source } = f
+  if (machine === undefined || source === undefined) throw bad('no machine or source')
+  const rowId = Number(f.row)
+  if (!Number.isSafeInteger(rowId) || rowId < 1) throw bad(`row ${JSON.stringify(f.row)}`)
+  let data: unknown
+  try {
+    data = JSON.parse(f.data ?? '')
+  } catch {
+    throw bad('data is not JSON')
   }
-  for (const field of FIELDS) {
-    if (!(field[1] in row)) {
-      throw new TeamLedgerEntryError(`team ledger entry ${id}: no field "${field[0]}"`)
-    }
+  if (!Array.isArray(data) || data.length < DATA.length) throw bad('data is not its row')
+  const row: Record<string, unknown> = { machine, source, id: rowId }
+  // A plain loop: a million entries go through here for one export.
+  for (let i = 0; i < DATA.length; i++) {
+    const v: unknown = data[i]
+    const kind = DATA[i]![2]
+    const ok =
+      v === null
+        ? kind === 'nullableText' || kind === 'nullableInt'
+        : typeof v === 'string'
+          ? kind === 'text' || kind === 'nullableText'
+          : Number.isSafeInteger(v) && (kind === 'int' || kind === 'nullableInt')
+    if (!ok) throw bad(`field "${DATA[i]![0]}" is ${JSON.stringify(v)}`)
+    row[DATA[i]![1]] = v
   }
   if (!OUTCOMES.has(row.outcome as string)) {
-    throw new TeamLedgerEntryError(
-      `team ledger entry ${id}: outcome ${JSON.stringify(row.outcome)} is not a ledger outcome`,
-    )
+    throw bad(`outcome ${JSON.stringify(row.outcome)} is not a ledger outcome`)
   }
   return row as unknown as TeamRow
 }
 
-function valueOf(id: string, [name, , kind]: (typeof FIELDS)[number], v: string): unknown {
-  if (kind === 'text') return v
-  if (v === '') {
-    if (kind === 'nullableText' || kind === 'nullableInt') return null
-  } else if (kind === 'nullableText') return v
-  else if (/^-?\d{1,16}$/.test(v) && Number.isSafeInteger(Number(v))) return Number(v)
-  throw new TeamLedgerEntryError(
-    `team ledger entry ${id}: field "${name}" must be an integer, got ${JSON.stringify(v)}`,
-  )
-}
-
-/** The appender's page of local rows (by id; rows are immutable and ids only grow). */
-export const ENTRY_PAGE_SQL = `SELECT ${ROW_COLUMNS}, fp_id AS fpId FROM ledger
-  WHERE id > @after ORDER BY id LIMIT @limit`
+// SQL names of the DATA columns but the three deltas, which the appender computes.
+const DATA_SQL = DATA.slice(0, -3).map(([name]) => name)
 
 /**
- * Reads local ledger rows after a row id and turns them into team rows, with the execution-level
- * deltas the local rollups would fold for them. Its statements find rows by id and by
- * fingerprint (db/hot-queries.ts).
+ * The appender's page of local rows (by id; rows are immutable and ids only grow): what
+ * execution-level counting needs of each, and its `data` array built by SQLite (json_array), so
+ * a row never becomes a JS object on its way to Redis.
+ */
+export const ENTRY_PAGE_SQL = `SELECT id, fp_id, task_id, epoch, task_type, ts, batch_id,
+    outcome, reason, cost_micros, json_array(${DATA_SQL.join(', ')}) AS data
+  FROM ledger WHERE id > @after ORDER BY id LIMIT @limit`
+
+type PageRow = [
+  id: number,
+  fpId: number,
+  taskId: number | null,
+  epoch: number | null,
+  taskType: string,
+  ts: number,
+  batchId: string | null,
+  outcome: string,
+  reason: string | null,
+  cost: number | null,
+  data: string,
+]
+
+/** A batch of entries: XADD's field/value strings, ENTRY_STRINGS per entry. */
+export interface EntryBatch {
+  rows: number
+  /** The last row id in it: the cursor once it is appended. */
+  last: number
+  flat: string[]
+}
+
+/**
+ * Reads local ledger rows after a row id as stream entries, with the execution-level deltas the
+ * local rollups would fold for them. Its statements find rows by id and by fingerprint
+ * (db/hot-queries.ts).
  */
 export class EntryReader {
-  readonly #page: Database.Statement
+  readonly #page: Database.Statement<[{ after: number; limit: number }], PageRow>
   readonly #prior: Database.Statement
   readonly #maxId: Database.Statement<[], number>
 
   constructor(db: Database.Database) {
-    this.#page = db.prepare(ENTRY_PAGE_SQL)
+    this.#page = db.prepare<[{ after: number; limit: number }], PageRow>(ENTRY_PAGE_SQL).raw()
     this.#prior = db.prepare(FOLD_SQL.prior!)
     this.#maxId = db.prepare<[], number>('SELECT COALESCE(MAX(id), 0) FROM ledger_rows').pluck()
   }
@@ -142,46 +175,48 @@ export class EntryReader {
     return this.#maxId.get() ?? 0
   }
 
-  /** Up to `limit` rows after `after`, oldest first, each with its machine, source and deltas. */
-  rows(after: number, limit: number, machine: string, source: string): TeamRow[] {
+  /** Up to `limit` rows after `after`, oldest first, as entries of `machine` and `source`. */
+  entries(after: number, limit: number, machine: string, source: string): EntryBatch {
     // No snapshot needed between the page and its tasks' earlier rows: rows are immutable, and
     // the earlier ones (id <= after) were all committed before any of the page.
-    const rows = this.#page.all({ after, limit }) as (LedgerRow & { fpId: number })[]
+    const rows = this.#page.all({ after, limit })
     const runs: RunRow[] = []
-    const runIndex: number[] = []
-    for (const [i, r] of rows.entries()) {
+    for (const [, fp, taskId, epoch, taskType, ts, batchId, outcome, reason, cost] of rows) {
       // RUN_ROW (ledger-rollups.ts): the rows execution-level counting reads.
-      if ((r.outcome === 'executed' || r.outcome === 'duplicate') && r.reason === null) {
-        runs.push({
-          fp: r.fpId,
-          taskId: r.taskId,
-          epoch: r.epoch,
-          taskType: r.taskType,
-          ts: r.ts,
-          batchId: r.batchId,
-          dup: r.outcome === 'duplicate' ? 1 : 0,
-          cost: r.costMicros,
-        })
-        runIndex.push(i)
+      if ((outcome === 'executed' || outcome === 'duplicate') && reason === null) {
+        const dup = outcome === 'duplicate' ? 1 : 0
+        runs.push({ fp, taskId, epoch, taskType, ts, batchId, dup, cost })
       }
     }
     const deltas = executionDeltas(
       runs,
       (json) => this.#prior.all({ runs: json, covered: after }) as never,
     )
-    const out = rows.map((r): TeamRow => {
-      const { fpId: _fpId, ...row } = r
+    const flat = new Array<string>(rows.length * ENTRY_STRINGS)
+    let k = 0
+    let i = 0
+    for (const [id, , , , , , , outcome, reason, cost, data] of rows) {
+      let executed = 0
+      let duplicates = 0
       // An answer paid again after it was lost is waste of its own (ledger-rollups.ts LOST_WASTED).
-      const lost = r.reason === 'answer lost' ? (r.costMicros ?? 0) : 0
-      return { ...row, machine, source, executed: 0, duplicates: 0, wastedMicros: lost }
-    })
-    for (const [k, i] of runIndex.entries()) {
-      const d = deltas[k]!
-      const row = out[i]!
-      row.executed = d.executed
-      row.duplicates = d.duplicates
-      row.wastedMicros += d.wastedMicros
+      let wasted = reason === 'answer lost' ? (cost ?? 0) : 0
+      if ((outcome === 'executed' || outcome === 'duplicate') && reason === null) {
+        const d = deltas[k++]!
+        executed = d.executed
+        duplicates = d.duplicates
+        wasted += d.wastedMicros
+      }
+      flat[i++] = 'machine'
+      flat[i++] = machine
+      flat[i++] = 'source'
+      flat[i++] = source
+      flat[i++] = 'row'
+      flat[i++] = String(id)
+      flat[i++] = 'v'
+      flat[i++] = LAYOUT
+      flat[i++] = 'data'
+      flat[i++] = `${data.slice(0, -1)},${executed},${duplicates},${wasted}]`
     }
-    return out
+    return { rows: rows.length, last: rows.at(-1)?.[0] ?? after, flat }
   }
 }

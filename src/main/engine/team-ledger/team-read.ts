@@ -6,7 +6,7 @@
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type { TypeRollupView } from '../../../shared/contract'
-import { csvRecords } from '../csv'
+import { csvRecords, csvRecordsQuick } from '../csv'
 import { TEAM_EVENT_COLUMNS, TEAM_SUMMARY_COLUMNS } from '../ledger-csv'
 import { NO_EXECUTIONS, toTotals, type RawExecutions, type RawRows } from '../ledger-queries'
 import { decodeEntry, type TeamRow } from './entries'
@@ -176,7 +176,7 @@ export async function teamCsv(
     yield `${TEAM_EVENT_COLUMNS.map((c) => c.header).join(',')}\r\n`
     for await (const page of teamRows(stream)) {
       rows += page.length
-      yield csvRecords(page, TEAM_EVENT_COLUMNS)
+      yield csvRecordsQuick(page, TEAM_EVENT_COLUMNS)
     }
   }
   if (kind !== 'events' && kind !== 'summary') {
