@@ -8,7 +8,9 @@ import { pipeline } from 'node:stream/promises'
 import type { TypeRollupView } from '../../../shared/contract'
 import { csvRecords, csvRecordsQuick } from '../csv'
 import { TEAM_EVENT_COLUMNS, TEAM_SUMMARY_COLUMNS } from '../ledger-csv'
-import { NO_EXECUTIONS, toTotals, type RawExecutions, type RawRows } from '../ledger-queries'
+import { byCost, totalOf } from '../ledger'
+import { toTotals } from '../ledger-queries'
+import { sumAll, sumByType, type RawSums } from '../ledger-rollup-plans'
 import { decodeEntry, type TeamRow } from './entries'
 import type { RedisLedgerStream } from './stream'
 
@@ -52,30 +54,7 @@ export async function* teamRows(
   }
 }
 
-type Sums = RawRows & RawExecutions
-
-function zero(): Sums {
-  return {
-    reused: 0,
-    inputTokens: 0,
-    cachedInputTokens: 0,
-    cacheWriteTokens: 0,
-    outputTokens: 0,
-    costMicros: 0,
-    pricedCalls: 0,
-    unpricedCalls: 0,
-    savedMicros: 0,
-    unpricedReuses: 0,
-    throttled: 0,
-    errors: 0,
-    abandoned: 0,
-    estimatedCalls: 0,
-    cacheSavedMicros: 0,
-    cacheWriteExtraMicros: 0,
-    replayed: 0,
-    ...NO_EXECUTIONS,
-  }
-}
+type Sums = RawSums
 
 /** One row into sums, as rowTotalsSql and executionsSql (ledger-queries.ts) count it. */
 function add(s: Sums, r: TeamRow): void {
@@ -105,54 +84,36 @@ function add(s: Sums, r: TeamRow): void {
   }
 }
 
-function merge(into: Sums, from: Sums): void {
-  for (const k of Object.keys(from) as (keyof Sums)[]) {
-    if (k !== 'taskType') (into[k] as number) += from[k] as number
-  }
-}
-
-const view = (taskType: string, s: Sums): TypeRollupView => ({ taskType, ...toTotals(s, s) })
-
 /** The team's spend per task type, and per task type and machine, from one pass over the stream. */
 export async function teamRollup(stream: RedisLedgerStream): Promise<TeamRollup> {
-  const byKey = new Map<string, { taskType: string; machine: string; sums: Sums }>()
+  const byKey = new Map<string, { machine: string; sums: Sums }>()
   let rows = 0
   for await (const page of teamRows(stream)) {
     rows += page.length
     for (const r of page) {
       const key = `${r.taskType}\u0000${r.machine}`
       let at = byKey.get(key)
-      if (!at) byKey.set(key, (at = { taskType: r.taskType, machine: r.machine, sums: zero() }))
+      if (!at) {
+        at = { machine: r.machine, sums: { ...sumAll([]), taskType: r.taskType } }
+        byKey.set(key, at)
+      }
       add(at.sums, r)
     }
   }
-  const types = new Map<string, Sums>()
-  const all = zero()
-  for (const { taskType, sums } of byKey.values()) {
-    let t = types.get(taskType)
-    if (!t) types.set(taskType, (t = zero()))
-    merge(t, sums)
-    merge(all, sums)
-  }
-  const byType = [...types].map(([taskType, s]) => view(taskType, s)).sort(byCost)
+  const parts = [...byKey.values()]
+  const perType = sumByType([parts.map((p) => p.sums)])
+  const byType = byCost(perType)
   const order = new Map(byType.map((t, i) => [t.taskType, i]))
-  const byMachine = [...byKey.values()]
-    .map(({ taskType, machine, sums }) => ({ ...view(taskType, sums), machine }))
+  const byMachine = parts
+    .map(({ machine, sums }) => ({ taskType: sums.taskType, ...toTotals(sums, sums), machine }))
     .sort(
       (a, b) =>
         order.get(a.taskType)! - order.get(b.taskType)! ||
         (a.machine < b.machine ? -1 : a.machine > b.machine ? 1 : 0),
     )
   const machines = [...new Set(byMachine.map((m) => m.machine))].sort()
-  return { byType, byMachine, totals: view('total', all), machines, rows }
-}
-
-/** Most expensive first (unpriced-only last), then by name: as the local ledger sorts them. */
-function byCost(a: TypeRollupView, b: TypeRollupView): number {
-  return (
-    (b.costMicros ?? -1) - (a.costMicros ?? -1) ||
-    (a.taskType < b.taskType ? -1 : a.taskType > b.taskType ? 1 : 0)
-  )
+  const totals = { taskType: 'total', ...totalOf(perType) }
+  return { byType, byMachine, totals, machines, rows }
 }
 
 /**

@@ -193,7 +193,7 @@ describe('team ledger', () => {
     const ids = new Set<number>()
     for (let after = '-'; ;) {
       const page = await t.ledger.page(after, '+', 1000)
-      for (const [, f] of page) ids.add(Number(f[f.indexOf("row") + 1]))
+      for (const [, f] of page) ids.add(Number(f[f.indexOf('row') + 1]))
       if (page.length < 1000) break
       after = page.at(-1)![0]
     }
