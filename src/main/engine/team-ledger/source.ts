@@ -21,6 +21,9 @@ export function databaseId(db: Database.Database): string {
   return id
 }
 
+/** How long the last flush may take at shutdown. */
+const CLOSE_MS = 5000
+
 export interface TeamLedgerOptions {
   db: Database.Database
   dbPath: string
@@ -59,7 +62,12 @@ export function startTeamLedger(options: TeamLedgerOptions): {
   return {
     appender,
     async close() {
-      await appender.stop()
+      // A server that takes commands but never answers must not hold the exit: the rows wait in
+      // SQLite for the next run either way.
+      let timer: NodeJS.Timeout | undefined
+      const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_MS)))
+      await Promise.race([appender.stop(), late])
+      clearTimeout(timer)
       own?.close()
     },
   }
