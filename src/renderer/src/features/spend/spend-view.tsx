@@ -2,6 +2,7 @@ import { useState } from 'react'
 import type { CommandError } from '../../../../shared/contract'
 import { EmptyState } from '../../components/empty-state'
 import { InlineError } from '../../components/inline-error'
+import { Segmented } from '../../components/segmented'
 import { formatInt } from '../../lib/format'
 import { useStore } from '../../store'
 import { SPEND_RANGES } from '../../store/spend-slice'
@@ -92,46 +93,35 @@ function RangeButtons() {
   const rangeId = useStore((s) => s.spendRange)
   const setRange = useStore((s) => s.setSpendRange)
   return (
-    <div className="segmented" role="group" aria-label="Time range" data-testid="spend-range">
-      {SPEND_RANGES.map((r) => (
-        <button
-          key={r.id}
-          type="button"
-          className={r.id === rangeId ? 'active' : ''}
-          aria-pressed={r.id === rangeId}
-          onClick={() => setRange(r.id)}
-          data-testid={`range-${r.id}`}
-        >
-          {r.label}
-        </button>
-      ))}
-    </div>
+    <Segmented
+      options={SPEND_RANGES}
+      value={rangeId}
+      onChange={setRange}
+      label="Time range"
+      testId="spend-range"
+      optionTestId={(id) => `range-${id}`}
+    />
   )
 }
+
+const SCOPES = [
+  { id: 'machine', label: 'This machine' },
+  { id: 'team', label: 'Team' },
+] as const
 
 /** This machine's ledger, or the team store's: shown when a team store is active. */
 function ScopeToggle() {
   const scope = useStore((s) => s.spendScope)
   const setScope = useStore((s) => s.setSpendScope)
-  const options = [
-    { id: 'machine', label: 'This machine' },
-    { id: 'team', label: 'Team' },
-  ] as const
   return (
-    <div className="segmented" role="group" aria-label="Whose ledger" data-testid="spend-scope">
-      {options.map((o) => (
-        <button
-          key={o.id}
-          type="button"
-          className={o.id === scope ? 'active' : ''}
-          aria-pressed={o.id === scope}
-          onClick={() => setScope(o.id)}
-          data-testid={`scope-${o.id}`}
-        >
-          {o.label}
-        </button>
-      ))}
-    </div>
+    <Segmented
+      options={SCOPES}
+      value={scope}
+      onChange={setScope}
+      label="Whose ledger"
+      testId="spend-scope"
+      optionTestId={(id) => `scope-${id}`}
+    />
   )
 }
 
