@@ -5,7 +5,18 @@
 // summary, with no execution's rows kept in memory by a reader of a million of them.
 import type Database from 'better-sqlite3'
 import type { LedgerRow } from '../ledger'
-import { executionDeltas, FOLD_SQL, type RunRow } from '../ledger-rollups'
+import {
+  countExecution,
+  DUPLICATES,
+  EXECUTED,
+  FOLD_SQL,
+  priorRuns,
+  SUM_COLUMNS,
+  taskKey,
+  WASTED,
+  type PriorRow,
+  type RunRow,
+} from '../ledger-rollups'
 
 /** A ledger row as the team ledger holds it. */
 export interface TeamRow extends LedgerRow {
@@ -152,6 +163,25 @@ export interface EntryBatch {
   /** The last row id in it: the cursor once it is appended. */
   last: number
   flat: string[]
+}
+
+/**
+ * What each 'executed' or 'duplicate' row adds to the execution-level counts, all time buckets
+ * together, given the rows folded before the page (`query`: FOLD_SQL.prior): the team ledger's
+ * entries carry it, so sums of entries are the local totals.
+ */
+function executionDeltas(
+  rows: readonly RunRow[],
+  query: (runsJson: string) => (PriorRow & { run: number })[],
+): { executed: number; duplicates: number; wastedMicros: number }[] {
+  const runs = priorRuns(rows, query)
+  return rows.map((row) => {
+    const prior = runs.get(taskKey(row))!
+    const sums = new Array<number>(SUM_COLUMNS.length).fill(0)
+    countExecution(row, prior, () => sums)
+    prior.push(row)
+    return { executed: sums[EXECUTED]!, duplicates: sums[DUPLICATES]!, wastedMicros: sums[WASTED]! }
+  })
 }
 
 /**
