@@ -30,6 +30,7 @@ export const API_METHODS = {
   ledgerRollup: 'ledger:rollup',
   ledgerOverTime: 'ledger:over-time',
   exportLedger: 'ledger:export',
+  teamLedger: 'ledger:team',
   getSettings: 'settings:get',
   setSettings: 'settings:set',
   setSecret: 'secrets:set',

@@ -7,7 +7,8 @@ import { forecastCommand } from './forecast'
 import { pricesCommand } from './prices'
 import { serveCommand } from './serve'
 import { demoCommand } from './demo'
-import { storeOption } from './team'
+import { storeOption, teamLedgerOption } from './team'
+import { teamExportCommand, teamSummaryCommand } from './team-ledger-commands'
 import { DatabaseError, UsageError, isStorageError } from './common'
 import { EXIT, EXIT_CODES_HELP } from './exit-codes'
 import { say } from './terminal-text'
@@ -179,9 +180,10 @@ function addLedgerCommands(program: Command, done: Done): void {
       'spend per task type: runs, executed, reused, duplicates, tokens, cost, saved, wasted',
     )
     .addOption(dbOption())
-    .option('--json', 'print {"byType": [...], "totals": {...}}')
+    .addOption(teamLedgerOption())
+    .option('--json', 'print {"byType": [...], "totals": {...}} (with --store: and "byMachine")')
     .action(async (opts) => {
-      done(await summaryCommand(opts))
+      done(await (opts.store ? teamSummaryCommand(opts) : summaryCommand(opts)))
     })
 
   program
@@ -203,8 +205,9 @@ function addLedgerCommands(program: Command, done: Done): void {
         .choices(['events', 'summary'])
         .default('events'),
     )
+    .addOption(teamLedgerOption())
     .action(async (opts) => {
-      done(await exportCommand(opts))
+      done(await (opts.store ? teamExportCommand(opts) : exportCommand(opts)))
     })
 
   program

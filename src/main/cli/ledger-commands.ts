@@ -10,37 +10,8 @@ export async function summaryCommand(opts: { db?: string; json?: boolean }): Pro
   try {
     const { byType, totals } = await engine.handlers['ledger:rollup']({})
     if (opts.json) {
-      const view = (r: TypeRollupView) => ({
-        taskType: r.taskType,
-        runs: r.runs,
-        executed: r.executed,
-        reused: r.reused,
-        duplicates: r.duplicates,
-        replayed: r.replayed,
-        avgInputTokens: r.avgInputTokens,
-        inputTokens: r.inputTokens,
-        cachedInputTokens: r.cachedInputTokens,
-        cacheWriteTokens: r.cacheWriteTokens,
-        outputTokens: r.outputTokens,
-        totalTokens: r.totalTokens,
-        costUsd: microsToUsd(r.costMicros),
-        costMicros: r.costMicros,
-        savedUsd: microsToUsd(r.savedMicros),
-        savedMicros: r.savedMicros,
-        wastedUsd: microsToUsd(r.wastedMicros),
-        wastedMicros: r.wastedMicros,
-        cacheSavedUsd: microsToUsd(r.cacheSavedMicros),
-        cacheSavedMicros: r.cacheSavedMicros,
-        cacheWriteExtraUsd: microsToUsd(r.cacheWriteExtraMicros),
-        cacheWriteExtraMicros: r.cacheWriteExtraMicros,
-        unpricedCalls: r.unpricedCalls,
-        estimatedCalls: r.estimatedCalls,
-        throttled: r.throttled,
-        errors: r.errors,
-        abandoned: r.abandoned,
-      })
       say.out(
-        `${JSON.stringify({ byType: byType.map(view), totals: view(totals), dbPath: engine.dbPath })}\n`,
+        `${JSON.stringify({ byType: byType.map(rollupJson), totals: rollupJson(totals), dbPath: engine.dbPath })}\n`,
       )
       return 0
     }
@@ -50,39 +21,11 @@ export async function summaryCommand(opts: { db?: string; json?: boolean }): Pro
       )
       return 0
     }
-    const row = (r: TypeRollupView) => [
-      r.taskType,
-      r.runs,
-      r.executed,
-      r.reused,
-      r.duplicates,
-      r.replayed,
-      thousands(r.avgInputTokens),
-      thousands(r.totalTokens),
-      formatUsd(r.costMicros) + costCaveats(r.estimatedCalls, r.unpricedCalls),
-      formatUsd(r.savedMicros),
-      formatUsd(r.wastedMicros),
-      // Net: what cache reads saved minus what cache writes cost above the input price.
-      formatUsd(r.cacheSavedMicros - r.cacheWriteExtraMicros),
-    ]
     say.out(
-      `${table(
-        [
-          'task type',
-          'runs',
-          'executed',
-          'reused',
-          'duplicates',
-          'replayed',
-          'avg input',
-          'total tokens',
-          'cost',
-          'saved',
-          'wasted',
-          'cache saved',
-        ],
-        [...byType.map(row), row({ ...totals, taskType: 'TOTAL' })],
-      )}\n${cacheLine(totals)}`,
+      `${table(SUMMARY_HEADERS, [
+        ...byType.map(summaryRow),
+        summaryRow({ ...totals, taskType: 'TOTAL' }),
+      ])}\n${cacheLine(totals)}`,
     )
     return 0
   } finally {
@@ -90,8 +33,76 @@ export async function summaryCommand(opts: { db?: string; json?: boolean }): Pro
   }
 }
 
+/** A rollup as `pacer summary --json` prints it. */
+export function rollupJson(r: TypeRollupView) {
+  return {
+    taskType: r.taskType,
+    runs: r.runs,
+    executed: r.executed,
+    reused: r.reused,
+    duplicates: r.duplicates,
+    replayed: r.replayed,
+    avgInputTokens: r.avgInputTokens,
+    inputTokens: r.inputTokens,
+    cachedInputTokens: r.cachedInputTokens,
+    cacheWriteTokens: r.cacheWriteTokens,
+    outputTokens: r.outputTokens,
+    totalTokens: r.totalTokens,
+    costUsd: microsToUsd(r.costMicros),
+    costMicros: r.costMicros,
+    savedUsd: microsToUsd(r.savedMicros),
+    savedMicros: r.savedMicros,
+    wastedUsd: microsToUsd(r.wastedMicros),
+    wastedMicros: r.wastedMicros,
+    cacheSavedUsd: microsToUsd(r.cacheSavedMicros),
+    cacheSavedMicros: r.cacheSavedMicros,
+    cacheWriteExtraUsd: microsToUsd(r.cacheWriteExtraMicros),
+    cacheWriteExtraMicros: r.cacheWriteExtraMicros,
+    unpricedCalls: r.unpricedCalls,
+    estimatedCalls: r.estimatedCalls,
+    throttled: r.throttled,
+    errors: r.errors,
+    abandoned: r.abandoned,
+  }
+}
+
+/** The columns of `pacer summary`'s table. */
+export const SUMMARY_HEADERS = [
+  'task type',
+  'runs',
+  'executed',
+  'reused',
+  'duplicates',
+  'replayed',
+  'avg input',
+  'total tokens',
+  'cost',
+  'saved',
+  'wasted',
+  'cache saved',
+]
+
+/** One line of `pacer summary`'s table. */
+export function summaryRow(r: TypeRollupView): (string | number)[] {
+  return [
+    r.taskType,
+    r.runs,
+    r.executed,
+    r.reused,
+    r.duplicates,
+    r.replayed,
+    thousands(r.avgInputTokens),
+    thousands(r.totalTokens),
+    formatUsd(r.costMicros) + costCaveats(r.estimatedCalls, r.unpricedCalls),
+    formatUsd(r.savedMicros),
+    formatUsd(r.wastedMicros),
+    // Net: what cache reads saved minus what cache writes cost above the input price.
+    formatUsd(r.cacheSavedMicros - r.cacheWriteExtraMicros),
+  ]
+}
+
 /** The prompt cache's part of the totals, one line; nothing when no call used a cache. */
-function cacheLine(t: Omit<TypeRollupView, 'taskType'>): string {
+export function cacheLine(t: Omit<TypeRollupView, 'taskType'>): string {
   if (t.cachedInputTokens === 0 && t.cacheWriteTokens === 0) return ''
   return (
     `prompt cache: ${thousands(t.cachedInputTokens)} input tokens read from it ` +

@@ -1,13 +1,18 @@
 // Team mode on the command line: `--store redis://HOST:PORT/DB` (or $PACER_STORE) connects this
 // process to the team's Redis before the engine opens, so its partitions share one budget with
 // every machine on that server (without either, the database's teamStore setting applies), and
-// claims: each distinct task runs once across them. The ledger stays in this machine's database.
+// claims: each distinct task runs once across them, and appends its ledger rows to the team's
+// stream there. `pacer summary --store` and `pacer export --store` read the team's ledger.
 import { existsSync } from 'node:fs'
 import { Option } from 'commander'
 import { openDatabase } from '../engine/db'
 import { SettingsStore } from '../engine/settings'
 import type { Engine, EngineOptions } from '../engine/engine'
-import { connectTeamStore, TeamStoreUnreachable } from '../engine/pacing/redis-connect'
+import {
+  connectTeamStore,
+  TeamStoreUnreachable,
+  type TeamStore,
+} from '../engine/pacing/redis-connect'
 import { StoreUrlError, parseStoreUrl, storeUrlFrom } from '../engine/store-url'
 import { DatabaseError, UsageError, openEngine } from './common'
 import { say } from './terminal-text'
@@ -47,6 +52,25 @@ export async function openTeamEngine(
 ): Promise<Engine> {
   const given = storeUrlFrom(flag) ?? storedSetting(options.dbPath)
   if (!given) return openEngine(options)
+  const team = await connectGiven(given, options.leaseMs)
+  team.onStatus((s) => say.err(`pacer: ${s.message}\n`))
+  try {
+    const engine = openEngine({ ...options, team })
+    say.err(
+      `pacer: team mode: the provider budget and the claims are shared through ${team.address.display} (each distinct task runs once across the machines on it), and the ledger's rows are appended there too (pacer summary --store)\n`,
+    )
+    return engine
+  } catch (err) {
+    await team.close()
+    throw err
+  }
+}
+
+/** Connects to a store URL given by a flag, the environment or a setting (`from` names which). */
+async function connectGiven(
+  given: { text: string; from: string },
+  leaseMs?: number,
+): Promise<TeamStore> {
   let address
   try {
     address = parseStoreUrl(given.text, given.from, process.env.PACER_REDIS_PASSWORD)
@@ -54,22 +78,33 @@ export async function openTeamEngine(
     if (err instanceof StoreUrlError) throw new UsageError(err.message)
     throw err
   }
-  let team
   try {
-    team = await connectTeamStore(address, { leaseMs: options.leaseMs })
+    return await connectTeamStore(address, { leaseMs })
   } catch (err) {
     if (err instanceof TeamStoreUnreachable) throw new DatabaseError(err.message)
     throw err
   }
-  team.onStatus((s) => say.err(`pacer: ${s.message}\n`))
-  try {
-    const engine = openEngine({ ...options, team })
-    say.err(
-      `pacer: team mode: the provider budget and the claims are shared through ${address.display} (each distinct task runs once across the machines on it); the ledger is per machine (this database)\n`,
+}
+
+/** `--store [url]` on the commands that read the team's ledger. */
+export const teamLedgerOption = () =>
+  new Option(
+    '--store [url]',
+    "the team's ledger, from this Redis (redis://HOST:PORT/DB; without a URL: $PACER_STORE, else the teamStore setting)",
+  )
+
+/**
+ * The team store of `pacer summary --store` and `pacer export --store`: the URL given, or
+ * (`--store` alone) $PACER_STORE, else the database's teamStore setting. Nothing opens the
+ * database otherwise: a machine that never ran a batch can read the team's ledger.
+ */
+export async function connectTeamReader(flag: string | true, dbPath: string): Promise<TeamStore> {
+  const given =
+    flag === true ? (storeUrlFrom(undefined) ?? storedSetting(dbPath)) : storeUrlFrom(flag)
+  if (!given) {
+    throw new UsageError(
+      '--store: no team store given: pass --store redis://HOST:PORT/DB, or set PACER_STORE or the teamStore setting',
     )
-    return engine
-  } catch (err) {
-    await team.close()
-    throw err
   }
+  return connectGiven(given)
 }

@@ -10,6 +10,7 @@ import {
   exportFilterOf,
   type ExportFilter,
   type ExportKind,
+  type ExportScope,
 } from '../transport/ledger-export'
 import { resultsFileName, resultsOptionsOf, type ExportResults } from '../transport/results-export'
 
@@ -17,7 +18,12 @@ export interface DesktopHandlerDeps {
   /** Shows the save dialog; resolves the chosen path, or null when the operator cancels. */
   chooseExportPath(defaultFileName: string, kind: ExportKind | 'results'): Promise<string | null>
   /** Streams the export into `path` (export-file.ts around the engine's exportCsv). */
-  exportCsvToFile(kind: ExportKind, filter: ExportFilter, path: string): Promise<{ rows: number }>
+  exportCsvToFile(
+    kind: ExportKind,
+    filter: ExportFilter,
+    path: string,
+    scope?: ExportScope,
+  ): Promise<{ rows: number }>
   /** Streams a batch's answers into `path` (export-file.ts around the engine's exportResults). */
   exportResultsToFile(
     options: Parameters<ExportResults>[1],
@@ -36,10 +42,12 @@ export function createDesktopHandlers(
   return {
     ...engine,
     'ledger:export': async (input: CommandParsed<'ledger:export'>) => {
-      const path = await deps.chooseExportPath(exportFileName(input.kind, now()), input.kind)
+      const name = exportFileName(input.kind, now(), input.scope)
+      const path = await deps.chooseExportPath(name, input.kind)
       // Cancelling the dialog is not an error: nothing was written.
       if (path === null) return { path: null, rows: 0 }
-      const { rows } = await deps.exportCsvToFile(input.kind, exportFilterOf(input), path)
+      const filter = exportFilterOf(input)
+      const { rows } = await deps.exportCsvToFile(input.kind, filter, path, input.scope)
       return { path, rows }
     },
     'results:export': async (input: CommandParsed<'results:export'>) => {

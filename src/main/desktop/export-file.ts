@@ -6,7 +6,7 @@
 import { createWriteStream } from 'node:fs'
 import { rename, rm } from 'node:fs/promises'
 import { finished } from 'node:stream/promises'
-import type { ExportCsv, ExportFilter, ExportKind } from '../transport/ledger-export'
+import type { ExportCsv, ExportFilter, ExportKind, ExportScope } from '../transport/ledger-export'
 import type { ExportResults } from '../transport/results-export'
 
 /** Writes the export to `path`; resolves with the row count once the file is complete. */
@@ -15,8 +15,9 @@ export function exportCsvToFile(
   kind: ExportKind,
   filter: ExportFilter,
   path: string,
+  scope?: ExportScope,
 ): Promise<{ rows: number }> {
-  return writeExportFile(path, (out) => exportCsv(kind, out, filter))
+  return writeExportFile(path, (out) => exportCsv(kind, out, filter, scope))
 }
 
 /** Writes a batch's answers to `path`, the same way (`.part`, then renamed). */

@@ -156,7 +156,8 @@ function start(): void {
 
   const handlers = createDesktopHandlers(engine.handlers, {
     chooseExportPath,
-    exportCsvToFile: (kind, filter, path) => exportCsvToFile(engine.exportCsv, kind, filter, path),
+    exportCsvToFile: (kind, filter, path, scope) =>
+      exportCsvToFile(engine.exportCsv, kind, filter, path, scope),
     exportResultsToFile: (options, path) =>
       exportResultsToFile(engine.exportResults, options, path),
   })

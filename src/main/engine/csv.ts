@@ -100,6 +100,16 @@ export function csvRecords<T>(rows: readonly T[], columns: readonly CsvColumn<T>
   )
 }
 
+/**
+ * csvRecords, faster for rows none of whose cells needs quoting or a guard (most ledger rows):
+ * the cells joined by commas, checked by plainCsvRecords; a page that fails the check goes
+ * through csvRecords whole.
+ */
+export function csvRecordsQuick<T>(rows: readonly T[], columns: readonly CsvColumn<T>[]): string {
+  const records = rows.map((r) => columns.map((c) => c.value(r) ?? '').join(','))
+  return plainCsvRecords(records, columns.length) ?? csvRecords(rows, columns)
+}
+
 const FORMULA_AFTER_SEPARATOR = new RegExp(
   `(?:^|[,\n])[${[...FORMULA_START].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')}]`,
 )

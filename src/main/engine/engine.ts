@@ -26,7 +26,7 @@ import type { ResolvedTask, TaskDefaults } from './engine/batch-lifecycle'
 import { BatchLifecycle } from './engine/batch-lifecycle'
 import { EngineEvents } from './engine/events'
 import { batchHandlers } from './engine/handlers/batches'
-import { ledgerHandlers } from './engine/handlers/ledger'
+import { ledgerHandlers, noTeamStore } from './engine/handlers/ledger'
 import { resultsHandlers } from './engine/handlers/results'
 import { schedulerHandlers } from './engine/handlers/scheduler'
 import { settingsHandlers } from './engine/handlers/settings'
@@ -35,7 +35,10 @@ import { createParts } from './engine/parts'
 import { commitOpenScopes } from './db/step-writes'
 import type { SecretsAccess } from './engine/secrets'
 import { keyRefusals, type KeyScope } from './engine/provider-access'
+import { EngineError } from './errors'
 import type { TeamStore } from './pacing/redis-connect'
+import { startTeamLedger } from './team-ledger/source'
+import { teamCsv } from './team-ledger/team-read'
 
 export type { BatchRun, DriveOptions } from './engine/batch-run'
 export type { FileBatch, ResolvedTask, StartedFile, TaskDefaults } from './engine/batch-lifecycle'
@@ -131,10 +134,12 @@ export interface Engine {
   heldAnswers(): { count: number; costMicros: number; unpriced: number; blocked: boolean }
   /** Background trouble that did not stop the work (a database write that failed). */
   onWarning(listener: (message: string) => void): () => void
+  /** `scope` 'team': the whole team's ledger from the team store (no filter), with machines. */
   exportCsv(
     kind: 'events' | 'summary',
     out: NodeJS.WritableStream,
     filter?: LedgerFilter,
+    scope?: 'machine' | 'team',
   ): Promise<{ rows: number }>
   /** Streams the answers of a batch (default: the latest) as JSONL or CSV to `out`, then ends it. */
   exportResults(
@@ -206,11 +211,23 @@ export function createEngine(options: EngineOptions): Engine {
   }
   const batches = new BatchLifecycle(parts, events, start)
   const results = new Results(db)
+  const team = options.team
+  // Team mode: this database's rows also go to the team's stream, read back off the hot path.
+  const teamLedger =
+    team && !options.readOnly
+      ? startTeamLedger({
+          db,
+          dbPath: options.dbPath,
+          nativeBinding: options.nativeBinding,
+          stream: team.ledger,
+          onStatus: (status) => team.report(status),
+        })
+      : null
   const handlers = committing(parts.writes, {
     ...taskHandlers(parts, batches),
     ...batchHandlers(parts, batches),
     ...schedulerHandlers(parts, batches),
-    ...ledgerHandlers(parts),
+    ...ledgerHandlers(parts, teamLedger?.appender ?? null),
     ...resultsHandlers(results),
     ...settingsHandlers(parts),
   })
@@ -240,7 +257,16 @@ export function createEngine(options: EngineOptions): Engine {
       runner.on('warning', listener)
       return () => runner.off('warning', listener)
     },
-    exportCsv: (kind, out, filter) => ledger.exportCsv(kind, out, filter),
+    exportCsv: (kind, out, filter, scope = 'machine') => {
+      if (scope !== 'team') return ledger.exportCsv(kind, out, filter)
+      if (!team) return Promise.reject(noTeamStore())
+      if (filter && Object.values(filter).some((v) => v !== undefined)) {
+        const why =
+          'the team ledger is exported whole: since, until and batchId filter this machine'
+        return Promise.reject(new EngineError('invalid_input', why, 'scope'))
+      }
+      return teamCsv(team.ledger, kind, out)
+    },
     exportResults: (out, opts) => results.export(out, opts),
     resolve: (tasks, defaults) => batches.resolve(tasks, defaults),
     keyRefusals: (scope) => keyRefusals(parts, scope),
@@ -261,6 +287,8 @@ export function createEngine(options: EngineOptions): Engine {
         if (!parts.writes.health?.fail(err)) throw err
       }
       parts.writes.health?.close()
+      // The rows of this run go to the team's stream before its connection closes.
+      await teamLedger?.close()
       await ledger.close()
       if (!options.db) db.close()
       await options.team?.close()

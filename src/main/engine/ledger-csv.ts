@@ -61,6 +61,23 @@ export const SUMMARY_COLUMNS: readonly CsvColumn<TypeRollup>[] = [
   { header: 'replayed', value: (r) => r.replayed },
 ]
 
+/** A row of the team ledger (team-ledger/entries.ts): the machine and database it came from. */
+type TeamCsvRow = LedgerRow & { machine: string; source: string }
+
+/** The team ledger's events export: the machine and source, then the local columns. */
+export const TEAM_EVENT_COLUMNS: readonly CsvColumn<TeamCsvRow>[] = [
+  { header: 'machine', value: (r) => r.machine },
+  // machine/database id: `id` is the row's id in that database.
+  { header: 'source', value: (r) => r.source },
+  ...EVENT_COLUMNS,
+]
+
+/** The team ledger's summary export: one line per task type and machine. */
+export const TEAM_SUMMARY_COLUMNS: readonly CsvColumn<TypeRollup & { machine: string }>[] = [
+  { header: 'machine', value: (r) => r.machine },
+  ...SUMMARY_COLUMNS,
+]
+
 // Micro-dollars as microsToUsdString writes them (integer arithmetic, no float); NULL is an empty
 // cell, and anything but an integer makes the whole record NULL.
 const usdSql = (x: string) => `CASE WHEN typeof(${x}) = 'integer' THEN

@@ -48,7 +48,7 @@ export const SUM_COLUMNS = [
 ] as const
 
 /** A folded 'executed' or 'duplicate' row, as execution-level counting needs it. */
-interface PriorRow {
+export interface PriorRow {
   epoch: number | null
   ts: number
   batchId: string | null
@@ -58,7 +58,7 @@ interface PriorRow {
 }
 
 /** A row of the page being folded, with its execution's identity. */
-interface RunRow extends PriorRow {
+export interface RunRow extends PriorRow {
   /** The fingerprint's row id (ledger_rows.fp_id). */
   fp: number
   taskId: number | null
@@ -138,9 +138,9 @@ const PAGE_ROWS = 20_000
 // Beyond this many rows not folded in, a read first tries to fold them (if the lock is free).
 const READ_FOLD_ROWS = 20_000
 
-const EXECUTED = SUM_COLUMNS.indexOf('executed')
-const DUPLICATES = SUM_COLUMNS.indexOf('duplicates')
-const WASTED = SUM_COLUMNS.indexOf('wasted_micros')
+export const EXECUTED = SUM_COLUMNS.indexOf('executed')
+export const DUPLICATES = SUM_COLUMNS.indexOf('duplicates')
+export const WASTED = SUM_COLUMNS.indexOf('wasted_micros')
 
 /** Where a change lands: a time bucket of one span, or a batch; and the task type. */
 export type RollupKey =
@@ -303,11 +303,11 @@ function addInto(into: number[], from: readonly number[]): void {
 const keyOf = (parts: readonly (string | number | null)[]) => parts.join('\u0000')
 
 /** The task a row belongs to: its epochs together, unless it has no task id. */
-const taskKey = (r: RunRow) =>
+export const taskKey = (r: RunRow) =>
   keyOf([r.fp, r.taskId, r.taskId === null ? r.epoch : null, r.taskType])
 
 /** Each task on the page, with its rows folded before it. */
-function priorRuns(
+export function priorRuns(
   rows: readonly RunRow[],
   query: (runsJson: string) => (PriorRow & { run: number })[],
 ): Map<string, PriorRow[]> {
@@ -351,7 +351,7 @@ function countExecutions(
  * The execution-level change one 'executed' or 'duplicate' row makes, given its task's earlier
  * rows: what the task counts for with the row, less what it counted for without it.
  */
-function countExecution(
+export function countExecution(
   row: PriorRow,
   prior: readonly PriorRow[],
   place: (ts: number) => number[],

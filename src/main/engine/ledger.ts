@@ -397,7 +397,8 @@ export class Ledger {
   }
 }
 
-function byCost(sums: readonly RawSums[]): TypeRollup[] {
+/** Rollups per task type from their sums, most expensive first (the team ledger's too). */
+export function byCost(sums: readonly RawSums[]): TypeRollup[] {
   return sums
     .map((r) => ({ taskType: r.taskType, ...toTotals(r, r) }))
     .sort(
@@ -407,7 +408,8 @@ function byCost(sums: readonly RawSums[]): TypeRollup[] {
     )
 }
 
-function totalOf(sums: readonly RawSums[]): LedgerTotals {
+/** The totals of sums per task type. */
+export function totalOf(sums: readonly RawSums[]): LedgerTotals {
   const all = sumAll(sums)
   return toTotals(all, all)
 }

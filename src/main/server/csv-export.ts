@@ -32,9 +32,9 @@ export async function answerExport(
 ): Promise<void> {
   const parsed = parseCommand('ledger:export', exportQuery(url))
   if (!parsed.ok) return sendReply(res, parsed)
-  const { kind } = parsed.value
-  await streamDownload(res, 'text/csv', exportFileName(kind), (out) =>
-    exportCsv(kind, out, exportFilterOf(parsed.value)),
+  const { kind, scope } = parsed.value
+  await streamDownload(res, 'text/csv', exportFileName(kind, new Date(), scope), (out) =>
+    exportCsv(kind, out, exportFilterOf(parsed.value), scope),
   )
 }
 

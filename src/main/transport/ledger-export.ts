@@ -10,19 +10,27 @@ export type ExportKind = CommandParsed<'ledger:export'>['kind']
 /** Which ledger rows an export covers: the contract's filter. */
 export type ExportFilter = LedgerFilter
 
+/** Whose ledger: this machine's, or the team store's. */
+export type ExportScope = NonNullable<CommandParsed<'ledger:export'>['scope']>
+
 /** The engine's streaming CSV export: writes header + rows to `out`, resolves with the row count. */
 export type ExportCsv = (
   kind: ExportKind,
   out: NodeJS.WritableStream,
   filter: ExportFilter,
+  scope?: ExportScope,
 ) => Promise<{ rows: number }>
 
-/** `pacer-events-20250131.csv`: the local date, as the operator's calendar shows it. */
-export function exportFileName(kind: ExportKind, now: Date = new Date()): string {
+/** `pacer-events-20250131.csv` (`pacer-team-events-…` for the team's): the local date. */
+export function exportFileName(
+  kind: ExportKind,
+  now: Date = new Date(),
+  scope: ExportScope = 'machine',
+): string {
   const y = now.getFullYear()
   const m = String(now.getMonth() + 1).padStart(2, '0')
   const d = String(now.getDate()).padStart(2, '0')
-  return `pacer-${kind}-${y}${m}${d}.csv`
+  return `pacer-${scope === 'team' ? 'team-' : ''}${kind}-${y}${m}${d}.csv`
 }
 
 /** The filter half of a validated `ledger:export` input. */

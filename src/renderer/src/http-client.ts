@@ -114,7 +114,10 @@ export function createHttpPacer(options: HttpClientOptions): HttpPacer {
     if (parsed.value.since !== undefined) query.set('since', String(parsed.value.since))
     if (parsed.value.until !== undefined) query.set('until', String(parsed.value.until))
     if (parsed.value.batchId !== undefined) query.set('batchId', parsed.value.batchId)
-    return fetchDownload(HTTP_ROUTES.export, query, `pacer-${parsed.value.kind}.csv`)
+    const team = parsed.value.scope === 'team'
+    if (team) query.set('scope', 'team')
+    const name = `pacer-${team ? 'team-' : ''}${parsed.value.kind}.csv`
+    return fetchDownload(HTTP_ROUTES.export, query, name)
   }
 
   const exportResults = async (input: unknown): Promise<Reply<unknown>> => {

@@ -3,8 +3,8 @@ import type { PartitionView } from './scheduler'
 import { AimdParamsPatch } from './scheduler'
 import type { SettingsView } from './settings'
 import { ProviderId, SettingsPatch } from './settings'
-import type { CostPoint, ForecastView, TypeRollupView } from './spend'
-import { LedgerFilter } from './spend'
+import type { CostPoint, ForecastView, TeamLedgerView, TypeRollupView } from './spend'
+import { LedgerFilter, LedgerScope } from './spend'
 import type { TaskDetailView } from './results'
 import { ResultsFormat } from './results'
 import type { BatchSummary, LineError, TaskRow } from './tasks'
@@ -94,8 +94,12 @@ export const commandSchemas = {
   'ledger:over-time': LedgerFilter.extend({ bucketMs: z.number().int().min(1000) }),
   'ledger:export': z.strictObject({
     kind: z.enum(['events', 'summary']),
+    /** 'team': the team store's ledger, whole (no filter), with a machine column. */
+    scope: LedgerScope.optional(),
     ...LedgerFilter.shape,
   }),
+  /** The team's ledger (team mode): every machine's spend per task type. */
+  'ledger:team': z.strictObject({}),
   'settings:get': z.strictObject({}),
   'settings:set': SettingsPatch,
   'secrets:set': z.strictObject({
@@ -136,6 +140,7 @@ export interface CommandResults {
   'ledger:over-time': CostPoint[]
   /** Over IPC: the file written (save dialog). Over HTTP: answered by a download instead. */
   'ledger:export': { path: string | null; rows: number }
+  'ledger:team': TeamLedgerView
   'settings:get': SettingsView
   'settings:set': SettingsView
   'secrets:set': SettingsView

@@ -65,6 +65,28 @@ export interface TypeRollupView {
   replayed: number
 }
 
+/** Spend of one task type on one machine of the team. */
+export type MachineRollupView = TypeRollupView & { machine: string }
+
+/** The team's ledger as the team store holds it: every machine's rows, each once. */
+export interface TeamLedgerView {
+  /** The team store, without its password (redis://host:port/db). */
+  store: string
+  byType: TypeRollupView[]
+  /** Per task type (in byType's order) and machine (by name). */
+  byMachine: MachineRollupView[]
+  totals: TypeRollupView
+  machines: string[]
+  /** Ledger rows in the team store. */
+  rows: number
+  /** This machine's rows not in the team store yet (Redis unreachable); null: not appending. */
+  waiting: number | null
+}
+
+/** Which ledger a read or an export covers: this machine's database, or the team's store. */
+export const LedgerScope = z.enum(['machine', 'team'])
+export type LedgerScope = z.infer<typeof LedgerScope>
+
 /** One bucket of spend over time; `ts` is the bucket start, aligned to multiples of bucketMs. */
 export interface CostPoint {
   ts: number

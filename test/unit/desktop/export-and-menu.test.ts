@@ -75,6 +75,21 @@ describe('createDesktopHandlers: ledger:export', () => {
     expect(engine.exports).toEqual([{ kind: 'summary', filter: { batchId: 'b1' } }])
   })
 
+  it("the team's ledger: a file name of its own, and the scope handed to the export", async () => {
+    const choose = vi.fn(async () => join(dir, 'team.csv'))
+    const write = vi.fn(async () => ({ rows: 7 }))
+    const handlers = createDesktopHandlers(createFakeEngine().handlers, {
+      chooseExportPath: choose,
+      exportCsvToFile: write,
+      exportResultsToFile: vi.fn(),
+      now: () => new Date(2025, 0, 31, 12),
+    })
+    const result = await handlers['ledger:export']({ kind: 'events', scope: 'team' })
+    expect(result).toEqual({ path: join(dir, 'team.csv'), rows: 7 })
+    expect(choose).toHaveBeenCalledWith('pacer-team-events-20250131.csv', 'events')
+    expect(write).toHaveBeenCalledWith('events', {}, join(dir, 'team.csv'), 'team')
+  })
+
   it('writes nothing when the operator cancels the dialog', async () => {
     const engine = createFakeEngine()
     const write = vi.fn()

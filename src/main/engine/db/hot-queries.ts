@@ -14,6 +14,7 @@ import { FAILURE_SQL } from '../queue-failures'
 import { TASK_PAGE_FILTERS, TASK_SQL, taskPageSql } from '../queue-tasks'
 import { RESULTS_SQL } from '../results-sql'
 import { TASK_LOG_SQL } from '../task-log'
+import { ENTRY_PAGE_SQL } from '../team-ledger/entries'
 
 const named = (prefix: string, sqls: Readonly<Record<string, string>>) =>
   Object.fromEntries(Object.entries(sqls).map(([name, sql]) => [`${prefix}.${name}`, sql]))
@@ -43,6 +44,9 @@ export const HOT_QUERIES: Readonly<Record<string, string>> = {
   'results.taskLedger': RESULTS_SQL.taskLedger,
   // The rollups' upkeep as rows are appended, and `pacer run`'s closing totals of its batch.
   ...named('rollups', FOLD_SQL),
+  // Team mode: the appender's page of rows after its cursor (the earlier rows of their tasks are
+  // rollups.prior's statement).
+  'teamLedger.page': ENTRY_PAGE_SQL,
   'run.batchTotals': rollupPlan({ batchId: 'b' }).queries[0]!.sql,
   // Every effect of an execution: its intent, its answer, a rerun's read, the drop at completion.
   ...named('journal', JOURNAL_SQL),

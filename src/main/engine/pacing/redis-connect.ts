@@ -6,6 +6,7 @@ import type { StoreAddress } from '../store-url'
 import { maskUrl } from '../store-url'
 import { RedisPacingStore, type RedisLink } from './store-redis'
 import { RedisClaimStore } from '../claims-redis'
+import { RedisLedgerStream } from '../team-ledger/stream'
 
 /** The team store is unreachable (or gone, or back): what the run and the console show. */
 export interface TeamStoreStatus {
@@ -19,6 +20,10 @@ export interface TeamStore {
   readonly pacing: RedisPacingStore
   /** The team's claims: each distinct task executed once across every machine on the server. */
   readonly claims: RedisClaimStore
+  /** The team ledger's stream: every machine's rows (team-ledger/). */
+  readonly ledger: RedisLedgerStream
+  /** Tells the status listeners something of the store's that is not the connection's. */
+  report(status: TeamStoreStatus): void
   /** null while connected. */
   readonly down: TeamStoreStatus | null
   onStatus(listener: (status: TeamStoreStatus) => void): () => void
@@ -123,10 +128,15 @@ export async function connectTeamStore(
       `team store ${where} unreachable: ${causeOf(err as Error, address.password)}`,
     )
   }
+  const ledger = new RedisLedgerStream(client as unknown as RedisLink, options.prefix)
   return {
     address,
     pacing,
     claims,
+    ledger,
+    report(status) {
+      for (const l of listeners) l(status)
+    },
     get down() {
       return down
     },

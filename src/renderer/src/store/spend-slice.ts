@@ -2,7 +2,9 @@ import type {
   CommandError,
   CommandResults,
   CostPoint,
+  LedgerScope,
   Reply,
+  TeamLedgerView,
   TypeRollupView,
 } from '../../../shared/contract'
 import { call } from './api'
@@ -47,8 +49,13 @@ export interface SpendSlice {
   spendStale: boolean
   /** All-time totals, kept live from ledger events, for the header. */
   ledgerTotals: TypeRollupView | null
+  /** This machine's ledger, or the team store's (team mode only). */
+  spendScope: LedgerScope
+  /** The team's ledger, when spendScope is 'team'. */
+  teamLedger: TeamLedgerView | null
 
   setSpendRange(range: SpendRangeId): void
+  setSpendScope(scope: LedgerScope): void
   refreshSpend(): Promise<void>
   setLedgerTotals(totals: TypeRollupView): void
   markSpendStale(): void
@@ -66,14 +73,33 @@ export const createSpendSlice: SliceCreator<SpendSlice> = (set, get) => {
     spendLoading: false,
     spendStale: true,
     ledgerTotals: null,
+    spendScope: 'machine',
+    teamLedger: null,
 
     setSpendRange: (spendRange) => {
       set({ spendRange })
       void get().refreshSpend()
     },
 
+    setSpendScope: (spendScope) => {
+      set({ spendScope, spendError: null })
+      void get().refreshSpend()
+    },
+
     refreshSpend: async () => {
       const id = ++seq
+      if (get().spendScope === 'team') {
+        // The whole team ledger, read from the team store (no time range: it is exported whole).
+        set({ spendLoading: true, spendStale: false })
+        const team = await call((api) => api.teamLedger({}))
+        if (id !== seq) return
+        set({
+          spendLoading: false,
+          spendError: team.ok ? null : team.error,
+          ...(team.ok ? { teamLedger: team.value } : {}),
+        })
+        return
+      }
       const rangeId = get().spendRange
       const range = SPEND_RANGES.find((r) => r.id === rangeId) ?? SPEND_RANGES[1]!
       const since = sinceFor(rangeId, Date.now())
@@ -102,6 +128,9 @@ export const createSpendSlice: SliceCreator<SpendSlice> = (set, get) => {
     },
 
     exportLedger: (kind) => {
+      if (get().spendScope === 'team') {
+        return call((api) => api.exportLedger({ kind, scope: 'team' }))
+      }
       const since = get().spendSince
       return call((api) => api.exportLedger({ kind, ...(since === undefined ? {} : { since }) }))
     },

@@ -66,6 +66,8 @@ describe('openDatabase', () => {
       'ledger_rollup',
       'ledger_rollup_state',
       'ledger_rows',
+      // Migration 12: the database's id as a source of the team ledger.
+      'ledger_source',
       'migrations',
       'names',
       'pacing_partitions',

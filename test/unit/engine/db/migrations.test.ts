@@ -624,3 +624,43 @@ describe('migration 11: the agent module of a batch', () => {
     }
   })
 })
+
+describe("migration 12: the ledger's source id", () => {
+  it('keeps every ledger row and gives the database one stable id, distinct per database', () => {
+    const path = file()
+    const before = MIGRATIONS.findIndex((m) => m.version === 12)
+    const old = openDatabase(path, { migrations: MIGRATIONS.slice(0, before) })
+    const ledger = new Ledger({ db: old, prices: new Prices() })
+    ledger.record({
+      ts: 5,
+      taskId: null,
+      batchId: null,
+      fp: 'fp',
+      worker: 'w',
+      taskType: 't',
+      provider: 'sim',
+      model: 'sim-small',
+      step: 1,
+      usage: { inputTokens: 3, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 1 },
+      outcome: 'executed',
+      latencyMs: 1,
+      status: 200,
+      epoch: 1,
+    })
+    void ledger.close()
+    old.close()
+
+    const db = openDatabase(path)
+    const other = openDatabase(file())
+    try {
+      const id = db.prepare('SELECT id FROM ledger_source').pluck().get() as string
+      expect(id).toMatch(/^[0-9a-f]{16}$/)
+      expect(other.prepare('SELECT id FROM ledger_source').pluck().get()).not.toBe(id)
+      expect(db.prepare('SELECT COUNT(*) FROM ledger').pluck().get()).toBe(1)
+      expect(() => db.prepare("INSERT INTO ledger_source VALUES (2, 'x')").run()).toThrow(/CHECK/)
+    } finally {
+      db.close()
+      other.close()
+    }
+  })
+})

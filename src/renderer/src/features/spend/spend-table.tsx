@@ -3,19 +3,27 @@ import { formatUsd } from '../../../../shared/money'
 import { formatInt, formatRollupCost, formatTokens } from '../../lib/format'
 import { formatRowMoney } from './spend-money'
 
+type Row = TypeRollupView & { machine?: string }
+
+/** Spend per task type; `withMachine`: per task type and machine (the team's ledger). */
 export function SpendTable({
   byType,
   totals,
+  withMachine = false,
+  testId = 'spend-table',
 }: {
-  byType: TypeRollupView[]
+  byType: Row[]
   totals: TypeRollupView
+  withMachine?: boolean
+  testId?: string
 }) {
   return (
     <div className="table-scroll">
-      <table className="data-table spend-table" data-testid="spend-table">
+      <table className="data-table spend-table" data-testid={testId}>
         <thead>
           <tr>
             <th>Task type</th>
+            {withMachine ? <th>Machine</th> : null}
             <th className="num">Runs</th>
             <th className="num">Executed</th>
             <th className="num">Reused</th>
@@ -49,22 +57,38 @@ export function SpendTable({
         </thead>
         <tbody>
           {byType.map((row) => (
-            <SpendRow key={row.taskType} row={row} testId="spend-row" />
+            <SpendRow
+              key={`${row.taskType}\u0000${row.machine ?? ''}`}
+              row={row}
+              withMachine={withMachine}
+              testId="spend-row"
+            />
           ))}
         </tbody>
         <tfoot>
-          <SpendRow row={totals} label="Total" testId="spend-totals" />
+          <SpendRow row={totals} label="Total" withMachine={withMachine} testId="spend-totals" />
         </tfoot>
       </table>
     </div>
   )
 }
 
-function SpendRow({ row, label, testId }: { row: TypeRollupView; label?: string; testId: string }) {
+function SpendRow({
+  row,
+  label,
+  withMachine,
+  testId,
+}: {
+  row: Row
+  label?: string
+  withMachine: boolean
+  testId: string
+}) {
   return (
     <tr
       data-testid={testId}
       data-task-type={label ? undefined : row.taskType}
+      data-machine={row.machine}
       data-runs={row.runs}
       data-executed={row.executed}
       data-reused={row.reused}
@@ -82,6 +106,7 @@ function SpendRow({ row, label, testId }: { row: TypeRollupView; label?: string;
       data-cache-write-extra-micros={row.cacheWriteExtraMicros}
     >
       <td>{label ?? row.taskType}</td>
+      {withMachine ? <td>{label ? '' : (row.machine ?? '')}</td> : null}
       <td className="num">{formatInt(row.runs)}</td>
       <td className="num">{formatInt(row.executed)}</td>
       <td className="num">{formatInt(row.reused)}</td>

@@ -2,45 +2,58 @@ import { useState } from 'react'
 import type { CommandError } from '../../../../shared/contract'
 import { EmptyState } from '../../components/empty-state'
 import { InlineError } from '../../components/inline-error'
+import { Segmented } from '../../components/segmented'
 import { formatInt } from '../../lib/format'
 import { useStore } from '../../store'
 import { SPEND_RANGES } from '../../store/spend-slice'
 import { CostChart } from './cost-chart'
 import { SpendTable } from './spend-table'
+import { TeamSpend } from './team-spend'
 
 export function SpendView() {
-  const rollup = useStore((s) => s.rollup)
-  const points = useStore((s) => s.costOverTime)
-  const since = useStore((s) => s.spendSince)
-  const rangeId = useStore((s) => s.spendRange)
-  const setRange = useStore((s) => s.setSpendRange)
   const error = useStore((s) => s.spendError)
   const loading = useStore((s) => s.spendLoading)
-  const range = SPEND_RANGES.find((r) => r.id === rangeId) ?? SPEND_RANGES[1]!
+  const teamStore = useStore((s) => s.settings?.teamStore.active ?? null)
+  const scope = useStore((s) => (teamStore ? s.spendScope : 'machine'))
+  const team = useStore((s) => s.teamLedger)
+  const refresh = useStore((s) => s.refreshSpend)
 
   return (
     <div className="view spend-view">
       <div className="toolbar">
-        <div className="segmented" role="group" aria-label="Time range" data-testid="spend-range">
-          {SPEND_RANGES.map((r) => (
-            <button
-              key={r.id}
-              type="button"
-              className={r.id === rangeId ? 'active' : ''}
-              aria-pressed={r.id === rangeId}
-              onClick={() => setRange(r.id)}
-              data-testid={`range-${r.id}`}
-            >
-              {r.label}
-            </button>
-          ))}
-        </div>
+        {teamStore ? <ScopeToggle /> : null}
+        {scope === 'team' ? (
+          <button
+            type="button"
+            className="button"
+            onClick={() => void refresh()}
+            data-testid="team-refresh"
+          >
+            Refresh
+          </button>
+        ) : (
+          <RangeButtons />
+        )}
         {loading ? <span className="hint">Refreshing…</span> : null}
         <span className="spacer" />
         <ExportButtons />
       </div>
       <InlineError error={error} testId="spend-error" />
 
+      {scope === 'team' ? team ? <TeamSpend team={team} /> : null : <MachineSpend />}
+    </div>
+  )
+}
+
+/** This machine's ledger over the chosen range: per task type, and cost over time. */
+function MachineSpend() {
+  const rollup = useStore((s) => s.rollup)
+  const points = useStore((s) => s.costOverTime)
+  const since = useStore((s) => s.spendSince)
+  const rangeId = useStore((s) => s.spendRange)
+  const range = SPEND_RANGES.find((r) => r.id === rangeId) ?? SPEND_RANGES[1]!
+  return (
+    <>
       {rollup && rollup.totals.runs === 0 && rollup.byType.length === 0 ? (
         <EmptyState title="No spend in this range" testId="spend-empty">
           <p>
@@ -72,7 +85,43 @@ export function SpendView() {
           </section>
         </>
       ) : null}
-    </div>
+    </>
+  )
+}
+
+function RangeButtons() {
+  const rangeId = useStore((s) => s.spendRange)
+  const setRange = useStore((s) => s.setSpendRange)
+  return (
+    <Segmented
+      options={SPEND_RANGES}
+      value={rangeId}
+      onChange={setRange}
+      label="Time range"
+      testId="spend-range"
+      optionTestId={(id) => `range-${id}`}
+    />
+  )
+}
+
+const SCOPES = [
+  { id: 'machine', label: 'This machine' },
+  { id: 'team', label: 'Team' },
+] as const
+
+/** This machine's ledger, or the team store's: shown when a team store is active. */
+function ScopeToggle() {
+  const scope = useStore((s) => s.spendScope)
+  const setScope = useStore((s) => s.setSpendScope)
+  return (
+    <Segmented
+      options={SCOPES}
+      value={scope}
+      onChange={setScope}
+      label="Whose ledger"
+      testId="spend-scope"
+      optionTestId={(id) => `scope-${id}`}
+    />
   )
 }
 

@@ -1,0 +1,80 @@
+// The team ledger as the engine wires it: an engine in team mode appends its rows (and the last
+// ones at shutdown, before its connection closes), `ledger:team` reads the team's, and an engine
+// without a team store says so instead of showing this machine's ledger as the team's.
+import { randomBytes } from 'node:crypto'
+import { join } from 'node:path'
+import { PassThrough } from 'node:stream'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createEngine } from '../../../../src/main/engine/engine'
+import { connectTeamStore } from '../../../../src/main/engine/pacing/redis-connect'
+import { parseStoreUrl } from '../../../../src/main/engine/store-url'
+import { tempDir } from '../../../helpers/cli'
+import { startRedis, type RedisServer } from '../../../helpers/redis'
+import { recordRows } from '../../../helpers/team-ledger'
+import { until } from '../../../helpers/until'
+
+let redis: RedisServer
+beforeAll(async () => {
+  redis = await startRedis()
+})
+afterAll(async () => {
+  await redis.close()
+})
+
+const connect = (prefix: string) => connectTeamStore(parseStoreUrl(redis.url, 'test'), { prefix })
+
+describe('the engine in team mode', () => {
+  it('appends its rows, the last ones at shutdown; ledger:team shows them with the machine', async () => {
+    const prefix = `t${randomBytes(4).toString('hex')}:`
+    const before = process.env.PACER_MACHINE
+    process.env.PACER_MACHINE = 'desk-7'
+    try {
+      const engine = createEngine({
+        dbPath: join(tempDir('pacer-team-engine-'), 'p.db'),
+        team: await connect(prefix),
+      })
+      recordRows(engine.db, 120, 3)
+      const view = await until(async () => {
+        const v = await engine.handlers['ledger:team']({})
+        return v.rows === 120 ? v : undefined
+      })
+      expect(view.machines).toEqual(['desk-7'])
+      expect(view.waiting).toBe(0)
+      expect(view.totals.runs).toBe((await engine.handlers['ledger:rollup']({})).totals.runs)
+      // Rows written just before the end go out with the shutdown.
+      recordRows(engine.db, 30, 4)
+      await engine.shutdown({ graceMs: 0 })
+      const reader = await connect(prefix)
+      expect(await reader.ledger.length()).toBe(150)
+      await reader.close()
+    } finally {
+      if (before === undefined) delete process.env.PACER_MACHINE
+      else process.env.PACER_MACHINE = before
+    }
+  })
+
+  it('without a team store, the team ledger is refused by name; with one, an export takes no filter', async () => {
+    const alone = createEngine({ dbPath: join(tempDir('pacer-team-engine-'), 'p.db') })
+    try {
+      await expect(alone.handlers['ledger:team']({})).rejects.toMatchObject({
+        code: 'no_team_store',
+      })
+      await expect(alone.exportCsv('events', new PassThrough(), {}, 'team')).rejects.toMatchObject({
+        code: 'no_team_store',
+      })
+    } finally {
+      await alone.shutdown({ graceMs: 0 })
+    }
+    const teamed = createEngine({
+      dbPath: join(tempDir('pacer-team-engine-'), 'p.db'),
+      team: await connect(`t${randomBytes(4).toString('hex')}:`),
+    })
+    try {
+      await expect(
+        teamed.exportCsv('events', new PassThrough(), { since: 5 }, 'team'),
+      ).rejects.toMatchObject({ code: 'invalid_input', field: 'scope' })
+    } finally {
+      await teamed.shutdown({ graceMs: 0 })
+    }
+  })
+})
