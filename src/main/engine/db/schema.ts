@@ -261,4 +261,11 @@ export const MIGRATIONS: readonly Migration[] = [
     // JSON (agents/registry.ts BatchAgents); null: every task runs the built-in loop.
     sql: 'ALTER TABLE batches ADD COLUMN agents TEXT;',
   },
+  {
+    version: 14,
+    name: "pacing: each partition's header-announced rate budget shared by every process",
+    // JSON (pacing/shared-budget.ts SharedBudget): the announced buckets and what was admitted
+    // against them. null: nothing announced or spent yet. Kept across sessions: it is the provider's.
+    sql: 'ALTER TABLE pacing_partitions ADD COLUMN budget TEXT;',
+  },
 ]

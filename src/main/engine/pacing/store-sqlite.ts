@@ -14,6 +14,8 @@ import type {
   WorkerLease,
 } from './store'
 import { Doorbell, applyChange, checkStoreMs, fairShare, newRecord } from './store'
+import type { BudgetCost, BudgetTicket, SharedBudget } from './shared-budget'
+import { budgetWaitMs, chargeBudget, parseBudget, settleBudget } from './shared-budget'
 
 export interface SqlitePacingStoreOptions {
   /** An open Pacer database (db/index.ts openDatabase): WAL, busy_timeout, schema v3+. */
@@ -25,6 +27,12 @@ export interface SqlitePacingStoreOptions {
   /** @default 50 */
   pollMaxMs?: number
 }
+
+/** The shared announced budget's statements: read and written on every costed admission. */
+export const BUDGET_SQL = {
+  get: 'SELECT budget FROM pacing_partitions WHERE partition = ?',
+  set: 'UPDATE pacing_partitions SET budget = @budget WHERE partition = @partition',
+} as const
 
 interface PartitionRow {
   partition: string
@@ -46,6 +54,7 @@ interface CheckRow {
   othersWaiting: number
   waitingWorkers: number
   mine: number
+  budget: string | null
 }
 
 type ViewRow = PartitionRow & Omit<PacingView, 'record'>
@@ -76,6 +85,11 @@ export class SqlitePacingStore implements PacingStore {
   readonly #drop: Database.Statement<[string]>
   readonly #lease: Database.Statement<[Args]>
   readonly #views: Database.Statement<[Args], ViewRow>
+  readonly #budgetOf: Database.Statement<[string], { budget: string | null }>
+  readonly #writeBudget: Database.Statement<[Args]>
+  // The budget text this process last read or wrote, parsed: the next admission reuses it.
+  readonly #budgets = new Map<string, { text: string | null; budget: SharedBudget }>()
+  readonly #charge: (a: ChargeArgs) => BudgetTicket | 'budget' | 'slots'
   readonly #join: (partition: string, worker: string, init: SessionInit, now: number) => Joined
   readonly #release: (partition: string, worker: string, r: ReleaseRequest) => Released
   readonly #update: (partition: string, decide: UpdateDecide) => Updated | undefined
@@ -92,7 +106,7 @@ export class SqlitePacingStore implements PacingStore {
     // even if its lease ran out unnoticed; the others' only under a live lease.
     const other = 'w.worker <> @worker AND w.lease_until >= @now'
     this.#check = db.prepare(
-      `SELECT p.version, p.concurrency, p.paused_until AS pausedUntil,
+      `SELECT p.version, p.concurrency, p.paused_until AS pausedUntil, p.budget,
          COALESCE(SUM(CASE WHEN w.worker = @worker OR w.lease_until >= @now THEN w.slots END), 0)
            AS inflight,
          COALESCE(SUM(CASE WHEN ${other} THEN w.waiting END), 0) AS othersWaiting,
@@ -141,6 +155,8 @@ export class SqlitePacingStore implements PacingStore {
       `SELECT COUNT(*) AS n FROM pacing_workers WHERE partition = @partition AND lease_until >= @now`,
     )
     this.#drop = db.prepare('DELETE FROM pacing_workers WHERE partition = ?')
+    this.#budgetOf = db.prepare(BUDGET_SQL.get)
+    this.#writeBudget = db.prepare(BUDGET_SQL.set)
     this.#lease = db.prepare(
       `INSERT INTO pacing_workers(partition, worker, slots, waiting, lease_until)
        VALUES (@partition, @worker, COALESCE(@slots, 0), COALESCE(@waiting, 0), @leaseUntil)
@@ -175,18 +191,40 @@ export class SqlitePacingStore implements PacingStore {
       this.#lease.run({ partition, worker, slots: null, waiting: null, leaseUntil: now + leaseMs })
       return { record, created }
     })
+    // The costed take: the budget is read again under the write lock, so the check, the take and
+    // the charge are one step for every process on the file.
+    this.#charge = inTransaction(db, ({ partition, worker, now, waiting, cost }: ChargeArgs) => {
+      const budget = this.#budget(partition, this.#budgetOf.get(partition)?.budget ?? null)
+      if (budgetWaitMs(budget, now, cost) > 0) return 'budget'
+      const args = { partition, worker, now, waiting, leaseUntil: now + this.leaseMs }
+      if (this.#take.run(args).changes !== 1) return 'slots'
+      const { next, ticket } = chargeBudget(budget, now, cost)
+      this.#storeBudget(partition, next)
+      return ticket
+    })
     this.#release = inTransaction(db, (partition, worker, request) => {
       const { now, waiting, outcome, decide, handoff } = request
       const checked = this.#checked(partition, worker, now)
       const change = decide ? decide(checked.record, checked.inflight) : null
       const record = change ? this.#put(applyChange(checked.record, change), now) : checked.record
+      const settled = request.budget
+        ? settleBudget(this.#budget(partition, checked.budget), request.budget, now)
+        : null
+      let budget = settled ?? this.#budget(partition, checked.budget)
       // The handoff is admit's check on the counts after the free: the write lock is held, so
       // nobody can move them in between, and freeing and taking again is one row update.
-      const handedOff =
+      const cost = request.handoffCost
+      let handedOff =
         handoff === true &&
         checked.inflight - 1 < record.concurrency &&
         record.pausedUntil <= now &&
         checked.mine - 1 < fairShare(record.concurrency, checked.waitingWorkers)
+      let ticket: BudgetTicket | undefined
+      if (handedOff && cost) {
+        handedOff = budgetWaitMs(budget, now, cost) === 0
+        if (handedOff) ({ next: budget, ticket } = chargeBudget(budget, now, cost))
+      }
+      if (settled || ticket) this.#storeBudget(partition, budget)
       this.#free.run({
         partition,
         worker,
@@ -198,7 +236,7 @@ export class SqlitePacingStore implements PacingStore {
         errors: outcome === 'error' ? 1 : 0,
       })
       const inflight = Math.max(0, checked.inflight - (handedOff ? 0 : 1))
-      return { record, inflight, changed: change !== null, handedOff }
+      return { record, inflight, changed: change !== null, handedOff, ...(ticket && { ticket }) }
     })
     this.#update = inTransaction(db, (partition, decide) => {
       const row = this.#row.get(partition)
@@ -221,7 +259,13 @@ export class SqlitePacingStore implements PacingStore {
     return joined
   }
 
-  admit(partition: string, worker: string, now: number, waiting: number): Admission {
+  admit(
+    partition: string,
+    worker: string,
+    now: number,
+    waiting: number,
+    cost?: BudgetCost,
+  ): Admission {
     const checked = this.#checked(partition, worker, now)
     const { record, inflight, othersWaiting } = checked
     // A read first: a refusal takes no write lock, so blocked workers polling cost the others
@@ -233,11 +277,28 @@ export class SqlitePacingStore implements PacingStore {
     ) {
       return { admitted: false, record, inflight, othersWaiting }
     }
+    if (cost) {
+      const wait = budgetWaitMs(this.#budget(partition, checked.budget), now, cost)
+      const taken = wait > 0 ? 'budget' : this.#charge({ partition, worker, now, waiting, cost })
+      if (typeof taken === 'object') {
+        return { admitted: true, record, inflight: inflight + 1, othersWaiting, ticket: taken }
+      }
+      if (taken === 'budget') {
+        const again = this.#budget(partition, this.#budgetOf.get(partition)?.budget ?? null)
+        const budgetWait = Math.max(1, budgetWaitMs(again, now, cost))
+        return { admitted: false, record, inflight, othersWaiting, budgetWaitMs: budgetWait }
+      }
+      return this.#refused(partition, worker, now)
+    }
     const args = { partition, worker, now, waiting, leaseUntil: now + this.leaseMs }
     if (this.#take.run(args).changes === 1) {
       return { admitted: true, record, inflight: inflight + 1, othersWaiting }
     }
-    // Another process took the last slot (or cut the limit) between the read and the write.
+    return this.#refused(partition, worker, now)
+  }
+
+  /** Another process took the last slot (or cut the limit) between the read and the write. */
+  #refused(partition: string, worker: string, now: number): Admission {
     const again = this.#checked(partition, worker, now)
     return {
       admitted: false,
@@ -270,6 +331,29 @@ export class SqlitePacingStore implements PacingStore {
   record(partition: string): PacingRecord | undefined {
     const row = this.#row.get(partition)
     return row ? this.#parse(row) : undefined
+  }
+
+  budget(partition: string): SharedBudget {
+    return this.#budget(partition, this.#budgetOf.get(partition)?.budget ?? null)
+  }
+
+  /** The budget a text holds, parsed once per text. */
+  #budget(partition: string, text: string | null): SharedBudget {
+    const known = this.#budgets.get(partition)
+    if (known && known.text === text) return known.budget
+    const budget = parseBudget(text)
+    this.#budgets.set(partition, { text, budget })
+    return budget
+  }
+
+  /**
+   * Inside a transaction. A rolled-back write leaves its text in the cache, but the text is the
+   * key: the row's own text, read again, never matches it by mistake.
+   */
+  #storeBudget(partition: string, budget: SharedBudget): void {
+    const text = JSON.stringify(budget)
+    this.#writeBudget.run({ partition, budget: text })
+    this.#budgets.set(partition, { text, budget })
   }
 
   heartbeat(worker: string, leases: readonly WorkerLease[], now: number): void {
@@ -357,6 +441,13 @@ export class SqlitePacingStore implements PacingStore {
 }
 
 type Joined = { record: PacingRecord; created: boolean }
+type ChargeArgs = {
+  partition: string
+  worker: string
+  now: number
+  waiting: number
+  cost: BudgetCost
+}
 type UpdateDecide = { now: number; fn: (record: PacingRecord) => RecordChange | null }
 type Updated = { record: PacingRecord; changed: boolean }
 
