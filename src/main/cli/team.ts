@@ -2,32 +2,13 @@
 // process to the team's Redis before the engine opens, so its partitions share one budget with
 // every machine on that server (without either, the database's teamStore setting applies). Claims
 // and the ledger stay in this machine's database for now.
-import { existsSync } from 'node:fs'
 import { Option } from 'commander'
-import { openDatabase } from '../engine/db'
-import { SettingsStore } from '../engine/settings'
 import type { Engine, EngineOptions } from '../engine/engine'
-import { connectTeamStore, TeamStoreUnreachable } from '../engine/pacing/redis-connect'
-import { StoreUrlError, parseStoreUrl, storeUrlFrom } from '../engine/store-url'
+import { connectTeam, teamChoice, teamModeLine } from '../engine/engine/team-open'
+import { TeamStoreUnreachable } from '../engine/pacing/redis-connect'
+import { StoreUrlError } from '../engine/store-url'
 import { DatabaseError, UsageError, openEngine } from './common'
 import { say } from './terminal-text'
-
-/** The `teamStore` setting of an existing database (Settings → Team mode), if any. */
-function storedSetting(dbPath: string): { text: string; from: string } | undefined {
-  if (!existsSync(dbPath)) return undefined
-  let db
-  try {
-    db = openDatabase(dbPath, { readOnly: true })
-  } catch {
-    return undefined // the engine's own open says what is wrong with the file
-  }
-  try {
-    const url = new SettingsStore(db).get().teamStore
-    return url ? { text: url, from: 'the teamStore setting' } : undefined
-  } finally {
-    db.close()
-  }
-}
 
 /** `--store` on the commands that run tasks. */
 export const storeOption = () =>
@@ -45,28 +26,21 @@ export async function openTeamEngine(
   flag: string | undefined,
   options: EngineOptions,
 ): Promise<Engine> {
-  const given = storeUrlFrom(flag) ?? storedSetting(options.dbPath)
+  const given = teamChoice(flag, options)
   if (!given) return openEngine(options)
-  let address
-  try {
-    address = parseStoreUrl(given.text, given.from, process.env.PACER_REDIS_PASSWORD)
-  } catch (err) {
-    if (err instanceof StoreUrlError) throw new UsageError(err.message)
-    throw err
-  }
   let team
   try {
-    team = await connectTeamStore(address, { leaseMs: options.leaseMs })
+    team = await connectTeam(given, (line) => say.err(`pacer: ${line}\n`), {
+      leaseMs: options.leaseMs,
+    })
   } catch (err) {
+    if (err instanceof StoreUrlError) throw new UsageError(err.message)
     if (err instanceof TeamStoreUnreachable) throw new DatabaseError(err.message)
     throw err
   }
-  team.onStatus((s) => say.err(`pacer: ${s.message}\n`))
   try {
     const engine = openEngine({ ...options, team })
-    say.err(
-      `pacer: team mode: the provider budget is shared through ${address.display}; claims are still per machine (this database), and so is the ledger\n`,
-    )
+    say.err(`pacer: ${teamModeLine(team.address)}\n`)
     return engine
   } catch (err) {
     await team.close()
