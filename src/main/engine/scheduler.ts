@@ -3,7 +3,7 @@ import type { ConcurrencyController, ControllerFactory } from './aimd'
 import { SeedAimd, mergeAimdParams } from './aimd'
 import type { CallAnswer, PacingOptions, PacingSnapshot } from './pacing/partition-pacing'
 import { PartitionPacing, checkPacingOptions } from './pacing/partition-pacing'
-import type { CallEstimate, Reservation } from './pacing/rate-budget'
+import type { CallEstimate } from './pacing/rate-budget'
 import type { BudgetCost } from './pacing/shared-budget'
 import type { PacingStore } from './pacing/store'
 import { checkStoreOptions } from './pacing/store'
@@ -15,10 +15,13 @@ import type { AimdParams, Clock, Outcome } from './types'
 import { SEED_AIMD, systemClock } from './types'
 import type {
   PartitionSnapshot,
+  PartitionState,
   PartitionStop,
   Permit,
   SchedulerEvents,
   SchedulerOptions,
+  Sent,
+  Waiter,
 } from './scheduler-types'
 import {
   OUTCOMES,
@@ -38,29 +41,6 @@ export type {
   SchedulerOptions,
   SchedulerSample,
 } from './scheduler-types'
-
-interface Waiter {
-  resolve(permit: Permit): void
-  reject(reason: unknown): void
-  signal: AbortSignal | undefined
-  onAbort: (() => void) | undefined
-  estimate: CallEstimate | undefined
-}
-
-/** A call in flight: when it went, and what it was charged in the local and shared budgets. */
-interface Sent {
-  sentAt: number
-  reservation: Reservation | undefined
-  charged: Charged | null
-}
-
-interface PartitionState {
-  name: string
-  /** The controller, this scheduler's permits and the store calls (pacing/store-budget.ts). */
-  budget: PartitionBudget
-  queue: Waiter[]
-  pacing: PartitionPacing | undefined
-}
 
 /**
  * Admission by partition (provider:model), one AIMD controller each. A call is admitted while

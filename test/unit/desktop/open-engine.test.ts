@@ -34,7 +34,7 @@ async function open(dbPath: string, env: NodeJS.ProcessEnv = {}) {
     { env, log: (line) => lines.push(line), connectTimeoutMs: 2000 },
   )
   engines.push(engine)
-  const view = async () => (await engine.handlers['settings:get']()).teamStore
+  const view = async () => (await engine.handlers['settings:get']({})).teamStore
   return { engine, lines, view }
 }
 

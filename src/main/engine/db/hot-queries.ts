@@ -14,7 +14,7 @@ import { FAILURE_SQL } from '../queue-failures'
 import { TASK_PAGE_FILTERS, TASK_SQL, taskPageSql } from '../queue-tasks'
 import { RESULTS_SQL } from '../results-sql'
 import { TASK_LOG_SQL } from '../task-log'
-import { BUDGET_SQL } from '../pacing/store-sqlite'
+import { BUDGET_SQL } from '../pacing/store-sqlite-budget'
 
 const named = (prefix: string, sqls: Readonly<Record<string, string>>) =>
   Object.fromEntries(Object.entries(sqls).map(([name, sql]) => [`${prefix}.${name}`, sql]))

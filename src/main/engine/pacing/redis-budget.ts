@@ -3,6 +3,7 @@
 // as the slot's take or free, so a call is admitted only when the slots and the budget both allow
 // it. The budget is the `budget` field of the partition's record hash, as JSON (Redis's cjson),
 // in the same shape as SQLite's column: { s, c: cumulative cost, d: buckets { l, p, v, t, q } }.
+import type { BudgetSettle, BudgetTicket } from './shared-budget'
 
 /** Lua functions: bload(key), bwait(budget, now, cost), bcharge(budget, now, cost), bsettle(...). */
 export const BUDGET_LUA = `
@@ -74,3 +75,14 @@ local function bsettle(bud, st, now)
   return changed
 end
 `
+
+/** A script's ticket (seq, cumulative cost as JSON) from `at` on, if it charged the call. */
+export function ticketOf(r: (string | number)[], at: number): BudgetTicket | undefined {
+  if (r[at] === undefined) return undefined
+  return { seq: Number(r[at]), spent: JSON.parse(String(r[at + 1])) as BudgetTicket['spent'] }
+}
+
+/** A call's budget account as the release script reads it (redis-budget.ts bsettle). */
+export function settleText(s: BudgetSettle): string {
+  return JSON.stringify({ q: s.ticket.seq, sp: s.ticket.spent, r: s.reading, f: s.correction })
+}

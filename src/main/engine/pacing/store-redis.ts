@@ -16,8 +16,9 @@ import type {
 } from './store'
 import { Doorbell, applyChange, checkStoreMs, newRecord } from './store'
 import type { PacingScript } from './redis-scripts'
-import type { BudgetCost, BudgetSettle, BudgetTicket, SharedBudget } from './shared-budget'
+import type { BudgetCost, SharedBudget } from './shared-budget'
 import { parseBudget } from './shared-budget'
+import { settleText, ticketOf } from './redis-budget'
 import { ADMIT, CHECK, HEARTBEAT, JOIN, RELEASE, VIEWS, WRITE } from './redis-scripts'
 
 /** What the store needs of a Redis client (node-redis's `createClient()` is one). */
@@ -401,17 +402,6 @@ export class RedisPacingStore implements PacingStore {
     this.#cache.set(record.partition, record)
     return record
   }
-}
-
-/** A script's ticket (seq, cumulative cost as JSON) from `at` on, if it charged the call. */
-function ticketOf(r: Reply, at: number): BudgetTicket | undefined {
-  if (r[at] === undefined) return undefined
-  return { seq: Number(r[at]), spent: JSON.parse(String(r[at + 1])) as BudgetTicket['spent'] }
-}
-
-/** A call's budget account as the release script reads it (redis-budget.ts bsettle). */
-function settleText(s: BudgetSettle): string {
-  return JSON.stringify({ q: s.ticket.seq, sp: s.ticket.spent, r: s.reading, f: s.correction })
 }
 
 /** The record as stored: its fields but the version, in a fixed order. */

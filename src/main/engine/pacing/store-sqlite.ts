@@ -15,7 +15,8 @@ import type {
 } from './store'
 import { Doorbell, applyChange, checkStoreMs, fairShare, newRecord } from './store'
 import type { BudgetCost, BudgetTicket, SharedBudget } from './shared-budget'
-import { budgetWaitMs, chargeBudget, parseBudget, settleBudget } from './shared-budget'
+import { budgetWaitMs } from './shared-budget'
+import { SqliteBudgets } from './store-sqlite-budget'
 
 export interface SqlitePacingStoreOptions {
   /** An open Pacer database (db/index.ts openDatabase): WAL, busy_timeout, schema v3+. */
@@ -27,12 +28,6 @@ export interface SqlitePacingStoreOptions {
   /** @default 50 */
   pollMaxMs?: number
 }
-
-/** The shared announced budget's statements: read and written on every costed admission. */
-export const BUDGET_SQL = {
-  get: 'SELECT budget FROM pacing_partitions WHERE partition = ?',
-  set: 'UPDATE pacing_partitions SET budget = @budget WHERE partition = @partition',
-} as const
 
 interface PartitionRow {
   partition: string
@@ -85,11 +80,8 @@ export class SqlitePacingStore implements PacingStore {
   readonly #drop: Database.Statement<[string]>
   readonly #lease: Database.Statement<[Args]>
   readonly #views: Database.Statement<[Args], ViewRow>
-  readonly #budgetOf: Database.Statement<[string], { budget: string | null }>
-  readonly #writeBudget: Database.Statement<[Args]>
-  // The budget text this process last read or wrote, parsed: the next admission reuses it.
-  readonly #budgets = new Map<string, { text: string | null; budget: SharedBudget }>()
-  readonly #charge: (a: ChargeArgs) => BudgetTicket | 'budget' | 'slots'
+  readonly #budgets: SqliteBudgets
+  readonly #charge: (args: TakeArgs, cost: BudgetCost) => BudgetTicket | 'budget' | 'slots'
   readonly #join: (partition: string, worker: string, init: SessionInit, now: number) => Joined
   readonly #release: (partition: string, worker: string, r: ReleaseRequest) => Released
   readonly #update: (partition: string, decide: UpdateDecide) => Updated | undefined
@@ -155,8 +147,7 @@ export class SqlitePacingStore implements PacingStore {
       `SELECT COUNT(*) AS n FROM pacing_workers WHERE partition = @partition AND lease_until >= @now`,
     )
     this.#drop = db.prepare('DELETE FROM pacing_workers WHERE partition = ?')
-    this.#budgetOf = db.prepare(BUDGET_SQL.get)
-    this.#writeBudget = db.prepare(BUDGET_SQL.set)
+    this.#budgets = new SqliteBudgets(db)
     this.#lease = db.prepare(
       `INSERT INTO pacing_workers(partition, worker, slots, waiting, lease_until)
        VALUES (@partition, @worker, COALESCE(@slots, 0), COALESCE(@waiting, 0), @leaseUntil)
@@ -191,40 +182,28 @@ export class SqlitePacingStore implements PacingStore {
       this.#lease.run({ partition, worker, slots: null, waiting: null, leaseUntil: now + leaseMs })
       return { record, created }
     })
-    // The costed take: the budget is read again under the write lock, so the check, the take and
-    // the charge are one step for every process on the file.
-    this.#charge = inTransaction(db, ({ partition, worker, now, waiting, cost }: ChargeArgs) => {
-      const budget = this.#budget(partition, this.#budgetOf.get(partition)?.budget ?? null)
-      if (budgetWaitMs(budget, now, cost) > 0) return 'budget'
-      const args = { partition, worker, now, waiting, leaseUntil: now + this.leaseMs }
-      if (this.#take.run(args).changes !== 1) return 'slots'
-      const { next, ticket } = chargeBudget(budget, now, cost)
-      this.#storeBudget(partition, next)
-      return ticket
-    })
+    // The costed take (store-sqlite-budget.ts) under the write lock.
+    this.#charge = inTransaction(db, (args: TakeArgs, cost: BudgetCost) =>
+      this.#budgets.take(args.partition, args.now, cost, () => this.#take.run(args).changes === 1),
+    )
     this.#release = inTransaction(db, (partition, worker, request) => {
       const { now, waiting, outcome, decide, handoff } = request
       const checked = this.#checked(partition, worker, now)
       const change = decide ? decide(checked.record, checked.inflight) : null
       const record = change ? this.#put(applyChange(checked.record, change), now) : checked.record
-      const settled = request.budget
-        ? settleBudget(this.#budget(partition, checked.budget), request.budget, now)
-        : null
-      let budget = settled ?? this.#budget(partition, checked.budget)
       // The handoff is admit's check on the counts after the free: the write lock is held, so
       // nobody can move them in between, and freeing and taking again is one row update.
-      const cost = request.handoffCost
-      let handedOff =
+      const slotsAllow =
         handoff === true &&
         checked.inflight - 1 < record.concurrency &&
         record.pausedUntil <= now &&
         checked.mine - 1 < fairShare(record.concurrency, checked.waitingWorkers)
-      let ticket: BudgetTicket | undefined
-      if (handedOff && cost) {
-        handedOff = budgetWaitMs(budget, now, cost) === 0
-        if (handedOff) ({ next: budget, ticket } = chargeBudget(budget, now, cost))
-      }
-      if (settled || ticket) this.#storeBudget(partition, budget)
+      const { handedOff, ticket } = this.#budgets.release(
+        partition,
+        checked.budget,
+        request,
+        slotsAllow,
+      )
       this.#free.run({
         partition,
         worker,
@@ -277,24 +256,20 @@ export class SqlitePacingStore implements PacingStore {
     ) {
       return { admitted: false, record, inflight, othersWaiting }
     }
-    if (cost) {
-      const wait = budgetWaitMs(this.#budget(partition, checked.budget), now, cost)
-      const taken = wait > 0 ? 'budget' : this.#charge({ partition, worker, now, waiting, cost })
-      if (typeof taken === 'object') {
-        return { admitted: true, record, inflight: inflight + 1, othersWaiting, ticket: taken }
-      }
-      if (taken === 'budget') {
-        const again = this.#budget(partition, this.#budgetOf.get(partition)?.budget ?? null)
-        const budgetWait = Math.max(1, budgetWaitMs(again, now, cost))
-        return { admitted: false, record, inflight, othersWaiting, budgetWaitMs: budgetWait }
-      }
-      return this.#refused(partition, worker, now)
-    }
     const args = { partition, worker, now, waiting, leaseUntil: now + this.leaseMs }
-    if (this.#take.run(args).changes === 1) {
-      return { admitted: true, record, inflight: inflight + 1, othersWaiting }
+    // With a cost, the shared announced budget decides too (store-sqlite-budget.ts).
+    const taken = !cost
+      ? this.#take.run(args).changes === 1 || 'slots'
+      : budgetWaitMs(this.#budgets.of(partition, checked.budget), now, cost) > 0
+        ? 'budget'
+        : this.#charge(args, cost)
+    if (taken === 'slots') return this.#refused(partition, worker, now)
+    if (taken === 'budget') {
+      const wait = Math.max(1, budgetWaitMs(this.#budgets.read(partition), now, cost as BudgetCost))
+      return { admitted: false, record, inflight, othersWaiting, budgetWaitMs: wait }
     }
-    return this.#refused(partition, worker, now)
+    const admitted = { admitted: true, record, inflight: inflight + 1, othersWaiting }
+    return taken === true ? admitted : { ...admitted, ticket: taken }
   }
 
   /** Another process took the last slot (or cut the limit) between the read and the write. */
@@ -334,26 +309,7 @@ export class SqlitePacingStore implements PacingStore {
   }
 
   budget(partition: string): SharedBudget {
-    return this.#budget(partition, this.#budgetOf.get(partition)?.budget ?? null)
-  }
-
-  /** The budget a text holds, parsed once per text. */
-  #budget(partition: string, text: string | null): SharedBudget {
-    const known = this.#budgets.get(partition)
-    if (known && known.text === text) return known.budget
-    const budget = parseBudget(text)
-    this.#budgets.set(partition, { text, budget })
-    return budget
-  }
-
-  /**
-   * Inside a transaction. A rolled-back write leaves its text in the cache, but the text is the
-   * key: the row's own text, read again, never matches it by mistake.
-   */
-  #storeBudget(partition: string, budget: SharedBudget): void {
-    const text = JSON.stringify(budget)
-    this.#writeBudget.run({ partition, budget: text })
-    this.#budgets.set(partition, { text, budget })
+    return this.#budgets.read(partition)
   }
 
   heartbeat(worker: string, leases: readonly WorkerLease[], now: number): void {
@@ -441,13 +397,7 @@ export class SqlitePacingStore implements PacingStore {
 }
 
 type Joined = { record: PacingRecord; created: boolean }
-type ChargeArgs = {
-  partition: string
-  worker: string
-  now: number
-  waiting: number
-  cost: BudgetCost
-}
+type TakeArgs = { partition: string; worker: string; now: number; waiting: number } & Args
 type UpdateDecide = { now: number; fn: (record: PacingRecord) => RecordChange | null }
 type Updated = { record: PacingRecord; changed: boolean }
 
