@@ -71,15 +71,14 @@ export class SqliteBudgets {
    */
   release(
     partition: string,
-    text: string | null,
     request: ReleaseRequest,
     slotsAllow: boolean,
   ): { handedOff: boolean; ticket?: BudgetTicket } {
     const { now, handoffCost: cost } = request
-    const settled = request.budget
-      ? settleBudget(this.of(partition, text), request.budget, now)
-      : null
-    const budget = settled ?? this.of(partition, text)
+    if (!request.budget && !(slotsAllow && cost)) return { handedOff: slotsAllow }
+    const current = this.read(partition)
+    const settled = request.budget ? settleBudget(current, request.budget, now) : null
+    const budget = settled ?? current
     if (!slotsAllow || !cost) {
       if (settled) this.write(partition, budget)
       return { handedOff: slotsAllow }

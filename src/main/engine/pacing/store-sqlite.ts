@@ -49,7 +49,6 @@ interface CheckRow {
   othersWaiting: number
   waitingWorkers: number
   mine: number
-  budget: string | null
 }
 
 type ViewRow = PartitionRow & Omit<PacingView, 'record'>
@@ -98,7 +97,7 @@ export class SqlitePacingStore implements PacingStore {
     // even if its lease ran out unnoticed; the others' only under a live lease.
     const other = 'w.worker <> @worker AND w.lease_until >= @now'
     this.#check = db.prepare(
-      `SELECT p.version, p.concurrency, p.paused_until AS pausedUntil, p.budget,
+      `SELECT p.version, p.concurrency, p.paused_until AS pausedUntil,
          COALESCE(SUM(CASE WHEN w.worker = @worker OR w.lease_until >= @now THEN w.slots END), 0)
            AS inflight,
          COALESCE(SUM(CASE WHEN ${other} THEN w.waiting END), 0) AS othersWaiting,
@@ -198,12 +197,7 @@ export class SqlitePacingStore implements PacingStore {
         checked.inflight - 1 < record.concurrency &&
         record.pausedUntil <= now &&
         checked.mine - 1 < fairShare(record.concurrency, checked.waitingWorkers)
-      const { handedOff, ticket } = this.#budgets.release(
-        partition,
-        checked.budget,
-        request,
-        slotsAllow,
-      )
+      const { handedOff, ticket } = this.#budgets.release(partition, request, slotsAllow)
       this.#free.run({
         partition,
         worker,
@@ -260,7 +254,7 @@ export class SqlitePacingStore implements PacingStore {
     // With a cost, the shared announced budget decides too (store-sqlite-budget.ts).
     const taken = !cost
       ? this.#take.run(args).changes === 1 || 'slots'
-      : budgetWaitMs(this.#budgets.of(partition, checked.budget), now, cost) > 0
+      : budgetWaitMs(this.#budgets.read(partition), now, cost) > 0
         ? 'budget'
         : this.#charge(args, cost)
     if (taken === 'slots') return this.#refused(partition, worker, now)
