@@ -88,6 +88,7 @@ describe('the console in team mode', () => {
       const problem = page.getByTestId('team-store-problem')
       await problem.waitFor({ timeout: 30_000 })
       expect(await problem.textContent()).toMatch(/unreachable .*admission paused until it answers/)
+      await problem.scrollIntoViewIfNeeded()
       await page.screenshot({ path: join(SHOTS, 'settings-team-outage.png') })
       await page.getByTestId('nav-concurrency').click()
       await redis.start()
