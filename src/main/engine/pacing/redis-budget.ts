@@ -38,7 +38,9 @@ local function bwait(bud, now, cost)
   end
   return math.ceil(wait)
 end
+-- Nothing announced yet: nothing counted (the ticket is seq 0). False when so.
 local function bcharge(bud, now, cost)
+  if next(bud.d) == nil then return false end
   bud.s = bud.s + 1
   for _, dim in ipairs(DIMS) do
     local x = cost[dim] or 0
@@ -49,6 +51,7 @@ local function bcharge(bud, now, cost)
       b.t = now
     end
   end
+  return true
 end
 -- st: { q = ticket seq, sp = ticket's cumulative cost, r = reading, f = correction }
 local function bsettle(bud, st, now)

@@ -117,8 +117,7 @@ if ARGV[6] ~= '' then
   bud = bload(KEYS[1])
   local wait = bwait(bud, now, cjson.decode(ARGV[6]))
   if wait > 0 then return { 0, tonumber(r[1]), inflight, ow, json, wait } end
-  bcharge(bud, now, cjson.decode(ARGV[6]))
-  bsave(KEYS[1], bud)
+  if bcharge(bud, now, cjson.decode(ARGV[6])) then bsave(KEYS[1], bud) end
 end
 me = me or zeros()
 me[1] = me[1] + 1
@@ -188,8 +187,8 @@ if handed == 1 and ARGV[13] ~= '' then
   if bwait(bud, now, cost) > 0 then
     handed = 0
   else
-    bcharge(bud, now, cost)
-    budChanged, ticket = true, true
+    if bcharge(bud, now, cost) then budChanged = true end
+    ticket = true
   end
 end
 if budChanged then bsave(KEYS[1], bud) end

@@ -80,12 +80,26 @@ export function budgetWaitMs(budget: SharedBudget, now: number, cost: BudgetCost
   return Math.ceil(wait)
 }
 
-/** Charges an admitted call: the next budget and the call's ticket. */
+/** A call admitted before any budget was announced: its answer's reading may be the first. */
+export const FIRST_TICKET: BudgetTicket = Object.freeze({ seq: 0, spent: Object.freeze({}) })
+
+/** True once an answer announced a budget: admissions are charged from then on. */
+export function announced(budget: SharedBudget): boolean {
+  for (const dim of BUDGET_DIMENSIONS) if (budget.d[dim]) return true
+  return false
+}
+
+/**
+ * Charges an admitted call: the next budget and the call's ticket. Before anything is announced
+ * nothing is counted (`next` is `budget`, the ticket FIRST_TICKET): providers that announce no
+ * budget cost admission nothing more.
+ */
 export function chargeBudget(
   budget: SharedBudget,
   now: number,
   cost: BudgetCost,
 ): { next: SharedBudget; ticket: BudgetTicket } {
+  if (!announced(budget)) return { next: budget, ticket: FIRST_TICKET }
   const next: SharedBudget = { s: budget.s + 1, c: {}, d: {} }
   for (const dim of BUDGET_DIMENSIONS) {
     next.c[dim] = (budget.c[dim] ?? 0) + cost[dim]

@@ -61,7 +61,7 @@ export class SqliteBudgets {
     if (budgetWaitMs(budget, now, cost) > 0) return 'budget'
     if (!takeSlot()) return 'slots'
     const { next, ticket } = chargeBudget(budget, now, cost)
-    this.write(partition, next)
+    if (next !== budget) this.write(partition, next)
     return ticket
   }
 
@@ -88,7 +88,7 @@ export class SqliteBudgets {
       return { handedOff: false }
     }
     const { next, ticket } = chargeBudget(budget, now, cost)
-    this.write(partition, next)
+    if (next !== current) this.write(partition, next)
     return { handedOff: true, ticket }
   }
 }

@@ -15,7 +15,7 @@ import type {
 } from './store'
 import { Doorbell, applyChange, checkStoreMs, fairShare, newRecord } from './store'
 import type { BudgetCost, BudgetTicket, SharedBudget } from './shared-budget'
-import { budgetWaitMs } from './shared-budget'
+import { FIRST_TICKET, announced, budgetWaitMs } from './shared-budget'
 import { SqliteBudgets } from './store-sqlite-budget'
 
 export interface SqlitePacingStoreOptions {
@@ -252,11 +252,14 @@ export class SqlitePacingStore implements PacingStore {
     }
     const args = { partition, worker, now, waiting, leaseUntil: now + this.leaseMs }
     // With a cost, the shared announced budget decides too (store-sqlite-budget.ts).
-    const taken = !cost
-      ? this.#take.run(args).changes === 1 || 'slots'
-      : budgetWaitMs(this.#budgets.read(partition), now, cost) > 0
+    const budget = cost && this.#budgets.read(partition)
+    // Nothing announced yet: the plain take, and the call may bring the first reading.
+    const plain = !budget || !announced(budget)
+    const taken = plain
+      ? (this.#take.run(args).changes === 1 && (budget ? FIRST_TICKET : true)) || 'slots'
+      : budgetWaitMs(budget, now, cost as BudgetCost) > 0
         ? 'budget'
-        : this.#charge(args, cost)
+        : this.#charge(args, cost as BudgetCost)
     if (taken === 'slots') return this.#refused(partition, worker, now)
     if (taken === 'budget') {
       const wait = Math.max(1, budgetWaitMs(this.#budgets.read(partition), now, cost as BudgetCost))

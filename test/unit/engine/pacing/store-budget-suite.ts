@@ -46,12 +46,13 @@ export function sharedBudgetTests(handles: (leaseMs?: number) => Promise<StoreHa
     const h = await handles(60_000)
     await h.a.join('p', 'w1', init(8), T0)
     await h.b.join('p', 'w2', init(8), T0)
-    // Nothing announced yet: the slot alone decides, and the call is counted.
+    // Nothing announced yet: the slot alone decides, and nothing is counted.
     const first = await admitted(h.a, 'w1', T0)
-    expect(first.seq).toBe(1)
+    expect(first.seq).toBe(0)
+    expect(await h.b.budget('p')).toMatchObject({ s: 0, d: {} })
     // Its answer: 3 left when the provider counted it.
     await answered(h.a, 'w1', first, 3)
-    expect((await h.b.budget('p')).d.requests).toMatchObject({ l: 10, v: 3, q: 1 })
+    expect((await h.b.budget('p')).d.requests).toMatchObject({ l: 10, v: 3, q: 0 })
     // Three more calls between both workers, not three each.
     await admitted(h.b, 'w2', T0 + 10)
     await admitted(h.a, 'w1', T0 + 10)
@@ -78,18 +79,18 @@ export function sharedBudgetTests(handles: (leaseMs?: number) => Promise<StoreHa
     const older = await admitted(h.a, 'w1', T0 + 1)
     const newer = await admitted(h.b, 'w2', T0 + 2)
     const last = await admitted(h.b, 'w2', T0 + 3)
-    expect([older.seq, newer.seq, last.seq]).toEqual([2, 3, 4])
+    expect([older.seq, newer.seq, last.seq]).toEqual([1, 2, 3])
     // The later call's answer arrives first: 2 left as of it, and one call admitted after it.
     await answered(h.b, 'w2', newer, 2)
     const after = await h.a.budget('p')
-    expect(after.d.requests).toMatchObject({ q: 3 })
+    expect(after.d.requests).toMatchObject({ q: 2 })
     expect(levelOf(after.d.requests!, T0 + 10)).toBeCloseTo(1, 6)
     // The earlier call's answer arrives later, with more left: it is older news, ignored.
     await answered(h.a, 'w1', older, 8)
     expect((await h.b.budget('p')).d.requests).toEqual(after.d.requests)
     // The last call's answer is newer again: it replaces the reading.
     await answered(h.b, 'w2', last, 5)
-    expect((await h.a.budget('p')).d.requests).toMatchObject({ q: 4, v: 5 })
+    expect((await h.a.budget('p')).d.requests).toMatchObject({ q: 3, v: 5 })
   })
 
   it('a refused call gives its charge back; usage corrects an estimate the reading has not counted', async () => {
@@ -137,6 +138,6 @@ export function sharedBudgetTests(handles: (leaseMs?: number) => Promise<StoreHa
       handoffCost: REQUEST,
     })
     expect(refilled).toMatchObject({ handedOff: true })
-    expect(refilled.ticket?.seq).toBe(4)
+    expect(refilled.ticket?.seq).toBe(3)
   })
 }
