@@ -63,6 +63,14 @@ describe('the console in team mode', () => {
       await outage.waitFor({ timeout: 30_000 })
       expect(await outage.textContent()).toMatch(/unreachable .*admission paused until it answers/)
       await s.page.screenshot({ path: join(SHOTS, 'concurrency-team-outage.png') })
+      // Settings says so too, beside the store this process uses (the desktop's engine alike).
+      await s.page.getByTestId('nav-settings').click()
+      const problem = s.page.getByTestId('team-store-problem')
+      await problem.waitFor({ timeout: 30_000 })
+      expect(await problem.textContent()).toMatch(/unreachable .*admission paused until it answers/)
+      await problem.scrollIntoViewIfNeeded()
+      await s.page.screenshot({ path: join(SHOTS, 'settings-team-outage.png') })
+      await s.page.getByTestId('nav-concurrency').click()
       await redis.start()
       await outage.waitFor({ state: 'detached', timeout: 30_000 })
       const done = await run.done

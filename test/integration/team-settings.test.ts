@@ -30,6 +30,7 @@ describe('the teamStore setting', () => {
     expect((await set({})).teamStore).toEqual({
       stored: null,
       active: `redis://:***@127.0.0.1:${redis.port}/0`,
+      problem: null,
     })
     await expect(
       Promise.resolve().then(() => set({ teamStore: 'http://x' })),

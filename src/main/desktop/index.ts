@@ -18,7 +18,6 @@ import {
 } from 'electron'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { createEngine } from '../engine/engine'
 import { createAppUrlMatcher } from './app-url'
 import { createDesktopHandlers } from './desktop-handlers'
 import { exportCsvToFile, exportResultsToFile } from './export-file'
@@ -32,6 +31,7 @@ import {
   type ImportDialogs,
 } from './menu'
 import { missingNativeBindingMessage, nativeBindingPath } from './native-binding'
+import { openDesktopEngine } from './open-engine'
 import { createSecretStore } from './secrets'
 import {
   CONTENT_SECURITY_POLICY,
@@ -130,7 +130,7 @@ async function chooseExportPath(defaultFileName: string): Promise<string | null>
   return result.canceled || !result.filePath ? null : result.filePath
 }
 
-function start(): void {
+async function start(): Promise<void> {
   hardenSession(session.defaultSession, {
     isAppUrl,
     policy: devServerUrl ? devContentSecurityPolicy(devServerUrl) : CONTENT_SECURITY_POLICY,
@@ -151,7 +151,13 @@ function start(): void {
 
   const userData = app.getPath('userData')
   const secrets = createSecretStore({ safeStorage, filePath: join(userData, 'secrets.json') })
-  const engine = createEngine({ dbPath: join(userData, 'pacer.db'), nativeBinding, secrets })
+  // Team mode when $PACER_STORE or Settings names a Redis that answers; on its own otherwise, and
+  // Settings says why (the window opens either way).
+  const engine = await openDesktopEngine({
+    dbPath: join(userData, 'pacer.db'),
+    nativeBinding,
+    secrets,
+  })
   installGracefulQuit(app, (opts) => engine.shutdown(opts), { graceMs: SHUTDOWN_GRACE_MS })
 
   const handlers = createDesktopHandlers(engine.handlers, {
@@ -212,13 +218,7 @@ if (!app.requestSingleInstanceLock()) {
     if (process.platform !== 'darwin') app.quit()
   })
   app.whenReady().then(
-    () => {
-      try {
-        start()
-      } catch (err) {
-        fatal('Pacer could not start', err)
-      }
-    },
+    () => start().catch((err: unknown) => fatal('Pacer could not start', err)),
     (err: unknown) => fatal('Pacer could not start', err),
   )
 }

@@ -104,6 +104,8 @@ export interface EngineOptions {
   eventIntervalMs?: number
   /** Team mode: pacing shared through this connected store; closed by shutdown. */
   team?: TeamStore
+  /** Team mode was asked for and could not start: why, as Settings shows it (the process runs alone). */
+  teamProblem?: string
 }
 
 export interface Engine {

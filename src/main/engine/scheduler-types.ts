@@ -2,7 +2,10 @@
 import type { PartitionStopView, PartitionView } from '../../shared/contract'
 import type { ControllerFactory } from './aimd'
 import type { CallAnswer, PacingOptions, PauseChange } from './pacing/partition-pacing'
+import type { PartitionPacing } from './pacing/partition-pacing'
+import type { CallEstimate, Reservation } from './pacing/rate-budget'
 import type { PacingStore } from './pacing/store'
+import type { Charged, PartitionBudget } from './pacing/store-budget'
 import type { AimdParams, Clock, LimitChange, Outcome } from './types'
 
 /** The right to make one provider call in a partition. */
@@ -140,4 +143,30 @@ export function checkSchedulerOptions(options: SchedulerOptions): void {
       `Expected \`sampleIntervalMs\` to be an integer >= 1, got \`${String(sampleIntervalMs)}\``,
     )
   }
+}
+
+// The scheduler's own bookkeeping (not re-exported).
+
+/** A call waiting for a slot. */
+export interface Waiter {
+  resolve(permit: Permit): void
+  reject(reason: unknown): void
+  signal: AbortSignal | undefined
+  onAbort: (() => void) | undefined
+  estimate: CallEstimate | undefined
+}
+
+/** A call in flight: when it went, and what it was charged in the local and shared budgets. */
+export interface Sent {
+  sentAt: number
+  reservation: Reservation | undefined
+  charged: Charged | null
+}
+
+export interface PartitionState {
+  name: string
+  /** The controller, this scheduler's permits and the store calls (pacing/store-budget.ts). */
+  budget: PartitionBudget
+  queue: Waiter[]
+  pacing: PartitionPacing | undefined
 }

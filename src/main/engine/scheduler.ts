@@ -3,9 +3,11 @@ import type { ConcurrencyController, ControllerFactory } from './aimd'
 import { SeedAimd, mergeAimdParams } from './aimd'
 import type { CallAnswer, PacingOptions, PacingSnapshot } from './pacing/partition-pacing'
 import { PartitionPacing, checkPacingOptions } from './pacing/partition-pacing'
-import type { CallEstimate, Reservation } from './pacing/rate-budget'
+import type { CallEstimate } from './pacing/rate-budget'
+import type { BudgetCost } from './pacing/shared-budget'
 import type { PacingStore } from './pacing/store'
 import { checkStoreOptions } from './pacing/store'
+import type { Charged } from './pacing/store-budget'
 import { PartitionBudget } from './pacing/store-budget'
 import { Heartbeat, sharedView } from './pacing/store-link'
 import { MemoryPacingStore } from './pacing/store-memory'
@@ -13,10 +15,13 @@ import type { AimdParams, Clock, Outcome } from './types'
 import { SEED_AIMD, systemClock } from './types'
 import type {
   PartitionSnapshot,
+  PartitionState,
   PartitionStop,
   Permit,
   SchedulerEvents,
   SchedulerOptions,
+  Sent,
+  Waiter,
 } from './scheduler-types'
 import {
   OUTCOMES,
@@ -36,22 +41,6 @@ export type {
   SchedulerOptions,
   SchedulerSample,
 } from './scheduler-types'
-
-interface Waiter {
-  resolve(permit: Permit): void
-  reject(reason: unknown): void
-  signal: AbortSignal | undefined
-  onAbort: (() => void) | undefined
-  estimate: CallEstimate | undefined
-}
-
-interface PartitionState {
-  name: string
-  /** The controller, this scheduler's permits and the store calls (pacing/store-budget.ts). */
-  budget: PartitionBudget
-  queue: Waiter[]
-  pacing: PartitionPacing | undefined
-}
 
 /**
  * Admission by partition (provider:model), one AIMD controller each. A call is admitted while
@@ -302,7 +291,11 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     return state
   }
 
-  #admit(state: PartitionState, estimate: CallEstimate | undefined): Permit {
+  #admit(
+    state: PartitionState,
+    estimate: CallEstimate | undefined,
+    charged: Charged | null,
+  ): Permit {
     const sentAt = this.#clock.now()
     const reservation = state.pacing?.admit(sentAt, estimate)
     let released = false
@@ -312,22 +305,29 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       release: (outcome: Outcome, answer?: CallAnswer) => {
         if (released) return
         released = true
-        this.#release(state, sentAt, outcome, reservation, answer)
+        this.#release(state, { sentAt, reservation, charged }, outcome, answer)
       },
     }
   }
 
+  /** What the head waiter's call costs in the store's shared announced budget (budgets on). */
+  #headCost(state: PartitionState): BudgetCost | undefined {
+    return state.pacing?.cost(state.queue[0]?.estimate)
+  }
+
   #release(
     state: PartitionState,
-    sentAt: number,
+    call: Sent,
     outcome: Outcome,
-    reservation: Reservation | undefined,
     answer: CallAnswer | undefined,
   ): void {
+    const { sentAt, reservation, charged } = call
     const now = this.#clock.now()
     // The slot is freed before the outcome is checked, so a bad outcome cannot leak capacity.
     if (!OUTCOMES.includes(outcome)) {
-      state.budget.release(now, sentAt, null)
+      const refund =
+        charged && state.pacing?.account(now, sentAt, charged, true, undefined, undefined)
+      state.budget.release(now, sentAt, null, null, undefined, false, refund ?? undefined)
       this.#drain(state)
       throw new TypeError(`Unknown outcome \`${String(outcome)}\``)
     }
@@ -344,7 +344,12 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     }
     // The next waiter may go: the release takes the slot again for it in the same store write.
     const handoff = this.#headReady(state, now)
-    state.budget.release(now, sentAt, outcome, seen, pause?.until, handoff)
+    const account =
+      charged && settled
+        ? state.pacing?.account(now, sentAt, charged, refused, settled.reading, answer?.usage)
+        : undefined
+    const cost = handoff ? this.#headCost(state) : undefined
+    state.budget.release(now, sentAt, outcome, seen, pause?.until, handoff, account, cost)
     // Admit first, emit after (the drain emits the limit change): a throwing listener must not
     // strand waiters.
     this.#drain(state)
@@ -356,10 +361,10 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     while (state.queue.length > 0) {
       const now = this.#clock.now()
       // The shared budget: inflight of every scheduler on the store below the shared limit.
-      if (!this.#headReady(state, now) || !state.budget.take(now)) break
+      if (!this.#headReady(state, now) || !state.budget.take(now, this.#headCost(state))) break
       const waiter = state.queue.shift() as Waiter
       if (waiter.onAbort) waiter.signal?.removeEventListener('abort', waiter.onAbort)
-      waiter.resolve(this.#admit(state, waiter.estimate))
+      waiter.resolve(this.#admit(state, waiter.estimate, state.budget.charged))
     }
     if (state.queue.length === 0) state.budget.returnGrants(this.#clock.now())
     for (const change of state.budget.takeNews()) this.emit('limit', change)

@@ -38,6 +38,11 @@ export interface TeamStoreView {
   stored: string | null
   /** The store this process paces through (its password masked); null: this machine alone. */
   active: string | null
+  /**
+   * What is wrong with team mode now, one line: the store asked for did not answer when this
+   * process started (it runs alone), or the active store is out of reach. null: nothing.
+   */
+  problem: string | null
 }
 
 /** One provider in the Settings view: where this process sends its calls, and whether its key goes. */

@@ -15,6 +15,7 @@ import { TASK_PAGE_FILTERS, TASK_SQL, taskPageSql } from '../queue-tasks'
 import { RESULTS_SQL } from '../results-sql'
 import { TASK_LOG_SQL } from '../task-log'
 import { ENTRY_PAGE_SQL } from '../team-ledger/entries'
+import { BUDGET_SQL } from '../pacing/store-sqlite-budget'
 
 const named = (prefix: string, sqls: Readonly<Record<string, string>>) =>
   Object.fromEntries(Object.entries(sqls).map(([name, sql]) => [`${prefix}.${name}`, sql]))
@@ -26,6 +27,8 @@ export const HOT_QUERIES: Readonly<Record<string, string>> = {
   'agents.get': AGENTS_SQL.get,
   'agents.set': AGENTS_SQL.set,
   ...named('claims', CLAIM_SQL),
+  // Every admission and release of a partition paced by an announced budget.
+  ...named('pacing.budget', BUDGET_SQL),
   // `pacer run`'s closing report: one batch's failed tasks, not the queue.
   ...named('failures', FAILURE_SQL),
   ...named('ledger', LEDGER_WRITE_SQL),

@@ -59,6 +59,8 @@ export interface EngineParts {
   readonly promptCaching: PromptCachingSwitch
   /** Team mode's store, when this process paces through one. */
   readonly team: TeamStore | null
+  /** Why team mode, asked for, is off in this process (the store did not answer at its start). */
+  readonly teamProblem: string | null
 }
 
 /**
@@ -226,5 +228,6 @@ export function createParts(options: EngineOptions): EngineParts {
     callTimeoutFixed: options.callTimeoutMs !== undefined,
     promptCaching,
     team: options.team ?? null,
+    teamProblem: options.teamProblem ?? null,
   }
 }

@@ -7,10 +7,12 @@ import type {
   BudgetReading,
   CallEstimate,
   CallUsage,
+  DimensionReading,
   DimensionSnapshot,
   Reservation,
 } from './rate-budget'
-import { RateBudget, readBudgetHeaders } from './rate-budget'
+import { RateBudget, costOf, readBudgetHeaders, refillRate } from './rate-budget'
+import type { BudgetCost, BudgetSettle, BudgetTicket, SharedReading } from './shared-budget'
 
 /** Pacing beyond concurrency, per partition. Every field has a default; `{}` turns it all on. */
 export interface PacingOptions {
@@ -110,6 +112,8 @@ export interface Settled {
   absorbed: boolean
   /** Budgets whose announced limit this answer changed (cause `headers`). */
   budgets: LimitChange[]
+  /** The answer's budget headers, read (budgets on, or a refusal). */
+  reading: BudgetReading | undefined
 }
 
 /** One partition's pause and rate budget; the scheduler asks it before each admission. */
@@ -163,6 +167,52 @@ export class PartitionPacing {
     this.#wakeAt = Number.POSITIVE_INFINITY
   }
 
+  /**
+   * What a call of this estimate is charged in the shared announced budget (the store's, which
+   * every worker of the partition spends from); undefined when budgets are off.
+   */
+  cost(estimate?: CallEstimate): BudgetCost | undefined {
+    return this.#o.budget ? this.#budget.costOf(estimate) : undefined
+  }
+
+  /**
+   * A finished call's account in the shared announced budget: its reading as the store applies
+   * it (refilled from when the provider counted the call), and the estimate's error where no
+   * reading covers it (a refusal cost nothing).
+   */
+  account(
+    now: number,
+    sentAt: number,
+    charged: { ticket: BudgetTicket; cost: BudgetCost },
+    refused: boolean,
+    reading: BudgetReading | undefined,
+    usage: CallUsage | undefined,
+  ): BudgetSettle {
+    const out: BudgetSettle = { ticket: charged.ticket }
+    if (reading) {
+      const shared: Partial<Record<BudgetDimension, SharedReading>> = {}
+      for (const [dim, r] of Object.entries(reading) as [BudgetDimension, DimensionReading][]) {
+        const ratePerMs = refillRate(r, now, this.#o.windowMs)
+        const refilled = Math.min(r.limit, r.remaining + ratePerMs * Math.max(0, now - sentAt))
+        shared[dim] = { limit: r.limit, ratePerMs, refilled }
+      }
+      out.reading = shared
+    }
+    const actual = refused ? costOf({}, 0) : usage ? costOf(usage) : undefined
+    if (actual) {
+      const correction: Partial<BudgetCost> = {}
+      let any = false
+      for (const dim of Object.keys(actual) as BudgetDimension[]) {
+        const fix = actual[dim] - charged.cost[dim]
+        if (fix === 0 || reading?.[dim]) continue
+        correction[dim] = fix
+        any = true
+      }
+      if (any) out.correction = correction
+    }
+    return out
+  }
+
   /** Takes an admitted call's estimated cost out of the budget. */
   admit(now: number, estimate?: CallEstimate): Reservation {
     return this.#budget.reserve(now, estimate)
@@ -176,22 +226,29 @@ export class PartitionPacing {
     const refused = outcome === 'throttled' || outcome === 'overloaded'
     if (outcome === 'ok' || outcome === 'near_limit') this.#backoffs = 0
     const headers = answer?.headers
-    const reading = refused && headers ? readBudgetHeaders(headers, now) : undefined
+    const reading =
+      headers && (refused || this.#o.budget) ? readBudgetHeaders(headers, now) : undefined
     const absorbed =
       this.#o.budget && outcome === 'throttled' && !!reading && exhausted(reading, reservation)
     const budgets = this.#o.budget
       ? this.#budget
-          .settle(now, reservation, { refused, headers, usage: answer?.usage })
+          .settle(now, reservation, {
+            refused,
+            headers,
+            usage: answer?.usage,
+            reading: reading ?? null,
+          })
           .map((c) => this.#budgetChange(now, c))
       : []
-    if (!refused || !this.#o.pause || !headers) return { pause: null, absorbed, budgets }
+    if (!refused || !this.#o.pause || !headers) return { pause: null, absorbed, budgets, reading }
     // With a budget the model waits exactly for the refill; a reset is when the bucket is full
     // again (both vendors), far later than the next call fits.
     const paced = this.#o.budget && reading !== undefined
     const wait = retryAfterMs(headers, now) ?? (paced ? undefined : retryDelayMs(headers, now))
-    if (wait === undefined || wait <= 0) return { pause: null, absorbed, budgets }
+    if (wait === undefined || wait <= 0) return { pause: null, absorbed, budgets, reading }
     const jitter = this.#o.random() * Math.min(this.#o.resumeJitterMs, wait * 0.2)
-    return { pause: this.#pauseUntil(now, Math.ceil(now + wait + jitter), ''), absorbed, budgets }
+    const pause = this.#pauseUntil(now, Math.ceil(now + wait + jitter), '')
+    return { pause, absorbed, budgets, reading }
   }
 
   /**

@@ -107,8 +107,25 @@ function toReading(
   return reading
 }
 
+/**
+ * How fast an announced budget refills, per ms: the limit per window, unless the reset is far out
+ * and refills slower than the window implies: a longer window (a daily quota), believed. Short
+ * resets are rounded to the second by Anthropic, so never those.
+ */
+export function refillRate(r: DimensionReading, now: number, windowMs: number): number {
+  const ratePerMs = r.limit / windowMs
+  if (r.resetAt !== undefined && r.resetAt - now >= 5000 && r.remaining < r.limit) {
+    const derived = (r.limit - r.remaining) / (r.resetAt - now)
+    if (derived < ratePerMs / 2) return derived
+  }
+  return ratePerMs
+}
+
 /** Cost per dimension of one call: a request, and its tokens where a budget counts them. */
-function costOf(estimate: CallEstimate | CallUsage, requests = 1): Record<BudgetDimension, number> {
+export function costOf(
+  estimate: CallEstimate | CallUsage,
+  requests = 1,
+): Record<BudgetDimension, number> {
   const input = Math.max(0, estimate.inputTokens ?? 0)
   const output = Math.max(0, estimate.outputTokens ?? 0)
   return { requests, tokens: input + output, 'input-tokens': input, 'output-tokens': output }
@@ -232,7 +249,13 @@ export class RateBudget {
   settle(
     now: number,
     reservation: Reservation,
-    answer: { refused: boolean; headers?: Record<string, string>; usage?: CallUsage },
+    answer: {
+      refused: boolean
+      headers?: Record<string, string>
+      usage?: CallUsage
+      /** The headers' reading, when the caller read them already (null: none). */
+      reading?: BudgetReading | null
+    },
   ): BudgetChange[] {
     // A refused call cost nothing; an answer without usage keeps its estimate.
     const actual = answer.refused
@@ -241,7 +264,12 @@ export class RateBudget {
         ? costOf(answer.usage)
         : undefined
     if (answer.usage && !answer.refused) this.#learn(reservation.estimatedInput, answer.usage)
-    const reading = answer.headers ? readBudgetHeaders(answer.headers, now) : undefined
+    const reading =
+      answer.reading !== undefined
+        ? answer.reading
+        : answer.headers
+          ? readBudgetHeaders(answer.headers, now)
+          : undefined
     if (reading && reservation.seq > this.#syncedSeq) {
       return this.#sync(now, reservation, reading)
     }
@@ -276,13 +304,7 @@ export class RateBudget {
       if (!r) continue
       const before = this.#dims.get(dim)?.limit ?? null
       if (before !== r.limit) changes.push({ dimension: dim, from: before, to: r.limit })
-      let ratePerMs = r.limit / this.#windowMs
-      // A reset far out that refills slower than the window implies is a longer window (a daily
-      // quota): believe it. Short resets are rounded to the second by Anthropic, so never those.
-      if (r.resetAt !== undefined && r.resetAt - now >= 5000 && r.remaining < r.limit) {
-        const derived = (r.limit - r.remaining) / (r.resetAt - now)
-        if (derived < ratePerMs / 2) ratePerMs = derived
-      }
+      const ratePerMs = refillRate(r, now, this.#windowMs)
       const refilled = Math.min(r.limit, r.remaining + ratePerMs * (now - reservation.sentAt))
       const admittedSince = this.#spent[dim] - reservation.spentAfter[dim]
       this.#dims.set(dim, { limit: r.limit, ratePerMs, level: refilled - admittedSince, at: now })
@@ -295,6 +317,11 @@ export class RateBudget {
     const ratio = usage.inputTokens / estimated
     this.#deviation += CALIBRATION_WEIGHT * (Math.abs(ratio - this.#ratio) - this.#deviation)
     this.#ratio += CALIBRATION_WEIGHT * (ratio - this.#ratio)
+  }
+
+  /** What a call of this estimate is charged per dimension (the input estimate calibrated). */
+  costOf(estimate: CallEstimate = {}): Record<BudgetDimension, number> {
+    return this.#costOf(estimate)
   }
 
   #costOf(estimate: CallEstimate): Record<BudgetDimension, number> {

@@ -7,6 +7,8 @@
 // began), `P{partition}:w` a hash of the partition's workers, each "slots waiting leaseUntil
 // throttles successes errors" as integers (exact, unlike Lua's JSON numbers), and `P index` a
 // sorted set of partitions by session start. Times are the callers' epoch ms, as in every store.
+// The record hash's `budget` field is the shared announced budget (redis-budget.ts).
+import { BUDGET_LUA } from './redis-budget'
 
 const COMMON = `
 local function parse(v)
@@ -52,7 +54,7 @@ export interface PacingScript {
 const script = (name: string, keys: number | 'variadic', body: string): PacingScript => ({
   name,
   keys,
-  source: COMMON + body,
+  source: COMMON + (body.includes('bload(') ? BUDGET_LUA : '') + body,
 })
 
 /**
@@ -92,8 +94,9 @@ return { 0, tonumber(v), redis.call('HGET', KEYS[1], 'json') }
 )
 
 /**
- * KEYS rec, w; ARGV worker, now, leaseMs, waiting, known version.
- * → {admitted (-1: no record), version, inflight, othersWaiting, json if not the known version}
+ * KEYS rec, w; ARGV worker, now, leaseMs, waiting, known version, cost (JSON; '': none).
+ * → {admitted (-1: no record), version, inflight, othersWaiting, json if not the known version,
+ * ms until the budget allows the call (0: not what refused it), ticket seq, ticket spent (JSON)}
  */
 export const ADMIT = script(
   'admit',
@@ -109,11 +112,19 @@ if r[1] ~= ARGV[5] then json = redis.call('HGET', KEYS[1], 'json') end
 if inflight >= conc or paused > now or mine >= share(conc, ww) then
   return { 0, tonumber(r[1]), inflight, ow, json }
 end
+local bud = nil
+if ARGV[6] ~= '' then
+  bud = bload(KEYS[1])
+  local wait = bwait(bud, now, cjson.decode(ARGV[6]))
+  if wait > 0 then return { 0, tonumber(r[1]), inflight, ow, json, wait } end
+  if bcharge(bud, now, cjson.decode(ARGV[6])) then bsave(KEYS[1], bud) end
+end
 me = me or zeros()
 me[1] = me[1] + 1
 me[2] = tonumber(ARGV[4])
 me[3] = now + tonumber(ARGV[3])
 redis.call('HSET', KEYS[2], ARGV[1], fmt(me))
+if bud then return { 1, tonumber(r[1]), inflight + 1, ow, json, 0, bud.s, cjson.encode(bud.c) } end
 return { 1, tonumber(r[1]), inflight + 1, ow, json }
 `,
 )
@@ -137,8 +148,10 @@ return { 1, tonumber(v), inflight, json }
 
 /**
  * KEYS rec, w; ARGV worker, now, leaseMs, waiting, outcome (t s e or ''), expected version ('':
- * none), json ('': no change), conc, paused, handoff ('1'), known version.
- * → {1, version, inflight, handedOff, json if not known, changed} | {2 (moved), version} | {-1}
+ * none), json ('': no change), conc, paused, handoff ('1'), known version, the call's budget
+ * account (JSON; '': none), the handed-off call's cost (JSON; '': none).
+ * → {1, version, inflight, handedOff, json if not known, changed, ticket seq, ticket spent (JSON)}
+ * | {2 (moved), version} | {-1}
  */
 export const RELEASE = script(
   'release',
@@ -162,6 +175,23 @@ local handed = 0
 if ARGV[10] == '1' and inflight - 1 < conc and paused <= now and mine - 1 < share(conc, ww) then
   handed = 1
 end
+local bud, budChanged = nil, false
+if ARGV[12] ~= '' then
+  bud = bload(KEYS[1])
+  budChanged = bsettle(bud, cjson.decode(ARGV[12]), now)
+end
+local ticket = false
+if handed == 1 and ARGV[13] ~= '' then
+  bud = bud or bload(KEYS[1])
+  local cost = cjson.decode(ARGV[13])
+  if bwait(bud, now, cost) > 0 then
+    handed = 0
+  else
+    if bcharge(bud, now, cost) then budChanged = true end
+    ticket = true
+  end
+end
+if budChanged then bsave(KEYS[1], bud) end
 me = me or zeros()
 me[1] = math.max(0, me[1] - 1 + handed)
 me[2] = math.max(0, tonumber(ARGV[4]) - handed)
@@ -172,6 +202,10 @@ elseif ARGV[5] == 'e' then me[6] = me[6] + 1 end
 redis.call('HSET', KEYS[2], ARGV[1], fmt(me))
 local json = ''
 if changed == 0 and r[1] ~= ARGV[11] then json = redis.call('HGET', KEYS[1], 'json') end
+if ticket then
+  return { 1, version, math.max(0, inflight - 1 + handed), handed, json, changed, bud.s,
+    cjson.encode(bud.c) }
+end
 return { 1, version, math.max(0, inflight - 1 + handed), handed, json, changed }
 `,
 )

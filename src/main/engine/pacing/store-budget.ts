@@ -5,6 +5,7 @@
 import type { ConcurrencyController } from '../aimd'
 import type { AimdParams, LimitChange, Outcome } from '../types'
 import type { PacingSnapshot } from './partition-pacing'
+import type { BudgetCost, BudgetSettle, BudgetTicket } from './shared-budget'
 import { sameChange, sameParams, sameState } from './store'
 import type {
   Admission,
@@ -16,6 +17,15 @@ import type {
   RecordChange,
   WorkerLease,
 } from './store'
+
+/** A slot taken with a cost: the call's place in the shared announced budget. */
+export interface Charged {
+  ticket: BudgetTicket
+  cost: BudgetCost
+}
+
+/** A blocked admission looks at a polled store's shared budget again at least this often. */
+const BUDGET_POLL_MS = 250
 
 export interface BudgetOptions {
   partition: string
@@ -43,6 +53,10 @@ export class PartitionBudget {
   #held = 0
   /** Slots a store granted while its answer was on the way, not handed to a waiter yet. */
   #grants = 0
+  /** What each grant was charged (null: taken without a cost), in the order they came. */
+  readonly #charges: (Charged | null)[] = []
+  /** What the slot take() just handed out was charged. */
+  #charged: Charged | null = null
   /**
    * Calls to a store that answers later in flight (releases may overlap): admission waits for
    * them, and so does the heartbeat, whose absolute slot count would otherwise overwrite a change
@@ -119,10 +133,12 @@ export class PartitionBudget {
    * `wake` is called when one may have come free: at once for this process's releases, at the
    * end of a pause, or by polling with backoff for workers in other processes.
    */
-  take(now: number): boolean {
+  take(now: number, cost?: BudgetCost): boolean {
+    this.#charged = null
     if (this.#grants > 0) {
       this.#grants--
       this.#held++
+      this.#charged = this.#charges.shift() ?? null
       return true
     }
     if (this.#pending > 0) return false
@@ -136,11 +152,26 @@ export class PartitionBudget {
       return false
     }
     const waiting = Math.max(0, this.#o.waiting() - 1)
+    let charged: Charged | null = null
     return this.#call(
-      () => this.#o.store.admit(this.partition, this.#o.worker, now, waiting),
-      (a) => this.#admitted(a, now),
-      () => this.#grants++,
+      () => this.#o.store.admit(this.partition, this.#o.worker, now, waiting, cost),
+      (a) => {
+        charged = a.ticket && cost ? { ticket: a.ticket, cost } : null
+        this.#charged = charged
+        return this.#admitted(a, now)
+      },
+      () => this.#grant(charged),
     )
+  }
+
+  /** What the slot the last take() handed out was charged in the shared budget, if anything. */
+  get charged(): Charged | null {
+    return this.#charged
+  }
+
+  #grant(charged: Charged | null): void {
+    this.#grants++
+    this.#charges.push(charged)
   }
 
   /** Gives back slots granted while no waiter was left to take them (they aborted meanwhile). */
@@ -148,7 +179,10 @@ export class PartitionBudget {
     while (this.#grants > 0 && this.#pending === 0) {
       this.#grants--
       this.#held++
-      this.release(now, 0, null)
+      const charged = this.#charges.shift()
+      // Never sent: its charge goes back to the shared budget.
+      const refund = charged && { ticket: charged.ticket, correction: negated(charged.cost) }
+      this.release(now, 0, null, null, undefined, false, refund ?? undefined)
     }
   }
 
@@ -165,6 +199,8 @@ export class PartitionBudget {
     seen: Outcome | null = outcome,
     pauseUntil?: number,
     handoff = false,
+    account?: BudgetSettle,
+    handoffCost?: BudgetCost,
   ): void {
     this.#held = Math.max(0, this.#held - 1)
     const count = outcome && countOf(outcome)
@@ -185,11 +221,20 @@ export class PartitionBudget {
       decided = seen ? this.#controller.onOutcome(seen, { now, sentAt, inflight }) : null
       return this.#changeOf(record, decided, pauseUntil)
     }
-    const request = { now, waiting: this.#o.waiting(), outcome: count, decide, handoff }
+    const request = {
+      now,
+      waiting: this.#o.waiting(),
+      outcome: count,
+      decide,
+      handoff,
+      ...(account && { budget: account }),
+      ...(handoffCost && { handoffCost }),
+    }
     this.#call(
       () => this.#o.store.release(this.partition, this.#o.worker, request),
       (r) => {
-        if (r.handedOff) this.#grants++
+        if (r.handedOff)
+          this.#grant(r.ticket && handoffCost ? { ticket: r.ticket, cost: handoffCost } : null)
         this.#adopt(r.record, r.changed)
         this.#learn(r.record, r.inflight)
         this.#announce(decided)
@@ -296,6 +341,13 @@ export class PartitionBudget {
     }
     // Refused: full, or past this worker's fair share (a pause is known from the record).
     this.#full = a.record.pausedUntil <= now
+    const budgetWait = a.budgetWaitMs ?? 0
+    if (budgetWait > 0) {
+      // The shared announced budget is spent until then: this process's releases ring at once,
+      // other processes' readings and refunds are looked for now and then.
+      this.#retryIn(this.#o.store.poll ? Math.min(budgetWait, BUDGET_POLL_MS) : budgetWait)
+      return false
+    }
     this.#armRetry(now)
     return false
   }
@@ -422,6 +474,12 @@ export class PartitionBudget {
 }
 
 const NONE: LimitChange[] = []
+
+function negated(cost: BudgetCost): BudgetCost {
+  const out = { ...cost }
+  for (const dim of Object.keys(out) as (keyof BudgetCost)[]) out[dim] = -out[dim]
+  return out
+}
 
 function countOf(outcome: Outcome): OutcomeCount {
   if (outcome === 'throttled' || outcome === 'overloaded' || outcome === 'timeout') {

@@ -10,6 +10,8 @@ import type {
   WorkerLease,
 } from './store'
 import { Doorbell, applyChange, checkStoreMs, fairShare, newRecord } from './store'
+import type { BudgetCost, SharedBudget } from './shared-budget'
+import { EMPTY_BUDGET, budgetWaitMs, chargeBudget, settleBudget } from './shared-budget'
 
 export interface MemoryPacingStoreOptions {
   /** @default 30_000 */
@@ -31,6 +33,8 @@ interface Entry {
   record: PacingRecord
   sessionAt: number
   workers: Map<string, WorkerEntry>
+  /** The provider's, not the session's: a new session keeps it. */
+  budget: SharedBudget
 }
 
 /**
@@ -58,6 +62,7 @@ export class MemoryPacingStore implements PacingStore {
         record: newRecord(partition, init, ++this.#versions),
         sessionAt: now,
         workers: new Map(),
+        budget: entry?.budget ?? EMPTY_BUDGET,
       }
       this.#entries.set(partition, entry)
       created = true
@@ -66,7 +71,13 @@ export class MemoryPacingStore implements PacingStore {
     return { record: entry.record, created }
   }
 
-  admit(partition: string, worker: string, now: number, waiting: number): Admission {
+  admit(
+    partition: string,
+    worker: string,
+    now: number,
+    waiting: number,
+    cost?: BudgetCost,
+  ): Admission {
     const entry = this.#entry(partition)
     const record = entry.record
     let inflight = 0
@@ -91,11 +102,18 @@ export class MemoryPacingStore implements PacingStore {
     ) {
       return { admitted: false, record, inflight, othersWaiting }
     }
+    const budgetWait = cost ? budgetWaitMs(entry.budget, now, cost) : 0
+    if (budgetWait > 0) {
+      return { admitted: false, record, inflight, othersWaiting, budgetWaitMs: budgetWait }
+    }
     const w = this.#worker(entry, worker)
     w.slots++
     w.waiting = waiting
     w.leaseUntil = now + this.leaseMs
-    return { admitted: true, record, inflight: inflight + 1, othersWaiting }
+    if (!cost) return { admitted: true, record, inflight: inflight + 1, othersWaiting }
+    const { next, ticket } = chargeBudget(entry.budget, now, cost)
+    entry.budget = next
+    return { admitted: true, record, inflight: inflight + 1, othersWaiting, ticket }
   }
 
   release(partition: string, worker: string, request: ReleaseRequest): Released {
@@ -111,14 +129,20 @@ export class MemoryPacingStore implements PacingStore {
     else if (outcome === 'throttle') w.throttles++
     else if (outcome === 'error') w.errors++
     if (change) entry.record = this.#apply(entry.record, change)
+    if (request.budget)
+      entry.budget = settleBudget(entry.budget, request.budget, now) ?? entry.budget
     this.#bell.ring(partition, worker)
-    const handedOff =
-      request.handoff === true && this.admit(partition, worker, now, waiting - 1).admitted
+    const again =
+      request.handoff === true
+        ? this.admit(partition, worker, now, waiting - 1, request.handoffCost)
+        : undefined
+    const handedOff = again?.admitted === true
     return {
       record: entry.record,
       inflight: inflight - (handedOff ? 0 : 1),
       changed: change !== null,
       handedOff,
+      ...(again?.ticket ? { ticket: again.ticket } : {}),
     }
   }
 
@@ -139,6 +163,10 @@ export class MemoryPacingStore implements PacingStore {
 
   record(partition: string): PacingRecord | undefined {
     return this.#entries.get(partition)?.record
+  }
+
+  budget(partition: string): SharedBudget {
+    return this.#entries.get(partition)?.budget ?? EMPTY_BUDGET
   }
 
   heartbeat(worker: string, leases: readonly WorkerLease[], now: number): void {

@@ -16,6 +16,9 @@ import type {
 } from './store'
 import { Doorbell, applyChange, checkStoreMs, newRecord } from './store'
 import type { PacingScript } from './redis-scripts'
+import type { BudgetCost, SharedBudget } from './shared-budget'
+import { parseBudget } from './shared-budget'
+import { settleText, ticketOf } from './redis-budget'
 import { ADMIT, CHECK, HEARTBEAT, JOIN, RELEASE, VIEWS, WRITE } from './redis-scripts'
 
 /** What the store needs of a Redis client (node-redis's `createClient()` is one). */
@@ -90,8 +93,14 @@ export class RedisPacingStore implements PacingStore {
     return this.#track(this.#join(partition, worker, init, now))
   }
 
-  admit(partition: string, worker: string, now: number, waiting: number): Promise<Admission> {
-    return this.#track(this.#admit(partition, worker, now, waiting))
+  admit(
+    partition: string,
+    worker: string,
+    now: number,
+    waiting: number,
+    cost?: BudgetCost,
+  ): Promise<Admission> {
+    return this.#track(this.#admit(partition, worker, now, waiting, cost))
   }
 
   release(partition: string, worker: string, request: ReleaseRequest): Promise<Released> {
@@ -133,7 +142,9 @@ export class RedisPacingStore implements PacingStore {
     worker: string,
     now: number,
     waiting: number,
+    cost: BudgetCost | undefined,
   ): Promise<Admission> {
+    const costText = cost ? JSON.stringify(cost) : ''
     for (let attempt = 0; ; attempt++) {
       const at = await this.#ready(now)
       const known = this.#known(partition)
@@ -143,18 +154,23 @@ export class RedisPacingStore implements PacingStore {
         this.leaseMs,
         waiting,
         known,
+        costText,
       ])) as Reply
       if (r[0] === -1) {
         await this.#rejoin(partition, worker, at, attempt)
         continue
       }
       const record = this.#parse(partition, Number(r[1]), String(r[4]))
-      return {
+      const admission: Admission = {
         admitted: r[0] === 1,
         record,
         inflight: Number(r[2]),
         othersWaiting: Number(r[3]),
       }
+      if (Number(r[5] ?? 0) > 0) admission.budgetWaitMs = Number(r[5])
+      const ticket = ticketOf(r, 6)
+      if (ticket) admission.ticket = ticket
+      return admission
     }
   }
 
@@ -186,6 +202,8 @@ export class RedisPacingStore implements PacingStore {
         change?.pausedUntil ?? 0,
         handoff === true ? '1' : '0',
         this.#known(partition),
+        request.budget ? settleText(request.budget) : '',
+        request.handoffCost ? JSON.stringify(request.handoffCost) : '',
       ])) as Reply
       if (r[0] === -1) {
         // The server lost the partition (restarted empty): the slot went with it.
@@ -198,7 +216,14 @@ export class RedisPacingStore implements PacingStore {
         ? this.#remember(change)
         : this.#parse(partition, Number(r[1]), String(r[4]))
       this.#bell.ring(partition, worker)
-      return { record, inflight: Number(r[2]), changed: change !== null, handedOff: r[3] === 1 }
+      const ticket = ticketOf(r, 6)
+      return {
+        record,
+        inflight: Number(r[2]),
+        changed: change !== null,
+        handedOff: r[3] === 1,
+        ...(ticket && { ticket }),
+      }
     }
     throw new Error(`pacing partition ${partition}: the record kept moving (${MAX_ATTEMPTS} tries)`)
   }
@@ -239,6 +264,12 @@ export class RedisPacingStore implements PacingStore {
     ])) as (string | null)[]
     if (version === null || version === undefined) return undefined
     return this.#parse(partition, Number(version), json ?? '')
+  }
+
+  async budget(partition: string): Promise<SharedBudget> {
+    const text = (await this.#client.sendCommand(['HGET', this.#keys(partition)[0], 'budget'])) as
+      string | null
+    return parseBudget(text)
   }
 
   async #heartbeat(worker: string, leases: readonly WorkerLease[], now: number): Promise<void> {

@@ -14,6 +14,9 @@ import type {
   WorkerLease,
 } from './store'
 import { Doorbell, applyChange, checkStoreMs, fairShare, newRecord } from './store'
+import type { BudgetCost, BudgetTicket, SharedBudget } from './shared-budget'
+import { FIRST_TICKET, announced, budgetWaitMs } from './shared-budget'
+import { SqliteBudgets } from './store-sqlite-budget'
 
 export interface SqlitePacingStoreOptions {
   /** An open Pacer database (db/index.ts openDatabase): WAL, busy_timeout, schema v3+. */
@@ -76,6 +79,8 @@ export class SqlitePacingStore implements PacingStore {
   readonly #drop: Database.Statement<[string]>
   readonly #lease: Database.Statement<[Args]>
   readonly #views: Database.Statement<[Args], ViewRow>
+  readonly #budgets: SqliteBudgets
+  readonly #charge: (args: TakeArgs, cost: BudgetCost) => BudgetTicket | 'budget' | 'slots'
   readonly #join: (partition: string, worker: string, init: SessionInit, now: number) => Joined
   readonly #release: (partition: string, worker: string, r: ReleaseRequest) => Released
   readonly #update: (partition: string, decide: UpdateDecide) => Updated | undefined
@@ -141,6 +146,7 @@ export class SqlitePacingStore implements PacingStore {
       `SELECT COUNT(*) AS n FROM pacing_workers WHERE partition = @partition AND lease_until >= @now`,
     )
     this.#drop = db.prepare('DELETE FROM pacing_workers WHERE partition = ?')
+    this.#budgets = new SqliteBudgets(db)
     this.#lease = db.prepare(
       `INSERT INTO pacing_workers(partition, worker, slots, waiting, lease_until)
        VALUES (@partition, @worker, COALESCE(@slots, 0), COALESCE(@waiting, 0), @leaseUntil)
@@ -175,6 +181,10 @@ export class SqlitePacingStore implements PacingStore {
       this.#lease.run({ partition, worker, slots: null, waiting: null, leaseUntil: now + leaseMs })
       return { record, created }
     })
+    // The costed take (store-sqlite-budget.ts) under the write lock.
+    this.#charge = inTransaction(db, (args: TakeArgs, cost: BudgetCost) =>
+      this.#budgets.take(args.partition, args.now, cost, () => this.#take.run(args).changes === 1),
+    )
     this.#release = inTransaction(db, (partition, worker, request) => {
       const { now, waiting, outcome, decide, handoff } = request
       const checked = this.#checked(partition, worker, now)
@@ -182,11 +192,12 @@ export class SqlitePacingStore implements PacingStore {
       const record = change ? this.#put(applyChange(checked.record, change), now) : checked.record
       // The handoff is admit's check on the counts after the free: the write lock is held, so
       // nobody can move them in between, and freeing and taking again is one row update.
-      const handedOff =
+      const slotsAllow =
         handoff === true &&
         checked.inflight - 1 < record.concurrency &&
         record.pausedUntil <= now &&
         checked.mine - 1 < fairShare(record.concurrency, checked.waitingWorkers)
+      const { handedOff, ticket } = this.#budgets.release(partition, request, slotsAllow)
       this.#free.run({
         partition,
         worker,
@@ -198,7 +209,7 @@ export class SqlitePacingStore implements PacingStore {
         errors: outcome === 'error' ? 1 : 0,
       })
       const inflight = Math.max(0, checked.inflight - (handedOff ? 0 : 1))
-      return { record, inflight, changed: change !== null, handedOff }
+      return { record, inflight, changed: change !== null, handedOff, ...(ticket && { ticket }) }
     })
     this.#update = inTransaction(db, (partition, decide) => {
       const row = this.#row.get(partition)
@@ -221,7 +232,13 @@ export class SqlitePacingStore implements PacingStore {
     return joined
   }
 
-  admit(partition: string, worker: string, now: number, waiting: number): Admission {
+  admit(
+    partition: string,
+    worker: string,
+    now: number,
+    waiting: number,
+    cost?: BudgetCost,
+  ): Admission {
     const checked = this.#checked(partition, worker, now)
     const { record, inflight, othersWaiting } = checked
     // A read first: a refusal takes no write lock, so blocked workers polling cost the others
@@ -234,10 +251,26 @@ export class SqlitePacingStore implements PacingStore {
       return { admitted: false, record, inflight, othersWaiting }
     }
     const args = { partition, worker, now, waiting, leaseUntil: now + this.leaseMs }
-    if (this.#take.run(args).changes === 1) {
-      return { admitted: true, record, inflight: inflight + 1, othersWaiting }
+    // With a cost, the shared announced budget decides too (store-sqlite-budget.ts).
+    const budget = cost && this.#budgets.read(partition)
+    // Nothing announced yet: the plain take, and the call may bring the first reading.
+    const plain = !budget || !announced(budget)
+    const taken = plain
+      ? (this.#take.run(args).changes === 1 && (budget ? FIRST_TICKET : true)) || 'slots'
+      : budgetWaitMs(budget, now, cost as BudgetCost) > 0
+        ? 'budget'
+        : this.#charge(args, cost as BudgetCost)
+    if (taken === 'slots') return this.#refused(partition, worker, now)
+    if (taken === 'budget') {
+      const wait = Math.max(1, budgetWaitMs(this.#budgets.read(partition), now, cost as BudgetCost))
+      return { admitted: false, record, inflight, othersWaiting, budgetWaitMs: wait }
     }
-    // Another process took the last slot (or cut the limit) between the read and the write.
+    const admitted = { admitted: true, record, inflight: inflight + 1, othersWaiting }
+    return taken === true ? admitted : { ...admitted, ticket: taken }
+  }
+
+  /** Another process took the last slot (or cut the limit) between the read and the write. */
+  #refused(partition: string, worker: string, now: number): Admission {
     const again = this.#checked(partition, worker, now)
     return {
       admitted: false,
@@ -270,6 +303,10 @@ export class SqlitePacingStore implements PacingStore {
   record(partition: string): PacingRecord | undefined {
     const row = this.#row.get(partition)
     return row ? this.#parse(row) : undefined
+  }
+
+  budget(partition: string): SharedBudget {
+    return this.#budgets.read(partition)
   }
 
   heartbeat(worker: string, leases: readonly WorkerLease[], now: number): void {
@@ -357,6 +394,7 @@ export class SqlitePacingStore implements PacingStore {
 }
 
 type Joined = { record: PacingRecord; created: boolean }
+type TakeArgs = { partition: string; worker: string; now: number; waiting: number } & Args
 type UpdateDecide = { now: number; fn: (record: PacingRecord) => RecordChange | null }
 type Updated = { record: PacingRecord; changed: boolean }
 

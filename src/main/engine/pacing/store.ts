@@ -4,6 +4,7 @@
 // atomic step of the store: a single statement or an IMMEDIATE transaction in SQLite, one Lua
 // script in Redis, so the same tests hold for every backend (test/unit/engine/pacing/store-suite.ts).
 import type { AimdParams, JsonValue, LimitChange } from '../types'
+import type { BudgetCost, BudgetSettle, BudgetTicket, SharedBudget } from './shared-budget'
 
 /** A store answers at once (memory, SQLite) or later (a networked store). */
 export type MaybePromise<T> = T | Promise<T>
@@ -74,6 +75,10 @@ export interface Admission {
   inflight: number
   /** Calls waiting in the other workers, as they last reported it. */
   othersWaiting: number
+  /** Admitted with a cost: the call's place in the shared announced budget, to settle it with. */
+  ticket?: BudgetTicket
+  /** Refused by the shared announced budget: ms until the call fits it (0 or absent: not that). */
+  budgetWaitMs?: number
 }
 
 /** A release, and what the worker knows when it frees the slot. */
@@ -89,6 +94,10 @@ export interface ReleaseRequest {
    * budget (and fair share) allows. One write per call instead of two under load.
    */
   handoff?: boolean
+  /** The finished call's account in the shared announced budget (its ticket, reading, usage). */
+  budget?: BudgetSettle
+  /** What the handed-off call costs: the handoff also needs the shared announced budget to allow it. */
+  handoffCost?: BudgetCost
 }
 
 export interface Released {
@@ -99,6 +108,8 @@ export interface Released {
   changed: boolean
   /** The slot was taken again for this worker's next call. */
   handedOff: boolean
+  /** The handed-off call's ticket, when it was given a cost. */
+  ticket?: BudgetTicket
 }
 
 /** A partition as the console shows it: the record and what every worker reports. */
@@ -158,9 +169,16 @@ export interface PacingStore {
   /**
    * Takes one slot, atomically, when the live slots of all workers are below the record's
    * concurrency and the partition is not paused, and the worker holds less than its fairShare;
-   * renews the worker's lease.
+   * renews the worker's lease. With a `cost`, the shared announced budget must allow the call as
+   * well, and is charged in the same step (shared-budget.ts).
    */
-  admit(partition: string, worker: string, now: number, waiting: number): MaybePromise<Admission>
+  admit(
+    partition: string,
+    worker: string,
+    now: number,
+    waiting: number,
+    cost?: BudgetCost,
+  ): MaybePromise<Admission>
   /**
    * Frees one of the worker's slots, counts the outcome and writes `decide`'s change (and with
    * `handoff`, takes a slot again as admit would), all in one atomic write.
@@ -174,6 +192,8 @@ export interface PacingStore {
   ): MaybePromise<{ record: PacingRecord; changed: boolean } | undefined>
   /** The partition's record, if any worker ever joined it. */
   record(partition: string): MaybePromise<PacingRecord | undefined>
+  /** The partition's shared announced budget (EMPTY_BUDGET before any costed admission). */
+  budget(partition: string): MaybePromise<SharedBudget>
   /** Renews the worker's leases and sets its slots and waiting counts to what it holds. */
   heartbeat(worker: string, leases: readonly WorkerLease[], now: number): MaybePromise<void>
   /** Partitions with a live lease or one that ended at most `recentMs` ago, oldest session first. */

@@ -79,6 +79,8 @@ export function wirePacer(): () => void {
   // Coming back to Spend after the ledger moved refreshes it once.
   const unsubscribeView = useStore.subscribe((s, prev) => {
     if (s.view === 'spend' && prev.view !== 'spend' && s.spendStale) void s.refreshSpend()
+    // Settings shows the team store's state as of now (gone, back), not as of the start.
+    if (s.view === 'settings' && prev.view !== 'settings') void s.loadSettings()
   })
 
   const s = store()

@@ -664,3 +664,31 @@ describe("migration 12: the ledger's source id", () => {
     }
   })
 })
+
+describe("migration 13: each partition's shared announced budget", () => {
+  it('keeps every pacing partition, with no budget yet, and stores one', () => {
+    const path = file()
+    const before = MIGRATIONS.findIndex((m) => m.version === 13)
+    const old = openDatabase(path, { migrations: MIGRATIONS.slice(0, before) })
+    old
+      .prepare(
+        `INSERT INTO pacing_partitions(partition, params, limit_value, concurrency, version, session_at)
+         VALUES ('openai:gpt', '{}', 4, 4, 3, 1)`,
+      )
+      .run()
+    old.close()
+
+    const db = openDatabase(path)
+    try {
+      expect(db.prepare('SELECT partition, version, budget FROM pacing_partitions').all()).toEqual([
+        { partition: 'openai:gpt', version: 3, budget: null },
+      ])
+      db.prepare(`UPDATE pacing_partitions SET budget = '{"s":1,"c":{},"d":{}}'`).run()
+      expect(db.prepare('SELECT budget FROM pacing_partitions').pluck().get()).toBe(
+        '{"s":1,"c":{},"d":{}}',
+      )
+    } finally {
+      db.close()
+    }
+  })
+})

@@ -10,6 +10,7 @@ import { Scheduler } from '../../../../src/main/engine/scheduler'
 import { SEED_AIMD } from '../../../../src/main/engine/types'
 import { FakeClock } from '../../../helpers/clock'
 import { until } from '../../../helpers/until'
+import { sharedBudgetTests } from './store-budget-suite'
 
 /** Two handles on one shared state (two connections: what two processes see), and its end. */
 export interface StoreHandles {
@@ -62,6 +63,8 @@ export function pacingStoreSuite(
       for (const s of schedulers.splice(0)) s.close()
       for (const h of opened.splice(0)) await h.close()
     })
+
+    sharedBudgetTests(handles)
 
     it('the first worker on a partition nobody drives starts a session; later ones join it', async () => {
       const h = await handles(1000)

@@ -114,7 +114,11 @@ function settingsView(parts: EngineParts): SettingsView {
     priceOverrides: s.priceOverrides,
     priceTableVersion: prices.version,
     secretStorage: { available: secrets.available, reason: secrets.reason },
-    teamStore: { stored: s.teamStore, active: parts.team?.address.display ?? null },
+    teamStore: {
+      stored: s.teamStore,
+      active: parts.team?.address.display ?? null,
+      problem: parts.team?.down?.message ?? parts.teamProblem,
+    },
   }
 }
 

@@ -8,7 +8,7 @@ export function TeamStoreSection({ settings }: { settings: Settings }) {
   const save = useStore((s) => s.saveSettings)
   const [url, setUrl] = useState<string | null>(null)
   const [error, setError] = useState<CommandError | null>(null)
-  const { stored, active } = settings.teamStore
+  const { stored, active, problem } = settings.teamStore
   const shown = url ?? stored ?? ''
 
   const submit = async (value: string | null): Promise<void> => {
@@ -28,6 +28,11 @@ export function TeamStoreSection({ settings }: { settings: Settings }) {
           ? `This process shares the provider budget through ${active}. Claims and the ledger are still per machine.`
           : 'This process paces on this machine alone (every process on this database shares its budget).'}
       </p>
+      {problem ? (
+        <p className="stopped-banner" role="status" data-testid="team-store-problem">
+          <strong>Team store:</strong> {problem}
+        </p>
+      ) : null}
       <div className="form-row">
         <label className="field">
           <span>Redis URL</span>

@@ -1,0 +1,148 @@
+// The header-announced rate budget as every worker of a partition shares it: the provider's
+// buckets as the latest answer announced them, and what every worker admitted against them since.
+// The same model as the per-process RateBudget (rate-budget.ts: both vendors refill continuously
+// up to the limit), kept in the store so that processes on one database, or machines on one
+// Redis, spend the announced remainder once between them instead of once each. Pure: the memory
+// and SQLite stores run these functions inside their atomic step; Redis runs the same rules in Lua
+// (redis-budget.ts), and the same tests hold for all three (store-suite.ts).
+import type { BudgetDimension } from './rate-budget'
+import { BUDGET_DIMENSIONS } from './rate-budget'
+
+/** What one call costs per dimension (a request; its estimated tokens). */
+export type BudgetCost = Record<BudgetDimension, number>
+
+/** One announced bucket, shared. Short keys: this is written on every admission. */
+export interface SharedBucket {
+  /** The announced limit. */
+  l: number
+  /** Refill per ms. */
+  p: number
+  /** What the provider would accept, as of `t`. */
+  v: number
+  t: number
+  /** The admission whose answer it was last read from: a newer reading is from a later one. */
+  q: number
+}
+
+/** A partition's shared announced budget. */
+export interface SharedBudget {
+  /** Admissions counted (the sequence of the latest). */
+  s: number
+  /** Cumulative cost admitted, per dimension: what was spent after a reading is the difference. */
+  c: Partial<BudgetCost>
+  d: Partial<Record<BudgetDimension, SharedBucket>>
+}
+
+/** What an admission against the shared budget hands the call: settle it with its answer. */
+export interface BudgetTicket {
+  seq: number
+  /** Cumulative cost admitted up to and including this call. */
+  spent: Partial<BudgetCost>
+}
+
+/** One dimension of an answer's reading, as the store applies it. */
+export interface SharedReading {
+  limit: number
+  ratePerMs: number
+  /** What was left when the provider counted the call, refilled up to the answer's arrival. */
+  refilled: number
+}
+
+/** A finished call's account, written with the release of its slot. */
+export interface BudgetSettle {
+  ticket: BudgetTicket
+  /** The answer's budget headers (newer than the shared reading: it replaces it). */
+  reading?: Partial<Record<BudgetDimension, SharedReading>>
+  /** Real cost minus what was charged (a refusal gives its cost back), where no reading covers it. */
+  correction?: Partial<BudgetCost>
+}
+
+export const EMPTY_BUDGET: SharedBudget = Object.freeze({ s: 0, c: {}, d: {} }) as SharedBudget
+
+/** A bucket's level now: refilled since it was last written, never above the limit. */
+export function levelOf(b: SharedBucket, now: number): number {
+  return Math.min(b.l, b.v + b.p * Math.max(0, now - b.t))
+}
+
+/**
+ * Ms until a call of this cost fits every shared bucket; 0 when it may go now. A call bigger than
+ * a whole bucket goes when the bucket is full, or it would never go.
+ */
+export function budgetWaitMs(budget: SharedBudget, now: number, cost: BudgetCost): number {
+  let wait = 0
+  for (const dim of BUDGET_DIMENSIONS) {
+    const b = budget.d[dim]
+    if (!b) continue
+    const need = Math.min(b.l, cost[dim])
+    const level = levelOf(b, now)
+    if (level < need) wait = Math.max(wait, b.p > 0 ? (need - level) / b.p : 60_000)
+  }
+  return Math.ceil(wait)
+}
+
+/** A call admitted before any budget was announced: its answer's reading may be the first. */
+export const FIRST_TICKET: BudgetTicket = Object.freeze({ seq: 0, spent: Object.freeze({}) })
+
+/** True once an answer announced a budget: admissions are charged from then on. */
+export function announced(budget: SharedBudget): boolean {
+  for (const dim of BUDGET_DIMENSIONS) if (budget.d[dim]) return true
+  return false
+}
+
+/**
+ * Charges an admitted call: the next budget and the call's ticket. Before anything is announced
+ * nothing is counted (`next` is `budget`, the ticket FIRST_TICKET): providers that announce no
+ * budget cost admission nothing more.
+ */
+export function chargeBudget(
+  budget: SharedBudget,
+  now: number,
+  cost: BudgetCost,
+): { next: SharedBudget; ticket: BudgetTicket } {
+  if (!announced(budget)) return { next: budget, ticket: FIRST_TICKET }
+  const next: SharedBudget = { s: budget.s + 1, c: {}, d: {} }
+  for (const dim of BUDGET_DIMENSIONS) {
+    next.c[dim] = (budget.c[dim] ?? 0) + cost[dim]
+    const b = budget.d[dim]
+    if (b) next.d[dim] = { ...b, v: levelOf(b, now) - cost[dim], t: now }
+  }
+  return { next, ticket: { seq: next.s, spent: next.c } }
+}
+
+/**
+ * Applies a finished call's account: a reading from a call admitted after the one the bucket was
+ * read from replaces it (the answers' order as the provider counted them, not as they arrived),
+ * minus everything every worker admitted after that call; otherwise a correction of the estimate
+ * for a call the reading has not counted yet. null when nothing changes.
+ */
+export function settleBudget(
+  budget: SharedBudget,
+  settle: BudgetSettle,
+  now: number,
+): SharedBudget | null {
+  const { ticket, reading, correction } = settle
+  let next: SharedBudget | null = null
+  const put = (dim: BudgetDimension, b: SharedBucket) => {
+    next ??= { s: budget.s, c: budget.c, d: { ...budget.d } }
+    next.d[dim] = b
+  }
+  for (const dim of BUDGET_DIMENSIONS) {
+    const b = budget.d[dim]
+    const r = reading?.[dim]
+    if (r) {
+      if (b && ticket.seq <= b.q) continue
+      const since = (budget.c[dim] ?? 0) - (ticket.spent[dim] ?? budget.c[dim] ?? 0)
+      put(dim, { l: r.limit, p: r.ratePerMs, v: r.refilled - since, t: now, q: ticket.seq })
+      continue
+    }
+    const fix = correction?.[dim]
+    if (b && fix && ticket.seq > b.q) put(dim, { ...b, v: levelOf(b, now) - fix, t: now })
+  }
+  return next
+}
+
+/** The budget as a store keeps it (JSON text; '' or null: nothing announced or spent yet). */
+export function parseBudget(text: string | null | undefined): SharedBudget {
+  if (!text) return EMPTY_BUDGET
+  return JSON.parse(text) as SharedBudget
+}

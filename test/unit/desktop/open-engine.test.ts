@@ -1,0 +1,77 @@
+// The desktop's engine opening (the function desktop/index.ts calls; Electron itself cannot be
+// launched here): team mode from the database's teamStore setting or $PACER_STORE on a real
+// redis-server, and a store that does not answer or a wrong URL opening the app on its own, with
+// Settings saying why.
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { openDatabase } from '../../../src/main/engine/db'
+import type { Engine } from '../../../src/main/engine/engine'
+import { SettingsStore } from '../../../src/main/engine/settings'
+import { openDesktopEngine } from '../../../src/main/desktop/open-engine'
+import { tempDir, until } from '../../helpers/cli'
+import { freePort, startRedis, type RedisServer } from '../../helpers/redis'
+
+const engines: Engine[] = []
+const servers: RedisServer[] = []
+afterEach(async () => {
+  for (const e of engines.splice(0)) await e.shutdown()
+  await Promise.all(servers.splice(0).map((r) => r.close()))
+})
+
+/** A database whose Settings name this team store, as the console's Team mode section saves it. */
+function databaseWith(teamStore: string | null): string {
+  const dbPath = join(tempDir('pacer-desktop-team-'), 'pacer.db')
+  const db = openDatabase(dbPath)
+  new SettingsStore(db).set({ teamStore })
+  db.close()
+  return dbPath
+}
+
+async function open(dbPath: string, env: NodeJS.ProcessEnv = {}) {
+  const lines: string[] = []
+  const engine = await openDesktopEngine(
+    { dbPath },
+    { env, log: (line) => lines.push(line), connectTimeoutMs: 2000 },
+  )
+  engines.push(engine)
+  const view = async () => (await engine.handlers['settings:get']({})).teamStore
+  return { engine, lines, view }
+}
+
+describe('the desktop opens its engine in team mode when the setting is set', () => {
+  it('no store set: the engine paces on this machine, and says nothing of team mode', async () => {
+    const { view, lines } = await open(databaseWith(null))
+    expect(await view()).toEqual({ stored: null, active: null, problem: null })
+    expect(lines).toEqual([])
+  })
+
+  it('the teamStore setting names a Redis that answers: team mode, shown active in Settings', async () => {
+    const redis = await startRedis()
+    servers.push(redis)
+    const { view, lines } = await open(databaseWith(redis.url))
+    expect(await view()).toEqual({ stored: redis.url, active: redis.url, problem: null })
+    expect(lines).toEqual([expect.stringContaining(`shared through ${redis.url}`)])
+    // The store goes away while the app runs: Settings says admission waits for it, and when
+    // it is back, that it answers again.
+    await redis.stop()
+    await until(async () => ((await view()).problem ?? '').includes('unreachable') || undefined)
+    expect((await view()).problem).toMatch(/admission paused until it answers/)
+    await redis.start()
+    await until(async () => (await view()).problem === null || undefined)
+    expect(lines.at(-1)).toMatch(/answers again/)
+  })
+
+  it('a store that does not answer: the app opens on its own and Settings says why', async () => {
+    const url = `redis://127.0.0.1:${await freePort()}/0`
+    const { view, lines } = await open(databaseWith(url))
+    const shown = await view()
+    expect(shown).toMatchObject({ stored: url, active: null })
+    expect(shown.problem).toMatch(/unreachable: connect ECONNREFUSED.*on this machine alone/)
+    expect(lines).toEqual([shown.problem])
+  })
+
+  it('$PACER_STORE wins over the setting; a wrong URL there opens the app on its own too', async () => {
+    const { view } = await open(databaseWith(null), { PACER_STORE: 'http://10.0.0.5:6379' })
+    expect((await view()).problem).toMatch(/^PACER_STORE: scheme "http:" is not redis:/)
+  })
+})
