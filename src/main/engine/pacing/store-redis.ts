@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
 import type { AimdParams, LimitChange } from '../types'
 import type {
@@ -15,6 +14,7 @@ import type {
   WorkerLease,
 } from './store'
 import { Doorbell, applyChange, checkStoreMs, newRecord } from './store'
+import { ScriptRunner } from '../redis-script-runner'
 import type { PacingScript } from './redis-scripts'
 import type { BudgetCost, SharedBudget } from './shared-budget'
 import { parseBudget } from './shared-budget'
@@ -68,7 +68,7 @@ export class RedisPacingStore implements PacingStore {
   readonly #index: string
   readonly #bell = new Doorbell()
   readonly #cache = new Map<string, PacingRecord>()
-  readonly #sha = new Map<PacingScript, string>()
+  readonly #scripts: ScriptRunner
   /** What each worker joined with: a server restarted without its data is joined again. */
   readonly #inits = new Map<string, SessionInit>()
   #views: PacingView[] = []
@@ -85,6 +85,7 @@ export class RedisPacingStore implements PacingStore {
     checkStoreMs('pollMinMs', pollMinMs, 1)
     this.poll = { minMs: pollMinMs, maxMs: checkStoreMs('pollMaxMs', pollMaxMs, pollMinMs) }
     this.#client = client
+    this.#scripts = new ScriptRunner(client)
     this.#prefix = `${prefix}pacing:`
     this.#index = `${this.#prefix}index`
   }
@@ -277,7 +278,7 @@ export class RedisPacingStore implements PacingStore {
     if (leases.length === 0 || !this.#client.isReady) return
     const keys = leases.flatMap((l) => this.#keys(l.partition))
     const args = [worker, now, this.leaseMs, ...leases.flatMap((l) => [l.slots, l.waiting])]
-    const missing = (await this.#run(HEARTBEAT, keys, args)) as number[]
+    const missing = (await this.#once(HEARTBEAT, keys, args)) as number[]
     if (missing.length === 0) return
     // The server came back without the partitions: join again and say what this worker holds.
     const lost = missing.map((i) => leases[i] as WorkerLease)
@@ -292,7 +293,7 @@ export class RedisPacingStore implements PacingStore {
   async partitions(now: number, recentMs: number): Promise<PacingView[]> {
     // Offline: the console keeps showing the last answer (and the store's status says why).
     if (!this.#client.isReady) return this.#views
-    const r = (await this.#run(VIEWS, [this.#index], [now, now - recentMs, this.#prefix])) as Reply
+    const r = (await this.#once(VIEWS, [this.#index], [now, now - recentMs, this.#prefix])) as Reply
     const views: PacingView[] = []
     for (let i = 0; i + 9 < r.length; i += 10) {
       views.push({
@@ -371,20 +372,19 @@ export class RedisPacingStore implements PacingStore {
     return now + Math.round(performance.now() - started)
   }
 
-  /** EVALSHA, and the script's source once when the server does not know it (yet, or again). */
-  async #run(s: PacingScript, keys: string[], args: (string | number)[]): Promise<unknown> {
-    let sha = this.#sha.get(s)
-    if (sha === undefined) {
-      sha = createHash('sha1').update(s.source).digest('hex')
-      this.#sha.set(s, sha)
-    }
-    const tail = [String(keys.length), ...keys, ...args.map(String)]
-    try {
-      return await this.#client.sendCommand(['EVALSHA', sha, ...tail])
-    } catch (err) {
-      if (!(err as Error).message?.startsWith('NOSCRIPT')) throw err
-      return this.#client.sendCommand(['EVAL', s.source, ...tail])
-    }
+  /**
+   * EVALSHA (the source once when the server does not know it, yet or again). A connection lost
+   * on the way (the command written, the socket closed before its answer) is waited out and the
+   * script sent again, like an outage known before: a slot taken twice that way is given back by
+   * the next heartbeat, which says how many the worker holds.
+   */
+  #run(s: PacingScript, keys: string[], args: (string | number)[]): Promise<unknown> {
+    return this.#scripts.call(s, keys, args)
+  }
+
+  /** One try, for what may as well wait for the next round (heartbeats, the console's views). */
+  #once(s: PacingScript, keys: string[], args: (string | number)[]): Promise<unknown> {
+    return this.#scripts.once(s, keys, args)
   }
 
   #parse(partition: string, version: number, json: string): PacingRecord {
