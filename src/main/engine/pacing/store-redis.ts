@@ -181,7 +181,9 @@ export class RedisPacingStore implements PacingStore {
       const now = await this.#ready(request.now)
       let expect = ''
       let change: PacingRecord | null = null
-      if (decide) {
+      // The record moved under every decision so far (the other workers' releases decided
+      // meanwhile): the slot goes back without this call's decision rather than not at all.
+      if (decide && attempt < MAX_ATTEMPTS - 1) {
         const seen = await this.#checked(partition, worker, now)
         if (!seen) {
           await this.#rejoin(partition, worker, now, attempt)
