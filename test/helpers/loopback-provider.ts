@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { openDatabase } from '../../src/main/engine/db'
 import { SettingsStore } from '../../src/main/engine/settings'
-import { writeJsonl } from './cli'
+import { startPacer, writeJsonl } from './cli'
 
 export interface LoopbackProvider {
   url: string
@@ -135,4 +135,28 @@ export function batch(dir: string, proc: string, n: number): string {
     payload: { prompt: `${proc}-task-${i}` },
   }))
   return writeJsonl(dir, `${proc}.jsonl`, tasks)
+}
+
+/** `pacer run FILE --db DB --json` against the loopback provider (databaseFor points it there). */
+export function runOnLoopback(
+  file: string,
+  db: string,
+  extra: string[] = [],
+  env: NodeJS.ProcessEnv = {},
+): ReturnType<typeof startPacer> {
+  return startPacer(
+    [
+      'run',
+      file,
+      '--db',
+      db,
+      '--json',
+      '--provider',
+      'openai-compatible',
+      '--model',
+      'local',
+      ...extra,
+    ],
+    env,
+  )
 }

@@ -5,25 +5,16 @@
 // when its lease runs out.
 import { afterEach, describe, expect, it } from 'vitest'
 import type { RunSummary } from '../../src/main/cli/run'
-import { query, startPacer, tempDir, until } from '../helpers/cli'
-import { batch, closeProviders, databaseFor, loopbackProvider } from '../helpers/loopback-provider'
+import { query, tempDir, until } from '../helpers/cli'
+import {
+  batch,
+  closeProviders,
+  databaseFor,
+  loopbackProvider,
+  runOnLoopback,
+} from '../helpers/loopback-provider'
 
 afterEach(closeProviders)
-
-function run(file: string, db: string, extra: string[] = []) {
-  return startPacer([
-    'run',
-    file,
-    '--db',
-    db,
-    '--json',
-    '--provider',
-    'openai-compatible',
-    '--model',
-    'local',
-    ...extra,
-  ])
-}
 
 const CAPACITY = 5
 // The shared limit may rise this far above the capacity before the provider's 429s cut it: the
@@ -38,7 +29,7 @@ describe('three pacer run processes on one database share one budget', () => {
     const db = databaseFor(dir, provider)
     const procs = ['p1', 'p2', 'p3']
     const runs = procs.map((proc) =>
-      run(batch(dir, proc, 100), db, [
+      runOnLoopback(batch(dir, proc, 100), db, [
         '--initial-concurrency',
         '4',
         '--max-concurrency',
@@ -99,7 +90,7 @@ describe('three pacer run processes on one database share one budget', () => {
     ]
     const lease = ['--lease', '2']
     const runs = ['p1', 'p2', 'p3'].map((proc) =>
-      run(batch(dir, proc, proc === 'p1' ? 400 : 60), db, [...pinned, ...lease]),
+      runOnLoopback(batch(dir, proc, proc === 'p1' ? 400 : 60), db, [...pinned, ...lease]),
     )
     const victim = runs[0]!
     const pid = victim.child.pid as number

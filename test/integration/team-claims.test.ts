@@ -9,8 +9,13 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createClient } from '@redis/client'
 import type { RunSummary } from '../../src/main/cli/run'
-import { query, startPacer, tempDir, until, writeJsonl } from '../helpers/cli'
-import { closeProviders, databaseFor, loopbackProvider } from '../helpers/loopback-provider'
+import { query, tempDir, until, writeJsonl } from '../helpers/cli'
+import {
+  closeProviders,
+  databaseFor,
+  loopbackProvider,
+  runOnLoopback,
+} from '../helpers/loopback-provider'
 import { startRedis, type RedisServer } from '../helpers/redis'
 
 const redisServers: RedisServer[] = []
@@ -42,22 +47,7 @@ function machine(root: string, name: string, providerUrl: string): string {
 }
 
 function run(file: string, db: string, store: string, extra: string[] = []) {
-  return startPacer([
-    'run',
-    file,
-    '--db',
-    db,
-    '--json',
-    '--provider',
-    'openai-compatible',
-    '--model',
-    'local',
-    '--store',
-    store,
-    '--initial-concurrency',
-    '4',
-    ...extra,
-  ])
+  return runOnLoopback(file, db, ['--store', store, '--initial-concurrency', '4', ...extra])
 }
 
 /** The team's claims on the server: fingerprint → state and owner. */

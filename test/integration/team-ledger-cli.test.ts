@@ -6,7 +6,12 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { runPacer, tempDir } from '../helpers/cli'
-import { closeProviders, databaseFor, loopbackProvider } from '../helpers/loopback-provider'
+import {
+  closeProviders,
+  databaseFor,
+  loopbackProvider,
+  runOnLoopback,
+} from '../helpers/loopback-provider'
 import { startRedis, type RedisServer } from '../helpers/redis'
 
 const servers: RedisServer[] = []
@@ -52,16 +57,8 @@ describe('team ledger: pacer run --store on two machines, then summary and expor
       return { ...m, db: databaseFor(dir, { url: provider.url }), file: tasks(dir, m.name, m.n) }
     })
     const runs = await Promise.all(
-      machines.map((m) =>
-        runPacer(
-          ['run', m.file, '--db', m.db, '--json', '--provider', 'openai-compatible'].concat([
-            '--model',
-            'local',
-            '--store',
-            r.url,
-          ]),
-          { PACER_MACHINE: m.name },
-        ),
+      machines.map(
+        (m) => runOnLoopback(m.file, m.db, ['--store', r.url], { PACER_MACHINE: m.name }).done,
       ),
     )
     for (const run of runs) {

@@ -8,8 +8,14 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createClient } from '@redis/client'
 import type { RunSummary } from '../../src/main/cli/run'
-import { runPacer, startPacer, tempDir, until } from '../helpers/cli'
-import { batch, closeProviders, databaseFor, loopbackProvider } from '../helpers/loopback-provider'
+import { runPacer, tempDir, until } from '../helpers/cli'
+import {
+  batch,
+  closeProviders,
+  databaseFor,
+  loopbackProvider,
+  runOnLoopback,
+} from '../helpers/loopback-provider'
 import { freePort, startRedis, type RedisServer } from '../helpers/redis'
 
 const redisServers: RedisServer[] = []
@@ -53,23 +59,7 @@ function machine(root: string, name: string, providerUrl: string): string {
 }
 
 function run(file: string, db: string, store: string, extra: string[] = [], env = {}) {
-  return startPacer(
-    [
-      'run',
-      file,
-      '--db',
-      db,
-      '--json',
-      '--provider',
-      'openai-compatible',
-      '--model',
-      'local',
-      '--store',
-      store,
-      ...extra,
-    ],
-    env,
-  )
+  return runOnLoopback(file, db, ['--store', store, ...extra], env)
 }
 
 const CAPACITY = 5
