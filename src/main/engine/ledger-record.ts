@@ -55,11 +55,17 @@ export const ORIGINAL_COST_SQL = `
       FROM ledger_rows l JOIN last ON l.task_id IS last.task_id AND l.epoch IS last.epoch
       WHERE l.fp_id = (SELECT id FROM target) AND l.outcome = ${OUTCOME_CODES.executed}`
 
-// Whether this task's own execution (the claim's epoch) produced the result it found: a task
-// picked again after its end was lost must not count that as a reuse. Through ledger_rows_fp.
+// Whether the result a task found is its own: a task picked again after its end was lost must
+// not count that as a reuse. Its own execution produced it (the claim's epoch), or a later epoch
+// replayed the journal of the calls it paid (a duplicate took its claim over while it waited for
+// its lease to expire: that duplicate's 'replayed' rows already count what was saved).
+// Through ledger_rows_fp.
 export const OWN_EXECUTION_SQL = `
       SELECT 1 FROM ledger_rows
-      WHERE fp_id = ? AND task_id = ? AND epoch = ? AND outcome = ${OUTCOME_CODES.executed}
+      WHERE fp_id = @fp AND task_id = @task AND outcome = ${OUTCOME_CODES.executed}
+        AND (epoch = @epoch OR (epoch < @epoch AND EXISTS (
+          SELECT 1 FROM ledger_rows r
+          WHERE r.fp_id = @fp AND r.epoch = @epoch AND r.outcome = ${OUTCOME_CODES.replayed})))
       LIMIT 1`
 
 /** A row as the insert binds it: a stored row's fields but its id, priced. */

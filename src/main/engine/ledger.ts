@@ -115,7 +115,7 @@ export class Ledger {
     { n: number; cost: number; unpriced: number }
   >
   readonly #maxId: Database.Statement<[], { maxId: number }>
-  readonly #own: Database.Statement<[number, number, number]>
+  readonly #own: Database.Statement<[{ fp: number; task: number; epoch: number }]>
   readonly #rollups: LedgerRollups
   // Statements by SQL text: each filter shape has its own, so that its indexes are used.
   readonly #statements = new Map<string, Database.Statement>()
@@ -146,9 +146,12 @@ export class Ledger {
     this.#reader = db.memory ? null : new ReadWorker({ file: db.name, nativeBinding })
   }
 
-  /** Whether this task executed the fingerprint under this claim epoch (its result is its own). */
+  /**
+   * Whether the fingerprint's result at this claim epoch is this task's own: it executed under
+   * that epoch, or that epoch replayed the calls it paid under an earlier one.
+   */
   executedBy(fpId: number, taskId: number, epoch: number): boolean {
-    return this.#own.get(fpId, taskId, epoch) !== undefined
+    return this.#own.get({ fp: fpId, task: taskId, epoch }) !== undefined
   }
 
   /** What a call with this usage costs at the current prices (null: unpriced or not valid). */

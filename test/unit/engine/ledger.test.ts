@@ -354,3 +354,35 @@ describe('events', () => {
     expect([...ledger.events({ since: T0 + 4_000, until: T0 + 4_010 })]).toHaveLength(10)
   })
 })
+
+describe('executedBy', () => {
+  const fpId = () =>
+    (h.db.prepare('SELECT fp_id FROM ledger WHERE fp = ? LIMIT 1').get('fpA') as { fp_id: number })
+      .fp_id
+  const REPLAY = { usage: NO_TOKENS, latencyMs: null, status: null, step: 1 } as const
+
+  it("is the task's own execution under that epoch", () => {
+    ledger.record(ev({ taskId: 13, epoch: 1 }))
+    expect(ledger.executedBy(fpId(), 13, 1)).toBe(true)
+    expect(ledger.executedBy(fpId(), 13, 2)).toBe(false)
+    expect(ledger.executedBy(fpId(), 72, 1)).toBe(false)
+  })
+
+  it('is its own when a later epoch replayed the calls it paid', () => {
+    // Task 13 paid under epoch 1, its end was lost; duplicate 72 took the claim over (epoch 2) and
+    // replayed 13's journaled answer: the result 13 finds at epoch 2 is its own, not a reuse.
+    ledger.record(ev({ taskId: 13, epoch: 1 }))
+    ledger.record(ev({ ...REPLAY, taskId: 72, epoch: 2, outcome: 'abandoned', step: 0 }))
+    ledger.record(ev({ ...REPLAY, taskId: 72, epoch: 2, outcome: 'replayed', savedMicros: 4_500 }))
+    expect(ledger.executedBy(fpId(), 13, 2)).toBe(true)
+    // The duplicate paid nothing: it did not execute.
+    expect(ledger.executedBy(fpId(), 72, 2)).toBe(false)
+  })
+
+  it('is not its own when a later epoch paid the call again', () => {
+    ledger.record(ev({ taskId: 13, epoch: 1 }))
+    ledger.record(ev({ taskId: 72, epoch: 2 }))
+    expect(ledger.executedBy(fpId(), 13, 2)).toBe(false)
+    expect(ledger.executedBy(fpId(), 72, 2)).toBe(true)
+  })
+})
