@@ -93,6 +93,16 @@ function harness(
 
   /** Enqueues the tasks as one batch, starts the runner, and waits until none is left to run. */
   async function run(tasks: TaskSpec[]): Promise<string> {
+    const batchId = start(tasks)
+    await until(() => {
+      const c = queue.counts(batchId)
+      return c.queued + c.running === 0
+    })
+    return batchId
+  }
+
+  /** Enqueues the tasks as one batch and starts the runner. */
+  function start(tasks: TaskSpec[]): string {
     const batchId = queue.createBatch(
       { name: 'test', source: null, sourceHash: null, audit: false },
       tasks.map((t, seq) => ({
@@ -107,10 +117,6 @@ function harness(
       })),
     )
     runner.start()
-    await until(() => {
-      const c = queue.counts(batchId)
-      return c.queued + c.running === 0
-    })
     return batchId
   }
 
@@ -125,6 +131,7 @@ function harness(
     scheduler,
     requests,
     run,
+    start,
     tasks,
     outcomes,
     fpOf,
@@ -474,6 +481,30 @@ describe('Runner', () => {
     expect(estimate!.inputTokens).toBeGreaterThanOrEqual(100)
     // The announced token budget was read from the answer the runner passed back.
     expect(h.scheduler.pacing('test:m')?.budget.tokens).toMatchObject({ limit: 100_000 })
+  })
+})
+
+describe('Runner.stop', () => {
+  it('sends no new call for a task that waited for a slot when the stop began', async () => {
+    let land!: () => void
+    const landed = new Promise<void>((r) => (land = r))
+    // One slot; the runner holds two more tasks waiting for it.
+    const h = harness(
+      async (_, n) => {
+        if (n === 1) await landed
+        return answer(`answer ${n}`)
+      },
+      { prefetch: 2 },
+      { params: { initial: 1, min: 1, max: 1 } },
+    )
+    const batchId = h.start([{ payload: { i: 1 } }, { payload: { i: 2 } }, { payload: { i: 3 } }])
+    await until(() => h.requests.length === 1 && h.queue.counts(batchId).running === 3)
+    const stopped = h.runner.stop({ graceMs: 60_000 })
+    // The call in flight lands and frees the slot: the stop lets it finish, and sends nothing else.
+    land()
+    await stopped
+    expect(h.requests).toHaveLength(1)
+    expect(h.queue.counts(batchId)).toMatchObject({ succeeded: 1, queued: 2, running: 0 })
   })
 })
 

@@ -9,7 +9,8 @@ import { LostWrites, type WriteHealth } from './write-failures'
  */
 export interface WriteScope {
   run<T>(write: () => T): T
-  durable(since?: number): Promise<void>
+  /** `signal`: a stop ends the wait for the database to take writes (rejects with its reason). */
+  durable(since?: number, signal?: AbortSignal): Promise<void>
   /** The number of the open transaction (or the last one): what durable(since) checks against. */
   readonly generation?: number
   /** Resolves once everything written so far is committed; rejects if it was lost (rolled back). */
@@ -135,11 +136,12 @@ export class StepWrites implements WriteScope {
   /**
    * Resolves once everything written so far is committed and the database takes writes (the
    * gate before anything leaves the process); rejects if those writes were lost, or if any
-   * transaction from number `since` on was (a claim made then may be gone).
+   * transaction from number `since` on was (a claim made then may be gone). `signal` ends the
+   * wait for room: a stopped task must not wait for a disk that may never free.
    */
-  async durable(since?: number): Promise<void> {
+  async durable(since?: number, signal?: AbortSignal): Promise<void> {
     await this.committed()
-    await this.health?.admitted()
+    await this.health?.admitted(signal)
     if (since !== undefined && this.#lastLost >= since) throw new LostWrites()
   }
 

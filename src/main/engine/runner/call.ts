@@ -166,8 +166,10 @@ async function send(
   const permit = await scheduler.acquire(partition, active.controller.signal, estimate)
   let intent = false
   try {
-    // The wait for a slot may have been long: look again before sending.
+    // The wait for a slot may have been long: look again before sending. A stop that began
+    // meanwhile means no new calls, even with a slot free.
     checkBatch(ctx, task, notStarted)
+    if (ctx.stopping()) throw new StopSignal('stop')
     call.beforeSend?.()
     intent = true
     // Nothing is sent on the strength of a claim (or an intent) that is not on disk yet (or was

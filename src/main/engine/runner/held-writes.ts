@@ -113,12 +113,16 @@ function lastTry<T>(ctx: RunContext, write: () => T, held: Held | undefined, sto
  * for the database to take writes.
  */
 export async function sendGate(writes: WriteScope, active: Active): Promise<void> {
+  // The task's signal: a call that reaches the gate after a stop cancelled the admissions waiting
+  // would otherwise wait for room on a timer that does not keep the process alive, and the
+  // process would end with code 0 before reporting the answers it lost.
+  const { signal } = active.controller
   if (active.unconfirmed === undefined && writes.committed && writes.health) {
     await writes.committed().catch(() => undefined)
-    await writes.health.admitted()
+    await writes.health.admitted(signal)
     return
   }
-  await writes.durable(active.unconfirmed)
+  await writes.durable(active.unconfirmed, signal)
   active.unconfirmed = undefined
 }
 

@@ -59,15 +59,17 @@ const driverOf = (dbPath: string, batchId: string) =>
     ?.driver
 
 /**
- * A new database where a first run started the file and was stopped at once: the batch is left
- * interrupted, with some tasks done.
+ * A new database where a first run started the file and was stopped as its first task ended: the
+ * batch is left interrupted, with some tasks done.
  */
 async function interruptedRun(content: string): Promise<{ dbPath: string; batchId: string }> {
   const dbPath = join(tempDir(), 'pacer.db')
   const engine = open(dbPath, 'run-a')
   const { batchId } = engine.batches.startFile(fileOf(engine, content))
   const run = engine.batches.drive(batchId)
-  run.stop()
+  engine.runner.on('task', (e) => {
+    if (e.status === 'succeeded') run.stop()
+  })
   const end = await run.done
   expect(end.interrupted).toBe(true)
   expect(end.batch).toMatchObject({ id: batchId, state: 'interrupted' })
