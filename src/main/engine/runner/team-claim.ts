@@ -85,6 +85,12 @@ async function local(
       attempt = waited
     }
     if (attempt.kind === 'completed') {
+      // A failure kept here yields to the team's answer: another machine ran the task again
+      // (--retry-failed, the console's retry) once the cause was fixed. Reusing the old failure
+      // would have this machine fail a task the team has an answer for.
+      if (teams && answersFailure(attempt.result, teams.result) && claims.forgetFailure(task.fp)) {
+        continue
+      }
       if (!teams) await shareLocal(ctx, active, attempt.result)
       return reuse(ctx, task, attempt.result, fenced)
     }
@@ -98,6 +104,11 @@ async function local(
     const stored: StoredResult = { ...r, epoch: attempt.epoch, ref: claims.resultRef?.(task.fp) }
     return reuse(ctx, task, stored, fenced)
   }
+}
+
+/** The team has an answer where this database kept a failure. */
+function answersFailure(here: StoredResult, teams: StoredResult): boolean {
+  return here.status === 'failed' && teams.status !== 'failed'
 }
 
 /** What this database knew already becomes the team's too (its team claim completed with it). */
