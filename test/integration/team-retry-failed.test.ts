@@ -132,4 +132,31 @@ describe('team mode: --retry-failed', () => {
       expect(stored).toEqual([{ status: 'succeeded', n: distinct }])
     }
   })
+
+  it('--retry-failed on a machine that never saw the failure: the team’s is run again too, once, and a failure of this run stands', async () => {
+    const root = tempDir('pacer-team-retry-fresh-')
+    const provider = await loopbackProvider(8, 20)
+    provider.refuses = (prompt) => prompt.startsWith('bad-')
+    server = await startRedis()
+    const store = server.url
+    const file = batchFile(root)
+    const [a, d] = ['a', 'd'].map((name) => {
+      const dir = join(root, name)
+      mkdirSync(dir)
+      return databaseFor(dir, provider)
+    }) as [string, string]
+    await run(file, a, store, 1)
+    // Still refused: D's --retry-failed runs each failed task once more; its copies reuse that.
+    const broken = await run(file, d, store, 1, ['--retry-failed'])
+    expect(broken.summary).toMatchObject({ failed: BAD * COPIES, executed: 0 })
+    for (let i = 0; i < BAD; i++) expect(provider.refused.get(`bad-task-${i}`)).toBe(2)
+    // Fixed: once more, answered; A then reuses the answers.
+    provider.refuses = () => false
+    const fixed = await run(file, d, store, 0, ['--retry-failed'])
+    expect(fixed.summary).toMatchObject({ failed: 0, executed: BAD })
+    const rerunA = await run(file, a, store, 0)
+    expect(rerunA.summary).toMatchObject({ failed: 0, executed: 0 })
+    expect([...provider.answered.values()].every((n) => n === 1)).toBe(true)
+    expect(provider.answered.size).toBe(GOOD + BAD)
+  })
 })

@@ -42,6 +42,9 @@ export async function processTeamTask(
         if (waited.kind === 'released' || waited.kind === 'wait_timeout') continue
         attempt = waited
       }
+      if (attempt.kind === 'completed' && (await forgotOlderFailure(ctx, active, attempt.result))) {
+        continue
+      }
       if (attempt.kind === 'owned') active.team = attempt.epoch
       const teams = attempt.kind === 'completed' ? attempt : null
       const outcome = await local(ctx, active, provider, fenced, teams)
@@ -104,6 +107,30 @@ async function local(
     const stored: StoredResult = { ...r, epoch: attempt.epoch, ref: claims.resultRef?.(task.fp) }
     return reuse(ctx, task, stored, fenced)
   }
+}
+
+/**
+ * `--retry-failed` on a machine that never saw the failure the team kept: forgotten in the
+ * team's store when it is older than the run (a failure of this run is its answer), so the task
+ * runs again once, whoever claims it next.
+ */
+async function forgotOlderFailure(
+  ctx: RunContext,
+  active: Active,
+  stored: StoredResult,
+): Promise<boolean> {
+  const since = ctx.o.retryFailedSince.get(active.task.batchId)
+  if (since === undefined || stored.status !== 'failed' || stored.completedAt >= since) return false
+  try {
+    await ctx.o.team?.forgetFailure(active.task.fp)
+  } catch (err) {
+    // Out of reach: the failure stands for this task, as a run without the flag would have it.
+    ctx.guard('team failure retry', () => {
+      throw err
+    })
+    return false
+  }
+  return true
 }
 
 /** The team has an answer where this database kept a failure. */
