@@ -71,19 +71,24 @@ const failures = (db: string) =>
     (r) => r.error,
   )
 
+/** A provider refusing the `bad-` prompts, a Redis, the batch file, and one database per name. */
+async function team(names: string[]) {
+  const root = tempDir('pacer-team-retry-')
+  const provider = await loopbackProvider(8, 20)
+  provider.refuses = (prompt) => prompt.startsWith('bad-')
+  server = await startRedis()
+  const dbs = names.map((name) => {
+    const dir = join(root, name)
+    mkdirSync(dir)
+    return databaseFor(dir, provider)
+  })
+  return { provider, store: server.url, file: batchFile(root), dbs }
+}
+
 describe('team mode: --retry-failed', () => {
   it('a failure kept as the team’s result is reused everywhere; --retry-failed on one machine runs each failed task once more, and the others reuse the new answer', async () => {
-    const root = tempDir('pacer-team-retry-')
-    const provider = await loopbackProvider(8, 20)
-    provider.refuses = (prompt) => prompt.startsWith('bad-')
-    server = await startRedis()
-    const store = server.url
-    const file = batchFile(root)
-    const [a, b, c] = ['a', 'b', 'c'].map((name) => {
-      const dir = join(root, name)
-      mkdirSync(dir)
-      return databaseFor(dir, provider)
-    }) as [string, string, string]
+    const { provider, store, file, dbs } = await team(['a', 'b', 'c'])
+    const [a, b, c] = dbs as [string, string, string]
     const distinct = GOOD + BAD
     const tasks = distinct * COPIES
 
@@ -134,17 +139,8 @@ describe('team mode: --retry-failed', () => {
   })
 
   it('--retry-failed on a machine that never saw the failure: the team’s is run again too, once, and a failure of this run stands', async () => {
-    const root = tempDir('pacer-team-retry-fresh-')
-    const provider = await loopbackProvider(8, 20)
-    provider.refuses = (prompt) => prompt.startsWith('bad-')
-    server = await startRedis()
-    const store = server.url
-    const file = batchFile(root)
-    const [a, d] = ['a', 'd'].map((name) => {
-      const dir = join(root, name)
-      mkdirSync(dir)
-      return databaseFor(dir, provider)
-    }) as [string, string]
+    const { provider, store, file, dbs } = await team(['a', 'd'])
+    const [a, d] = dbs as [string, string]
     await run(file, a, store, 1)
     // Still refused: D's --retry-failed runs each failed task once more; its copies reuse that.
     const broken = await run(file, d, store, 1, ['--retry-failed'])
