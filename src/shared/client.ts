@@ -42,6 +42,7 @@ export const EVENT_METHODS = {
   onTasksChanged: 'tasks:changed',
   onSchedulerChanged: 'scheduler:changed',
   onLedgerChanged: 'ledger:changed',
+  onTeamChanged: 'team:changed',
 } as const satisfies Record<string, EventName>
 
 type EventMethods = typeof EVENT_METHODS

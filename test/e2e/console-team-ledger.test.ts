@@ -1,13 +1,14 @@
 // The team ledger in the console: two machines (`pacer run --store`, each with its own database)
 // append their rows to a real redis-server; `pacer serve --store` on a third database shows, in
 // real Chromium, the Spend view's "Team" side with both machines' rows, and downloads the team's
-// events CSV with a machine column.
+// events CSV with a machine column. With Redis stopped, Spend's Team side and Settings say how many
+// of this machine's rows wait for it, until it answers again.
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parse } from 'csv-parse/sync'
 import { describe, expect, it } from 'vitest'
 import { consoleSession } from '../helpers/browser'
-import { ROOT, runPacer, writeJsonl } from '../helpers/cli'
+import { query, ROOT, runPacer, writeJsonl } from '../helpers/cli'
 import { startRedis, type RedisServer } from '../helpers/redis'
 
 const SHOTS = join(ROOT, 'test-results', 'screenshots')
@@ -18,7 +19,8 @@ const localRows = new Map<string, number>()
 const s = consoleSession({
   name: 'team-ledger',
   async prepare(_db, dir) {
-    redis = await startRedis()
+    // Persisted: the machines' rows are still there after the outage of the second test.
+    redis = await startRedis({ persist: true })
     for (const [machine, n] of [
       ['alpha', 12],
       ['beta', 7],
@@ -79,6 +81,42 @@ describe("the console's team ledger", () => {
     // Back to this machine: its own (empty) ledger, the range buttons again.
     await s.page.getByTestId('scope-machine').click()
     await s.page.getByTestId('spend-range').waitFor()
+    expect(s.errors).toEqual([])
+  })
+
+  it("says how many of this machine's rows wait for the team store while Redis is stopped, and nothing once it answers", async () => {
+    await s.page.getByTestId('nav-spend').click()
+    await s.page.getByTestId('scope-team').click()
+    await s.page.getByTestId('team-spend').waitFor()
+    const spendLine = s.page.getByTestId('spend-team-backlog')
+    expect(await spendLine.count()).toBe(0)
+    await redis.stop()
+    // Another process on this database, not in team mode, spends meanwhile: this machine's rows.
+    const tasks = Array.from({ length: 9 }, (_, i) => ({ type: 'classify', payload: { late: i } }))
+    const file = writeJsonl(s.dir, 'offline.jsonl', tasks)
+    const run = await runPacer(['run', file, '--db', s.db, '--json'])
+    expect(run.code, run.stderr).toBe(0)
+    const [{ n }] = query<{ n: number }>(s.db, 'SELECT COUNT(*) AS n FROM ledger') as [
+      { n: number },
+    ]
+    expect(n).toBeGreaterThanOrEqual(9)
+    const line = new RegExp(
+      `^${n} ledger rows of this machine not yet in the team store \\(Redis unreachable since \\d\\d:\\d\\d:\\d\\d\\)$`,
+    )
+    await expect.poll(() => spendLine.textContent(), { timeout: 30_000 }).toMatch(line)
+    await s.page.screenshot({ path: join(SHOTS, 'spend-team-backlog.png') })
+    await s.page.getByTestId('nav-settings').click()
+    const settingsLine = s.page.getByTestId('team-store-backlog')
+    await expect.poll(() => settingsLine.textContent(), { timeout: 30_000 }).toMatch(line)
+
+    await redis.start()
+    await settingsLine.waitFor({ state: 'detached', timeout: 30_000 })
+    await s.page.getByTestId('nav-spend').click()
+    expect(await spendLine.count()).toBe(0)
+    // The rows went: the team's ledger shows this machine too.
+    await s.page.getByTestId('team-refresh').click()
+    const mine = s.page.locator('[data-testid="team-machine-table"] [data-machine="console"]')
+    await expect.poll(() => mine.count(), { timeout: 30_000 }).toBeGreaterThan(0)
     expect(s.errors).toEqual([])
   })
 })

@@ -20,6 +20,10 @@ export interface LoopbackProvider {
   throttled: number
   /** 200 answers per prompt. */
   answered: Map<string, number>
+  /** 400 answers per prompt (those `refuses` picked). */
+  refused: Map<string, number>
+  /** Prompts answered 400 (the request itself refused), as long as it says so: settable. */
+  refuses: (prompt: string) => boolean
   /** When each call arrived (Date.now()), refused ones included. */
   arrivals: number[]
   close(): Promise<void>
@@ -51,6 +55,8 @@ export async function loopbackProvider(
     ok: 0,
     throttled: 0,
     answered: new Map(),
+    refused: new Map(),
+    refuses: () => false,
     arrivals: [],
     close: async () => {},
   }
@@ -94,6 +100,11 @@ export async function loopbackProvider(
         return
       }
       setTimeout(() => {
+        if (p.refuses(prompt)) {
+          p.refused.set(prompt, (p.refused.get(prompt) ?? 0) + 1)
+          json(res, 400, { error: { message: 'prompt refused', type: 'invalid_request_error' } })
+          return
+        }
         p.ok++
         p.answered.set(prompt, (p.answered.get(prompt) ?? 0) + 1)
         json(res, 200, {

@@ -225,13 +225,15 @@ export function createEngine(options: EngineOptions): Engine {
           onStatus: (status) => team.report(status),
         })
       : null
+  const teamBacklog = () => teamLedger?.appender.backlog ?? null
+  if (teamLedger) events.watchTeamBacklog(teamBacklog)
   const handlers = committing(parts.writes, {
     ...taskHandlers(parts, batches),
     ...batchHandlers(parts, batches),
     ...schedulerHandlers(parts, batches),
     ...ledgerHandlers(parts, teamLedger?.appender ?? null),
     ...resultsHandlers(results),
-    ...settingsHandlers(parts),
+    ...settingsHandlers(parts, teamBacklog),
   })
   return {
     db,

@@ -1,5 +1,5 @@
 import type { LimitChangeView, PartitionView, PauseView, SchedulerSample } from './scheduler'
-import type { TypeRollupView } from './spend'
+import type { TeamLedgerBacklog, TypeRollupView } from './spend'
 import type { BatchSummary, TaskRow } from './tasks'
 
 export interface TasksChangedEvent {
@@ -21,10 +21,22 @@ export interface LedgerChangedEvent {
   totals: TypeRollupView
 }
 
+/** Team mode's state of this process, pushed when it changes (settings:get has it at load). */
+export interface TeamChangedEvent {
+  /** This machine's ledger rows waiting for the team store; null: none waiting. */
+  ledgerBacklog: TeamLedgerBacklog | null
+}
+
 export interface EventPayloads {
   'tasks:changed': TasksChangedEvent
   'scheduler:changed': SchedulerChangedEvent
   'ledger:changed': LedgerChangedEvent
+  'team:changed': TeamChangedEvent
 }
 export type EventName = keyof EventPayloads
-export const EVENTS: EventName[] = ['tasks:changed', 'scheduler:changed', 'ledger:changed']
+export const EVENTS: EventName[] = [
+  'tasks:changed',
+  'scheduler:changed',
+  'ledger:changed',
+  'team:changed',
+]

@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { finiteNumber } from './numbers'
 import { ControllerKind } from './scheduler'
+import type { TeamLedgerBacklog } from './spend'
 
 export const ProviderId = z.enum(['sim', 'openai', 'anthropic', 'openai-compatible'])
 export type ProviderId = z.infer<typeof ProviderId>
@@ -43,6 +44,8 @@ export interface TeamStoreView {
    * process started (it runs alone), or the active store is out of reach. null: nothing.
    */
   problem: string | null
+  /** This machine's ledger rows waiting for the team store; absent: none (`team:changed` too). */
+  ledgerBacklog?: TeamLedgerBacklog
 }
 
 /** One provider in the Settings view: where this process sends its calls, and whether its key goes. */

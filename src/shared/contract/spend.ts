@@ -83,6 +83,17 @@ export interface TeamLedgerView {
   waiting: number | null
 }
 
+/**
+ * This machine's ledger rows that could not go to the team store: they wait in its database and
+ * go when Redis answers again. Only while the appender cannot reach Redis.
+ */
+export interface TeamLedgerBacklog {
+  /** Rows of this database not in the team store yet. */
+  rows: number
+  /** When the appender first failed to reach the team store (epoch ms). */
+  since: number
+}
+
 /** Which ledger a read or an export covers: this machine's database, or the team's store. */
 export const LedgerScope = z.enum(['machine', 'team'])
 export type LedgerScope = z.infer<typeof LedgerScope>

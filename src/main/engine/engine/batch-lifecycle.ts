@@ -18,7 +18,7 @@ import {
   type StreamedStart,
 } from './batch-stream'
 import type { EngineEvents } from './events'
-import { forgetFailure, type EngineParts } from './parts'
+import { forgetFailure, retryTeamFailures, type EngineParts } from './parts'
 
 export type { ResolvedTask }
 
@@ -192,7 +192,9 @@ export class BatchLifecycle {
     // Tasks of a killed run come back to the queue first, so this run can resume that batch.
     runner.sweepExpired()
     const resumable = file.fresh ? null : queue.findResumable(sourceHash)
+    const startedAt = this.#parts.clock.now()
     if (resumable && this.resume(resumable, { driver: runner.workerId, fromPaused: false })) {
+      if (file.retryFailed) retryTeamFailures(this.#parts, resumable, startedAt)
       return { batchId: resumable, resumed: true, retried, batch: this.get(resumable) }
     }
     const batchId = this.enqueue(
@@ -206,6 +208,8 @@ export class BatchLifecycle {
       },
       agents,
     )
+    // Before any task of it meets the team's answer: the runner reads it after a round trip.
+    if (file.retryFailed) retryTeamFailures(this.#parts, batchId, startedAt)
     return { batchId, resumed: false, retried, batch: this.get(batchId) }
   }
 

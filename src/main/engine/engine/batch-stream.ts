@@ -14,7 +14,7 @@ import type { BatchWriter } from '../queue'
 import { resolverFor, type ResolvedTask } from '../task-resolver'
 import type { StartedFile, TaskDefaults } from './batch-lifecycle'
 import { resolveRules, taskResolver } from './batch-lifecycle'
-import { forgetFailure, type EngineParts } from './parts'
+import { forgetFailure, retryTeamFailures, type EngineParts } from './parts'
 
 /** A batch file as `pacer run` streams it. */
 export interface StreamedFile {
@@ -69,6 +69,7 @@ export async function startStreamedFile(
 ): Promise<StreamedStart> {
   const { parts } = deps
   const { queue, runner, db } = parts
+  const startedAt = parts.clock.now()
   // Tasks of a killed run come back to the queue first (at once when its process is known to be
   // gone), and its batch is interrupted, so this run resumes it.
   runner.sweepExpired()
@@ -128,6 +129,7 @@ export async function startStreamedFile(
   let retried = 0
   if (file.retryFailed) {
     for (const fp of queue.failedFingerprints(batchId)) if (forgetFailure(parts, fp)) retried++
+    retryTeamFailures(parts, batchId, startedAt)
   }
   const before = resumable ? queue.batch(resumable)?.owner : undefined
   if (resumable && deps.resume(resumable, runner.workerId)) {

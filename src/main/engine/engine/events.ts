@@ -7,6 +7,7 @@ import type {
   PauseView,
   PartitionView,
   SchedulerSample,
+  TeamLedgerBacklog,
 } from '../../../shared/contract'
 import type { EngineParts } from './parts'
 
@@ -42,6 +43,10 @@ export class EngineEvents {
   #ledgerPushEveryMs = 2000
   /** A partition was stopped or resumed since the last flush. */
   #stopsMoved = false
+  /** Team mode: this machine's ledger rows waiting for the team store. */
+  #teamBacklog: (() => TeamLedgerBacklog | null) | null = null
+  /** The backlog as last pushed ('' = none). */
+  #lastBacklog = ''
 
   constructor(parts: Sources, intervalMs = 200) {
     this.#parts = parts
@@ -88,6 +93,11 @@ export class EngineEvents {
   /** A batch changed outside the runner (queued, paused, resumed, cancelled): tell the consoles. */
   batchChanged(batchId: string): void {
     this.#changedBatches.add(batchId)
+  }
+
+  /** Team mode: where the ledger's backlog is read, pushed as `team:changed` when it moves. */
+  watchTeamBacklog(read: () => TeamLedgerBacklog | null): void {
+    this.#teamBacklog = read
   }
 
   /** Sends what changed since the last flush. */
@@ -137,6 +147,16 @@ export class EngineEvents {
         emitter.emit('ledger:changed', { totals })
       }
     }
+    this.#flushTeam()
+  }
+
+  #flushTeam(): void {
+    if (!this.#teamBacklog || this.#emitter.listenerCount('team:changed') === 0) return
+    const ledgerBacklog = this.#teamBacklog()
+    const key = ledgerBacklog ? `${ledgerBacklog.rows}|${ledgerBacklog.since}` : ''
+    if (key === this.#lastBacklog) return
+    this.#lastBacklog = key
+    this.#emitter.emit('team:changed', { ledgerBacklog })
   }
 
   /**

@@ -59,6 +59,8 @@ export interface EngineParts {
   readonly promptCaching: PromptCachingSwitch
   /** Team mode's store, when this process paces through one. */
   readonly team: TeamStore | null
+  /** `--retry-failed` batches in team mode and when their run began (the runner's option). */
+  readonly retryFailedSince: Map<string, number>
   /** Why team mode, asked for, is off in this process (the store did not answer at its start). */
   readonly teamProblem: string | null
 }
@@ -72,6 +74,18 @@ export function forgetFailure(parts: Pick<EngineParts, 'claims' | 'team' | 'runn
     parts.runner.emit('warning', `the team store kept a failure to retry: ${err.message}`)
   })
   return parts.claims.forgetFailure(fp)
+}
+
+/**
+ * `--retry-failed` in team mode: the batch's tasks also run again where the team's store kept a
+ * failure from before now that this database never saw (the runner forgets it there first).
+ */
+export function retryTeamFailures(
+  parts: Pick<EngineParts, 'team' | 'retryFailedSince'>,
+  batchId: string,
+  since: number,
+): void {
+  if (parts.team) parts.retryFailedSince.set(batchId, since)
 }
 
 /** This process's prompt caching: the CLI flag until the setting changes, then the setting. */
@@ -182,10 +196,12 @@ export function createParts(options: EngineOptions): EngineParts {
     ...options.providers,
   }
   const agents = new AgentRegistry(db)
+  const retryFailedSince = new Map<string, number>()
   const runner = new Runner({
     queue,
     claims,
     team: teamClaims,
+    retryFailedSince,
     scheduler,
     ledger,
     clock,
@@ -229,5 +245,6 @@ export function createParts(options: EngineOptions): EngineParts {
     promptCaching,
     team: options.team ?? null,
     teamProblem: options.teamProblem ?? null,
+    retryFailedSince,
   }
 }

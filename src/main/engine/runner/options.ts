@@ -59,16 +59,23 @@ export interface RunnerOptions {
    * rerun replays it. @default none: every call runs live, nothing is replayed
    */
   journal?: JournalParts | null
+  /**
+   * Team mode, `--retry-failed`: per batch id, when its run began. A failure the team's store
+   * kept from before then (one this database never saw) is forgotten there and the task runs
+   * again, as a failure kept here is forgotten at the start. @default none
+   */
+  retryFailedSince?: ReadonlyMap<string, number>
 }
 
 /** The options with every default filled in. */
 export type ResolvedRunnerOptions = Required<
-  Omit<RunnerOptions, 'batchIds' | 'driverFor' | 'journal' | 'team'>
+  Omit<RunnerOptions, 'batchIds' | 'driverFor' | 'journal' | 'team' | 'retryFailedSince'>
 > &
   Pick<RunnerOptions, 'driverFor'> & {
     batchIds: string[] | null
     journal: JournalParts | null
     team: TeamClaimStore | null
+    retryFailedSince: ReadonlyMap<string, number>
   }
 
 /** Fills in the defaults; a lease too short to renew in time is a TypeError. */
@@ -83,6 +90,7 @@ export function resolveRunnerOptions(options: RunnerOptions): ResolvedRunnerOpti
     batchIds: options.batchIds ?? null,
     journal: options.journal ?? null,
     team: options.team ?? null,
+    retryFailedSince: options.retryFailedSince ?? new Map(),
     leaseMs,
     callTimeoutMs: options.callTimeoutMs ?? 120_000,
     maxAttempts: options.maxAttempts ?? 4,

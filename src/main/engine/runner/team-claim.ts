@@ -42,6 +42,9 @@ export async function processTeamTask(
         if (waited.kind === 'released' || waited.kind === 'wait_timeout') continue
         attempt = waited
       }
+      if (attempt.kind === 'completed' && (await forgotOlderFailure(ctx, active, attempt.result))) {
+        continue
+      }
       if (attempt.kind === 'owned') active.team = attempt.epoch
       const teams = attempt.kind === 'completed' ? attempt : null
       const outcome = await local(ctx, active, provider, fenced, teams)
@@ -85,6 +88,12 @@ async function local(
       attempt = waited
     }
     if (attempt.kind === 'completed') {
+      // A failure kept here yields to the team's answer: another machine ran the task again
+      // (--retry-failed, the console's retry) once the cause was fixed. Reusing the old failure
+      // would have this machine fail a task the team has an answer for.
+      if (teams && answersFailure(attempt.result, teams.result) && claims.forgetFailure(task.fp)) {
+        continue
+      }
       if (!teams) await shareLocal(ctx, active, attempt.result)
       return reuse(ctx, task, attempt.result, fenced)
     }
@@ -98,6 +107,35 @@ async function local(
     const stored: StoredResult = { ...r, epoch: attempt.epoch, ref: claims.resultRef?.(task.fp) }
     return reuse(ctx, task, stored, fenced)
   }
+}
+
+/**
+ * `--retry-failed` on a machine that never saw the failure the team kept: forgotten in the
+ * team's store when it is older than the run (a failure of this run is its answer), so the task
+ * runs again once, whoever claims it next.
+ */
+async function forgotOlderFailure(
+  ctx: RunContext,
+  active: Active,
+  stored: StoredResult,
+): Promise<boolean> {
+  const since = ctx.o.retryFailedSince.get(active.task.batchId)
+  if (since === undefined || stored.status !== 'failed' || stored.completedAt >= since) return false
+  try {
+    await ctx.o.team?.forgetFailure(active.task.fp)
+  } catch (err) {
+    // Out of reach: the failure stands for this task, as a run without the flag would have it.
+    ctx.guard('team failure retry', () => {
+      throw err
+    })
+    return false
+  }
+  return true
+}
+
+/** The team has an answer where this database kept a failure. */
+function answersFailure(here: StoredResult, teams: StoredResult): boolean {
+  return here.status === 'failed' && teams.status !== 'failed'
 }
 
 /** What this database knew already becomes the team's too (its team claim completed with it). */

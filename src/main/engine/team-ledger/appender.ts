@@ -65,6 +65,23 @@ export class LedgerAppender {
     return Math.max(0, this.#reader.maxId() - this.#local)
   }
 
+  /**
+   * While the team store cannot be reached: the rows waiting and since when (epoch ms). Null when
+   * it answers (rows committed in the last quarter-second are on their way, not waiting) or when
+   * nothing waits.
+   */
+  get backlog(): { rows: number; since: number } | null {
+    if (this.#behindSince === null) return null
+    let rows: number
+    try {
+      rows = this.waiting
+    } catch {
+      // Its own connection is closed (shutting down): nothing to say.
+      return null
+    }
+    return rows > 0 ? { rows, since: this.#behindSince } : null
+  }
+
   start(): void {
     if (this.#timer) return
     this.#timer = setInterval(() => void this.flush().catch(() => {}), this.#o.intervalMs)

@@ -4,6 +4,7 @@ import type {
   Reply,
   SettingsPatch,
   SettingsView,
+  TeamLedgerBacklog,
 } from '../../../shared/contract'
 import { call } from './api'
 import type { SliceCreator } from './types'
@@ -11,32 +12,44 @@ import type { SliceCreator } from './types'
 export interface SettingsSlice {
   settings: SettingsView | null
   settingsError: CommandError | null
+  /** Team mode: this machine's ledger rows waiting for the team store (Settings, then events). */
+  teamBacklog: TeamLedgerBacklog | null
 
   loadSettings(): Promise<void>
   saveSettings(patch: SettingsPatch): Promise<Reply<SettingsView>>
   /** null removes the stored key. The key goes to the engine and never comes back. */
   saveSecret(provider: ProviderId, apiKey: string | null): Promise<Reply<SettingsView>>
+  setTeamBacklog(backlog: TeamLedgerBacklog | null): void
 }
+
+/** A settings view as the store keeps it: the team ledger's backlog beside it, as of now. */
+const viewed = (settings: SettingsView) => ({
+  settings,
+  teamBacklog: settings.teamStore.ledgerBacklog ?? null,
+})
 
 export const createSettingsSlice: SliceCreator<SettingsSlice> = (set) => ({
   settings: null,
   settingsError: null,
+  teamBacklog: null,
 
   loadSettings: async () => {
     const reply = await call((api) => api.getSettings({}))
-    if (reply.ok) set({ settings: reply.value, settingsError: null })
+    if (reply.ok) set({ ...viewed(reply.value), settingsError: null })
     else set({ settingsError: reply.error })
   },
 
   saveSettings: async (patch) => {
     const reply = await call((api) => api.setSettings(patch))
-    if (reply.ok) set({ settings: reply.value })
+    if (reply.ok) set(viewed(reply.value))
     return reply
   },
 
   saveSecret: async (provider, apiKey) => {
     const reply = await call((api) => api.setSecret({ provider, apiKey }))
-    if (reply.ok) set({ settings: reply.value })
+    if (reply.ok) set(viewed(reply.value))
     return reply
   },
+
+  setTeamBacklog: (teamBacklog) => set({ teamBacklog }),
 })

@@ -58,6 +58,7 @@ export function wirePacer(): () => void {
         else store().markSpendStale()
       }),
     ),
+    api.onTeamChanged(guard('team changes', (e) => store().setTeamBacklog(e.ledgerBacklog))),
   ]
 
   // Back from a dropped stream, everything on screen may be old and the events in between are

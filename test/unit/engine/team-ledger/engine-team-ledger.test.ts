@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createEngine } from '../../../../src/main/engine/engine'
+import type { TeamLedgerBacklog } from '../../../../src/shared/contract'
 import { connectTeamStore } from '../../../../src/main/engine/pacing/redis-connect'
 import { parseStoreUrl } from '../../../../src/main/engine/store-url'
 import { tempDir } from '../../../helpers/cli'
@@ -50,6 +51,47 @@ describe('the engine in team mode', () => {
     } finally {
       if (before === undefined) delete process.env.PACER_MACHINE
       else process.env.PACER_MACHINE = before
+    }
+  })
+
+  it('Redis stopped: the rows waiting and since when, in Settings and as team:changed; gone once it answers again', async () => {
+    const own = await startRedis()
+    const engine = createEngine({
+      dbPath: join(tempDir('pacer-team-backlog-'), 'p.db'),
+      team: await connectTeamStore(parseStoreUrl(own.url, 'test'), {}),
+    })
+    const pushed: (TeamLedgerBacklog | null)[] = []
+    const off = engine.subscribe('team:changed', (e) => pushed.push(e.ledgerBacklog))
+    const shown = async () => (await engine.handlers['settings:get']({})).teamStore.ledgerBacklog
+    try {
+      recordRows(engine.db, 20, 5)
+      await until(async () => (await engine.handlers['ledger:team']({})).rows === 20)
+      // Everything in: nothing waits, nothing to say.
+      expect(await shown()).toBeUndefined()
+      const stoppedAt = Date.now()
+      await own.stop()
+      recordRows(engine.db, 35, 6)
+      const backlog = await until(() => {
+        const last = pushed.at(-1)
+        return last?.rows === 35 ? last : undefined
+      })
+      expect(backlog.since).toBeGreaterThanOrEqual(stoppedAt)
+      expect(backlog.since).toBeLessThanOrEqual(Date.now())
+      expect(await shown()).toEqual(backlog)
+      // The same rows and time while it stays away: pushed when they move, not every flush.
+      const before = pushed.length
+      await new Promise((resolve) => setTimeout(resolve, 1000))
+      expect(pushed.length).toBe(before)
+      // Back (empty: no persistence): every row goes again, and the backlog is gone.
+      await own.start()
+      await until(() => pushed.at(-1) === null)
+      expect(await shown()).toBeUndefined()
+      expect((await engine.handlers['ledger:team']({})).rows).toBe(55)
+      expect(pushed.filter((b) => b === null)).toHaveLength(1)
+    } finally {
+      off()
+      await engine.shutdown({ graceMs: 0 })
+      await own.close()
     }
   })
 

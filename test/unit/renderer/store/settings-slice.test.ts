@@ -3,7 +3,12 @@ import type { SettingsView } from '../../../../src/shared/contract'
 import { fail, ok, storeOnFakePacer } from './fake-pacer'
 
 const view = (patch: Partial<SettingsView> = {}) =>
-  ({ audit: false, resultTtlMs: 3_600_000, ...patch }) as SettingsView
+  ({
+    audit: false,
+    resultTtlMs: 3_600_000,
+    teamStore: { stored: null, active: null, problem: null },
+    ...patch,
+  }) as SettingsView
 
 describe('settings slice', () => {
   it('loads the settings, or keeps the error to show in the view', async () => {
@@ -38,5 +43,25 @@ describe('settings slice', () => {
       { provider: 'openai', apiKey: null },
     ])
     expect(store.getState().settings).toEqual(view({ audit: true }))
+  })
+
+  it("keeps the team ledger's backlog from the view, then as team:changed says", async () => {
+    const { store, fake } = storeOnFakePacer()
+    const ledgerBacklog = { rows: 12, since: 1_700_000_000_000 }
+    fake.on('settings:get', () =>
+      ok(
+        view({
+          teamStore: { stored: null, active: 'redis://h:6379/0', problem: null, ledgerBacklog },
+        }),
+      ),
+    )
+    await store.getState().loadSettings()
+    expect(store.getState().teamBacklog).toEqual(ledgerBacklog)
+    store.getState().setTeamBacklog(null)
+    expect(store.getState().teamBacklog).toBeNull()
+    fake.on('settings:get', () => ok(view()))
+    store.getState().setTeamBacklog(ledgerBacklog)
+    await store.getState().loadSettings()
+    expect(store.getState().teamBacklog).toBeNull()
   })
 })

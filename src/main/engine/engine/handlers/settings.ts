@@ -3,6 +3,7 @@ import type {
   ProviderId,
   ProviderSettingsView,
   SettingsView,
+  TeamLedgerBacklog,
 } from '../../../../shared/contract'
 import { EngineError } from '../../errors'
 import { DEFAULT_BASE_URLS, keyAnswer } from '../../providers'
@@ -15,10 +16,16 @@ import { teamStoreSetting } from '../../store-url'
 
 type SettingsHandlers = Pick<CommandHandlers, 'settings:get' | 'settings:set' | 'secrets:set'>
 
-/** The console's Settings view: defaults, retention, controller, base URLs, prices, API keys. */
-export function settingsHandlers(parts: EngineParts): SettingsHandlers {
+/**
+ * The console's Settings view: defaults, retention, controller, base URLs, prices, API keys, team
+ * mode (`teamBacklog`: this machine's ledger rows waiting for the team store).
+ */
+export function settingsHandlers(
+  parts: EngineParts,
+  teamBacklog: () => TeamLedgerBacklog | null = () => null,
+): SettingsHandlers {
   const { claims, controller, prices, promptCaching, runner, secrets, settings } = parts
-  const view = () => settingsView(parts)
+  const view = () => settingsView(parts, teamBacklog())
   return {
     'settings:get': view,
     'settings:set': (patch) => {
@@ -82,7 +89,7 @@ export function settingsHandlers(parts: EngineParts): SettingsHandlers {
 }
 
 /** The settings as the console sees them: whether a key is stored, never the key. */
-function settingsView(parts: EngineParts): SettingsView {
+function settingsView(parts: EngineParts, ledgerBacklog: TeamLedgerBacklog | null): SettingsView {
   const { dbPath, settings, secrets, claims, prices, controller, promptCaching } = parts
   const s = settings.get()
   const providerView = (id: ProviderId): ProviderSettingsView => {
@@ -118,6 +125,7 @@ function settingsView(parts: EngineParts): SettingsView {
       stored: s.teamStore,
       active: parts.team?.address.display ?? null,
       problem: parts.team?.down?.message ?? parts.teamProblem,
+      ...(ledgerBacklog ? { ledgerBacklog } : {}),
     },
   }
 }

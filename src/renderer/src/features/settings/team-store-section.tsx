@@ -1,6 +1,7 @@
 import { useState } from 'react'
 import type { CommandError, SettingsView as Settings } from '../../../../shared/contract'
 import { InlineError } from '../../components/inline-error'
+import { TeamBacklog } from '../../components/team-backlog'
 import { useStore } from '../../store'
 
 /** Team mode: the Redis every process of this database shares its provider budget through. */
@@ -33,6 +34,7 @@ export function TeamStoreSection({ settings }: { settings: Settings }) {
           <strong>Team store:</strong> {problem}
         </p>
       ) : null}
+      <TeamBacklog testId="team-store-backlog" />
       <div className="form-row">
         <label className="field">
           <span>Redis URL</span>

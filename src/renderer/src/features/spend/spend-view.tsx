@@ -3,6 +3,7 @@ import type { CommandError } from '../../../../shared/contract'
 import { EmptyState } from '../../components/empty-state'
 import { InlineError } from '../../components/inline-error'
 import { Segmented } from '../../components/segmented'
+import { TeamBacklog } from '../../components/team-backlog'
 import { formatInt } from '../../lib/format'
 import { useStore } from '../../store'
 import { SPEND_RANGES } from '../../store/spend-slice'
@@ -39,6 +40,7 @@ export function SpendView() {
         <ExportButtons />
       </div>
       <InlineError error={error} testId="spend-error" />
+      {scope === 'team' ? <TeamBacklog testId="spend-team-backlog" /> : null}
 
       {scope === 'team' ? team ? <TeamSpend team={team} /> : null : <MachineSpend />}
     </div>
