@@ -109,6 +109,9 @@ async function local(
   }
 }
 
+/** The fingerprints whose team failure a run forgot, by the run's options. */
+const FORGOTTEN = new WeakMap<ReadonlyMap<string, number>, Set<string>>()
+
 /**
  * `--retry-failed` on a machine that never saw the failure the team kept: forgotten in the
  * team's store when it is older than the run (a failure of this run is its answer), so the task
@@ -121,6 +124,12 @@ async function forgotOlderFailure(
 ): Promise<boolean> {
   const since = ctx.o.retryFailedSince.get(active.task.batchId)
   if (since === undefined || stored.status !== 'failed' || stored.completedAt >= since) return false
+  // Once per fingerprint and run: a machine whose clock is behind this one's would make a failure
+  // of this run look older, and every duplicate would run the task again.
+  let forgotten = FORGOTTEN.get(ctx.o.retryFailedSince)
+  if (!forgotten) FORGOTTEN.set(ctx.o.retryFailedSince, (forgotten = new Set()))
+  if (forgotten.has(active.task.fp)) return false
+  forgotten.add(active.task.fp)
   try {
     await ctx.o.team?.forgetFailure(active.task.fp)
   } catch (err) {
