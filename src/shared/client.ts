@@ -34,6 +34,7 @@ export const API_METHODS = {
   getSettings: 'settings:get',
   setSettings: 'settings:set',
   setSecret: 'secrets:set',
+  joinTeam: 'team:join',
 } as const satisfies Record<string, CommandName>
 
 type Methods = typeof API_METHODS
@@ -42,6 +43,7 @@ export const EVENT_METHODS = {
   onTasksChanged: 'tasks:changed',
   onSchedulerChanged: 'scheduler:changed',
   onLedgerChanged: 'ledger:changed',
+  onTeamChanged: 'team:changed',
 } as const satisfies Record<string, EventName>
 
 type EventMethods = typeof EVENT_METHODS

@@ -104,8 +104,11 @@ export interface EngineOptions {
   eventIntervalMs?: number
   /** Team mode: pacing shared through this connected store; closed by shutdown. */
   team?: TeamStore
-  /** Team mode was asked for and could not start: why, as Settings shows it (the process runs alone). */
-  teamProblem?: string
+  /**
+   * Team mode was asked for and could not start: why, as Settings shows it (the process runs
+   * alone); a function when that changes while it runs (team-join.ts tries the store again).
+   */
+  teamProblem?: string | (() => string | null)
 }
 
 export interface Engine {

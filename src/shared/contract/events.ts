@@ -1,4 +1,5 @@
 import type { LimitChangeView, PartitionView, PauseView, SchedulerSample } from './scheduler'
+import type { TeamStoreView } from './settings'
 import type { TypeRollupView } from './spend'
 import type { BatchSummary, TaskRow } from './tasks'
 
@@ -25,6 +26,13 @@ export interface EventPayloads {
   'tasks:changed': TasksChangedEvent
   'scheduler:changed': SchedulerChangedEvent
   'ledger:changed': LedgerChangedEvent
+  /** Team mode's state in Settings moved: the store answered, the process joined its team. */
+  'team:changed': TeamStoreView
 }
 export type EventName = keyof EventPayloads
-export const EVENTS: EventName[] = ['tasks:changed', 'scheduler:changed', 'ledger:changed']
+export const EVENTS: EventName[] = [
+  'tasks:changed',
+  'scheduler:changed',
+  'ledger:changed',
+  'team:changed',
+]

@@ -4,6 +4,7 @@ import type {
   Reply,
   SettingsPatch,
   SettingsView,
+  TeamStoreView,
 } from '../../../shared/contract'
 import { call } from './api'
 import type { SliceCreator } from './types'
@@ -16,9 +17,13 @@ export interface SettingsSlice {
   saveSettings(patch: SettingsPatch): Promise<Reply<SettingsView>>
   /** null removes the stored key. The key goes to the engine and never comes back. */
   saveSecret(provider: ProviderId, apiKey: string | null): Promise<Reply<SettingsView>>
+  /** Team mode's state as the engine tells it (team:changed, Try again now). */
+  applyTeamStore(teamStore: TeamStoreView): void
+  /** Settings → Team mode's "Try again now". */
+  joinTeam(): Promise<Reply<TeamStoreView>>
 }
 
-export const createSettingsSlice: SliceCreator<SettingsSlice> = (set) => ({
+export const createSettingsSlice: SliceCreator<SettingsSlice> = (set, get) => ({
   settings: null,
   settingsError: null,
 
@@ -37,6 +42,17 @@ export const createSettingsSlice: SliceCreator<SettingsSlice> = (set) => ({
   saveSecret: async (provider, apiKey) => {
     const reply = await call((api) => api.setSecret({ provider, apiKey }))
     if (reply.ok) set({ settings: reply.value })
+    return reply
+  },
+
+  applyTeamStore: (teamStore) => {
+    const settings = get().settings
+    if (settings) set({ settings: { ...settings, teamStore } })
+  },
+
+  joinTeam: async () => {
+    const reply = await call((api) => api.joinTeam({}))
+    if (reply.ok) get().applyTeamStore(reply.value)
     return reply
   },
 })

@@ -13,7 +13,10 @@ import { providerKey } from '../secrets'
 import { ENV_NAMES } from '../../providers/keys'
 import { teamStoreSetting } from '../../store-url'
 
-type SettingsHandlers = Pick<CommandHandlers, 'settings:get' | 'settings:set' | 'secrets:set'>
+type SettingsHandlers = Pick<
+  CommandHandlers,
+  'settings:get' | 'settings:set' | 'secrets:set' | 'team:join'
+>
 
 /** The console's Settings view: defaults, retention, controller, base URLs, prices, API keys. */
 export function settingsHandlers(parts: EngineParts): SettingsHandlers {
@@ -78,6 +81,9 @@ export function settingsHandlers(parts: EngineParts): SettingsHandlers {
       secrets.set(provider, apiKey, storedFor)
       return view()
     },
+    // Nothing to try here: an engine in team mode, or asked for none. A process that runs alone
+    // because its store did not answer answers this itself (team-join.ts).
+    'team:join': () => view().teamStore,
   }
 }
 
