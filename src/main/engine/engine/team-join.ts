@@ -4,7 +4,7 @@
 // start would have, but only while no batch runs in it: a batch half paced and claimed alone and
 // half with the team is what this waits to avoid; then it joins when the batch ends. From the
 // swap on, every claim goes through the team's store, so a task the team completed meanwhile is
-// reused here, not run again (and this database's completed tasks are seeded there, as at start).
+// reused here, not run again.
 import type { Engine, EngineOptions } from '../engine'
 import type { TeamStore } from '../pacing/redis-connect'
 import { TeamStoreUnreachable } from '../pacing/redis-connect'
