@@ -17,9 +17,9 @@ export interface SwitchingEngine {
   /** The engine now. */
   current(): Engine
   /**
-   * Replaces the engine: new commands wait, the ones in flight finish, then `ready` decides on
-   * the old engine (false: keep it, nothing changes), which is shut down and `next()` opened.
-   * Resolves true when the engine was replaced.
+   * Replaces the engine when no command or export is under way and `ready(old)` says so (else
+   * resolves false, nothing changed): commands wait meanwhile, the old engine is shut down and
+   * `next()` opened. Resolves true when the engine was replaced.
    */
   swap(ready: (old: Engine) => boolean, next: () => Engine): Promise<boolean>
   /** Calls `use` after every swap (with the engine the transports hold, as at start). */
@@ -46,8 +46,8 @@ export function switchingEngine(first: Engine, options: SwitchingOptions = {}): 
   const own = new EventEmitter().setMaxListeners(0)
   let started = false
   let gate: Promise<void> | null = null
+  /** Commands and exports under way: the engine is not replaced under them. */
   let inflight = 0
-  let drained: (() => void) | null = null
   const swapped = new Set<() => void>()
   // Each listener attached to the inner engine, re-attached to the next one after a swap.
   const followers = new Set<{ attach: (e: Engine) => () => void; off: () => void }>()
@@ -63,15 +63,13 @@ export function switchingEngine(first: Engine, options: SwitchingOptions = {}): 
   const settled = async () => {
     while (gate) await gate
   }
-  const call = (name: CommandName, input: unknown): unknown => {
-    const out = (current.handlers[name] as Handler)(input)
+  const track = <T>(out: T): T => {
     if (!(out instanceof Promise)) return out
     inflight++
-    return out.finally(() => {
-      inflight--
-      if (inflight === 0) drained?.()
-    })
+    return out.finally(() => inflight--) as T
   }
+  const call = (name: CommandName, input: unknown): unknown =>
+    track((current.handlers[name] as Handler)(input))
   const handlers: Record<string, Handler> = {}
   for (const name of Object.keys(first.handlers) as CommandName[]) {
     handlers[name] =
@@ -127,8 +125,8 @@ export function switchingEngine(first: Engine, options: SwitchingOptions = {}): 
     },
     onWarning: (listener) => follow((e) => e.onWarning(listener)),
     heldAnswers: () => current.heldAnswers(),
-    exportCsv: (...args) => current.exportCsv(...args),
-    exportResults: (...args) => current.exportResults(...args),
+    exportCsv: (...args) => track(current.exportCsv(...args)),
+    exportResults: (...args) => track(current.exportResults(...args)),
     resolve: (...args) => current.resolve(...args),
     keyRefusals: (scope) => current.keyRefusals(scope),
     enqueue: (...args) => current.enqueue(...args),
@@ -148,14 +146,12 @@ export function switchingEngine(first: Engine, options: SwitchingOptions = {}): 
     engine,
     current: () => current,
     async swap(ready, next) {
-      if (gate) return false
+      // Not under a command or an export under way (an import may be about to start a batch):
+      // the caller tries again later, rather than holding every other command until it ends.
+      if (gate || inflight > 0 || !ready(current)) return false
       let open!: () => void
       gate = new Promise((resolve) => (open = resolve))
       try {
-        // A command in flight (an import) may start a batch: it finishes before `ready` looks.
-        while (inflight > 0) await new Promise<void>((resolve) => (drained = resolve))
-        drained = null
-        if (!ready(current)) return false
         const old = current
         for (const f of followers) f.off()
         await old.shutdown({ graceMs: 0 })

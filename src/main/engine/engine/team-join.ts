@@ -162,7 +162,13 @@ export function joinLater(cause: string, o: TeamJoinOptions): Engine {
         `team store ${team.address.display} answers again; this process joins the team when the running batch ends`,
       )
       later(o.batchCheckMs ?? 1000)
-    })().finally(() => (attempt = null))
+    })()
+      .catch((err: unknown) => {
+        // The old engine would not shut down, or the new one open: say so once, stop trying.
+        done = true
+        o.log(`could not join the team: ${(err as Error).message}`)
+      })
+      .finally(() => (attempt = null))
     return attempt
   }
 
