@@ -15,7 +15,7 @@ import {
   takeSessionToken,
   type EventSourceLike,
 } from '../../src/renderer/src/http-client'
-import type { TypeRollupView } from '../../src/shared/contract'
+import { EVENTS, type TypeRollupView } from '../../src/shared/contract'
 import { createFakeEngine, type FakeEngine } from '../helpers/fake-engine'
 import { until } from '../helpers/until'
 
@@ -147,7 +147,7 @@ describe('createHttpPacer: events', () => {
     const offB = api.onLedgerChanged((p) => b.push(p))
     const offT = api.onTasksChanged((p) => tasks.push(p))
     expect(NodeEventSource.opened).toBe(1)
-    await until(() => engine.listenerCount() === 3)
+    await until(() => engine.listenerCount() === EVENTS.length)
     engine.emit('ledger:changed', { totals })
     await until(() => a.length === 1 && b.length === 1)
     expect(a).toEqual([{ totals }])
@@ -167,7 +167,7 @@ describe('createHttpPacer: events', () => {
       throw new Error('broken view')
     })
     api.onLedgerChanged((p) => got.push(p))
-    await until(() => engine.listenerCount() === 3)
+    await until(() => engine.listenerCount() === EVENTS.length)
     engine.emit('ledger:changed', { totals })
     await until(() => got.length === 1)
     expect(log).toHaveBeenCalled()

@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { startHttpServer, type HttpServerHandle } from '../../src/main/server/http-server'
 import { CONTENT_SECURITY_POLICY } from '../../src/main/transport/security-headers'
-import type { Reply, TypeRollupView } from '../../src/shared/contract'
+import { EVENTS, type Reply, type TypeRollupView } from '../../src/shared/contract'
 import { createFakeEngine, type FakeEngine } from '../helpers/fake-engine'
 import { until } from '../helpers/until'
 
@@ -363,7 +363,7 @@ describe('startHttpServer: events (SSE)', () => {
       signal: controller.signal,
     })
     expect(res.status).toBe(200)
-    await until(() => engine.listenerCount() === 3)
+    await until(() => engine.listenerCount() === EVENTS.length)
     controller.abort()
     await until(() => engine.listenerCount() === 0)
     expect(engine.listenerCount()).toBe(0)
@@ -372,7 +372,7 @@ describe('startHttpServer: events (SSE)', () => {
   it('close() ends open streams instead of hanging', async () => {
     await start()
     const res = await fetch(`${base}/api/events?token=${server.token}`)
-    await until(() => engine.listenerCount() === 3)
+    await until(() => engine.listenerCount() === EVENTS.length)
     const reading = readEvents(res, 5).catch(() => [])
     await server.close()
     await reading

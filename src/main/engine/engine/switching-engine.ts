@@ -32,6 +32,29 @@ export interface SwitchingEngine {
 
 type Handler = (input: unknown) => unknown
 
+const PARTS = [
+  'db',
+  'dbPath',
+  'queue',
+  'ledger',
+  'scheduler',
+  'runner',
+  'claims',
+  'prices',
+  'settings',
+  'results',
+  'batches',
+  'agents',
+] as const
+type PartName = (typeof PARTS)[number]
+
+/** The engine's parts, each read from the engine of the moment. */
+function forwardParts(get: () => Engine): Pick<Engine, PartName> {
+  const parts = {}
+  for (const key of PARTS) Object.defineProperty(parts, key, { get: () => get()[key] })
+  return parts as Pick<Engine, PartName>
+}
+
 export interface SwitchingOptions {
   /** Commands answered here instead of by the inner engine (they never wait for a swap). */
   overrides?: Partial<Record<CommandName, Handler>>
@@ -77,70 +100,37 @@ export function switchingEngine(first: Engine, options: SwitchingOptions = {}): 
       ((input) => (gate ? gate.then(() => call(name, input)) : call(name, input)))
   }
 
-  const engine: Engine = {
-    get db() {
-      return current.db
-    },
-    get dbPath() {
-      return current.dbPath
-    },
-    get queue() {
-      return current.queue
-    },
-    get ledger() {
-      return current.ledger
-    },
-    get scheduler() {
-      return current.scheduler
-    },
-    get runner() {
-      return current.runner
-    },
-    get claims() {
-      return current.claims
-    },
-    get prices() {
-      return current.prices
-    },
-    get settings() {
-      return current.settings
-    },
-    get results() {
-      return current.results
-    },
-    get batches() {
-      return current.batches
-    },
-    get agents() {
-      return current.agents
-    },
-    handlers: handlers as unknown as CommandHandlers,
-    subscribe(event, listener) {
-      own.on(event, listener)
-      const off = follow((e) => e.subscribe(event, listener))
-      return () => {
-        own.off(event, listener)
-        off()
-      }
-    },
-    onWarning: (listener) => follow((e) => e.onWarning(listener)),
-    heldAnswers: () => current.heldAnswers(),
-    exportCsv: (...args) => track(current.exportCsv(...args)),
-    exportResults: (...args) => track(current.exportResults(...args)),
-    resolve: (...args) => current.resolve(...args),
-    keyRefusals: (scope) => current.keyRefusals(scope),
-    enqueue: (...args) => current.enqueue(...args),
-    start() {
-      started = true
-      current.start()
-    },
-    abort: () => current.abort(),
-    async shutdown(opts) {
-      await beforeShutdown?.()
-      await settled()
-      await current.shutdown(opts)
-    },
-  }
+  const engine: Engine = Object.assign(
+    forwardParts(() => current),
+    {
+      handlers: handlers as unknown as CommandHandlers,
+      subscribe(event, listener) {
+        own.on(event, listener)
+        const off = follow((e) => e.subscribe(event, listener))
+        return () => {
+          own.off(event, listener)
+          off()
+        }
+      },
+      onWarning: (listener) => follow((e) => e.onWarning(listener)),
+      heldAnswers: () => current.heldAnswers(),
+      exportCsv: (...args) => track(current.exportCsv(...args)),
+      exportResults: (...args) => track(current.exportResults(...args)),
+      resolve: (...args) => current.resolve(...args),
+      keyRefusals: (scope) => current.keyRefusals(scope),
+      enqueue: (...args) => current.enqueue(...args),
+      start() {
+        started = true
+        current.start()
+      },
+      abort: () => current.abort(),
+      async shutdown(opts) {
+        await beforeShutdown?.()
+        await settled()
+        await current.shutdown(opts)
+      },
+    } satisfies Omit<Engine, PartName>,
+  )
 
   return {
     engine,
