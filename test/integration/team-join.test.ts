@@ -59,7 +59,7 @@ describe('a console whose team store did not answer at its start', () => {
         ) as unknown,
       })
       // A batch alone, still running when the store comes back: the process does not switch.
-      const alone = await api<{ batchId: string }>('tasks:enqueue', { tasks: tasks('alone', 12) })
+      const alone = await api<{ batchId: string }>('tasks:enqueue', { tasks: tasks('alone', 20) })
       await until(async () => ((await batch(alone.batchId))?.counts.succeeded ?? 0) > 0, 30_000)
       await redis.start()
       const asked = await api<TeamStoreView>('team:join')
@@ -84,7 +84,7 @@ describe('a console whose team store did not answer at its start', () => {
       const joined = await api<{ batchId: string }>('tasks:enqueue', { tasks: mixed })
       await until(async () => (await batch(joined.batchId))?.state === 'done', 60_000)
       expect((await batch(joined.batchId))?.counts).toMatchObject({ succeeded: 2, reused: 3 })
-      expect(provider.answered.size).toBe(12 + 3 + 2)
+      expect(provider.answered.size).toBe(20 + 3 + 2)
       expect([...provider.answered.values()].every((n) => n === 1)).toBe(true)
       const outcomes = query<{ outcome: string; n: number }>(
         consoleDb,
@@ -92,7 +92,7 @@ describe('a console whose team store did not answer at its start', () => {
          GROUP BY outcome ORDER BY outcome`,
       )
       expect(outcomes).toEqual([
-        { outcome: 'executed', n: 14 },
+        { outcome: 'executed', n: 22 },
         { outcome: 'reused', n: 3 },
       ])
     } finally {
