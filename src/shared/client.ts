@@ -34,6 +34,7 @@ export const API_METHODS = {
   getSettings: 'settings:get',
   setSettings: 'settings:set',
   setSecret: 'secrets:set',
+  joinTeam: 'team:join',
 } as const satisfies Record<string, CommandName>
 
 type Methods = typeof API_METHODS

@@ -5,7 +5,8 @@ import { isLoopbackHost, startHttpServer } from '../server'
 import { HTTP_PROVIDERS } from '../engine/engine/provider-access'
 import type { ControllerKind } from '../engine/pacing/controllers'
 import { UsageError, dbPathFrom, processBaseUrls } from './common'
-import { openTeamEngine } from './team'
+import { eachEngine } from '../engine/engine/team-join'
+import { openServeEngine } from './team'
 import { say } from './terminal-text'
 
 const ROOT = resolve(__dirname, '../../..')
@@ -48,7 +49,7 @@ export async function serveCommand(opts: {
         'could not build the console: run `npm run build` and look at its errors',
       )
   }
-  const engine = await openTeamEngine(opts.store, {
+  const engine = await openServeEngine(opts.store, {
     checkIntegrity: true,
     dbPath: dbPathFrom(opts.db),
     processBaseUrls: baseUrls,
@@ -61,8 +62,11 @@ export async function serveCommand(opts: {
     },
     callTimeoutMs: opts.timeout === undefined ? undefined : Math.round(opts.timeout * 1000),
   })
-  // A partition a setup failure stopped waits for the console's Resume: say so here too.
-  engine.scheduler.on('stopped', (stop) => say.err(`pacer: ${stop.reason}\n`))
+  // A partition a setup failure stopped waits for the console's Resume: say so here too (also
+  // from the engine reopened when this process joins its team).
+  eachEngine(engine, () =>
+    engine.scheduler.on('stopped', (stop) => say.err(`pacer: ${stop.reason}\n`)),
+  )
   let server: Awaited<ReturnType<typeof startHttpServer>>
   try {
     server = await startHttpServer({

@@ -5,6 +5,7 @@
 // stream there. `pacer summary --store` and `pacer export --store` read the team's ledger.
 import { Option } from 'commander'
 import type { Engine, EngineOptions } from '../engine/engine'
+import { openConsoleEngine } from '../engine/engine/team-join'
 import { connectTeam, teamChoice, teamModeLine, type TeamChoice } from '../engine/engine/team-open'
 import { TeamStoreUnreachable, type TeamStore } from '../engine/pacing/redis-connect'
 import { StoreUrlError } from '../engine/store-url'
@@ -36,6 +37,29 @@ export async function openTeamEngine(
     return engine
   } catch (err) {
     await team.close()
+    throw err
+  }
+}
+
+/**
+ * `pacer serve`'s engine: as openTeamEngine, except that a store that does not answer is no reason
+ * not to serve the console: it runs alone and joins the team when the store answers (team-join.ts).
+ */
+export async function openServeEngine(
+  flag: string | undefined,
+  options: EngineOptions,
+): Promise<Engine> {
+  const given = teamChoice(flag, options)
+  if (!given) return openEngine(options)
+  const log = (line: string) => say.err(`pacer: ${line}\n`)
+  try {
+    return await openConsoleEngine({
+      connect: () => connectTeam(given, log, { leaseMs: options.leaseMs }),
+      open: (extra) => openEngine({ ...options, ...extra }),
+      log,
+    })
+  } catch (err) {
+    if (err instanceof StoreUrlError) throw new UsageError(err.message)
     throw err
   }
 }

@@ -1,11 +1,12 @@
 // How the desktop app opens its engine: in team mode when $PACER_STORE or the database's
 // teamStore setting names a Redis (as `pacer run/serve` do), and on its own when that store does
-// not answer or its URL is wrong: a window must open either way, saying which it is. Electron-free,
-// so it is unit-tested with a real database and a real redis-server.
+// not answer or its URL is wrong: a window must open either way, saying which it is. A store that
+// did not answer is tried again in the background, and the app joins its team when it answers
+// (team-join.ts). Electron-free, so it is unit-tested with a real database and a real redis-server.
 import type { Engine, EngineOptions } from '../engine/engine'
 import { createEngine } from '../engine/engine'
-import { aloneLine, connectTeam, teamChoice, teamModeLine } from '../engine/engine/team-open'
-import { TeamStoreUnreachable } from '../engine/pacing/redis-connect'
+import { openConsoleEngine } from '../engine/engine/team-join'
+import { aloneLine, connectTeam, teamChoice } from '../engine/engine/team-open'
 import { StoreUrlError } from '../engine/store-url'
 
 export interface DesktopEngineOptions {
@@ -15,12 +16,15 @@ export interface DesktopEngineOptions {
   log?: (line: string) => void
   /** How long the store may take to answer at start. @default 5000 */
   connectTimeoutMs?: number
+  /** The first wait before the store is tried again (doubling to 30 s). @default 1000 */
+  retryDelayMs?: number
 }
 
 /**
  * Opens the desktop's engine, in team mode when a store is set and answers. A store that does not
- * answer (or a URL that is wrong) is no reason not to start: the engine opens without it, and
- * Settings shows why (`teamStore.problem`) until the app starts again with the store answering.
+ * answer is no reason not to start: the engine opens without it, Settings shows why
+ * (`teamStore.problem`), and it joins the team once the store answers, between batches. A wrong
+ * URL keeps it alone until the app starts again.
  */
 export async function openDesktopEngine(
   options: EngineOptions,
@@ -29,25 +33,22 @@ export async function openDesktopEngine(
   const { env = process.env, log = (line) => console.error(`pacer: ${line}`) } = o
   const choice = teamChoice(undefined, options, env)
   if (!choice) return createEngine(options)
-  let team
   try {
-    team = await connectTeam(choice, log, {
-      env,
-      leaseMs: options.leaseMs,
-      connectTimeoutMs: o.connectTimeoutMs,
+    return await openConsoleEngine({
+      connect: () =>
+        connectTeam(choice, log, {
+          env,
+          leaseMs: options.leaseMs,
+          connectTimeoutMs: o.connectTimeoutMs,
+        }),
+      open: (extra) => createEngine({ ...options, ...extra }),
+      log,
+      firstDelayMs: o.retryDelayMs,
     })
   } catch (err) {
-    if (!(err instanceof TeamStoreUnreachable || err instanceof StoreUrlError)) throw err
+    if (!(err instanceof StoreUrlError)) throw err
     const problem = aloneLine(err.message)
     log(problem)
     return createEngine({ ...options, teamProblem: problem })
-  }
-  try {
-    const engine = createEngine({ ...options, team })
-    log(teamModeLine(team.address))
-    return engine
-  } catch (err) {
-    await team.close()
-    throw err
   }
 }

@@ -29,7 +29,7 @@ import { batchHandlers } from './engine/handlers/batches'
 import { ledgerHandlers, noTeamStore } from './engine/handlers/ledger'
 import { resultsHandlers } from './engine/handlers/results'
 import { schedulerHandlers } from './engine/handlers/scheduler'
-import { settingsHandlers } from './engine/handlers/settings'
+import { settingsHandlers, teamStoreView } from './engine/handlers/settings'
 import { taskHandlers } from './engine/handlers/tasks'
 import { createParts } from './engine/parts'
 import { commitOpenScopes } from './db/step-writes'
@@ -104,8 +104,11 @@ export interface EngineOptions {
   eventIntervalMs?: number
   /** Team mode: pacing shared through this connected store; closed by shutdown. */
   team?: TeamStore
-  /** Team mode was asked for and could not start: why, as Settings shows it (the process runs alone). */
-  teamProblem?: string
+  /**
+   * Team mode was asked for and could not start: why, as Settings shows it (the process runs
+   * alone); a function when that changes while it runs (team-join.ts tries the store again).
+   */
+  teamProblem?: string | (() => string | null)
 }
 
 export interface Engine {
@@ -226,7 +229,7 @@ export function createEngine(options: EngineOptions): Engine {
         })
       : null
   const teamBacklog = () => teamLedger?.appender.backlog ?? null
-  if (teamLedger) events.watchTeamBacklog(teamBacklog)
+  if (teamLedger) events.watchTeamBacklog(teamBacklog, () => teamStoreView(parts, teamBacklog()))
   const handlers = committing(parts.writes, {
     ...taskHandlers(parts, batches),
     ...batchHandlers(parts, batches),

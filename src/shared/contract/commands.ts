@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import type { PartitionView } from './scheduler'
 import { AimdParamsPatch } from './scheduler'
-import type { SettingsView } from './settings'
+import type { SettingsView, TeamStoreView } from './settings'
 import { ProviderId, SettingsPatch } from './settings'
 import type { CostPoint, ForecastView, TeamLedgerView, TypeRollupView } from './spend'
 import { LedgerFilter, LedgerScope } from './spend'
@@ -106,6 +106,11 @@ export const commandSchemas = {
     provider: ProviderId,
     apiKey: z.string().min(1).max(1000).nullable(),
   }),
+  /**
+   * Settings → Team mode's "Try again now": a process whose team store did not answer at its
+   * start tries it at once (it tries by itself meanwhile) and joins if it answers and no batch runs.
+   */
+  'team:join': z.strictObject({}),
 } as const
 
 export interface CommandResults {
@@ -144,6 +149,7 @@ export interface CommandResults {
   'settings:get': SettingsView
   'settings:set': SettingsView
   'secrets:set': SettingsView
+  'team:join': TeamStoreView
 }
 
 export type CommandName = keyof typeof commandSchemas

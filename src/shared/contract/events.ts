@@ -1,5 +1,6 @@
 import type { LimitChangeView, PartitionView, PauseView, SchedulerSample } from './scheduler'
-import type { TeamLedgerBacklog, TypeRollupView } from './spend'
+import type { TeamStoreView } from './settings'
+import type { TypeRollupView } from './spend'
 import type { BatchSummary, TaskRow } from './tasks'
 
 export interface TasksChangedEvent {
@@ -21,17 +22,15 @@ export interface LedgerChangedEvent {
   totals: TypeRollupView
 }
 
-/** Team mode's state of this process, pushed when it changes (settings:get has it at load). */
-export interface TeamChangedEvent {
-  /** This machine's ledger rows waiting for the team store; null: none waiting. */
-  ledgerBacklog: TeamLedgerBacklog | null
-}
-
 export interface EventPayloads {
   'tasks:changed': TasksChangedEvent
   'scheduler:changed': SchedulerChangedEvent
   'ledger:changed': LedgerChangedEvent
-  'team:changed': TeamChangedEvent
+  /**
+   * Team mode's state in Settings moved: the store answered, the process joined its team, or
+   * this machine's ledger rows waiting for the store changed (settings:get has it at load).
+   */
+  'team:changed': TeamStoreView
 }
 export type EventName = keyof EventPayloads
 export const EVENTS: EventName[] = [

@@ -31,7 +31,7 @@ async function open(dbPath: string, env: NodeJS.ProcessEnv = {}) {
   const lines: string[] = []
   const engine = await openDesktopEngine(
     { dbPath },
-    { env, log: (line) => lines.push(line), connectTimeoutMs: 2000 },
+    { env, log: (line) => lines.push(line), connectTimeoutMs: 2000, retryDelayMs: 50 },
   )
   engines.push(engine)
   const view = async () => (await engine.handlers['settings:get']({})).teamStore
@@ -68,6 +68,34 @@ describe('the desktop opens its engine in team mode when the setting is set', ()
     expect(shown).toMatchObject({ stored: url, active: null })
     expect(shown.problem).toMatch(/unreachable: connect ECONNREFUSED.*on this machine alone/)
     expect(lines).toEqual([shown.problem])
+  })
+
+  it('a store that answers later: the app joins its team without a restart, its listeners kept', async () => {
+    const redis = await startRedis()
+    servers.push(redis)
+    await redis.stop()
+    const { engine, view, lines } = await open(databaseWith(redis.url))
+    const told: unknown[] = []
+    engine.subscribe('team:changed', (v) => told.push(v))
+    const batches: string[][] = []
+    engine.subscribe('tasks:changed', (e) => batches.push(e.batches.map((b) => b.state)))
+    engine.start()
+    expect((await view()).active).toBeNull()
+    await redis.start()
+    await until(async () => (await view()).active === redis.url || undefined)
+    const joined = { stored: redis.url, active: redis.url, problem: null }
+    expect(await view()).toEqual(joined)
+    await until(() => told.length > 0 || undefined)
+    expect(told).toEqual([joined])
+    expect(lines).toEqual([
+      expect.stringMatching(
+        /unreachable: connect ECONNREFUSED.*joins the team when the store answers/,
+      ),
+      expect.stringMatching(/answers: team mode: the provider budget and the claims are shared/),
+    ])
+    // The window's event forwarding and the started runner carry over to the reopened engine.
+    await engine.handlers['tasks:enqueue']({ tasks: [{ type: 't', payload: { n: 1 } }] })
+    await until(() => batches.some((states) => states.includes('done')) || undefined)
   })
 
   it('$PACER_STORE wins over the setting; a wrong URL there opens the app on its own too', async () => {

@@ -8,6 +8,7 @@ import type {
   PartitionView,
   SchedulerSample,
   TeamLedgerBacklog,
+  TeamStoreView,
 } from '../../../shared/contract'
 import type { EngineParts } from './parts'
 
@@ -45,6 +46,7 @@ export class EngineEvents {
   #stopsMoved = false
   /** Team mode: this machine's ledger rows waiting for the team store. */
   #teamBacklog: (() => TeamLedgerBacklog | null) | null = null
+  #teamView: (() => TeamStoreView) | null = null
   /** The backlog as last pushed ('' = none). */
   #lastBacklog = ''
 
@@ -95,9 +97,13 @@ export class EngineEvents {
     this.#changedBatches.add(batchId)
   }
 
-  /** Team mode: where the ledger's backlog is read, pushed as `team:changed` when it moves. */
-  watchTeamBacklog(read: () => TeamLedgerBacklog | null): void {
+  /**
+   * Team mode: where the ledger's backlog is read; when it moves, `team:changed` pushes the
+   * team store's whole view (`view`, the backlog in it), as Settings shows it.
+   */
+  watchTeamBacklog(read: () => TeamLedgerBacklog | null, view: () => TeamStoreView): void {
     this.#teamBacklog = read
+    this.#teamView = view
   }
 
   /** Sends what changed since the last flush. */
@@ -151,12 +157,13 @@ export class EngineEvents {
   }
 
   #flushTeam(): void {
-    if (!this.#teamBacklog || this.#emitter.listenerCount('team:changed') === 0) return
+    if (!this.#teamBacklog || !this.#teamView) return
+    if (this.#emitter.listenerCount('team:changed') === 0) return
     const ledgerBacklog = this.#teamBacklog()
     const key = ledgerBacklog ? `${ledgerBacklog.rows}|${ledgerBacklog.since}` : ''
     if (key === this.#lastBacklog) return
     this.#lastBacklog = key
-    this.#emitter.emit('team:changed', { ledgerBacklog })
+    this.#emitter.emit('team:changed', this.#teamView())
   }
 
   /**

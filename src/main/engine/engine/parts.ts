@@ -244,7 +244,11 @@ export function createParts(options: EngineOptions): EngineParts {
     callTimeoutFixed: options.callTimeoutMs !== undefined,
     promptCaching,
     team: options.team ?? null,
-    teamProblem: options.teamProblem ?? null,
     retryFailedSince,
+    // A function while the process tries its store again in the background (team-join.ts).
+    get teamProblem() {
+      const problem = options.teamProblem
+      return typeof problem === 'function' ? problem() : (problem ?? null)
+    },
   }
 }

@@ -77,3 +77,8 @@ export function teamModeLine(address: StoreAddress): string {
 export function aloneLine(cause: string): string {
   return `${cause}; this process paces on this machine alone (its database) until it starts again with the store answering`
 }
+
+/** What a console process whose store did not answer says: it runs alone, and tries again. */
+export function joinLaterLine(cause: string): string {
+  return `${cause}; this process paces on this machine alone (its database) and joins the team when the store answers (tried again in the background, at least every 30 s)`
+}

@@ -5,6 +5,7 @@ import type {
   SettingsPatch,
   SettingsView,
   TeamLedgerBacklog,
+  TeamStoreView,
 } from '../../../shared/contract'
 import { call } from './api'
 import type { SliceCreator } from './types'
@@ -19,7 +20,10 @@ export interface SettingsSlice {
   saveSettings(patch: SettingsPatch): Promise<Reply<SettingsView>>
   /** null removes the stored key. The key goes to the engine and never comes back. */
   saveSecret(provider: ProviderId, apiKey: string | null): Promise<Reply<SettingsView>>
-  setTeamBacklog(backlog: TeamLedgerBacklog | null): void
+  /** Team mode's state as the engine tells it (team:changed, Try again now), its backlog too. */
+  applyTeamStore(teamStore: TeamStoreView): void
+  /** Settings → Team mode's "Try again now". */
+  joinTeam(): Promise<Reply<TeamStoreView>>
 }
 
 /** A settings view as the store keeps it: the team ledger's backlog beside it, as of now. */
@@ -28,7 +32,7 @@ const viewed = (settings: SettingsView) => ({
   teamBacklog: settings.teamStore.ledgerBacklog ?? null,
 })
 
-export const createSettingsSlice: SliceCreator<SettingsSlice> = (set) => ({
+export const createSettingsSlice: SliceCreator<SettingsSlice> = (set, get) => ({
   settings: null,
   settingsError: null,
   teamBacklog: null,
@@ -51,5 +55,15 @@ export const createSettingsSlice: SliceCreator<SettingsSlice> = (set) => ({
     return reply
   },
 
-  setTeamBacklog: (teamBacklog) => set({ teamBacklog }),
+  applyTeamStore: (teamStore) => {
+    const settings = get().settings
+    const teamBacklog = teamStore.ledgerBacklog ?? null
+    set(settings ? { settings: { ...settings, teamStore }, teamBacklog } : { teamBacklog })
+  },
+
+  joinTeam: async () => {
+    const reply = await call((api) => api.joinTeam({}))
+    if (reply.ok) get().applyTeamStore(reply.value)
+    return reply
+  },
 })

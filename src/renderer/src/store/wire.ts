@@ -58,7 +58,15 @@ export function wirePacer(): () => void {
         else store().markSpendStale()
       }),
     ),
-    api.onTeamChanged(guard('team changes', (e) => store().setTeamBacklog(e.ledgerBacklog))),
+    api.onTeamChanged(
+      guard('team mode changes', (teamStore) => {
+        const was = store().settings?.teamStore.active ?? null
+        store().applyTeamStore(teamStore)
+        // Joined: the engine behind the console was reopened in team mode, with a scheduler of
+        // its own (and the team's partitions).
+        if (teamStore.active !== was) void store().loadScheduler()
+      }),
+    ),
   ]
 
   // Back from a dropped stream, everything on screen may be old and the events in between are

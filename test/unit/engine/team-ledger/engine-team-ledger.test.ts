@@ -61,7 +61,7 @@ describe('the engine in team mode', () => {
       team: await connectTeamStore(parseStoreUrl(own.url, 'test'), {}),
     })
     const pushed: (TeamLedgerBacklog | null)[] = []
-    const off = engine.subscribe('team:changed', (e) => pushed.push(e.ledgerBacklog))
+    const off = engine.subscribe('team:changed', (e) => pushed.push(e.ledgerBacklog ?? null))
     const shown = async () => (await engine.handlers['settings:get']({})).teamStore.ledgerBacklog
     try {
       recordRows(engine.db, 20, 5)

@@ -57,10 +57,14 @@ describe('settings slice', () => {
     )
     await store.getState().loadSettings()
     expect(store.getState().teamBacklog).toEqual(ledgerBacklog)
-    store.getState().setTeamBacklog(null)
+    // team:changed: the team store's view, without a backlog once the rows are in.
+    const teamStore = { stored: null, active: 'redis://h:6379/0', problem: null }
+    store.getState().applyTeamStore(teamStore)
     expect(store.getState().teamBacklog).toBeNull()
+    expect(store.getState().settings?.teamStore).toEqual(teamStore)
     fake.on('settings:get', () => ok(view()))
-    store.getState().setTeamBacklog(ledgerBacklog)
+    store.getState().applyTeamStore({ ...teamStore, ledgerBacklog })
+    expect(store.getState().teamBacklog).toEqual(ledgerBacklog)
     await store.getState().loadSettings()
     expect(store.getState().teamBacklog).toBeNull()
   })

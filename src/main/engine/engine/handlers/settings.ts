@@ -4,6 +4,7 @@ import type {
   ProviderSettingsView,
   SettingsView,
   TeamLedgerBacklog,
+  TeamStoreView,
 } from '../../../../shared/contract'
 import { EngineError } from '../../errors'
 import { DEFAULT_BASE_URLS, keyAnswer } from '../../providers'
@@ -14,7 +15,10 @@ import { providerKey } from '../secrets'
 import { ENV_NAMES } from '../../providers/keys'
 import { teamStoreSetting } from '../../store-url'
 
-type SettingsHandlers = Pick<CommandHandlers, 'settings:get' | 'settings:set' | 'secrets:set'>
+type SettingsHandlers = Pick<
+  CommandHandlers,
+  'settings:get' | 'settings:set' | 'secrets:set' | 'team:join'
+>
 
 /**
  * The console's Settings view: defaults, retention, controller, base URLs, prices, API keys, team
@@ -85,6 +89,9 @@ export function settingsHandlers(
       secrets.set(provider, apiKey, storedFor)
       return view()
     },
+    // Nothing to try here: an engine in team mode, or asked for none. A process that runs alone
+    // because its store did not answer answers this itself (team-join.ts).
+    'team:join': () => view().teamStore,
   }
 }
 
@@ -121,12 +128,20 @@ function settingsView(parts: EngineParts, ledgerBacklog: TeamLedgerBacklog | nul
     priceOverrides: s.priceOverrides,
     priceTableVersion: prices.version,
     secretStorage: { available: secrets.available, reason: secrets.reason },
-    teamStore: {
-      stored: s.teamStore,
-      active: parts.team?.address.display ?? null,
-      problem: parts.team?.down?.message ?? parts.teamProblem,
-      ...(ledgerBacklog ? { ledgerBacklog } : {}),
-    },
+    teamStore: teamStoreView(parts, ledgerBacklog),
+  }
+}
+
+/** Team mode as Settings shows it (and `team:changed` pushes it). */
+export function teamStoreView(
+  parts: EngineParts,
+  ledgerBacklog: TeamLedgerBacklog | null,
+): TeamStoreView {
+  return {
+    stored: parts.settings.get().teamStore,
+    active: parts.team?.address.display ?? null,
+    problem: parts.team?.down?.message ?? parts.teamProblem,
+    ...(ledgerBacklog ? { ledgerBacklog } : {}),
   }
 }
 

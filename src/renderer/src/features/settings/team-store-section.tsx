@@ -7,6 +7,8 @@ import { useStore } from '../../store'
 /** Team mode: the Redis every process of this database shares its provider budget through. */
 export function TeamStoreSection({ settings }: { settings: Settings }) {
   const save = useStore((s) => s.saveSettings)
+  const joinTeam = useStore((s) => s.joinTeam)
+  const [joining, setJoining] = useState(false)
   const [url, setUrl] = useState<string | null>(null)
   const [error, setError] = useState<CommandError | null>(null)
   const { stored, active, problem } = settings.teamStore
@@ -19,6 +21,15 @@ export function TeamStoreSection({ settings }: { settings: Settings }) {
     else setError(reply.error)
   }
 
+  // The store is tried again in the background; this is for an operator who just started it.
+  const tryAgain = async (): Promise<void> => {
+    setError(null)
+    setJoining(true)
+    const reply = await joinTeam()
+    setJoining(false)
+    if (!reply.ok) setError(reply.error)
+  }
+
   return (
     <section className="panel settings-section">
       <div className="panel-head">
@@ -26,12 +37,23 @@ export function TeamStoreSection({ settings }: { settings: Settings }) {
       </div>
       <p className="hint" data-testid="team-store-active">
         {active
-          ? `This process shares the provider budget through ${active}. Claims and the ledger are still per machine.`
+          ? `This process shares the provider budget and the claims through ${active}, and appends its ledger rows there.`
           : 'This process paces on this machine alone (every process on this database shares its budget).'}
       </p>
       {problem ? (
         <p className="stopped-banner" role="status" data-testid="team-store-problem">
-          <strong>Team store:</strong> {problem}
+          <strong>Team store:</strong> {problem}{' '}
+          {active ? null : (
+            <button
+              type="button"
+              className="button"
+              disabled={joining}
+              onClick={() => void tryAgain()}
+              data-testid="team-store-retry"
+            >
+              {joining ? 'Trying…' : 'Try again now'}
+            </button>
+          )}
         </p>
       ) : null}
       <TeamBacklog testId="team-store-backlog" />
