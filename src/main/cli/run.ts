@@ -95,33 +95,7 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
   const model = opts.model ?? (opts.provider === 'sim' ? SIM_DEFAULT_MODEL : null)
   const defaults = { provider: opts.provider, model, params, agents: agents?.batch }
   const errors = new LineErrorLog()
-  const reading = readingBar(opts)
-  let out: StreamedStart
-  try {
-    out = await engine.batches.startStreamedFile({
-      path,
-      format: formatFromName(path),
-      source: path,
-      name: basename(path),
-      defaults,
-      audit,
-      fresh: opts.new,
-      retryFailed: opts.retryFailed,
-      skipInvalid: opts.skipInvalid,
-      onError: (e) => errors.add(e),
-      onProgress: reading.update,
-    })
-  } catch (err) {
-    reading.stop()
-    await engine.shutdown()
-    // A reused idempotency key is bad input; anything else (SQLite trouble) is not.
-    const e = err as { code?: string; message: string }
-    if (e.code === 'key_reused_with_different_payload' || e.code === 'file_changed') {
-      throw new UsageError(e.message)
-    }
-    throw err
-  }
-  reading.stop()
+  const out = await queueFile(engine, path, opts, { defaults, audit, errors })
   if (model === null && errors.unnamedModel > 0) {
     await engine.shutdown()
     throw new UsageError(
@@ -140,22 +114,7 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
     say.err(`pacer: skipped ${skippedLines} invalid line(s); queuing ${out.valid}\n`)
   }
   if (agents) reportUnhandled(engine, start.batchId, agents)
-  if (start.retried > 0) {
-    say.err(`pacer: retrying ${start.retried} task(s) that failed before\n`)
-  }
-  if (out.live?.owner && !opts.json) {
-    const { owner, id } = out.live
-    say.err(
-      `pacer: batch ${id} of this file is being run by pid ${owner.pid ?? '?'} on ${owner.host ?? '?'}: this run queues its own batch beside it, sharing its claims and results (stop that run and run this command again to resume it instead)\n`,
-    )
-  }
-  if (start.resumed && !opts.json) {
-    const b = start.batch
-    const done = b.total - b.counts.queued - b.counts.running
-    const was = out.resumedFrom
-    const gone = was ? `: its run (pid ${was.pid ?? '?'} on ${was.host ?? '?'}) is gone` : ''
-    say.err(`pacer: resuming batch ${b.id} (${done} of ${b.total} done)${gone}\n`)
-  }
+  sayStart(out, start, opts)
 
   // Every call would be refused the same way: said once, before any. The tasks stay queued, so
   // the same command with the fix (--base-url, the key stored for the URL) resumes the batch.
@@ -191,6 +150,69 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
   if (stops.length > 0) return EXIT.stopped
   if (interrupted) return EXIT.interrupted
   return summary.failed > 0 || summary.cancelled > 0 ? EXIT.tasksFailed : EXIT.done
+}
+
+type StartFile = Parameters<Engine['batches']['startStreamedFile']>[0]
+
+/** Queues (or resumes) the file's batch; a reused key or a changed file is one usage line. */
+async function queueFile(
+  engine: Engine,
+  path: string,
+  opts: RunOptions,
+  { defaults, audit, errors }: Pick<StartFile, 'defaults' | 'audit'> & { errors: LineErrorLog },
+): Promise<StreamedStart> {
+  const reading = readingBar(opts)
+  let out: StreamedStart
+  try {
+    out = await engine.batches.startStreamedFile({
+      path,
+      format: formatFromName(path),
+      source: path,
+      name: basename(path),
+      defaults,
+      audit,
+      fresh: opts.new,
+      retryFailed: opts.retryFailed,
+      skipInvalid: opts.skipInvalid,
+      onError: (e) => errors.add(e),
+      onProgress: reading.update,
+    })
+  } catch (err) {
+    reading.stop()
+    await engine.shutdown()
+    // A reused idempotency key is bad input; anything else (SQLite trouble) is not.
+    const e = err as { code?: string; message: string }
+    if (e.code === 'key_reused_with_different_payload' || e.code === 'file_changed') {
+      throw new UsageError(e.message)
+    }
+    throw err
+  }
+  reading.stop()
+  return out
+}
+
+/** What the run says as it starts: tasks tried again, another run of the same file, a resume. */
+function sayStart(
+  out: StreamedStart,
+  start: NonNullable<StreamedStart['started']>,
+  opts: RunOptions,
+): void {
+  if (start.retried > 0) {
+    say.err(`pacer: retrying ${start.retried} task(s) that failed before\n`)
+  }
+  if (out.live?.owner && !opts.json) {
+    const { owner, id } = out.live
+    say.err(
+      `pacer: batch ${id} of this file is being run by pid ${owner.pid ?? '?'} on ${owner.host ?? '?'}: this run queues its own batch beside it, sharing its claims and results (stop that run and run this command again to resume it instead)\n`,
+    )
+  }
+  if (start.resumed && !opts.json) {
+    const b = start.batch
+    const done = b.total - b.counts.queued - b.counts.running
+    const was = out.resumedFrom
+    const gone = was ? `: its run (pid ${was.pid ?? '?'} on ${was.host ?? '?'}) is gone` : ''
+    say.err(`pacer: resuming batch ${b.id} (${done} of ${b.total} done)${gone}\n`)
+  }
 }
 
 /**
