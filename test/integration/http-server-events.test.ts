@@ -2,7 +2,7 @@
 // and raw node:http requests (for the Host header and unnormalized paths fetch would fix up).
 // Here the events: Server-Sent Events with the token, heartbeats, unsubscribing, close().
 import { describe, expect, it } from 'vitest'
-import type { TypeRollupView } from '../../src/shared/contract'
+import { EVENTS, type TypeRollupView } from '../../src/shared/contract'
 import { until } from '../helpers/until'
 import { base, engine, readEvents, server, start, useHttpServer } from './http-server-harness'
 
@@ -71,7 +71,7 @@ describe('startHttpServer: events (SSE)', () => {
       signal: controller.signal,
     })
     expect(res.status).toBe(200)
-    await until(() => engine.listenerCount() === 3)
+    await until(() => engine.listenerCount() === EVENTS.length)
     controller.abort()
     await until(() => engine.listenerCount() === 0)
     expect(engine.listenerCount()).toBe(0)
@@ -80,7 +80,7 @@ describe('startHttpServer: events (SSE)', () => {
   it('close() ends open streams instead of hanging', async () => {
     await start()
     const res = await fetch(`${base}/api/events?token=${server.token}`)
-    await until(() => engine.listenerCount() === 3)
+    await until(() => engine.listenerCount() === EVENTS.length)
     const reading = readEvents(res, 5).catch(() => [])
     await server.close()
     await reading
