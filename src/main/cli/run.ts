@@ -1,8 +1,7 @@
-import { createReadStream } from 'node:fs'
 import { basename, resolve } from 'node:path'
 import cliProgress from 'cli-progress'
-import type { BatchSummary, LineError } from '../../shared/contract'
-import { costCaveats, formatUsd, microsToUsd, usdToMicros } from '../../shared/money'
+import type { BatchSummary } from '../../shared/contract'
+import { formatUsd } from '../../shared/money'
 import { formatFromName } from '../../shared/batch-format'
 import { runParams, type ParamsOptions } from './params'
 import type { Engine, StreamedStart } from '../engine/engine'
@@ -15,8 +14,12 @@ import { EXIT } from './exit-codes'
 import { reportHeldAnswers } from './disk-full'
 import { say } from './terminal-text'
 import type { PartitionStop } from '../engine/scheduler'
-import { failureReport, printStop, reportLines, type FailureReport } from './run-report'
+import { printStop } from './run-report'
 import { loadRunAgents, reportUnhandled } from './agents'
+import { LineErrorLog, checkReadable, readingBar, rejectLines, reportLineErrors } from './run-input'
+import { printSummary, summarize } from './run-summary'
+
+export type { RunSummary } from './run-summary'
 
 export interface RunOptions extends ParamsOptions {
   db?: string
@@ -50,40 +53,6 @@ export interface RunOptions extends ParamsOptions {
   agentVersion?: string
   /** Team mode: the team's Redis (--store, $PACER_STORE). */
   store?: string
-}
-
-/** What `pacer run --json` prints: the batch's totals, and what went wrong. */
-export interface RunSummary extends FailureReport {
-  batchId: string
-  dbPath: string
-  tasks: number
-  distinct: number
-  executed: number
-  reused: number
-  failed: number
-  cancelled: number
-  /** Tasks whose answer the output cap cut short (finish reason length / max_tokens). */
-  truncated: number
-  duplicates: number
-  inputTokens: number
-  outputTokens: number
-  costUsd: number | null
-  /** Calls whose usage was estimated (the provider reported none): their cost is an estimate. */
-  estimatedCalls: number
-  /** Calls on a model without a price: their cost is not in costUsd. */
-  unpricedCalls: number
-  savedUsd: number | null
-  wastedUsd: number
-  throttled: number
-  abandoned: number
-  elapsedMs: number
-  /** From the start to the batch queued (read, validated, fingerprinted, inserted). */
-  enqueueMs: number
-  /** Driving the batch to its end. */
-  runMs: number
-  interrupted: boolean
-  resumed: boolean
-  skippedLines: number
 }
 
 /** `pacer run FILE`: queue (or resume) the batch, run it to the end, report; Ctrl-C resumes later. */
@@ -126,33 +95,7 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
   const model = opts.model ?? (opts.provider === 'sim' ? SIM_DEFAULT_MODEL : null)
   const defaults = { provider: opts.provider, model, params, agents: agents?.batch }
   const errors = new LineErrorLog()
-  const reading = readingBar(opts)
-  let out: StreamedStart
-  try {
-    out = await engine.batches.startStreamedFile({
-      path,
-      format: formatFromName(path),
-      source: path,
-      name: basename(path),
-      defaults,
-      audit,
-      fresh: opts.new,
-      retryFailed: opts.retryFailed,
-      skipInvalid: opts.skipInvalid,
-      onError: (e) => errors.add(e),
-      onProgress: reading.update,
-    })
-  } catch (err) {
-    reading.stop()
-    await engine.shutdown()
-    // A reused idempotency key is bad input; anything else (SQLite trouble) is not.
-    const e = err as { code?: string; message: string }
-    if (e.code === 'key_reused_with_different_payload' || e.code === 'file_changed') {
-      throw new UsageError(e.message)
-    }
-    throw err
-  }
-  reading.stop()
+  const out = await queueFile(engine, path, opts, { defaults, audit, errors })
   if (model === null && errors.unnamedModel > 0) {
     await engine.shutdown()
     throw new UsageError(
@@ -171,22 +114,7 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
     say.err(`pacer: skipped ${skippedLines} invalid line(s); queuing ${out.valid}\n`)
   }
   if (agents) reportUnhandled(engine, start.batchId, agents)
-  if (start.retried > 0) {
-    say.err(`pacer: retrying ${start.retried} task(s) that failed before\n`)
-  }
-  if (out.live?.owner && !opts.json) {
-    const { owner, id } = out.live
-    say.err(
-      `pacer: batch ${id} of this file is being run by pid ${owner.pid ?? '?'} on ${owner.host ?? '?'}: this run queues its own batch beside it, sharing its claims and results (stop that run and run this command again to resume it instead)\n`,
-    )
-  }
-  if (start.resumed && !opts.json) {
-    const b = start.batch
-    const done = b.total - b.counts.queued - b.counts.running
-    const was = out.resumedFrom
-    const gone = was ? `: its run (pid ${was.pid ?? '?'} on ${was.host ?? '?'}) is gone` : ''
-    say.err(`pacer: resuming batch ${b.id} (${done} of ${b.total} done)${gone}\n`)
-  }
+  sayStart(out, start, opts)
 
   // Every call would be refused the same way: said once, before any. The tasks stay queued, so
   // the same command with the fix (--base-url, the key stored for the URL) resumes the batch.
@@ -224,90 +152,66 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
   return summary.failed > 0 || summary.cancelled > 0 ? EXIT.tasksFailed : EXIT.done
 }
 
-/** A file that cannot be read, or has nothing but blanks, is one usage line. */
-async function checkReadable(path: string): Promise<void> {
+type StartFile = Parameters<Engine['batches']['startStreamedFile']>[0]
+
+/** Queues (or resumes) the file's batch; a reused key or a changed file is one usage line. */
+async function queueFile(
+  engine: Engine,
+  path: string,
+  opts: RunOptions,
+  { defaults, audit, errors }: Pick<StartFile, 'defaults' | 'audit'> & { errors: LineErrorLog },
+): Promise<StreamedStart> {
+  const reading = readingBar(opts)
+  let out: StreamedStart
   try {
-    if (await isBlank(path)) throw new UsageError(`${path}: the file is empty: no tasks`)
+    out = await engine.batches.startStreamedFile({
+      path,
+      format: formatFromName(path),
+      source: path,
+      name: basename(path),
+      defaults,
+      audit,
+      fresh: opts.new,
+      retryFailed: opts.retryFailed,
+      skipInvalid: opts.skipInvalid,
+      onError: (e) => errors.add(e),
+      onProgress: reading.update,
+    })
   } catch (err) {
-    if (err instanceof UsageError) throw err
-    const e = err as NodeJS.ErrnoException
-    const why =
-      e.code === 'ENOENT' ? 'no such file' : e.code === 'EISDIR' ? 'is a folder' : e.message
-    throw new UsageError(`cannot read ${path}: ${why}`)
-  }
-}
-
-/** Reads only as far as the first character that is not blank (or a byte order mark). */
-async function isBlank(path: string): Promise<boolean> {
-  for await (const chunk of createReadStream(path, { highWaterMark: 64 * 1024 })) {
-    if (!/^[\s\uFEFF]*$/.test((chunk as Buffer).toString('utf8'))) return false
-  }
-  return true
-}
-
-/** The first problems of a file to show, and how many there were (a file may have millions). */
-class LineErrorLog {
-  readonly shown: LineError[] = []
-  count = 0
-  /** Tasks refused only because no model was given for the default provider. */
-  unnamedModel = 0
-
-  add(e: LineError): void {
-    this.count++
-    if (e.field === 'model' && e.message.startsWith('required: no default model')) {
-      this.unnamedModel++
+    reading.stop()
+    await engine.shutdown()
+    // A reused idempotency key is bad input; anything else (SQLite trouble) is not.
+    const e = err as { code?: string; message: string }
+    if (e.code === 'key_reused_with_different_payload' || e.code === 'file_changed') {
+      throw new UsageError(e.message)
     }
-    if (this.shown.length < SHOWN_ERRORS) this.shown.push(e)
+    throw err
   }
+  reading.stop()
+  return out
 }
 
-const SHOWN_ERRORS = 50
-
-/** A progress bar for reading a big file on a terminal (a million lines take seconds). */
-function readingBar(opts: RunOptions): {
-  update: (read: number, total: number) => void
-  stop: () => void
-} {
-  let bar: cliProgress.SingleBar | null = null
-  const mb = (n: number) => (n / 1e6).toFixed(1)
-  return {
-    update: (read, total) => {
-      if (!process.stderr.isTTY || opts.json || total < READ_BAR_BYTES) return
-      if (!bar) {
-        bar = new cliProgress.SingleBar(
-          {
-            format: 'reading {bar} {percentage}% | {read} of {size} MB',
-            hideCursor: true,
-            clearOnComplete: true,
-            stream: process.stderr,
-          },
-          cliProgress.Presets.shades_classic,
-        )
-        bar.start(total, 0, { read: mb(0), size: mb(total) })
-      }
-      bar.update(read, { read: mb(read), size: mb(total) })
-    },
-    stop: () => bar?.stop(),
+/** What the run says as it starts: tasks tried again, another run of the same file, a resume. */
+function sayStart(
+  out: StreamedStart,
+  start: NonNullable<StreamedStart['started']>,
+  opts: RunOptions,
+): void {
+  if (start.retried > 0) {
+    say.err(`pacer: retrying ${start.retried} task(s) that failed before\n`)
   }
-}
-
-const READ_BAR_BYTES = 4_000_000
-
-/** Reports every bad line and stops with exit code 2: nothing is queued. */
-function rejectLines(file: string, errors: LineErrorLog, valid: number, lines: number): never {
-  reportLineErrors(file, errors)
-  throw new UsageError(
-    `${file}: ${lines} invalid line(s); nothing was queued` +
-      (valid > 0 ? ' (use --skip-invalid to queue the valid ones)' : ''),
-  )
-}
-
-function reportLineErrors(file: string, errors: LineErrorLog): void {
-  for (const e of errors.shown) {
-    say.err(`${file}:${e.line}: ${e.field ? `${e.field}: ` : ''}${e.message}\n`)
+  if (out.live?.owner && !opts.json) {
+    const { owner, id } = out.live
+    say.err(
+      `pacer: batch ${id} of this file is being run by pid ${owner.pid ?? '?'} on ${owner.host ?? '?'}: this run queues its own batch beside it, sharing its claims and results (stop that run and run this command again to resume it instead)\n`,
+    )
   }
-  if (errors.count > errors.shown.length) {
-    say.err(`... and ${errors.count - errors.shown.length} more\n`)
+  if (start.resumed && !opts.json) {
+    const b = start.batch
+    const done = b.total - b.counts.queued - b.counts.running
+    const was = out.resumedFrom
+    const gone = was ? `: its run (pid ${was.pid ?? '?'} on ${was.host ?? '?'}) is gone` : ''
+    say.err(`pacer: resuming batch ${b.id} (${done} of ${b.total} done)${gone}\n`)
   }
 }
 
@@ -387,74 +291,4 @@ function progressPayload(engine: Engine, batchId: string, b: BatchSummary | null
     limit: partitions.map((p) => p.limit.toFixed(1)).join('/') || '-',
     cost: formatUsd(cost),
   }
-}
-
-function summarize(
-  engine: Engine,
-  batchId: string,
-  b: BatchSummary | null,
-  stops: readonly PartitionStop[],
-  extra: {
-    started: number
-    enqueueMs: number
-    runMs: number
-    interrupted: boolean
-    resumed: boolean
-    skippedLines: number
-    distinct: number
-  },
-): RunSummary {
-  const t = engine.ledger.totals({ batchId })
-  return {
-    batchId,
-    dbPath: engine.dbPath,
-    tasks: b?.total ?? 0,
-    distinct: extra.distinct,
-    executed: t.executed,
-    reused: t.reused,
-    failed: b?.counts.failed ?? 0,
-    cancelled: b?.counts.cancelled ?? 0,
-    truncated: engine.results.truncatedCount(batchId),
-    duplicates: t.duplicates,
-    inputTokens: t.inputTokens,
-    outputTokens: t.outputTokens,
-    costUsd: microsToUsd(t.costMicros),
-    estimatedCalls: t.estimatedCalls,
-    unpricedCalls: t.unpricedCalls,
-    savedUsd: microsToUsd(t.savedMicros),
-    wastedUsd: microsToUsd(t.wastedMicros) ?? 0,
-    throttled: t.throttled,
-    abandoned: t.abandoned,
-    elapsedMs: Date.now() - extra.started,
-    enqueueMs: extra.enqueueMs,
-    runMs: extra.runMs,
-    interrupted: extra.interrupted,
-    resumed: extra.resumed,
-    skippedLines: extra.skippedLines,
-    ...failureReport(engine, batchId, stops, b?.counts.queued ?? 0),
-  }
-}
-
-function printSummary(s: RunSummary, file: string): void {
-  const micros = (usdValue: number | null) =>
-    formatUsd(usdValue === null ? null : usdToMicros(usdValue))
-  const lines = [
-    `${s.stopped.length > 0 ? 'stopped' : s.interrupted ? 'interrupted' : 'done'}: ${file} (batch ${s.batchId}) in ${(s.elapsedMs / 1000).toFixed(1)} s`,
-    `  tasks ${s.tasks} (${s.distinct} distinct): executed ${s.executed}, reused ${s.reused}, failed ${s.failed}` +
-      (s.cancelled ? `, cancelled ${s.cancelled}` : '') +
-      (s.truncated ? `, truncated ${s.truncated}` : '') +
-      (s.duplicates ? `, duplicates ${s.duplicates}` : ''),
-    `  tokens in ${s.inputTokens.toLocaleString('en-US')} / out ${s.outputTokens.toLocaleString('en-US')}, throttled calls ${s.throttled}`,
-    `  cost ${micros(s.costUsd)}${costCaveats(s.estimatedCalls, s.unpricedCalls)}, saved by dedup ${micros(s.savedUsd)}, wasted by duplicates ${micros(s.wastedUsd)}`,
-    ...reportLines(s),
-    `  ledger: ${s.dbPath}`,
-  ]
-  if (s.truncated) {
-    lines.push(
-      `  ${s.truncated} answer(s) hit the output cap (finish reason length): see pacer results; their duplicates ran again (--accept-truncated reuses them)`,
-    )
-  }
-  if (s.interrupted && s.stopped.length === 0)
-    lines.push('  run the same command again to resume: completed tasks are reused, not re-billed')
-  say.err(`${lines.join('\n')}\n`)
 }

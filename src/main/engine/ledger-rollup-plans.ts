@@ -2,15 +2,18 @@
 // time bucket). A filter the maintained rollups cover reads them, plus the raw rows of at most two
 // partial 15 s buckets at the window's edges; a filter they do not (a batch within a time window,
 // a chart bucket that is not a multiple of 15 s) reads the ledger itself, and is marked heavy so
-// that a caller with a read worker can run it off its thread.
+// that a caller with a read worker can run it off its thread. Then the sums as the contract's
+// rollups, and the checks of a read's filter.
 import type { CostPoint, LedgerFilter } from '../../shared/contract'
 import type { ReadQuery } from './db/read-worker'
+import type { LedgerTotals, TypeRollup } from './ledger'
 import { COARSE_MS, FINE_MS, SUM_COLUMNS, bucketOf, type RollupDeltas } from './ledger-rollups'
 import {
   costBucketsSql,
   executionsSql,
   NO_EXECUTIONS,
   rowTotalsSql,
+  toTotals,
   type RawExecutions,
   type RawRows,
 } from './ledger-queries'
@@ -288,4 +291,47 @@ export function sumByBucket(results: readonly unknown[][]): CostPoint[] {
     }
   }
   return [...byTs.values()].sort((a, b) => a.ts - b.ts)
+}
+
+/** Rollups per task type from their sums, most expensive first (the team ledger's too). */
+export function byCost(sums: readonly RawSums[]): TypeRollup[] {
+  return sums
+    .map((r) => ({ taskType: r.taskType, ...toTotals(r, r) }))
+    .sort(
+      (a, b) =>
+        (b.costMicros ?? -1) - (a.costMicros ?? -1) ||
+        (a.taskType < b.taskType ? -1 : a.taskType > b.taskType ? 1 : 0),
+    )
+}
+
+/** The totals of sums per task type. */
+export function totalOf(sums: readonly RawSums[]): LedgerTotals {
+  const all = sumAll(sums)
+  return toTotals(all, all)
+}
+
+/** Checks a time series request: a positive bucket in ms, and the filter's bounds. */
+export function checkSeries<T extends { since?: number; until?: number; bucketMs: number }>(
+  opts: T,
+): T {
+  const { bucketMs } = opts
+  if (!Number.isSafeInteger(bucketMs) || bucketMs <= 0) {
+    throw new TypeError(`bucketMs must be a positive integer of milliseconds, got ${bucketMs}`)
+  }
+  checkFilter({ since: opts.since, until: opts.until })
+  return opts
+}
+
+/** Checks a ledger read filter: epoch-ms bounds and a string batch id. */
+export function checkFilter(filter: LedgerFilter): LedgerFilter {
+  for (const key of ['since', 'until'] as const) {
+    const v = filter[key]
+    if (v !== undefined && !Number.isSafeInteger(v)) {
+      throw new TypeError(`ledger filter ${key} must be epoch ms, got ${String(v)}`)
+    }
+  }
+  if (filter.batchId !== undefined && typeof filter.batchId !== 'string') {
+    throw new TypeError(`ledger filter batchId must be a string, got ${String(filter.batchId)}`)
+  }
+  return filter
 }

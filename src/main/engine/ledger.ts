@@ -1,11 +1,9 @@
-import { Readable } from 'node:stream'
-import { pipeline } from 'node:stream/promises'
 import type Database from 'better-sqlite3'
 import type { CostPoint, LedgerFilter, TypeRollupView } from '../../shared/contract'
-import { csvRecords, csvStream, plainCsvRecords } from './csv'
-import { CSV_PAGE_ROWS, EVENT_COLUMNS, eventsCsvPageSql, SUMMARY_COLUMNS } from './ledger-csv'
+import { csvStream } from './csv'
+import { CSV_PAGE_ROWS, eventsCsvPageSql, streamEventsCsv, SUMMARY_COLUMNS } from './ledger-csv'
 import { ReadWorker } from './db/read-worker'
-import { eventsPageSql, PAGE_ROWS, toTotals } from './ledger-queries'
+import { eventsPageSql, PAGE_ROWS } from './ledger-queries'
 import { fpKey } from './db/codes'
 import { directWrites, type WriteScope } from './db/step-writes'
 import {
@@ -17,14 +15,16 @@ import {
   type RowInsert,
 } from './ledger-record'
 import {
+  byCost,
+  checkFilter,
+  checkSeries,
   pendingRows,
   rollupPlan,
-  sumAll,
   sumByBucket,
   sumByType,
   timeSeriesPlan,
+  totalOf,
   whereOf,
-  type RawSums,
   type ReadPlan,
 } from './ledger-rollup-plans'
 import { LedgerRollups } from './ledger-rollups'
@@ -32,8 +32,7 @@ import type { Prices } from './prices'
 import { systemClock, type Clock, type LedgerEventInput, type LedgerOutcome } from './types'
 
 export type { LedgerFilter }
-
-const CHUNK = 64 * 1024
+export { byCost, totalOf } from './ledger-rollup-plans'
 
 /** One stored ledger row. */
 export interface LedgerRow {
@@ -101,8 +100,8 @@ export type LedgerRecordInput = Omit<LedgerEventInput, 'ts'> & { ts?: number }
  * when recorded with the price table of that moment (its version is on the row), and the rollups,
  * time series and CSV exports built from those rows. Their SQL and checks live beside it:
  * ledger-record.ts (the write side), ledger-rollups.ts (the rollup tables kept with every row),
- * ledger-rollup-plans.ts (how a read combines them), ledger-queries.ts (SQL over the rows),
- * ledger-csv.ts (columns).
+ * ledger-rollup-plans.ts (how a read combines them, and its filter's checks), ledger-queries.ts
+ * (SQL over the rows), ledger-csv.ts (columns, and the events export's pages).
  */
 export class Ledger {
   readonly #db: Database.Database
@@ -331,43 +330,12 @@ export class Ledger {
     )
   }
 
-  /**
-   * The events export. SQLite writes each row's record (EVENT_RECORD_SQL), so a row crosses into
-   * JS as one string instead of one value per cell, the bulk of the time before; a page with a
-   * cell that needs quoting or a guard goes through csvRecords instead. Paged by id below the
-   * starting max id, as events() is, so the connection is free in between.
-   */
+  /** The events export (ledger-csv.ts), paged by id below the starting max id as events() is. */
   async #eventsCsv(filter: LedgerFilter, out: NodeJS.WritableStream): Promise<{ rows: number }> {
     const { where, params } = whereOf(checkFilter(filter))
-    const page = this.#statement(eventsCsvPageSql(where)).pluck()
-    const rowsOf = this.#statement(eventsPageSql(where, CSV_PAGE_ROWS))
-    const maxId = this.#maxId.get()?.maxId ?? 0
-    let rows = 0
-    function* chunks(): Generator<string> {
-      yield `${EVENT_COLUMNS.map((c) => c.header).join(',')}\r\n`
-      for (let after = 0; ;) {
-        const records = page.all({ ...params, after, maxId }) as (string | null)[]
-        if (records.length === 0) return
-        rows += records.length
-        let text = records.includes(null)
-          ? null
-          : plainCsvRecords(records as string[], EVENT_COLUMNS.length)
-        if (text !== null) {
-          // Each record starts with its id: the last one's is where the next page starts.
-          const last = records.at(-1)!
-          after = Number(last.slice(0, last.indexOf(',')))
-        } else {
-          const same = rowsOf.all({ ...params, after, maxId }) as LedgerRow[]
-          text = csvRecords(same, EVENT_COLUMNS)
-          after = same.at(-1)?.id ?? maxId
-        }
-        // 64 KiB chunks: a file takes them 40 % faster than 16 KiB ones, and memory stays flat.
-        for (let i = 0; i < text.length; i += CHUNK) yield text.slice(i, i + CHUNK)
-        if (records.length < CSV_PAGE_ROWS) return
-      }
-    }
-    await pipeline(Readable.from(chunks()), out)
-    return { rows }
+    const records = this.#statement(eventsCsvPageSql(where)).pluck()
+    const rows = this.#statement(eventsPageSql(where, CSV_PAGE_ROWS))
+    return streamEventsCsv({ records, rows }, params, this.#maxId.get()?.maxId ?? 0, out)
   }
 
   #statement(sql: string): Database.Statement {
@@ -398,43 +366,4 @@ export class Ledger {
   #run(plan: ReadPlan): Promise<unknown[][]> | unknown[][] {
     return plan.heavy && this.#reader ? this.#reader.run(plan.queries) : this.#runHere(plan)
   }
-}
-
-/** Rollups per task type from their sums, most expensive first (the team ledger's too). */
-export function byCost(sums: readonly RawSums[]): TypeRollup[] {
-  return sums
-    .map((r) => ({ taskType: r.taskType, ...toTotals(r, r) }))
-    .sort(
-      (a, b) =>
-        (b.costMicros ?? -1) - (a.costMicros ?? -1) ||
-        (a.taskType < b.taskType ? -1 : a.taskType > b.taskType ? 1 : 0),
-    )
-}
-
-/** The totals of sums per task type. */
-export function totalOf(sums: readonly RawSums[]): LedgerTotals {
-  const all = sumAll(sums)
-  return toTotals(all, all)
-}
-
-function checkSeries<T extends { since?: number; until?: number; bucketMs: number }>(opts: T): T {
-  const { bucketMs } = opts
-  if (!Number.isSafeInteger(bucketMs) || bucketMs <= 0) {
-    throw new TypeError(`bucketMs must be a positive integer of milliseconds, got ${bucketMs}`)
-  }
-  checkFilter({ since: opts.since, until: opts.until })
-  return opts
-}
-
-function checkFilter(filter: LedgerFilter): LedgerFilter {
-  for (const key of ['since', 'until'] as const) {
-    const v = filter[key]
-    if (v !== undefined && !Number.isSafeInteger(v)) {
-      throw new TypeError(`ledger filter ${key} must be epoch ms, got ${String(v)}`)
-    }
-  }
-  if (filter.batchId !== undefined && typeof filter.batchId !== 'string') {
-    throw new TypeError(`ledger filter batchId must be a string, got ${String(filter.batchId)}`)
-  }
-  return filter
 }

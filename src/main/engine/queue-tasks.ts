@@ -1,16 +1,7 @@
 import type Database from 'better-sqlite3'
-import type { TaskRow, TaskStatus } from '../../shared/contract'
+import type { TaskStatus } from '../../shared/contract'
 import { fpKey, fpText, TASK_STATUSES, TASK_STATUS_CODES as S } from './db/codes'
-import {
-  TASK_PAGE_FILTERS,
-  TASK_SQL,
-  taskPageSql,
-  tasksByIdsSql,
-  toTaskRow,
-  type Moved,
-  type PickedRow,
-  type TaskDbRow,
-} from './queue-tasks-sql'
+import { TASK_SQL, type Moved, type PickedRow } from './queue-tasks-sql'
 
 export { TASK_PAGE_FILTERS, TASK_SQL, taskPageSql } from './queue-tasks-sql'
 import { directWrites, type WriteScope } from './db/step-writes'
@@ -65,7 +56,7 @@ type Statements = { [K in keyof typeof TASK_SQL]: Database.Statement }
 
 /**
  * Owns the task_queue table: inserts (with their fingerprint's content, stored once), the atomic
- * pick, leases and status changes. Transactions that span batches and tasks belong to TaskQueue;
+ * pick, leases and status changes (its pages for the console: queue-task-pages.ts). Transactions that span batches and tasks belong to TaskQueue;
  * these methods run inside them. Status counts are kept per batch by the table's triggers.
  */
 export class TaskTable {
@@ -333,74 +324,6 @@ export class TaskTable {
       }
     }
     return { count: found.length, batchIds, fps }
-  }
-
-  /** A page of tasks; `total` is how many the filter selects (from the counters when it can). */
-  list(
-    filter: {
-      batchId?: string
-      statuses?: readonly TaskStatus[]
-      offset: number
-      limit: number
-    },
-    counted: (batchId: string | undefined, statuses: readonly TaskStatus[]) => number | null = () =>
-      null,
-  ): { rows: TaskRow[]; total: number } {
-    const where: string[] = []
-    const args: unknown[] = []
-    const statuses = filter.statuses ?? []
-    if (filter.batchId && statuses.length === 0) {
-      where.push(TASK_PAGE_FILTERS.batch.slice('WHERE '.length))
-      args.push(filter.batchId, filter.batchId, filter.batchId)
-    } else if (filter.batchId) {
-      where.push('t.batch = (SELECT key FROM batches WHERE id = ?)')
-      args.push(filter.batchId)
-    }
-    if (statuses.length > 0) {
-      // Across batches too through task_queue_batch_status (a few batches): the page costs the
-      // tasks in those statuses, not a pass over every task looking for a sparse few.
-      if (!filter.batchId) where.push('t.batch IN (SELECT key FROM batches)')
-      where.push(`t.status IN (${statuses.map(() => '?').join(',')})`)
-      args.push(...statuses.map((s) => S[s]))
-    }
-    // No filter: the page is a range of ids read in order (offset + limit rows, never the rest).
-    const clause = where.length ? `WHERE ${where.join(' AND ')}` : 'WHERE t.id > 0'
-    const total =
-      counted(filter.batchId, statuses) ??
-      (
-        this.#db.prepare(`SELECT COUNT(*) AS n FROM task_queue t ${clause}`).get(...args) as {
-          n: number
-        }
-      ).n
-    const rows = this.#db
-      .prepare(taskPageSql(clause))
-      .all(...args, filter.limit, filter.offset) as TaskDbRow[]
-    return { rows: rows.map(toTaskRow), total }
-  }
-
-  byIds(ids: readonly number[]): TaskRow[] {
-    if (ids.length === 0) return []
-    const out: TaskRow[] = []
-    for (let i = 0; i < ids.length; i += 500) {
-      const chunk = ids.slice(i, i + 500)
-      const rows = this.#db.prepare(tasksByIdsSql(chunk.length)).all(...chunk) as TaskDbRow[]
-      out.push(...rows.map(toTaskRow))
-    }
-    return out
-  }
-
-  failedFingerprints(batchId: string): string[] {
-    const rows = this.#stmts.failedFingerprints.all(batchId) as { fp: Buffer | string }[]
-    return rows.map((r) => fpText(r.fp))
-  }
-
-  distinct(batchId: string): number {
-    return (this.#stmts.distinctTasks.get(batchId) as { n: number }).n
-  }
-
-  result(taskId: number): string | null {
-    const row = this.#stmts.getTaskResult.get(taskId) as { body: string } | undefined
-    return row?.body ?? null
   }
 }
 

@@ -11,6 +11,7 @@ import type {
 import { directWrites, endOfTurn, type WriteScope } from './db/step-writes'
 import { BatchTable, type NewBatch } from './queue-batches'
 import { failureGroups, type FailureGroup } from './queue-failures'
+import { TaskPages } from './queue-task-pages'
 import {
   TaskTable,
   type FinalTaskStatus,
@@ -44,6 +45,7 @@ export class TaskQueue {
   readonly #writes: WriteScope
   readonly #batches: BatchTable
   readonly #tasks: TaskTable
+  readonly #pages: TaskPages
   /**
    * Batch states read this turn of the event loop. The runner looks before every call; within a
    * turn only this queue can change them (it drops them when it does), another process's pause
@@ -67,6 +69,7 @@ export class TaskQueue {
     this.#writes = writes
     this.#workers = workers
     this.#tasks = new TaskTable(db, clock, writes)
+    this.#pages = new TaskPages(db)
     this.#batches = new BatchTable(
       db,
       clock,
@@ -291,7 +294,7 @@ export class TaskQueue {
 
   /** Fingerprints of the batch's tasks whose claim keeps a failure as its result. */
   failedFingerprints(batchId: string): string[] {
-    return this.#tasks.failedFingerprints(batchId)
+    return this.#pages.failedFingerprints(batchId)
   }
 
   /** The batch's failed tasks by reason, most common first, one example task each. */
@@ -301,7 +304,7 @@ export class TaskQueue {
 
   /** How many distinct executions the batch's tasks are (a pass over its tasks). */
   distinctTasks(batchId: string): number {
-    return this.#tasks.distinct(batchId)
+    return this.#pages.distinct(batchId)
   }
 
   batch(batchId: string): BatchSummary | null {
@@ -322,14 +325,14 @@ export class TaskQueue {
     offset: number
     limit: number
   }): { rows: TaskRow[]; total: number } {
-    return this.#tasks.list(filter, (batchId, statuses) => this.#batches.countOf(batchId, statuses))
+    return this.#pages.list(filter, (batchId, statuses) => this.#batches.countOf(batchId, statuses))
   }
 
   tasksById(ids: readonly number[]): TaskRow[] {
-    return this.#tasks.byIds(ids)
+    return this.#pages.byIds(ids)
   }
 
   taskResult(taskId: number): string | null {
-    return this.#tasks.result(taskId)
+    return this.#pages.result(taskId)
   }
 }

@@ -13,6 +13,7 @@ import { Heartbeat, sharedView } from './pacing/store-link'
 import { MemoryPacingStore } from './pacing/store-memory'
 import type { AimdParams, Clock, Outcome } from './types'
 import { SEED_AIMD, systemClock } from './types'
+import { Sampling } from './scheduler-sampling'
 import type {
   PartitionSnapshot,
   PartitionState,
@@ -52,7 +53,7 @@ export type {
 export class Scheduler extends EventEmitter<SchedulerEvents> {
   readonly #clock: Clock
   #createController: ControllerFactory
-  readonly #sampleIntervalMs: number
+  readonly #sampling: Sampling
   readonly #partitions = new Map<string, PartitionState>()
   /** Partitions a setup failure stopped, until resume(). */
   readonly #stops = new Map<string, PartitionStop>()
@@ -61,7 +62,6 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   readonly #heartbeat: Heartbeat
   readonly #newBudget: (name: string, queue: Waiter[], wake: () => void) => PartitionBudget
   #defaults: AimdParams
-  #timer: NodeJS.Timeout | undefined
   #closed = false
 
   /** A scheduler with no partitions yet; they are created on first use. */
@@ -81,7 +81,11 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     this.#defaults = mergeAimdParams(SEED_AIMD, params)
     this.#createController =
       createController ?? ((partition, p, limit) => new SeedAimd(partition, p, limit))
-    this.#sampleIntervalMs = sampleIntervalMs
+    this.#sampling = new Sampling(
+      sampleIntervalMs,
+      () => this.emit('sample', { ts: this.#clock.now(), partitions: this.snapshot() }),
+      () => this.#active(),
+    )
     this.#pacing =
       pacing === undefined || pacing === false
         ? undefined
@@ -126,7 +130,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     })
     // Through the queue even when a slot is free, so FIFO holds whatever the controller does.
     this.#drain(state)
-    this.#startSampling()
+    if (!this.#closed) this.#sampling.start()
     this.#heartbeat.start()
     return permit
   }
@@ -265,7 +269,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   close(): void {
     if (this.#closed) return
     this.#closed = true
-    this.#stopSampling()
+    this.#sampling.stop()
     this.#heartbeat.stop()
     for (const state of this.#partitions.values()) {
       state.pacing?.stop()
@@ -386,22 +390,5 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
 
   readonly #warn = (message: string): void => {
     this.emit('warning', message)
-  }
-
-  #startSampling(): void {
-    if (this.#timer !== undefined || this.#closed) return
-    this.#timer = setInterval(() => {
-      this.emit('sample', { ts: this.#clock.now(), partitions: this.snapshot() })
-      // One idle sample is emitted before stopping, so the chart falls back to zero.
-      if (!this.#active()) this.#stopSampling()
-    }, this.#sampleIntervalMs)
-    // The chart must not keep a finished CLI process alive.
-    this.#timer.unref()
-  }
-
-  #stopSampling(): void {
-    if (this.#timer === undefined) return
-    clearInterval(this.#timer)
-    this.#timer = undefined
   }
 }

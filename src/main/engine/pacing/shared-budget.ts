@@ -146,3 +146,10 @@ export function parseBudget(text: string | null | undefined): SharedBudget {
   if (!text) return EMPTY_BUDGET
   return JSON.parse(text) as SharedBudget
 }
+
+/** A cost with every dimension negated: the refund of a charge never sent. */
+export function negatedCost(cost: BudgetCost): BudgetCost {
+  const out = { ...cost }
+  for (const dim of Object.keys(out) as (keyof BudgetCost)[]) out[dim] = -out[dim]
+  return out
+}

@@ -1,22 +1,16 @@
 // The scheduler's side of a shared partition: this worker's permits, its controller kept in step
-// with the shared record, and the store calls that admit and release. Works with stores that
-// answer at once (memory, SQLite: admission stays synchronous, so a release admits a waiter in
-// the same turn) and with stores that answer later (a networked one: one call in flight at a time).
+// with the shared record, and the store calls that admit and release (run by store-calls.ts, with
+// its retry timer). Works with stores that answer at once (memory, SQLite: admission stays
+// synchronous, so a release admits a waiter in the same turn) and with stores that answer later
+// (a networked one: one call in flight at a time).
 import type { ConcurrencyController } from '../aimd'
 import type { AimdParams, LimitChange, Outcome } from '../types'
 import type { PacingSnapshot } from './partition-pacing'
 import type { BudgetCost, BudgetSettle, BudgetTicket } from './shared-budget'
-import { sameChange, sameParams, sameState } from './store'
-import type {
-  Admission,
-  ControllerState,
-  MaybePromise,
-  OutcomeCount,
-  PacingRecord,
-  PacingStore,
-  RecordChange,
-  WorkerLease,
-} from './store'
+import { negatedCost } from './shared-budget'
+import { changeOf, controllerStateOf, outcomeCount, sameChange, sameParams } from './store'
+import { StoreCalls } from './store-calls'
+import type { Admission, PacingRecord, PacingStore, RecordChange, WorkerLease } from './store'
 
 /** A slot taken with a cost: the call's place in the shared announced budget. */
 export interface Charged {
@@ -57,15 +51,8 @@ export class PartitionBudget {
   readonly #charges: (Charged | null)[] = []
   /** What the slot take() just handed out was charged. */
   #charged: Charged | null = null
-  /**
-   * Calls to a store that answers later in flight (releases may overlap): admission waits for
-   * them, and so does the heartbeat, whose absolute slot count would otherwise overwrite a change
-   * on its way (a release counted twice, and a slot too many for every worker).
-   */
-  #pending = 0
   #othersWaiting = 0
-  #retry: NodeJS.Timeout | undefined
-  #pollDelay: number
+  readonly #calls: StoreCalls
   #news: LimitChange[] = []
   #seen: LimitChange | null = null
   /** The last heartbeat reported demand here. */
@@ -81,7 +68,15 @@ export class PartitionBudget {
     this.partition = o.partition
     this.#o = o
     this.#controller = o.createController(o.partition, { ...o.params })
-    this.#pollDelay = o.store.poll?.minMs ?? 0
+    this.#calls = new StoreCalls({
+      partition: o.partition,
+      poll: o.store.poll,
+      wake: () => o.wake(),
+      stale: () => {
+        this.#full = false
+      },
+      warn: (message) => o.warn(message),
+    })
     // Another worker of this process released or retuned the partition: look again at once.
     this.#unsubscribe = o.store.subscribe(o.worker, (partition) => {
       if (partition !== this.partition) return
@@ -141,26 +136,30 @@ export class PartitionBudget {
       this.#charged = this.#charges.shift() ?? null
       return true
     }
-    if (this.#pending > 0) return false
+    if (this.#calls.pending > 0) return false
     if (!this.#joined) {
       this.#join(now)
       if (!this.#joined) return false
     }
     if (this.#full || (this.#record?.pausedUntil ?? 0) > now) {
       // Known full or paused: no store call until something may have changed.
-      this.#armRetry(now)
+      this.#calls.armRetry(this.#record?.pausedUntil ?? 0, now)
       return false
     }
     const waiting = Math.max(0, this.#o.waiting() - 1)
     let charged: Charged | null = null
-    return this.#call(
+    return this.#calls.run(
       () => this.#o.store.admit(this.partition, this.#o.worker, now, waiting, cost),
       (a) => {
         charged = a.ticket && cost ? { ticket: a.ticket, cost } : null
         this.#charged = charged
         return this.#admitted(a, now)
       },
-      () => this.#grant(charged),
+      // Admitted later: the slot #admitted counted is handed out through the next take().
+      () => {
+        this.#held--
+        this.#grant(charged)
+      },
     )
   }
 
@@ -176,12 +175,12 @@ export class PartitionBudget {
 
   /** Gives back slots granted while no waiter was left to take them (they aborted meanwhile). */
   returnGrants(now: number): void {
-    while (this.#grants > 0 && this.#pending === 0) {
+    while (this.#grants > 0 && this.#calls.pending === 0) {
       this.#grants--
       this.#held++
       const charged = this.#charges.shift()
       // Never sent: its charge goes back to the shared budget.
-      const refund = charged && { ticket: charged.ticket, correction: negated(charged.cost) }
+      const refund = charged && { ticket: charged.ticket, correction: negatedCost(charged.cost) }
       this.release(now, 0, null, null, undefined, false, refund ?? undefined)
     }
   }
@@ -203,7 +202,7 @@ export class PartitionBudget {
     handoffCost?: BudgetCost,
   ): void {
     this.#held = Math.max(0, this.#held - 1)
-    const count = outcome && countOf(outcome)
+    const count = outcome && outcomeCount(outcome)
     if (count === 'success') this.successes++
     else if (count === 'throttle') this.throttles++
     else if (count === 'error') this.errors++
@@ -219,7 +218,7 @@ export class PartitionBudget {
     const decide = (record: PacingRecord, inflight: number): RecordChange | null => {
       this.#adopt(record)
       decided = seen ? this.#controller.onOutcome(seen, { now, sentAt, inflight }) : null
-      return this.#changeOf(record, decided, pauseUntil)
+      return changeOf(this.#controller, record, decided, pauseUntil)
     }
     const request = {
       now,
@@ -230,7 +229,7 @@ export class PartitionBudget {
       ...(account && { budget: account }),
       ...(handoffCost && { handoffCost }),
     }
-    this.#call(
+    this.#calls.run(
       () => this.#o.store.release(this.partition, this.#o.worker, request),
       (r) => {
         if (r.handedOff)
@@ -261,8 +260,11 @@ export class PartitionBudget {
       this.#announce(change)
       return
     }
-    this.#call(
-      () => this.#o.store.update(this.partition, now, (record) => this.#changeOf(record, change)),
+    this.#calls.run(
+      () =>
+        this.#o.store.update(this.partition, now, (record) =>
+          changeOf(this.#controller, record, change),
+        ),
       (r) => {
         if (r) this.#adopt(r.record, r.changed)
         this.#full = false
@@ -282,11 +284,11 @@ export class PartitionBudget {
       this.#adopt(record)
       decided = this.#controller.setParams(patch, now)
       return {
-        ...this.#changeOf(record, decided),
+        ...changeOf(this.#controller, record, decided),
         params: this.#controller.params,
       }
     }
-    this.#call(
+    this.#calls.run(
       () => this.#o.store.update(this.partition, now, decide),
       (r) => {
         if (r) this.#adopt(r.record, r.changed)
@@ -301,7 +303,7 @@ export class PartitionBudget {
    * when it stopped, so that no other worker holds back for a demand that is gone.
    */
   lease(): WorkerLease | null {
-    if (!this.#joined || this.#pending > 0) return null
+    if (!this.#joined || this.#calls.pending > 0) return null
     const waiting = this.#o.waiting()
     const slots = this.#held + this.#grants
     const active = slots > 0 || waiting > 0
@@ -311,14 +313,16 @@ export class PartitionBudget {
   }
 
   close(): void {
-    clearTimeout(this.#retry)
-    this.#retry = undefined
+    this.#calls.close()
     this.#unsubscribe()
   }
 
   #join(now: number): void {
-    const init = { params: this.#controller.params, controller: stateOf(this.#controller, null) }
-    this.#call(
+    const init = {
+      params: this.#controller.params,
+      controller: controllerStateOf(this.#controller, null),
+    }
+    this.#calls.run(
       () => this.#o.store.join(this.partition, this.#o.worker, init, now),
       ({ record, created }) => {
         this.#joined = true
@@ -334,7 +338,7 @@ export class PartitionBudget {
     this.#othersWaiting = a.othersWaiting
     this.#adopt(a.record)
     if (a.admitted) {
-      this.#pollDelay = this.#o.store.poll?.minMs ?? 0
+      this.#calls.resetPoll()
       this.#held++
       this.#learn(a.record, a.inflight)
       return true
@@ -345,89 +349,16 @@ export class PartitionBudget {
     if (budgetWait > 0) {
       // The shared announced budget is spent until then: this process's releases ring at once,
       // other processes' readings and refunds are looked for now and then.
-      this.#retryIn(this.#o.store.poll ? Math.min(budgetWait, BUDGET_POLL_MS) : budgetWait)
+      this.#calls.retryIn(this.#o.store.poll ? Math.min(budgetWait, BUDGET_POLL_MS) : budgetWait)
       return false
     }
-    this.#armRetry(now)
+    this.#calls.armRetry(this.#record?.pausedUntil ?? 0, now)
     return false
   }
 
   /** Whether the next take() can skip the store: the budget as the last answer left it. */
   #learn(record: PacingRecord, inflight: number): void {
     this.#full = inflight >= record.concurrency
-  }
-
-  /**
-   * When the next look at the store may find a slot: at the end of a pause, or by polling with
-   * backoff for workers in other processes (this process's own releases and retunes wake it at
-   * once, without a timer).
-   */
-  #armRetry(now: number): void {
-    if (this.#retry !== undefined) return
-    const paused = this.#record?.pausedUntil ?? 0
-    const poll = this.#o.store.poll
-    if (paused > now) {
-      this.#retryIn(paused - now)
-    } else if (poll) {
-      this.#retryIn(this.#pollDelay)
-      this.#pollDelay = Math.min(poll.maxMs, this.#pollDelay * 2)
-    }
-  }
-
-  /**
-   * Runs a store call. An answer at once is handled at once and its result returned; a later one
-   * (a networked store) holds further calls until it arrives, then `granted` runs for an
-   * admission that succeeded and waiters are woken.
-   */
-  #call<T>(
-    run: () => MaybePromise<T>,
-    handle: (value: T) => boolean | void,
-    granted?: () => void,
-  ): boolean {
-    let answer: MaybePromise<T>
-    try {
-      answer = run()
-    } catch (err) {
-      this.#failed(err)
-      return false
-    }
-    if (!(answer instanceof Promise)) return handle(answer) === true
-    this.#pending++
-    answer.then(
-      (value) => {
-        this.#pending--
-        if (handle(value) === true) {
-          // Handed out through the next take(): the scheduler's drain keeps the FIFO.
-          this.#held--
-          granted?.()
-        }
-        this.#o.wake()
-      },
-      (err: unknown) => {
-        this.#pending--
-        this.#failed(err)
-      },
-    )
-    return false
-  }
-
-  #failed(err: unknown): void {
-    this.#o.warn(`pacing store (${this.partition}): ${(err as Error).message}`)
-    this.#retryIn(this.#o.store.poll?.maxMs ?? 50)
-  }
-
-  #retryIn(ms: number): void {
-    if (this.#retry !== undefined) return
-    this.#retry = setTimeout(
-      () => {
-        this.#retry = undefined
-        this.#full = false
-        this.#o.wake()
-      },
-      Math.max(1, Math.ceil(ms)),
-    )
-    // The wait itself keeps the process alive (the scheduler holds waiters); a stray timer must not.
-    this.#retry.unref()
   }
 
   /** Continues from the shared record; `own`: this worker just wrote it from its controller. */
@@ -457,38 +388,6 @@ export class PartitionBudget {
     this.#seen = change
     this.#news.push(change)
   }
-
-  /** What the controller's step changed in the record; null when nothing did. */
-  #changeOf(
-    record: PacingRecord,
-    change: LimitChange | null,
-    pauseUntil?: number,
-  ): RecordChange | null {
-    const controller = stateOf(this.#controller, record.controller.lastCutAt)
-    const out: RecordChange = {}
-    if (!sameState(controller, record.controller)) out.controller = controller
-    if (change) out.lastChange = change
-    if (pauseUntil !== undefined && pauseUntil > record.pausedUntil) out.pausedUntil = pauseUntil
-    return Object.keys(out).length > 0 ? out : null
-  }
 }
 
 const NONE: LimitChange[] = []
-
-function negated(cost: BudgetCost): BudgetCost {
-  const out = { ...cost }
-  for (const dim of Object.keys(out) as (keyof BudgetCost)[]) out[dim] = -out[dim]
-  return out
-}
-
-function countOf(outcome: Outcome): OutcomeCount {
-  if (outcome === 'throttled' || outcome === 'overloaded' || outcome === 'timeout') {
-    return 'throttle'
-  }
-  return outcome === 'error' ? 'error' : 'success'
-}
-
-/** A controller's state as the store keeps it; controllers that cannot export share their limit. */
-function stateOf(c: ConcurrencyController, lastCutAt: number | null): ControllerState {
-  return c.exportState?.() ?? { limit: c.limit, lastCutAt, memory: null }
-}

@@ -1,8 +1,6 @@
 import { performance } from 'node:perf_hooks'
-import type { AimdParams, LimitChange } from '../types'
 import type {
   Admission,
-  ControllerState,
   PacingRecord,
   PacingStore,
   PacingView,
@@ -19,6 +17,7 @@ import type { PacingScript } from './redis-scripts'
 import type { BudgetCost, SharedBudget } from './shared-budget'
 import { parseBudget } from './shared-budget'
 import { settleText, ticketOf } from './redis-budget'
+import { RecordCache, stored } from './redis-records'
 import { ADMIT, CHECK, HEARTBEAT, JOIN, RELEASE, VIEWS, WRITE } from './redis-scripts'
 
 /** What the store needs of a Redis client (node-redis's `createClient()` is one). */
@@ -45,9 +44,6 @@ export interface RedisPacingStoreOptions {
 type Joined = { record: PacingRecord; created: boolean }
 type Reply = (string | number)[]
 
-/** The record as a hash keeps it: everything but the version, which is a field of its own. */
-type StoredRecord = Omit<PacingRecord, 'version'>
-
 /** A compare-and-set that lost this many times in a row gives up with an error. */
 const MAX_ATTEMPTS = 20
 
@@ -67,7 +63,7 @@ export class RedisPacingStore implements PacingStore {
   readonly #prefix: string
   readonly #index: string
   readonly #bell = new Doorbell()
-  readonly #cache = new Map<string, PacingRecord>()
+  readonly #cache = new RecordCache()
   readonly #scripts: ScriptRunner
   /** What each worker joined with: a server restarted without its data is joined again. */
   readonly #inits = new Map<string, SessionInit>()
@@ -134,7 +130,7 @@ export class RedisPacingStore implements PacingStore {
       [...this.#keys(partition), this.#index],
       [worker, at, this.leaseMs, partition, stored(fresh), fresh.concurrency],
     )) as Reply
-    const record = this.#parse(partition, Number(r[1]), String(r[2]))
+    const record = this.#cache.parse(partition, Number(r[1]), String(r[2]))
     return { record, created: r[0] === 1 }
   }
 
@@ -148,7 +144,7 @@ export class RedisPacingStore implements PacingStore {
     const costText = cost ? JSON.stringify(cost) : ''
     for (let attempt = 0; ; attempt++) {
       const at = await this.#ready(now)
-      const known = this.#known(partition)
+      const known = this.#cache.known(partition)
       const r = (await this.#run(ADMIT, this.#keys(partition), [
         worker,
         at,
@@ -161,7 +157,7 @@ export class RedisPacingStore implements PacingStore {
         await this.#rejoin(partition, worker, at, attempt)
         continue
       }
-      const record = this.#parse(partition, Number(r[1]), String(r[4]))
+      const record = this.#cache.parse(partition, Number(r[1]), String(r[4]))
       const admission: Admission = {
         admitted: r[0] === 1,
         record,
@@ -204,7 +200,7 @@ export class RedisPacingStore implements PacingStore {
         change?.concurrency ?? 0,
         change?.pausedUntil ?? 0,
         handoff === true ? '1' : '0',
-        this.#known(partition),
+        this.#cache.known(partition),
         request.budget ? settleText(request.budget) : '',
         request.handoffCost ? JSON.stringify(request.handoffCost) : '',
       ])) as Reply
@@ -216,8 +212,8 @@ export class RedisPacingStore implements PacingStore {
       }
       if (r[0] === 2) continue
       const record = change
-        ? this.#remember(change)
-        : this.#parse(partition, Number(r[1]), String(r[4]))
+        ? this.#cache.remember(change)
+        : this.#cache.parse(partition, Number(r[1]), String(r[4]))
       this.#bell.ring(partition, worker)
       const ticket = ticketOf(r, 6)
       return {
@@ -250,9 +246,9 @@ export class RedisPacingStore implements PacingStore {
       if (r[0] === -1) return undefined
       if (r[0] === 1) {
         this.#bell.ring(partition, '')
-        return { record: this.#remember(next), changed: true }
+        return { record: this.#cache.remember(next), changed: true }
       }
-      current = this.#parse(partition, Number(r[1]), String(r[2]))
+      current = this.#cache.parse(partition, Number(r[1]), String(r[2]))
     }
     if (!current) return undefined
     throw new Error(`pacing partition ${partition}: the record kept moving (${MAX_ATTEMPTS} tries)`)
@@ -266,7 +262,7 @@ export class RedisPacingStore implements PacingStore {
       'json',
     ])) as (string | null)[]
     if (version === null || version === undefined) return undefined
-    return this.#parse(partition, Number(version), json ?? '')
+    return this.#cache.parse(partition, Number(version), json ?? '')
   }
 
   async budget(partition: string): Promise<SharedBudget> {
@@ -299,7 +295,7 @@ export class RedisPacingStore implements PacingStore {
     const views: PacingView[] = []
     for (let i = 0; i + 9 < r.length; i += 10) {
       views.push({
-        record: this.#parse(String(r[i]), Number(r[i + 1]), String(r[i + 2])),
+        record: this.#cache.parse(String(r[i]), Number(r[i + 1]), String(r[i + 2])),
         inflight: Number(r[i + 3]),
         waiting: Number(r[i + 4]),
         throttles: Number(r[i + 5]),
@@ -330,10 +326,6 @@ export class RedisPacingStore implements PacingStore {
     return [`${this.#prefix}${partition}:rec`, `${this.#prefix}${partition}:w`]
   }
 
-  #known(partition: string): string {
-    return String(this.#cache.get(partition)?.version ?? 0)
-  }
-
   async #checked(
     partition: string,
     worker: string,
@@ -342,10 +334,13 @@ export class RedisPacingStore implements PacingStore {
     const r = (await this.#run(CHECK, this.#keys(partition), [
       worker,
       now,
-      this.#known(partition),
+      this.#cache.known(partition),
     ])) as Reply
     if (r[0] === 0) return undefined
-    return { record: this.#parse(partition, Number(r[1]), String(r[3])), inflight: Number(r[2]) }
+    return {
+      record: this.#cache.parse(partition, Number(r[1]), String(r[3])),
+      inflight: Number(r[2]),
+    }
   }
 
   /** Joins again with what the worker joined with, when the server no longer has the partition. */
@@ -388,33 +383,4 @@ export class RedisPacingStore implements PacingStore {
   #once(s: PacingScript, keys: string[], args: (string | number)[]): Promise<unknown> {
     return this.#scripts.once(s, keys, args)
   }
-
-  #parse(partition: string, version: number, json: string): PacingRecord {
-    const cached = this.#cache.get(partition)
-    if (cached?.version === version) return cached
-    // No text: the script saw this worker's known version, and the cache holds it or a later one.
-    if (json === '' && cached) return cached
-    if (json === '') throw new Error(`pacing partition ${partition}: record ${version} unread`)
-    const record: PacingRecord = { ...(JSON.parse(json) as StoredRecord), version }
-    this.#cache.set(partition, record)
-    return record
-  }
-
-  #remember(record: PacingRecord): PacingRecord {
-    this.#cache.set(record.partition, record)
-    return record
-  }
-}
-
-/** The record as stored: its fields but the version, in a fixed order. */
-function stored(r: PacingRecord): string {
-  const s: StoredRecord = {
-    partition: r.partition,
-    params: r.params as AimdParams,
-    controller: r.controller as ControllerState,
-    concurrency: r.concurrency,
-    pausedUntil: r.pausedUntil,
-    lastChange: r.lastChange as LimitChange | null,
-  }
-  return JSON.stringify(s)
 }

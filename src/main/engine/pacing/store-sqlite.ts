@@ -1,8 +1,6 @@
 import type Database from 'better-sqlite3'
-import type { AimdParams, LimitChange } from '../types'
 import type {
   Admission,
-  ControllerState,
   PacingRecord,
   PacingStore,
   PacingView,
@@ -17,6 +15,13 @@ import { Doorbell, applyChange, checkStoreMs, fairShare, newRecord } from './sto
 import type { BudgetCost, BudgetTicket, SharedBudget } from './shared-budget'
 import { FIRST_TICKET, announced, budgetWaitMs } from './shared-budget'
 import { SqliteBudgets } from './store-sqlite-budget'
+import {
+  PACING_SQL,
+  recordOf,
+  type CheckRow,
+  type PartitionRow,
+  type ViewRow,
+} from './store-sqlite-sql'
 
 export interface SqlitePacingStoreOptions {
   /** An open Pacer database (db/index.ts openDatabase): WAL, busy_timeout, schema v3+. */
@@ -29,37 +34,14 @@ export interface SqlitePacingStoreOptions {
   pollMaxMs?: number
 }
 
-interface PartitionRow {
-  partition: string
-  params: string
-  limit_value: number
-  last_cut_at: number | null
-  memory: string | null
-  concurrency: number
-  paused_until: number
-  last_change: string | null
-  version: number
-}
-
-interface CheckRow {
-  version: number
-  concurrency: number
-  pausedUntil: number
-  inflight: number
-  othersWaiting: number
-  waitingWorkers: number
-  mine: number
-}
-
-type ViewRow = PartitionRow & Omit<PacingView, 'record'>
-
 type Args = Record<string, string | number | null>
 
 /**
  * The pacing store in the SQLite file: every process on the database shares each partition's
  * budget. Admission is one conditional upsert (the live slots of all workers, summed in the same
  * statement, below the record's concurrency); release, join and parameter changes are IMMEDIATE
- * transactions, so a decision is always made on the record it is written to.
+ * transactions, so a decision is always made on the record it is written to. The statements and
+ * rows: store-sqlite-sql.ts.
  */
 export class SqlitePacingStore implements PacingStore {
   readonly leaseMs: number
@@ -91,79 +73,17 @@ export class SqlitePacingStore implements PacingStore {
     checkStoreMs('pollMinMs', pollMinMs, 1)
     this.poll = { minMs: pollMinMs, maxMs: checkStoreMs('pollMaxMs', pollMaxMs, pollMinMs) }
 
-    const liveSlots = `SELECT COALESCE(SUM(slots), 0) FROM pacing_workers
-       WHERE partition = @partition AND (lease_until >= @now OR worker = @worker)`
-    // One pass over the partition's worker rows. A worker's own slots always count for itself,
-    // even if its lease ran out unnoticed; the others' only under a live lease.
-    const other = 'w.worker <> @worker AND w.lease_until >= @now'
-    this.#check = db.prepare(
-      `SELECT p.version, p.concurrency, p.paused_until AS pausedUntil,
-         COALESCE(SUM(CASE WHEN w.worker = @worker OR w.lease_until >= @now THEN w.slots END), 0)
-           AS inflight,
-         COALESCE(SUM(CASE WHEN ${other} THEN w.waiting END), 0) AS othersWaiting,
-         COUNT(CASE WHEN ${other} AND w.waiting > 0 THEN 1 END) AS waitingWorkers,
-         COALESCE(MAX(CASE WHEN w.worker = @worker THEN w.slots END), 0) AS mine
-       FROM pacing_partitions p LEFT JOIN pacing_workers w ON w.partition = p.partition
-       WHERE p.partition = @partition GROUP BY p.partition`,
-    )
-    this.#row = db.prepare('SELECT * FROM pacing_partitions WHERE partition = ?')
-    // The check and the take are one statement: no other process can slip in between.
-    this.#take = db.prepare(
-      `INSERT INTO pacing_workers(partition, worker, slots, waiting, lease_until)
-       SELECT @partition, @worker, 1, @waiting, @leaseUntil
-       WHERE (${liveSlots}) < (SELECT concurrency FROM pacing_partitions
-                               WHERE partition = @partition AND paused_until <= @now)
-       ON CONFLICT(partition, worker) DO UPDATE SET slots = slots + 1,
-         waiting = excluded.waiting, lease_until = excluded.lease_until`,
-    )
-    this.#free = db.prepare(
-      `INSERT INTO pacing_workers(partition, worker, slots, waiting, lease_until, throttles,
-         successes, errors)
-       VALUES (@partition, @worker, 0, @waiting, @leaseUntil, @throttles, @successes, @errors)
-       ON CONFLICT(partition, worker) DO UPDATE SET slots = MAX(0, slots - @freed),
-         waiting = excluded.waiting, lease_until = excluded.lease_until,
-         throttles = throttles + excluded.throttles, successes = successes + excluded.successes,
-         errors = errors + excluded.errors`,
-    )
-    this.#change = db.prepare(
-      `UPDATE pacing_partitions SET params = @params, limit_value = @limit,
-         last_cut_at = @lastCutAt, memory = @memory, concurrency = @concurrency,
-         paused_until = @pausedUntil, last_change = @lastChange, version = @version
-       WHERE partition = @partition`,
-    )
-    this.#write = db.prepare(
-      `INSERT INTO pacing_partitions(partition, params, limit_value, last_cut_at, memory,
-         concurrency, paused_until, last_change, version, session_at)
-       VALUES (@partition, @params, @limit, @lastCutAt, @memory, @concurrency, @pausedUntil,
-         @lastChange, @version, @now)
-       ON CONFLICT(partition) DO UPDATE SET params = excluded.params,
-         limit_value = excluded.limit_value, last_cut_at = excluded.last_cut_at,
-         memory = excluded.memory, concurrency = excluded.concurrency,
-         paused_until = excluded.paused_until, last_change = excluded.last_change,
-         version = excluded.version, session_at = excluded.session_at`,
-    )
-    this.#live = db.prepare(
-      `SELECT COUNT(*) AS n FROM pacing_workers WHERE partition = @partition AND lease_until >= @now`,
-    )
-    this.#drop = db.prepare('DELETE FROM pacing_workers WHERE partition = ?')
+    this.#check = db.prepare(PACING_SQL.check)
+    this.#row = db.prepare(PACING_SQL.row)
+    this.#take = db.prepare(PACING_SQL.take)
+    this.#free = db.prepare(PACING_SQL.free)
+    this.#change = db.prepare(PACING_SQL.change)
+    this.#write = db.prepare(PACING_SQL.write)
+    this.#live = db.prepare(PACING_SQL.live)
+    this.#drop = db.prepare(PACING_SQL.drop)
     this.#budgets = new SqliteBudgets(db)
-    this.#lease = db.prepare(
-      `INSERT INTO pacing_workers(partition, worker, slots, waiting, lease_until)
-       VALUES (@partition, @worker, COALESCE(@slots, 0), COALESCE(@waiting, 0), @leaseUntil)
-       ON CONFLICT(partition, worker) DO UPDATE SET lease_until = excluded.lease_until,
-         slots = COALESCE(@slots, slots), waiting = COALESCE(@waiting, waiting)`,
-    )
-    this.#views = db.prepare(
-      `SELECT p.*,
-         COALESCE(SUM(CASE WHEN w.lease_until >= @now THEN w.slots END), 0) AS inflight,
-         COALESCE(SUM(CASE WHEN w.lease_until >= @now THEN w.waiting END), 0) AS waiting,
-         COALESCE(SUM(w.throttles), 0) AS throttles, COALESCE(SUM(w.successes), 0) AS successes,
-         COALESCE(SUM(w.errors), 0) AS errors, COALESCE(SUM(w.lease_until >= @now), 0) AS workers,
-         COALESCE(MAX(w.lease_until), 0) AS activeUntil
-       FROM pacing_partitions p LEFT JOIN pacing_workers w ON w.partition = p.partition
-       GROUP BY p.partition HAVING activeUntil >= @since
-       ORDER BY p.session_at, p.partition`,
-    )
+    this.#lease = db.prepare(PACING_SQL.lease)
+    this.#views = db.prepare(PACING_SQL.views)
 
     this.#join = inTransaction(db, (partition, worker, init, now) => {
       const row = this.#row.get(partition)
@@ -342,19 +262,7 @@ export class SqlitePacingStore implements PacingStore {
   #parse(row: PartitionRow): PacingRecord {
     const cached = this.#cache.get(row.partition)
     if (cached?.version === row.version) return cached
-    const record: PacingRecord = {
-      partition: row.partition,
-      params: JSON.parse(row.params) as AimdParams,
-      controller: {
-        limit: row.limit_value,
-        lastCutAt: row.last_cut_at,
-        memory: row.memory === null ? null : (JSON.parse(row.memory) as ControllerState['memory']),
-      },
-      concurrency: row.concurrency,
-      pausedUntil: row.paused_until,
-      lastChange: row.last_change === null ? null : (JSON.parse(row.last_change) as LimitChange),
-      version: row.version,
-    }
+    const record = recordOf(row)
     this.#cache.set(row.partition, record)
     return record
   }

@@ -3,7 +3,8 @@
 // the database: store-sqlite.ts), and later in Redis (several machines). Each operation is one
 // atomic step of the store: a single statement or an IMMEDIATE transaction in SQLite, one Lua
 // script in Redis, so the same tests hold for every backend (test/unit/engine/pacing/store-suite.ts).
-import type { AimdParams, JsonValue, LimitChange } from '../types'
+import type { ConcurrencyController } from '../aimd'
+import type { AimdParams, JsonValue, LimitChange, Outcome } from '../types'
 import type { BudgetCost, BudgetSettle, BudgetTicket, SharedBudget } from './shared-budget'
 
 /** A store answers at once (memory, SQLite) or later (a networked store). */
@@ -289,6 +290,37 @@ export function newRecord(partition: string, init: SessionInit, version: number)
     lastChange: null,
     version,
   }
+}
+
+/** How a call's outcome counts in a partition's totals. */
+export function outcomeCount(outcome: Outcome): OutcomeCount {
+  if (outcome === 'throttled' || outcome === 'overloaded' || outcome === 'timeout') {
+    return 'throttle'
+  }
+  return outcome === 'error' ? 'error' : 'success'
+}
+
+/** A controller's state as the store keeps it; controllers that cannot export share their limit. */
+export function controllerStateOf(
+  c: ConcurrencyController,
+  lastCutAt: number | null,
+): ControllerState {
+  return c.exportState?.() ?? { limit: c.limit, lastCutAt, memory: null }
+}
+
+/** What a controller's step changed in the record; null when nothing did. */
+export function changeOf(
+  c: ConcurrencyController,
+  record: PacingRecord,
+  change: LimitChange | null,
+  pauseUntil?: number,
+): RecordChange | null {
+  const controller = controllerStateOf(c, record.controller.lastCutAt)
+  const out: RecordChange = {}
+  if (!sameState(controller, record.controller)) out.controller = controller
+  if (change) out.lastChange = change
+  if (pauseUntil !== undefined && pauseUntil > record.pausedUntil) out.pausedUntil = pauseUntil
+  return Object.keys(out).length > 0 ? out : null
 }
 
 /** Validates a lease or poll length given to a store. */
