@@ -16,7 +16,7 @@ import { Prices } from '../prices'
 import { createProviders, type HttpProviderId } from '../providers'
 import { createSimProvider } from '../providers/sim'
 import { TaskQueue } from '../queue'
-import { Runner } from '../runner'
+import { Runner, type RetryRun } from '../runner'
 import { SqlitePacingStore } from '../pacing/store-sqlite'
 import type { TeamStore } from '../pacing/redis-connect'
 import { Scheduler } from '../scheduler'
@@ -60,7 +60,7 @@ export interface EngineParts {
   /** Team mode's store, when this process paces through one. */
   readonly team: TeamStore | null
   /** `--retry-failed` batches in team mode and when their run began (the runner's option). */
-  readonly retryFailedSince: Map<string, number>
+  readonly retryFailedSince: Map<string, RetryRun>
   /** Why team mode, asked for, is off in this process (the store did not answer at its start). */
   readonly teamProblem: string | null
 }
@@ -85,7 +85,7 @@ export function retryTeamFailures(
   batchId: string,
   since: number,
 ): void {
-  if (parts.team) parts.retryFailedSince.set(batchId, since)
+  if (parts.team) parts.retryFailedSince.set(batchId, { since, forgotten: new Set() })
 }
 
 /** This process's prompt caching: the CLI flag until the setting changes, then the setting. */
@@ -196,7 +196,7 @@ export function createParts(options: EngineOptions): EngineParts {
     ...options.providers,
   }
   const agents = new AgentRegistry(db)
-  const retryFailedSince = new Map<string, number>()
+  const retryFailedSince = new Map<string, RetryRun>()
   const runner = new Runner({
     queue,
     claims,

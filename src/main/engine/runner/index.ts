@@ -12,7 +12,7 @@ import { PartitionStoppedError } from '../scheduler'
 import type { DivergenceEvent } from './effects-journal'
 import { renewTeamClaims } from './team-claim'
 
-export type { RunnerOptions } from './options'
+export type { RetryRun, RunnerOptions } from './options'
 export type { DivergenceEvent, JournalParts } from './effects-journal'
 
 export interface TaskEvent {

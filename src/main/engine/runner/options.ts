@@ -60,11 +60,18 @@ export interface RunnerOptions {
    */
   journal?: JournalParts | null
   /**
-   * Team mode, `--retry-failed`: per batch id, when its run began. A failure the team's store
+   * Team mode, `--retry-failed`: per batch id, its run (when it began). A failure the team's store
    * kept from before then (one this database never saw) is forgotten there and the task runs
    * again, as a failure kept here is forgotten at the start. @default none
    */
-  retryFailedSince?: ReadonlyMap<string, number>
+  retryFailedSince?: ReadonlyMap<string, RetryRun>
+}
+
+/** One `--retry-failed` run of a batch in team mode: when it began, what it forgot so far. */
+export interface RetryRun {
+  readonly since: number
+  /** Fingerprints whose team failure this run forgot (once each). */
+  readonly forgotten: Set<string>
 }
 
 /** The options with every default filled in. */
@@ -75,7 +82,7 @@ export type ResolvedRunnerOptions = Required<
     batchIds: string[] | null
     journal: JournalParts | null
     team: TeamClaimStore | null
-    retryFailedSince: ReadonlyMap<string, number>
+    retryFailedSince: ReadonlyMap<string, RetryRun>
   }
 
 /** Fills in the defaults; a lease too short to renew in time is a TypeError. */

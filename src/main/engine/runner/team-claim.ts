@@ -109,9 +109,6 @@ async function local(
   }
 }
 
-/** The fingerprints whose team failure a run forgot, by the run's options. */
-const FORGOTTEN = new WeakMap<ReadonlyMap<string, number>, Set<string>>()
-
 /**
  * `--retry-failed` on a machine that never saw the failure the team kept: forgotten in the
  * team's store when it is older than the run (a failure of this run is its answer), so the task
@@ -122,14 +119,12 @@ async function forgotOlderFailure(
   active: Active,
   stored: StoredResult,
 ): Promise<boolean> {
-  const since = ctx.o.retryFailedSince.get(active.task.batchId)
-  if (since === undefined || stored.status !== 'failed' || stored.completedAt >= since) return false
+  const run = ctx.o.retryFailedSince.get(active.task.batchId)
+  if (!run || stored.status !== 'failed' || stored.completedAt >= run.since) return false
   // Once per fingerprint and run: a machine whose clock is behind this one's would make a failure
   // of this run look older, and every duplicate would run the task again.
-  let forgotten = FORGOTTEN.get(ctx.o.retryFailedSince)
-  if (!forgotten) FORGOTTEN.set(ctx.o.retryFailedSince, (forgotten = new Set()))
-  if (forgotten.has(active.task.fp)) return false
-  forgotten.add(active.task.fp)
+  if (run.forgotten.has(active.task.fp)) return false
+  run.forgotten.add(active.task.fp)
   try {
     await ctx.o.team?.forgetFailure(active.task.fp)
   } catch (err) {
