@@ -14,9 +14,9 @@ import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { createInterface } from 'node:readline'
 import type Database from 'better-sqlite3'
-import { SqliteClaimStore } from '../src/main/engine/claims'
+import { SqliteClaimStore } from '../src/main/engine/claims/claims'
 import { openDatabase } from '../src/main/engine/db'
-import { fingerprint } from '../src/main/engine/fingerprint'
+import { fingerprint } from '../src/main/engine/core/fingerprint'
 
 const ROUNDS = 3
 const PROCESSES = 4

@@ -9,8 +9,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { createEngine } from '../src/main/engine/engine'
-import { taskMessages } from '../src/main/engine/prompt'
+import { createEngine } from '../src/main/engine/app/engine'
+import { taskMessages } from '../src/main/engine/providers/prompt'
 import { createSimProvider } from '../src/main/engine/providers/sim'
 
 const ROUNDS = 3

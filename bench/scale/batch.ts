@@ -1,7 +1,7 @@
 // The batches bench/scale.ts runs, and the SQLite baseline they are measured against.
 import { createWriteStream } from 'node:fs'
 import type Database from 'better-sqlite3'
-import { executionFingerprint, fingerprint } from '../../src/main/engine/fingerprint'
+import { executionFingerprint, fingerprint } from '../../src/main/engine/core/fingerprint'
 import { openDatabase } from '../../src/main/engine/db'
 import { MIGRATIONS } from '../../src/main/engine/db/schema'
 import { SIM_DEFAULT_MODEL } from '../../src/main/engine/providers/sim'

@@ -4,10 +4,10 @@
 // classify() the runner uses; nothing of their logic is re-implemented here.
 import Bottleneck from 'bottleneck'
 import PQueue from 'p-queue'
-import { classify, retryAfterMs, retryDelayMs } from '../../src/main/engine/classify'
+import { classify, retryAfterMs, retryDelayMs } from '../../src/main/engine/providers/classify'
 import { controllerFactory } from '../../src/main/engine/pacing/controllers'
-import { Scheduler } from '../../src/main/engine/scheduler'
-import type { ProviderResponse } from '../../src/main/engine/types'
+import { Scheduler } from '../../src/main/engine/pacing/scheduler'
+import type { ProviderResponse } from '../../src/main/engine/core/types'
 import type { BenchTask, SimulatedProvider } from './providers'
 import { sleep } from './virtual-time'
 

@@ -1,7 +1,7 @@
 // Simulated providers with a hidden capacity that changes during the run. Each one keeps the books
 // the table needs: what it served and what it allowed, so utilization is measured where the
 // capacity lives, not guessed by the contenders.
-import type { ProviderResponse } from '../../src/main/engine/types'
+import type { ProviderResponse } from '../../src/main/engine/core/types'
 import { T0 } from './virtual-time'
 
 export interface BenchTask {

@@ -3,7 +3,7 @@
 // Chromium on the built console, a real `pacer serve` on a temporary database.
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { createEngine } from '../../src/main/engine/engine'
+import { createEngine } from '../../src/main/engine/app/engine'
 import { consoleSession } from '../helpers/browser'
 import { ROOT, query, until } from '../helpers/cli'
 

@@ -4,7 +4,7 @@
 // duplicate whose answer was lost, and the task's log says so.
 
 import { describe, expect, it } from 'vitest'
-import { createEngine } from '../../src/main/engine/engine'
+import { createEngine } from '../../src/main/engine/app/engine'
 import { consoleSession } from '../helpers/browser'
 import { query, until } from '../helpers/cli'
 

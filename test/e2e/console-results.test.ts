@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { createEngine } from '../../src/main/engine/engine'
+import { createEngine } from '../../src/main/engine/app/engine'
 import { startAnsweringProvider, type AnsweringProvider } from '../helpers/answering-provider'
 import { consoleSession } from '../helpers/browser'
 import { query, runPacer, writeJsonl } from '../helpers/cli'

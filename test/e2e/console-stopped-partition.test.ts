@@ -3,7 +3,7 @@
 // runs the batch to its end. The provider is a loopback server answering as OpenAI does.
 
 import { describe, expect, it } from 'vitest'
-import { createEngine } from '../../src/main/engine/engine'
+import { createEngine } from '../../src/main/engine/app/engine'
 import { consoleSession } from '../helpers/browser'
 import { query, until } from '../helpers/cli'
 import { startVendor, type VendorServer } from '../helpers/troubled-vendor'

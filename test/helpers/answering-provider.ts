@@ -6,7 +6,7 @@
  */
 import { createServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { createEngine } from '../../src/main/engine/engine'
+import { createEngine } from '../../src/main/engine/app/engine'
 
 export interface AnsweredRequest {
   messages: { role: string; content: string }[]

@@ -3,10 +3,10 @@
 // {event:'done', appended} and exits.
 import { createInterface } from 'node:readline'
 import { openDatabase } from '../../src/main/engine/db'
-import { connectTeamStore } from '../../src/main/engine/pacing/redis-connect'
-import { parseStoreUrl } from '../../src/main/engine/store-url'
-import { LedgerAppender } from '../../src/main/engine/team-ledger/appender'
-import { databaseId } from '../../src/main/engine/team-ledger/source'
+import { connectTeamStore } from '../../src/main/engine/team/connect'
+import { parseStoreUrl } from '../../src/main/engine/team/store-url'
+import { LedgerAppender } from '../../src/main/engine/team/ledger/appender'
+import { databaseId } from '../../src/main/engine/team/ledger/source'
 
 const [file, url, prefix] = process.argv.slice(2) as [string, string, string]
 

@@ -8,9 +8,9 @@
 //   stale DB WORKER FP LEASE_MS  claim FP with a short lease, print {event:'claimed'}, stall until
 //                          `complete`, then try to complete late; print {event:'completed', ok}
 import { createInterface } from 'node:readline'
-import { SqliteClaimStore } from '../../src/main/engine/claims'
+import { SqliteClaimStore } from '../../src/main/engine/claims/claims'
 import { openDatabase } from '../../src/main/engine/db'
-import { fingerprint } from '../../src/main/engine/fingerprint'
+import { fingerprint } from '../../src/main/engine/core/fingerprint'
 
 const [mode, dbPath, worker, ...rest] = process.argv.slice(2)
 

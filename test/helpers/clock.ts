@@ -1,4 +1,4 @@
-import type { Clock } from '../../src/main/engine/types'
+import type { Clock } from '../../src/main/engine/core/types'
 
 /** A clock that moves only when a test says so: the one fake clock of the test suite. */
 export class FakeClock implements Clock {

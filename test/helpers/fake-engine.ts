@@ -10,7 +10,7 @@ import {
   type EventName,
   type EventPayloads,
 } from '../../src/shared/contract'
-import { EngineError } from '../../src/main/engine/errors'
+import { EngineError } from '../../src/main/engine/core/errors'
 import type { ExportFilter, ExportKind } from '../../src/main/transport/ledger-export'
 import type { ExportResults } from '../../src/main/transport/results-export'
 

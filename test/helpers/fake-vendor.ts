@@ -3,7 +3,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { createOpenAiCompatibleProvider } from '../../src/main/engine/providers/openai'
-import type { ChatMessage, Provider } from '../../src/main/engine/types'
+import type { ChatMessage, Provider } from '../../src/main/engine/core/types'
 
 // ---------------------------------------------------------------- loopback vendor
 

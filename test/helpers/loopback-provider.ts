@@ -5,7 +5,7 @@ import { createServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { openDatabase } from '../../src/main/engine/db'
-import { SettingsStore } from '../../src/main/engine/settings'
+import { SettingsStore } from '../../src/main/engine/settings/settings'
 import { startPacer, writeJsonl } from './cli'
 
 export interface LoopbackProvider {

@@ -3,7 +3,7 @@
 // counts when x is a growing table, or an alias of one in the statement or in a view it reads
 // (`tasks`, `claims` and `ledger` are views of the compact tables).
 import type Database from 'better-sqlite3'
-import { GROWING_TABLES } from '../../src/main/engine/db/hot-queries'
+import { GROWING_TABLES } from './hot-queries'
 
 /** Null for every named (@x) or positional (?) parameter: the plan does not depend on values. */
 export function nullParams(sql: string): unknown[] {

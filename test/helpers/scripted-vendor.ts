@@ -5,7 +5,7 @@
  */
 import { createServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { createEngine } from '../../src/main/engine/engine'
+import { createEngine } from '../../src/main/engine/app/engine'
 
 export type Dialect = 'openai' | 'anthropic'
 

@@ -3,9 +3,9 @@
 // sum of local rollups to hold the team's against.
 import type Database from 'better-sqlite3'
 import type { TypeRollupView } from '../../src/shared/contract'
-import { Ledger } from '../../src/main/engine/ledger'
-import { Prices } from '../../src/main/engine/prices'
-import type { LedgerOutcome } from '../../src/main/engine/types'
+import { Ledger } from '../../src/main/engine/ledger/ledger'
+import { Prices } from '../../src/main/engine/pricing/prices'
+import type { LedgerOutcome } from '../../src/main/engine/core/types'
 import { seededRandom } from './random'
 
 const OUTCOMES: LedgerOutcome[] = [

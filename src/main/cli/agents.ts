@@ -2,7 +2,7 @@
 // error, nothing is queued), and the task types of the file it leaves to the built-in loop, said once.
 import { AgentModuleError, loadAgentModule, type AgentModule } from '../engine/agents/module'
 import type { BatchAgents } from '../engine/agents/registry'
-import type { Engine } from '../engine/engine'
+import type { Engine } from '../engine/app/engine'
 import { UsageError } from './common'
 import { say } from './terminal-text'
 

@@ -14,7 +14,7 @@ import { EXIT, EXIT_CODES_HELP } from './exit-codes'
 import { say } from './terminal-text'
 import { SIM_REQUESTS_PER_MINUTE } from '../engine/providers/sim'
 import { CONTROLLER_KINDS } from '../engine/pacing/controllers'
-import { PACER_VERSION } from '../engine/version'
+import { PACER_VERSION } from '../engine/core/version'
 
 /** What a command's action reports: the process's exit code. */
 type Done = (exitCode: number) => void

@@ -1,8 +1,8 @@
 import { formatUsd, microsToUsd } from '../../shared/money'
 import { openDatabase } from '../engine/db'
-import { Prices, PRICE_TABLE_VERSION, type PriceMatch, type PriceListing } from '../engine/prices'
-import { SettingsStore } from '../engine/settings'
-import type { Usage } from '../engine/types'
+import { Prices, PRICE_TABLE_VERSION, type PriceMatch, type PriceListing } from '../engine/pricing/prices'
+import { SettingsStore } from '../engine/settings/settings'
+import type { Usage } from '../engine/core/types'
 import { UsageError, existingDbPath, table, thousands } from './common'
 import { say } from './terminal-text'
 

@@ -4,11 +4,11 @@
 // claims: each distinct task runs once across them; its ledger rows are appended to the team's
 // stream there. `pacer summary --store` and `pacer export --store` read the team's ledger.
 import { Option } from 'commander'
-import type { Engine, EngineOptions } from '../engine/engine'
-import { openConsoleEngine } from '../engine/engine/team-join'
-import { connectTeam, teamChoice, teamModeLine, type TeamChoice } from '../engine/engine/team-open'
-import { TeamStoreUnreachable, type TeamStore } from '../engine/pacing/redis-connect'
-import { StoreUrlError } from '../engine/store-url'
+import type { Engine, EngineOptions } from '../engine/app/engine'
+import { openConsoleEngine } from '../engine/app/team-join'
+import { connectTeam, teamChoice, teamModeLine, type TeamChoice } from '../engine/team/open'
+import { TeamStoreUnreachable, type TeamStore } from '../engine/team/connect'
+import { StoreUrlError } from '../engine/team/store-url'
 import { DatabaseError, UsageError, openEngine } from './common'
 import { say } from './terminal-text'
 

@@ -13,8 +13,8 @@
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { ProviderId } from '../../shared/contract'
-import type { SecretsAccess } from '../engine/engine'
-import { EngineError } from '../engine/errors'
+import type { SecretsAccess } from '../engine/app/engine'
+import { EngineError } from '../engine/core/errors'
 
 /** The subset of Electron's `safeStorage` used here. */
 export interface SafeStorageLike {

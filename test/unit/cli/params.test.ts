@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { runParams } from '../../../src/main/cli/params'
-import { canonicalJson } from '../../../src/main/engine/fingerprint'
+import { canonicalJson } from '../../../src/main/engine/core/fingerprint'
 
 describe('pacer run --params', () => {
   it('keeps a number a double cannot hold as written (issue 11)', () => {

@@ -1,7 +1,7 @@
 // Strict UTF-8 (issue 11): the check the batch readers, the HTTP body and the console's import use,
 // against the decoder of the platform, and across any chunk boundaries.
 import { describe, expect, it } from 'vitest'
-import { Utf8Scan } from '../../../src/main/engine/utf8-scan'
+import { Utf8Scan } from '../../../src/main/engine/core/utf8-scan'
 import { decodeUtf8, findInvalidUtf8, invalidUtf8At } from '../../../src/shared/utf8'
 
 const VALID = [

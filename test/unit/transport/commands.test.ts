@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest'
 import { z } from 'zod'
-import { EngineError } from '../../../src/main/engine/errors'
+import { EngineError } from '../../../src/main/engine/core/errors'
 import { dispatchCommand, toCommandError } from '../../../src/main/transport/commands'
 import { createFakeEngine } from '../../helpers/fake-engine'
 

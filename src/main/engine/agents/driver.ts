@@ -3,15 +3,15 @@
 // built-in loop's calls. What the handler returns must be JSON; what it throws fails the task.
 import { RequestParams } from '../../../shared/contract'
 import { findNonJson } from '../../../shared/json-value'
-import { isChatMessage, toChatMessage } from '../prompt'
-import type { ChatMessage, JsonValue } from '../types'
+import { isChatMessage, toChatMessage } from '../providers/prompt'
+import type { ChatMessage, JsonValue } from '../core/types'
 import {
   EffectStop,
   type ChatRequest,
   type Driver,
   type DriverTask,
   type Effects,
-} from '../runner/effects'
+} from '../runner/durable/effects'
 import type { AgentContext, AgentHandler, AgentTask } from './module'
 
 /**

@@ -7,7 +7,7 @@ import { hash } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { extname, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import type { JsonValue } from '../types'
+import type { JsonValue } from '../core/types'
 
 /** What a handler gets besides its task: the effects of its execution (see driver.ts). */
 export interface AgentContext {

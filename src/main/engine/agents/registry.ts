@@ -2,7 +2,7 @@
 // a resume in any process (a `pacer run` again, the console after a restart) runs the same module,
 // and a module whose code changed since the batch was queued is refused, not run in its place.
 import type Database from 'better-sqlite3'
-import type { Driver, DriverTask } from '../runner/effects'
+import type { Driver, DriverTask } from '../runner/durable/effects'
 import { agentDriver, AgentFailure } from './driver'
 import { loadAgentModule, type AgentModule, type AgentSpec } from './module'
 

@@ -2,7 +2,7 @@
 // ledger outcomes as small integers, fingerprints as 32 bytes. The views `tasks`, `claims` and
 // `ledger` turn them back into the words and hex strings every earlier query reads.
 import type { TaskStatus } from '../../../shared/contract'
-import type { LedgerOutcome } from '../types'
+import type { LedgerOutcome } from '../core/types'
 
 /** task_queue.status: one byte per task, and in the pick index, instead of a word. */
 export const TASK_STATUS_CODES: Readonly<Record<TaskStatus, number>> = Object.freeze({

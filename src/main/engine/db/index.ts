@@ -2,7 +2,7 @@ import { accessSync, constants, existsSync, mkdirSync, readFileSync, statSync } 
 import { homedir } from 'node:os'
 import path from 'node:path'
 import Database from 'better-sqlite3'
-import { systemClock, type Clock } from '../types'
+import { systemClock, type Clock } from '../core/types'
 import { MIGRATIONS, type Migration } from './schema'
 
 export const DEFAULT_DB_FILENAME = 'pacer.db'

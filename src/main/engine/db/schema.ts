@@ -1,8 +1,8 @@
 import { COMPACT_STORAGE_SQL, ledgerViewSql, V8_OUTCOME_CODES } from './compact-storage'
-import { CALL_JOURNAL_SQL } from './migration-9'
-import { PARAMS_AND_ESTIMATES_SQL } from './migration-6'
-import { LEDGER_CACHE_EFFECT_SQL } from './ledger-cache-effect'
-import { WORKERS_MIGRATION_SQL } from '../workers'
+import { CALL_JOURNAL_SQL } from './migrations/migration-9'
+import { PARAMS_AND_ESTIMATES_SQL } from './migrations/migration-6'
+import { LEDGER_CACHE_EFFECT_SQL } from './migrations/ledger-cache-effect'
+import { WORKERS_MIGRATION_SQL } from '../queue/workers'
 
 /**
  * Numbered migrations. Each entry is applied once, in order, inside a transaction, and recorded in

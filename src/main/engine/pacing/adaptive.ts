@@ -1,8 +1,8 @@
 import type { LimitCause } from '../../../shared/contract'
-import type { ConcurrencyController, OutcomeContext } from '../aimd'
-import { mergeAimdParams, operatorPatch, startingLimit } from '../aimd'
-import type { AimdParams, LimitChange, Outcome } from '../types'
-import { SEED_AIMD } from '../types'
+import type { ConcurrencyController, OutcomeContext } from './aimd'
+import { mergeAimdParams, operatorPatch, startingLimit } from './aimd'
+import type { AimdParams, LimitChange, Outcome } from '../core/types'
+import { SEED_AIMD } from '../core/types'
 import type { ControllerMemory, ControllerState } from './store'
 
 export interface AdaptiveOptions {

@@ -1,6 +1,6 @@
 import { ControllerKind } from '../../../shared/contract'
-import type { ControllerFactory } from '../aimd'
-import { SeedAimd } from '../aimd'
+import type { ControllerFactory } from './aimd'
+import { SeedAimd } from './aimd'
 import { AdaptiveController } from './adaptive'
 
 /** The concurrency controllers a partition can run (the contract's list): seed, adaptive. */

@@ -1,6 +1,6 @@
 import type { PauseView } from '../../../shared/contract'
-import { retryAfterMs, retryDelayMs } from '../classify'
-import type { LimitChange, Outcome } from '../types'
+import { retryAfterMs, retryDelayMs } from '../providers/classify'
+import type { LimitChange, Outcome } from '../core/types'
 import type {
   BudgetChange,
   BudgetDimension,

@@ -1,4 +1,4 @@
-import { parseDuration, parseNumber, parseRfc3339 } from '../classify'
+import { parseDuration, parseNumber, parseRfc3339 } from '../providers/classify'
 
 /** The budgets providers announce: requests and tokens per window (per minute for both vendors). */
 export type BudgetDimension = 'requests' | 'tokens' | 'input-tokens' | 'output-tokens'

@@ -1,7 +1,7 @@
 // The pacing records as the Redis store keeps them: the record's JSON in its partition's hash
 // (everything but the version, a field of its own), and this process's copy of the latest one it
 // read, so that a script seeing the version a worker knows can answer without the text.
-import type { AimdParams, LimitChange } from '../types'
+import type { AimdParams, LimitChange } from '../core/types'
 import type { ControllerState, PacingRecord } from './store'
 
 /** The record as a hash keeps it: everything but the version, which is a field of its own. */

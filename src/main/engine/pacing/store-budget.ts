@@ -3,8 +3,8 @@
 // its retry timer). Works with stores that answer at once (memory, SQLite: admission stays
 // synchronous, so a release admits a waiter in the same turn) and with stores that answer later
 // (a networked one: one call in flight at a time).
-import type { ConcurrencyController } from '../aimd'
-import type { AimdParams, LimitChange, Outcome } from '../types'
+import type { ConcurrencyController } from './aimd'
+import type { AimdParams, LimitChange, Outcome } from '../core/types'
 import type { PacingSnapshot } from './partition-pacing'
 import type { BudgetCost, BudgetSettle, BudgetTicket } from './shared-budget'
 import { negatedCost } from './shared-budget'

@@ -1,7 +1,7 @@
 // What a scheduler keeps up with its store beside admissions: its leases, and the view of every
 // partition the store's workers drive (the console's).
 import type { PartitionView } from '../../../shared/contract'
-import type { Clock } from '../types'
+import type { Clock } from '../core/types'
 import type { PacingStore, PacingView, WorkerLease } from './store'
 import type { PartitionBudget } from './store-budget'
 

@@ -12,7 +12,7 @@ import type {
   WorkerLease,
 } from './store'
 import { Doorbell, applyChange, checkStoreMs, newRecord } from './store'
-import { ScriptRunner } from '../redis-script-runner'
+import { ScriptRunner } from '../redis/script-runner'
 import type { PacingScript } from './redis-scripts'
 import type { BudgetCost, SharedBudget } from './shared-budget'
 import { parseBudget } from './shared-budget'

@@ -1,6 +1,6 @@
 // The SQLite pacing store's statements and rows (store-sqlite.ts runs them): a partition's record
 // in pacing_partitions, each worker's slots, waiting calls and lease in pacing_workers.
-import type { AimdParams, LimitChange } from '../types'
+import type { AimdParams, LimitChange } from '../core/types'
 import type { ControllerState, PacingRecord, PacingView } from './store'
 
 export interface PartitionRow {

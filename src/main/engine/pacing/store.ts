@@ -3,8 +3,8 @@
 // the database: store-sqlite.ts), and later in Redis (several machines). Each operation is one
 // atomic step of the store: a single statement or an IMMEDIATE transaction in SQLite, one Lua
 // script in Redis, so the same tests hold for every backend (test/unit/engine/pacing/store-suite.ts).
-import type { ConcurrencyController } from '../aimd'
-import type { AimdParams, JsonValue, LimitChange, Outcome } from '../types'
+import type { ConcurrencyController } from './aimd'
+import type { AimdParams, JsonValue, LimitChange, Outcome } from '../core/types'
 import type { BudgetCost, BudgetSettle, BudgetTicket, SharedBudget } from './shared-budget'
 
 /** A store answers at once (memory, SQLite) or later (a networked store). */

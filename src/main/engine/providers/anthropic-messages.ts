@@ -1,7 +1,7 @@
 // Chat messages (OpenAI's roles and content parts, as tasks give them) in the shape of Anthropic's
 // Messages API: a top-level system, user and assistant turns alternating, content blocks.
 import { isLosslessNumber, stringifyExact } from '../../../shared/exact-json'
-import type { ChatMessage, JsonValue } from '../types'
+import type { ChatMessage, JsonValue } from '../core/types'
 
 type Block = { [key: string]: JsonValue }
 

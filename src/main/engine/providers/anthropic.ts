@@ -1,4 +1,4 @@
-import { MISSING_KEY_CODE } from '../setup-failures'
+import { MISSING_KEY_CODE } from './setup-failures'
 import type {
   FinishReason,
   JsonValue,
@@ -7,7 +7,7 @@ import type {
   ProviderResponse,
   RequestParams,
   Usage,
-} from '../types'
+} from '../core/types'
 import { toAnthropicMessages } from './anthropic-messages'
 import { exchangeJson, field, tokenCount, toProviderResponse, type OkAnswer } from './http'
 import { baseUrlReader, checkApiKeyOption, checkFetch, checkMaxOutputTokens } from './http-options'

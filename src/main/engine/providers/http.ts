@@ -5,8 +5,8 @@
  * vendor's body format.
  */
 import { stringifyExact } from '../../../shared/exact-json'
-import { USER_AGENT } from '../version'
-import type { FinishReason, JsonValue, ProviderResponse, Usage } from '../types'
+import { USER_AGENT } from '../core/version'
+import type { FinishReason, JsonValue, ProviderResponse, Usage } from '../core/types'
 
 /**
  * What a 2xx body means; text is undefined when the JSON is not the expected shape, usage when the

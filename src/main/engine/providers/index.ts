@@ -1,4 +1,4 @@
-import type { Provider } from '../types'
+import type { Provider } from '../core/types'
 import { ANTHROPIC_BASE_URL, createAnthropicProvider } from './anthropic'
 import { OPENAI_BASE_URL, createOpenAiCompatibleProvider } from './openai'
 import { keyFor, type BaseUrlFrom, type KeyAnswer, type ProviderKey } from './keys'

@@ -9,7 +9,7 @@
  * key it was not given, and a stored key does not follow the URL when it is changed.
  */
 import { isLoopbackHost } from '../../../shared/contract'
-import type { ProviderResponse } from '../types'
+import type { ProviderResponse } from '../core/types'
 
 /** A key with where it came from, which decides where it may go. */
 export type ProviderKey =

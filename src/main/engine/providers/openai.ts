@@ -1,4 +1,4 @@
-import { MISSING_KEY_CODE } from '../setup-failures'
+import { MISSING_KEY_CODE } from './setup-failures'
 import type {
   FinishReason,
   JsonValue,
@@ -6,7 +6,7 @@ import type {
   ProviderRequest,
   ProviderResponse,
   Usage,
-} from '../types'
+} from '../core/types'
 import { exchangeJson, field, tokenCount, toProviderResponse, type OkAnswer } from './http'
 import {
   baseUrlReader,

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { stringifyExact } from '../../../shared/exact-json'
-import { estimateTokens, messageChars } from '../prompt'
+import { estimateTokens, messageChars } from './prompt'
 import type {
   ChatMessage,
   Clock,
@@ -8,8 +8,8 @@ import type {
   ProviderRequest,
   ProviderResponse,
   Usage,
-} from '../types'
-import { systemClock } from '../types'
+} from '../core/types'
+import { systemClock } from '../core/types'
 
 /** The model a new user's first batch runs on. */
 export const SIM_DEFAULT_MODEL = 'sim-small'

@@ -1,8 +1,8 @@
 // The built-in agent: `steps: N` turns of one conversation, each step resending the history with
 // "Continue: step n of N". A Driver like any agent module's handler, so it runs on the journal.
-import { continueMessage, taskMessages } from '../prompt'
-import type { ChatMessage } from '../types'
-import type { ChatAnswer, Driver } from './effects'
+import { continueMessage, taskMessages } from '../providers/prompt'
+import type { ChatMessage } from '../core/types'
+import type { ChatAnswer, Driver } from './durable/effects'
 
 /** Runs the task's steps through effects.chat; the answer is the last step's. */
 export const builtinDriver: Driver = async (task, effects) => {

@@ -1,9 +1,9 @@
 // One provider call of one step: admitted by the scheduler, classified, put on the ledger, and
 // retried on throttles and transient errors.
-import { classify, isDeterministicFailure, retryDelayMs } from '../classify'
-import { estimateTokens } from '../prompt'
-import { PartitionStoppedError } from '../scheduler'
-import { describeStop, setupFailure, unreachableCode } from '../setup-failures'
+import { classify, isDeterministicFailure, retryDelayMs } from '../providers/classify'
+import { estimateTokens } from '../providers/prompt'
+import { PartitionStoppedError } from '../pacing/scheduler'
+import { describeStop, setupFailure, unreachableCode } from '../providers/setup-failures'
 import type {
   ChatMessage,
   LedgerOutcome,
@@ -12,10 +12,10 @@ import type {
   ProviderResponse,
   RequestParams,
   Usage,
-} from '../types'
+} from '../core/types'
 import { checkBatch, StopSignal, type Active, type CallResult, type RunContext } from './context'
 import { estimateUsage, ledgerRow, ZERO_USAGE } from './ledger-rows'
-import { persistPaid } from './held-writes'
+import { persistPaid } from './durable/held-writes'
 import { backoffMs, sleep } from './retry'
 
 /** What one call sends: the conversation so far, its index in the execution, under which epoch. */

@@ -1,6 +1,6 @@
-import type { QueuedTask } from '../queue'
-import type { FinishReason, JsonValue, Usage } from '../types'
-import type { DivergenceEvent, JournalParts } from './effects-journal'
+import type { QueuedTask } from '../queue/queue'
+import type { FinishReason, JsonValue, Usage } from '../core/types'
+import type { DivergenceEvent, JournalParts } from './durable/effects-journal'
 import type { ResolvedRunnerOptions } from './options'
 
 /** How one task ended, before the queue is told. */

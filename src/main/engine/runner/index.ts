@@ -1,19 +1,19 @@
 import { EventEmitter } from 'node:events'
 import type { TaskStatus } from '../../../shared/contract'
-import type { QueuedTask } from '../queue'
+import type { QueuedTask } from '../queue/queue'
 import { processTask } from './claim'
 import { StopSignal, stopTask, type Active, type Finish, type RunContext } from './context'
 import { resolveRunnerOptions, type ResolvedRunnerOptions, type RunnerOptions } from './options'
 import { otherFailure } from './retry'
 import { checkCallTimeout } from './options'
 import { endOfTurn } from '../db/step-writes'
-import { GiveBacks, persistEnd, sendGate } from './held-writes'
-import { PartitionStoppedError } from '../scheduler'
-import type { DivergenceEvent } from './effects-journal'
+import { GiveBacks, persistEnd, sendGate } from './durable/held-writes'
+import { PartitionStoppedError } from '../pacing/scheduler'
+import type { DivergenceEvent } from './durable/effects-journal'
 import { renewTeamClaims } from './team-claim'
 
 export type { RetryRun, RunnerOptions } from './options'
-export type { DivergenceEvent, JournalParts } from './effects-journal'
+export type { DivergenceEvent, JournalParts } from './durable/effects-journal'
 
 export interface TaskEvent {
   taskId: number

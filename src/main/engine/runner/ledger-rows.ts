@@ -1,8 +1,8 @@
 // The ledger rows the runner writes besides a call's own: what every row of a task shares, the
 // attempt of an owner that vanished, and the usage of a call that answered without any.
-import { estimateTokens } from '../prompt'
-import type { QueuedTask } from '../queue'
-import type { ChatMessage, Usage } from '../types'
+import { estimateTokens } from '../providers/prompt'
+import type { QueuedTask } from '../queue/queue'
+import type { ChatMessage, Usage } from '../core/types'
 import type { ResolvedRunnerOptions } from './options'
 
 export const ZERO_USAGE: Usage = {

@@ -1,11 +1,11 @@
 import type { WriteScope } from '../db/step-writes'
-import type { Ledger } from '../ledger'
-import type { TaskQueue } from '../queue'
-import type { Scheduler } from '../scheduler'
-import type { ClaimStore, Clock, Provider, TeamClaimStore } from '../types'
+import type { Ledger } from '../ledger/ledger'
+import type { TaskQueue } from '../queue/queue'
+import type { Scheduler } from '../pacing/scheduler'
+import type { ClaimStore, Clock, Provider, TeamClaimStore } from '../core/types'
 import { directWrites } from '../db/step-writes'
-import type { Driver, DriverTask } from './effects'
-import type { JournalParts } from './effects-journal'
+import type { Driver, DriverTask } from './durable/effects'
+import type { JournalParts } from './durable/effects-journal'
 
 export interface RunnerOptions {
   queue: TaskQueue

@@ -3,8 +3,8 @@
 // The local claim (this database) stays what the journal, the ledger and the results hang on:
 // its epoch is the runner's. The team's result is stored locally before a task uses it, so a
 // task always points at a result of its own database.
-import { ENTRY_STATES } from '../journal'
-import type { QueuedTask } from '../queue'
+import { ENTRY_STATES } from './durable/journal'
+import type { QueuedTask } from '../queue/queue'
 import type {
   ClaimAttempt,
   Provider,
@@ -12,7 +12,7 @@ import type {
   StoredStatus,
   TeamClaimStore,
   Usage,
-} from '../types'
+} from '../core/types'
 import { ANSWER_LOST } from './call'
 import { throwIfAborted, type Active, type Finish, type RunContext } from './context'
 import { executeOwned, reuse, waitWithoutSlot } from './claim'

@@ -4,7 +4,7 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { parseCommand } from '../../../../src/shared/contract'
-import { createEngine, type Engine } from '../../../../src/main/engine/engine'
+import { createEngine, type Engine } from '../../../../src/main/engine/app/engine'
 import { query, tempDir, until } from '../../../helpers/cli'
 
 const engines: Engine[] = []

@@ -4,10 +4,10 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { parseBatchFile } from '../../../../src/main/engine/batch-file'
+import { parseBatchFile } from '../../../../src/main/engine/intake/batch-file'
 import { loadAgentModule } from '../../../../src/main/engine/agents/module'
 import type { BatchAgents } from '../../../../src/main/engine/agents/registry'
-import { createEngine, type Engine } from '../../../../src/main/engine/engine'
+import { createEngine, type Engine } from '../../../../src/main/engine/app/engine'
 import { query, tempDir } from '../../../helpers/cli'
 
 const engines: Engine[] = []

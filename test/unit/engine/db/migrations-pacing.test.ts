@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest'
 import { openDatabase } from '../../../../src/main/engine/db'
 import { MIGRATIONS } from '../../../../src/main/engine/db/schema'
 import { SqlitePacingStore } from '../../../../src/main/engine/pacing/store-sqlite'
-import { SEED_AIMD } from '../../../../src/main/engine/types'
+import { SEED_AIMD } from '../../../../src/main/engine/core/types'
 import { file } from './migration-files'
 
 describe('migration 3: the shared pacing budget', () => {

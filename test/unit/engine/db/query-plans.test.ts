@@ -4,7 +4,7 @@
 import type Database from 'better-sqlite3'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { openDatabase } from '../../../../src/main/engine/db'
-import { HOT_QUERIES } from '../../../../src/main/engine/db/hot-queries'
+import { HOT_QUERIES } from '../../../helpers/hot-queries'
 import { fullScans as scansOf } from '../../../helpers/query-plans'
 
 let db: Database.Database

@@ -1,8 +1,8 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { SeedAimd } from '../../../../src/main/engine/aimd'
+import { SeedAimd } from '../../../../src/main/engine/pacing/aimd'
 import { AdaptiveController } from '../../../../src/main/engine/pacing/adaptive'
-import type { LimitChange, Outcome } from '../../../../src/main/engine/types'
+import type { LimitChange, Outcome } from '../../../../src/main/engine/core/types'
 import type { FakeClock } from '../../../helpers/clock'
 import { fakeClock } from '../../../helpers/clock'
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { SeedAimd } from '../../../../src/main/engine/aimd'
+import { SeedAimd } from '../../../../src/main/engine/pacing/aimd'
 import { AdaptiveController } from '../../../../src/main/engine/pacing/adaptive'
 import { controllerFactory } from '../../../../src/main/engine/pacing/controllers'
-import { Scheduler } from '../../../../src/main/engine/scheduler'
-import { SEED_AIMD } from '../../../../src/main/engine/types'
+import { Scheduler } from '../../../../src/main/engine/pacing/scheduler'
+import { SEED_AIMD } from '../../../../src/main/engine/core/types'
 
 describe('controllerFactory', () => {
   it('builds the named controller with the partition and params it is given', () => {

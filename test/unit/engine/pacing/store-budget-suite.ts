@@ -6,7 +6,7 @@ import { expect, it } from 'vitest'
 import type { BudgetCost, BudgetTicket } from '../../../../src/main/engine/pacing/shared-budget'
 import { levelOf } from '../../../../src/main/engine/pacing/shared-budget'
 import type { ControllerState, PacingStore } from '../../../../src/main/engine/pacing/store'
-import { SEED_AIMD } from '../../../../src/main/engine/types'
+import { SEED_AIMD } from '../../../../src/main/engine/core/types'
 import type { StoreHandles } from './store-suite'
 
 const T0 = 1_000_000

@@ -2,9 +2,9 @@
 // machines see. Each test's keys live under a prefix of their own.
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { connectTeamStore, type TeamStore } from '../../../../src/main/engine/pacing/redis-connect'
-import { parseStoreUrl } from '../../../../src/main/engine/store-url'
-import { Scheduler } from '../../../../src/main/engine/scheduler'
+import { connectTeamStore, type TeamStore } from '../../../../src/main/engine/team/connect'
+import { parseStoreUrl } from '../../../../src/main/engine/team/store-url'
+import { Scheduler } from '../../../../src/main/engine/pacing/scheduler'
 import { FakeClock } from '../../../helpers/clock'
 import { startRedis, type RedisServer } from '../../../helpers/redis'
 import { pacingStoreSuite } from './store-suite'

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { toAnthropicMessages } from '../../../../src/main/engine/providers/anthropic-messages'
-import { taskMessages } from '../../../../src/main/engine/prompt'
+import { taskMessages } from '../../../../src/main/engine/providers/prompt'
 
 describe('chat messages in the Messages API shape', () => {
   it('keeps plain text turns as text, merging consecutive turns of one role', () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it, vi } from 'vitest'
-import { classify, parseDuration, retryDelayMs } from '../../../../src/main/engine/classify'
-import { continueMessage, estimateTokens } from '../../../../src/main/engine/prompt'
+import { classify, parseDuration, retryDelayMs } from '../../../../src/main/engine/providers/classify'
+import { continueMessage, estimateTokens } from '../../../../src/main/engine/providers/prompt'
 import { SIM_DEFAULT_MODEL, createSimProvider } from '../../../../src/main/engine/providers/sim'
-import type { ChatMessage, ProviderResponse } from '../../../../src/main/engine/types'
+import type { ChatMessage, ProviderResponse } from '../../../../src/main/engine/core/types'
 import { fakeClock as newFakeClock } from '../../../helpers/clock'
 
 const fakeClock = (start = 1_000_000) => newFakeClock(start)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { Prices } from '../../../../src/main/engine/prices'
+import { Prices } from '../../../../src/main/engine/pricing/prices'
 import { normalizeAnthropicUsage } from '../../../../src/main/engine/providers/anthropic'
 import { normalizeOpenAiUsage } from '../../../../src/main/engine/providers/openai'
 

@@ -3,7 +3,7 @@
 // Here a call's outcomes: throttles retried, a deterministic 400 kept, an account or key
 // failure stopping the partition, pacing's waits, the estimate and answer given to the scheduler.
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { estimateTokens } from '../../../../src/main/engine/prompt'
+import { estimateTokens } from '../../../../src/main/engine/providers/prompt'
 import { until } from '../../../helpers/until'
 import { answer, cleanUp, harness, type TaskSpec } from './harness'
 

@@ -4,10 +4,10 @@
 // and the other machine's retry then takes the new answer from the team instead of calling.
 import { join } from 'node:path'
 import { afterEach, beforeAll, afterAll, describe, expect, it } from 'vitest'
-import { createEngine, type Engine } from '../../../../src/main/engine/engine'
-import { connectTeamStore } from '../../../../src/main/engine/pacing/redis-connect'
-import { parseStoreUrl } from '../../../../src/main/engine/store-url'
-import type { Provider, ProviderResponse } from '../../../../src/main/engine/types'
+import { createEngine, type Engine } from '../../../../src/main/engine/app/engine'
+import { connectTeamStore } from '../../../../src/main/engine/team/connect'
+import { parseStoreUrl } from '../../../../src/main/engine/team/store-url'
+import type { Provider, ProviderResponse } from '../../../../src/main/engine/core/types'
 import { tempDir, until } from '../../../helpers/cli'
 import { startRedis, type RedisServer } from '../../../helpers/redis'
 

@@ -1,0 +1,349 @@
+import { createHash } from 'node:crypto'
+import { stat } from 'node:fs/promises'
+import type { BatchSummary, LineError } from '../../../shared/contract'
+import type { ParsedTask } from '../intake/batch-file'
+import type { RequestParams } from '../core/types'
+import type { BatchAgents } from '../agents/registry'
+import { EngineError } from '../core/errors'
+import { resolverFor, type ResolvedTask, type ResolveRules } from '../intake/task-resolver'
+import { checkIdempotencyKey } from '../intake/idempotency-keys'
+import type { NewBatch } from '../queue/queue'
+import { driveBatch, type BatchRun, type DriveOptions } from './batch-run'
+import {
+  forecastStreamedFile,
+  startStreamedFile,
+  type ForecastFile,
+  type StreamedFile,
+  type StreamedForecast,
+  type StreamedStart,
+} from './batch-stream'
+import type { EngineEvents } from './events'
+import { forgetFailure, retryTeamFailures, type EngineParts } from './parts'
+
+export type { ResolvedTask }
+
+/** The provider and model of tasks that name none (a `pacer run`'s --provider and --model). */
+export interface TaskDefaults {
+  provider?: string
+  /** null: no default model, so a task on the default provider must name its own. */
+  model?: string | null
+  /** Request params for every task (`--max-tokens`, `--temperature`, `--params`); a line's win. */
+  params?: RequestParams
+  /** The agent module whose handlers run the tasks of its types (`--agents`). */
+  agents?: BatchAgents
+}
+
+/** A batch file as `pacer run` starts it. */
+export interface FileBatch {
+  /** The file's text: with `defaults` and `audit`, what makes two runs "the same file". */
+  content: string
+  /** Where it was read from (the batch's source), and the name the batch is listed under. */
+  source: string
+  name: string
+  /** Its tasks, resolved (`resolve`) with these `defaults`. */
+  tasks: readonly ResolvedTask[]
+  defaults: TaskDefaults
+  audit: boolean
+  /** Queue a new batch even when an interrupted one of the same file exists (`--new`). */
+  fresh?: boolean
+  /** Forget the stored failures of these tasks first, so they run again (`--retry-failed`). */
+  retryFailed?: boolean
+}
+
+export interface StartedFile {
+  batchId: string
+  /** True: an interrupted batch of the same file was resumed instead of queuing a new one. */
+  resumed: boolean
+  /** Stored failures forgotten (`retryFailed`). */
+  retried: number
+  batch: BatchSummary
+}
+
+/** The rules a task is resolved by: this engine's providers, the run's defaults or the settings'. */
+export function resolveRules(
+  parts: Pick<EngineParts, 'providers' | 'settings'>,
+  defaults?: TaskDefaults,
+): ResolveRules {
+  const current = parts.settings.get()
+  const defaultProvider = defaults?.provider ?? current.defaultProvider
+  const defaultModel =
+    defaults?.model !== undefined
+      ? defaults.model
+      : defaultProvider === current.defaultProvider
+        ? current.defaultModel
+        : null
+  return {
+    providers: Object.keys(parts.providers),
+    defaultProvider,
+    defaultModel,
+    params: defaults?.params,
+    agent: defaults?.agents,
+  }
+}
+
+/**
+ * Resolves one task at a time (resolve() for a list, the streamed file for each line): its provider
+ * and model, checked, and its claim identity. A problem is pushed to `errors`, never thrown.
+ */
+export function taskResolver(
+  parts: Pick<EngineParts, 'providers' | 'settings'>,
+  defaults?: TaskDefaults,
+): (t: ParsedTask, errors: LineError[]) => ResolvedTask | null {
+  return resolverFor(resolveRules(parts, defaults))
+}
+
+/**
+ * Where a batch's state changes: queued, resumed, paused, cancelled, retried, interrupted. The
+ * console's commands and `pacer run` both go through here, so a batch moves the same way whoever
+ * moves it.
+ */
+export class BatchLifecycle {
+  readonly #parts: EngineParts
+  readonly #events: EngineEvents
+  readonly #start: () => void
+
+  /** `start` starts the engine's runner (once), for `drive`. */
+  constructor(parts: EngineParts, events: EngineEvents, start: () => void) {
+    this.#parts = parts
+    this.#events = events
+    this.#start = start
+  }
+
+  /**
+   * Gives each task its provider and model (the defaults, or the settings'), checks them, and
+   * computes its claim identity. Problems come back per line, nothing throws.
+   */
+  resolve(
+    tasks: readonly ParsedTask[],
+    defaults?: TaskDefaults,
+  ): { tasks: ResolvedTask[]; errors: LineError[] } {
+    const resolveOne = taskResolver(this.#parts, defaults)
+    const resolved: ResolvedTask[] = []
+    const errors: LineError[] = []
+    for (const t of tasks) {
+      const r = resolveOne(t, errors)
+      if (r) resolved.push(r)
+    }
+    return { tasks: resolved, errors }
+  }
+
+  /** Queues resolved tasks as one batch (all or nothing); returns its id. */
+  enqueue(
+    tasks: readonly ResolvedTask[],
+    batch: Omit<NewBatch, 'state'>,
+    agents?: BatchAgents,
+  ): string {
+    const { db, clock, queue, runner, writes } = this.#parts
+    const now = clock.now()
+    const id = writes.run(() =>
+      db
+        .transaction(() => {
+          for (const t of tasks) {
+            if (t.key === null) continue
+            try {
+              // A key names one execution: the same key with another payload, model or step count
+              // is a different request, refused like Stripe refuses it.
+              checkIdempotencyKey(db, t.key, t.runFp, now)
+            } catch (err) {
+              throw EngineError.from(err, `line ${t.line}`)
+            }
+          }
+          const id = queue.createBatch(
+            batch,
+            tasks.map((t) => ({
+              seq: t.line,
+              type: t.type,
+              payloadJson: t.payloadJson,
+              fp: t.fp,
+              key: t.key,
+              steps: t.steps,
+              provider: t.provider,
+              model: t.model,
+              paramsJson: t.paramsJson,
+            })),
+          )
+          // Before the runner can pick a task of it: its tasks must not start on the built-in loop.
+          if (agents) this.#parts.agents.attach(id, agents)
+          return id
+        })
+        .immediate(),
+    )
+    writes.commit()
+    runner.addBatch(id)
+    this.#events.batchChanged(id)
+    return id
+  }
+
+  /**
+   * "Resume or enqueue this file": the latest interrupted batch of the same file (same content,
+   * defaults and audit mode) is resumed by this engine, unless `fresh`; otherwise the tasks are
+   * queued as a new batch this engine drives. Completed tasks of a resumed batch are not re-run.
+   */
+  startFile(file: FileBatch): StartedFile {
+    const { queue, runner } = this.#parts
+    let retried = 0
+    if (file.retryFailed)
+      for (const t of file.tasks) if (forgetFailure(this.#parts, t.fp)) retried++
+    const { provider, model, params, agents } = file.defaults
+    const sourceHash = createHash('sha256')
+      .update(file.content)
+      .update(JSON.stringify({ audit: file.audit, provider, model, params, agents }))
+      .digest('hex')
+    // Tasks of a killed run come back to the queue first, so this run can resume that batch.
+    runner.sweepExpired()
+    const resumable = file.fresh ? null : queue.findResumable(sourceHash)
+    const startedAt = this.#parts.clock.now()
+    if (resumable && this.resume(resumable, { driver: runner.workerId, fromPaused: false })) {
+      if (file.retryFailed) retryTeamFailures(this.#parts, resumable, startedAt)
+      return { batchId: resumable, resumed: true, retried, batch: this.get(resumable) }
+    }
+    const batchId = this.enqueue(
+      file.tasks,
+      {
+        driver: runner.workerId,
+        name: file.name,
+        source: file.source,
+        sourceHash,
+        audit: file.audit,
+      },
+      agents,
+    )
+    // Before any task of it meets the team's answer: the runner reads it after a round trip.
+    if (file.retryFailed) retryTeamFailures(this.#parts, batchId, startedAt)
+    return { batchId, resumed: false, retried, batch: this.get(batchId) }
+  }
+
+  /**
+   * startFile for a file on disk, read line by line into one transaction (batch-stream.ts): the
+   * same resume-or-enqueue, in the memory of a chunk and a line whatever the file's size.
+   */
+  async startStreamedFile(file: StreamedFile): Promise<StreamedStart> {
+    const size = (await stat(file.path)).size
+    const out = await startStreamedFile(
+      {
+        parts: this.#parts,
+        resume: (batchId, driver) => this.resume(batchId, { driver, fromPaused: false }),
+        started: (batchId, resumed, retried) => ({
+          batchId,
+          resumed,
+          retried,
+          batch: this.get(batchId),
+        }),
+      },
+      file,
+      size,
+    )
+    if (out.started) this.#events.batchChanged(out.started.batchId)
+    return out
+  }
+
+  /** The forecast of a file on disk, read line by line (`pacer forecast`). */
+  async forecastFile(file: ForecastFile): Promise<StreamedForecast> {
+    const size = (await stat(file.path)).size
+    return forecastStreamedFile(this.#parts, file, size)
+  }
+
+  /**
+   * Puts an interrupted batch (and, `fromPaused`, a paused one) back to running. An interrupted
+   * batch's driver has stopped, so it passes to `driver`: the resuming `pacer run`, or null for
+   * the consoles; a paused one keeps its driver, which is still waiting for it. False when the
+   * batch was in neither state (then nothing changes).
+   */
+  resume(batchId: string, opts: { driver: string | null; fromPaused: boolean }): boolean {
+    const { db, queue, runner, writes } = this.#parts
+    // A batch whose driver is gone is interrupted, and its tasks and claims are free, from now.
+    runner.sweepExpired()
+    const resumed = writes.run(() =>
+      db
+        .transaction(() => {
+          if (queue.setBatchState(batchId, 'running', ['interrupted'])) {
+            queue.setDriver(batchId, opts.driver)
+            return true
+          }
+          return opts.fromPaused && queue.applyBatchAction(batchId, 'resume')
+        })
+        .immediate(),
+    )
+    writes.commit()
+    if (!resumed) return false
+    // Resuming means "the cause is fixed": the partitions that stopped it may send again (if not,
+    // the first answer stops them again), and the reason is forgotten.
+    queue.setStopReason(batchId, null)
+    for (const p of runner.takeHolding(batchId)) this.#parts.scheduler.resume(p)
+    // Everything may have finished while it was paused: then it is simply done.
+    queue.settleBatch(batchId)
+    runner.addBatch(batchId)
+    this.#events.batchChanged(batchId)
+    return true
+  }
+
+  /** A running batch its driver will not run after all (a refused key): left for a resume. */
+  interrupt(batchId: string): void {
+    if (this.#parts.queue.setBatchState(batchId, 'interrupted', ['running'])) {
+      this.#events.batchChanged(batchId)
+    }
+  }
+
+  /** No new task of the batch starts, in any process; tasks under way finish their steps. */
+  pause(batchId: string): void {
+    this.#parts.queue.applyBatchAction(batchId, 'pause')
+    this.#events.batchChanged(batchId)
+  }
+
+  /** Nothing more of the batch runs: queued tasks are cancelled, this process's calls aborted. */
+  cancel(batchId: string): void {
+    const { queue, runner } = this.#parts
+    queue.applyBatchAction(batchId, 'cancel')
+    queue.cancelQueued(batchId)
+    runner.cancelRunning(batchId)
+    this.#events.batchChanged(batchId)
+  }
+
+  /** Failed or cancelled tasks go back to the queue; returns how many. */
+  retry(filter: { batchId?: string; taskIds?: readonly number[] }): number {
+    const { queue, runner } = this.#parts
+    const { count, fps } = queue.retry(filter)
+    // A retry means "try again": a failure kept as a result would answer it without trying.
+    for (const fp of fps) forgetFailure(this.#parts, fp)
+    if (filter.batchId) runner.addBatch(filter.batchId)
+    runner.pump()
+    return count
+  }
+
+  /**
+   * Runs the engine until the batch has nothing queued or running, is cancelled, or the run is
+   * stopped: `pacer run` driving its batch. A stopped run leaves the batch interrupted, for the
+   * same command to resume later.
+   */
+  drive(batchId: string, opts: DriveOptions = {}): BatchRun {
+    const { queue, runner } = this.#parts
+    return driveBatch(
+      {
+        batchId,
+        runner,
+        start: this.#start,
+        batch: () => queue.batch(batchId),
+        progress: () => queue.progress(batchId),
+        commit: () => this.#parts.writes.commit(),
+        interrupt: (reason) => {
+          if (queue.setBatchState(batchId, 'interrupted', ['running']) && reason !== null) {
+            queue.setStopReason(batchId, reason)
+          }
+          this.#events.batchChanged(batchId)
+        },
+        onStopped: (listener) => {
+          this.#parts.scheduler.on('stopped', listener)
+          return () => this.#parts.scheduler.off('stopped', listener)
+        },
+      },
+      opts,
+    )
+  }
+
+  /** The batch as it stands, or a not_found error naming `batchId`. */
+  get(batchId: string): BatchSummary {
+    const b = this.#parts.queue.batch(batchId)
+    if (!b) throw new EngineError('not_found', `no batch with id ${batchId}`, 'batchId')
+    return b
+  }
+}

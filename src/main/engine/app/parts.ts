@@ -1,0 +1,254 @@
+import { hostname } from 'node:os'
+import { randomBytes } from 'node:crypto'
+import type Database from 'better-sqlite3'
+import { AgentRegistry } from '../agents/registry'
+import { SqliteClaimStore } from '../claims/claims'
+import { completedClaims } from '../claims/seeds'
+import { openDatabase } from '../db'
+import { StepWrites } from '../db/step-writes'
+import { wireWriteHealth } from '../db/write-failures'
+import type { EngineOptions } from './engine'
+import { CallJournal } from '../runner/durable/journal'
+import { Ledger } from '../ledger/ledger'
+import type { ControllerKind } from '../pacing/controllers'
+import { controllerFactory } from '../pacing/controllers'
+import { Prices } from '../pricing/prices'
+import { createProviders, type HttpProviderId } from '../providers'
+import { createSimProvider } from '../providers/sim'
+import { TaskQueue } from '../queue/queue'
+import { Runner, type RetryRun } from '../runner'
+import { SqlitePacingStore } from '../pacing/store-sqlite'
+import type { TeamStore } from '../team/connect'
+import { Scheduler } from '../pacing/scheduler'
+import { SettingsStore } from '../settings/settings'
+import { TaskLog } from '../runner/durable/task-log'
+import type { Clock, Provider } from '../core/types'
+import { systemClock } from '../core/types'
+import { WorkerRegistry } from '../queue/workers'
+import type { SecretsAccess } from './secrets'
+import { envSecrets, providerKey } from './secrets'
+
+/** What the engine is made of: built once by createEngine, shared by its handlers and views. */
+export interface EngineParts {
+  readonly db: Database.Database
+  /** The runner's writes, one transaction per task step: commit() before answering a caller. */
+  readonly writes: StepWrites
+  readonly dbPath: string
+  readonly clock: Clock
+  readonly settings: SettingsStore
+  readonly prices: Prices
+  readonly claims: SqliteClaimStore
+  readonly ledger: Ledger
+  readonly scheduler: Scheduler
+  readonly queue: TaskQueue
+  readonly secrets: SecretsAccess
+  /** Base URLs given to this process (command line, environment): they win over Settings. */
+  readonly processBaseUrls: Readonly<Partial<Record<HttpProviderId, string>>>
+  /** Every provider by id: the built-in ones and the options' extras. */
+  readonly providers: Readonly<Record<string, Provider>>
+  readonly runner: Runner
+  /** This process's row among the workers on the database, and the judge of the others'. */
+  readonly workers: WorkerRegistry
+  /** Which agent module drives which batch (`--agents`, the console's import). */
+  readonly agents: AgentRegistry
+  /** Which concurrency controller the scheduler runs, and the swap to another one. */
+  readonly controller: ControllerSwitch
+  /** The call deadline was given for this engine (`--timeout`): the setting does not move it. */
+  readonly callTimeoutFixed: boolean
+  /** Whether Anthropic calls mark their stable prefix for the prompt cache. */
+  readonly promptCaching: PromptCachingSwitch
+  /** Team mode's store, when this process paces through one. */
+  readonly team: TeamStore | null
+  /** `--retry-failed` batches in team mode and when their run began (the runner's option). */
+  readonly retryFailedSince: Map<string, RetryRun>
+  /** Why team mode, asked for, is off in this process (the store did not answer at its start). */
+  readonly teamProblem: string | null
+}
+
+/**
+ * Forgets a cached failure (a retry), in the team's claims too: sent before any claim of the task
+ * on the same connection, so Redis forgets it first. True when this database had one.
+ */
+export function forgetFailure(parts: Pick<EngineParts, 'claims' | 'team' | 'runner'>, fp: string) {
+  parts.team?.claims.forgetFailure(fp).catch((err: Error) => {
+    parts.runner.emit('warning', `the team store kept a failure to retry: ${err.message}`)
+  })
+  return parts.claims.forgetFailure(fp)
+}
+
+/**
+ * `--retry-failed` in team mode: the batch's tasks also run again where the team's store kept a
+ * failure from before now that this database never saw (the runner forgets it there first).
+ */
+export function retryTeamFailures(
+  parts: Pick<EngineParts, 'team' | 'retryFailedSince'>,
+  batchId: string,
+  since: number,
+): void {
+  if (parts.team) parts.retryFailedSince.set(batchId, { since, forgotten: new Set() })
+}
+
+/** This process's prompt caching: the CLI flag until the setting changes, then the setting. */
+export interface PromptCachingSwitch {
+  readonly enabled: boolean
+  /** Called with the setting just stored: from now on the process follows it. */
+  set(on: boolean): void
+}
+
+/** The scheduler's controller by name: the settings view reads it, the settings handler sets it. */
+export interface ControllerSwitch {
+  readonly kind: ControllerKind
+  /** Swaps every partition's controller at its current limit (and later partitions'). */
+  set(kind: ControllerKind): void
+}
+
+/** One database, one scheduler, one runner, wired as the options say. */
+export function createParts(options: EngineOptions): EngineParts {
+  const clock = options.clock ?? systemClock
+  const db =
+    options.db ??
+    openDatabase(options.dbPath, {
+      nativeBinding: options.nativeBinding,
+      readOnly: options.readOnly,
+      quickCheck: options.checkIntegrity,
+    })
+  const settings = new SettingsStore(db)
+  const stored = settings.get()
+  const prices = new Prices(stored.priceOverrides)
+  // A step whose commit failed is lost as in a crash: its tasks' leases run out and they run again.
+  // A full disk is said once (write-failures.ts), not once per lost step.
+  const health = wireWriteHealth(db, options.dbPath, (message) => runner.emit('warning', message))
+  const writes = new StepWrites(db, {
+    onError: (err) => {
+      if (!health.fail(err)) runner.emit('warning', `writes were not saved: ${err.message}`)
+    },
+    health,
+  })
+  const claims = new SqliteClaimStore({
+    db,
+    clock,
+    resultTtlMs: options.resultTtlMs ?? stored.resultTtlMs,
+    acceptTruncated: options.acceptTruncated ?? stored.acceptTruncated,
+    writes,
+  })
+  const ledger = new Ledger({ db, prices, clock, writes, nativeBinding: options.nativeBinding })
+  // Team mode: the team's claims keep this database's retention (Settings change it), and a
+  // server that lost them is re-seeded from this database's completed claims.
+  const teamClaims = options.team?.claims ?? null
+  teamClaims?.follow(claims)
+  teamClaims?.seedFrom(completedClaims(db))
+  const workerId =
+    options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`
+  // Every process on the database shares each partition's budget; a dead one's slots come back
+  // after the same lease as its claims (the runner's default: 30 s).
+  // In team mode, every machine on the team's Redis.
+  const pacingStore =
+    options.team?.pacing ?? new SqlitePacingStore({ db, leaseMs: options.leaseMs ?? 30_000 })
+  let kind = options.controller ?? stored.controller
+  const scheduler = new Scheduler({
+    clock,
+    params: options.scheduler,
+    createController: controllerFactory(kind),
+    // Pauses on retry-after and header-announced budgets are what users get; tests may opt out.
+    pacing: options.pacing ?? true,
+    store: pacingStore,
+    worker: workerId,
+    // 200 ms: the console's live chart promises at least 4 updates a second, timer drift included.
+    sampleIntervalMs: 200,
+  })
+  const controller: ControllerSwitch = {
+    get kind() {
+      return kind
+    },
+    set(next) {
+      scheduler.setController(controllerFactory(next), `${next} controller`)
+      kind = next
+    },
+  }
+  let cachingOverride = options.promptCaching
+  const promptCaching: PromptCachingSwitch = {
+    get enabled() {
+      return cachingOverride ?? settings.get().promptCaching
+    },
+    set(on) {
+      cachingOverride = on
+    },
+  }
+  // Registered before any batch names this worker as its driver, renewed for as long as it runs.
+  const workers = new WorkerRegistry({ db, clock, id: workerId, leaseMs: options.leaseMs, writes })
+  workers.start((err) => runner.emit('warning', `worker heartbeat failed: ${err.message}`))
+  writes.commit()
+  const queue = new TaskQueue(db, clock, writes, workers)
+  const secrets: SecretsAccess = options.secrets ?? envSecrets()
+  const processBaseUrls = Object.freeze({ ...options.processBaseUrls })
+  const sim = createSimProvider({ clock, ...options.sim })
+  const providers: Record<string, Provider> = {
+    ...createProviders({
+      sim,
+      // Read at every call, so a base URL or key saved in Settings applies without a restart.
+      get baseUrls() {
+        return settings.get().baseUrls
+      },
+      processBaseUrls,
+      apiKey: (id) => providerKey(secrets, id),
+      promptCaching: () => promptCaching.enabled,
+    }),
+    ...options.providers,
+  }
+  const agents = new AgentRegistry(db)
+  const retryFailedSince = new Map<string, RetryRun>()
+  const runner = new Runner({
+    queue,
+    claims,
+    team: teamClaims,
+    retryFailedSince,
+    scheduler,
+    ledger,
+    clock,
+    workerId,
+    provider: (id) => providers[id],
+    batchIds: options.batchIds ?? null,
+    leaseMs: options.leaseMs,
+    callTimeoutMs: options.callTimeoutMs ?? stored.callTimeoutSeconds * 1000,
+    writes,
+    driverFor: (task) => agents.driverFor(task),
+    // Every execution's effects are journaled, so a rerun replays what was already paid for.
+    journal: db.readonly
+      ? null
+      : { journal: new CallJournal(db, writes), log: new TaskLog(db, writes) },
+  })
+  scheduler.on('warning', (message) => {
+    // The pacing store's writes fail too while the disk is full: the one line said it.
+    if (!health.blocked || !/disk is full|disk I\/O error/.test(message)) {
+      runner.emit('warning', message)
+    }
+  })
+  return {
+    db,
+    writes,
+    dbPath: options.dbPath,
+    clock,
+    settings,
+    prices,
+    claims,
+    ledger,
+    scheduler,
+    queue,
+    secrets,
+    processBaseUrls,
+    providers,
+    runner,
+    workers,
+    agents,
+    controller,
+    callTimeoutFixed: options.callTimeoutMs !== undefined,
+    promptCaching,
+    team: options.team ?? null,
+    retryFailedSince,
+    // A function while the process tries its store again in the background (team-join.ts).
+    get teamProblem() {
+      const problem = options.teamProblem
+      return typeof problem === 'function' ? problem() : (problem ?? null)
+    },
+  }
+}

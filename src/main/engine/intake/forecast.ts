@@ -1,0 +1,287 @@
+import type { ForecastTypeView, ForecastView } from '../../../shared/contract'
+import type { Prices } from '../pricing/prices'
+import { continueMessage, estimateTokens, messageChars, taskMessages } from '../providers/prompt'
+import type { ChatMessage, JsonValue } from '../core/types'
+
+/**
+ * Input tokens a multi-step agent sends in total when every step sends `avgPerStep` new tokens and
+ * resends the whole history: step k sends k × avg and the sum is avg × steps × (steps + 1) / 2
+ * (seed: 1, 5, 10, 20 steps at 1,000 → 1,000 / 15,000 / 55,000 / 210,000).
+ *
+ * This is the closed form of the growth, not what forecastBatch computes: the forecast replays the
+ * runner step by step (see forecastTask). With a prompt of P tokens answered in O ≈ P tokens and a
+ * short "Continue" turn of C tokens, step k sends P + (k − 1) × (O + C), so a task's input is
+ * P × steps + (O + C) × steps × (steps − 1) / 2 ≈ cumulativeInputTokens(steps, P) when O ≈ P ≫ C.
+ * For short prompts the two differ a lot (the answer is at least 16 tokens and C is ~6), which is
+ * why the forecast does not use this formula.
+ */
+export function cumulativeInputTokens(steps: number, avgPerStep = 1000): number {
+  if (!Number.isSafeInteger(steps) || steps < 0) {
+    throw new TypeError(`steps must be a non-negative integer, got ${String(steps)}`)
+  }
+  if (!Number.isSafeInteger(avgPerStep) || avgPerStep < 0) {
+    throw new TypeError(`avgPerStep must be a non-negative integer, got ${String(avgPerStep)}`)
+  }
+  // steps × (steps + 1) is always even, so the division is exact before the multiplication.
+  return avgPerStep * ((steps * (steps + 1)) / 2)
+}
+
+/** A task as the forecast needs it (what the queue stores before running it). */
+export interface ForecastTask {
+  type: string
+  payload: JsonValue
+  steps: number
+  provider: string
+  model: string
+  /** Fingerprint: tasks sharing one run once when deduplication is on. */
+  fp: string
+}
+
+export interface ForecastOptions {
+  /**
+   * Output tokens per step, for every task (an explicit assumption wins over the defaults).
+   * @default on the simulated provider, what it answers (about the longest user message, 16 to
+   * 4,096 tokens); on any other provider, the task's step-1 prompt estimate
+   */
+  outputTokensPerStep?: number
+  /** Identical fingerprints run once (the first in batch order); the others reuse it. @default true */
+  dedup?: boolean
+}
+
+/** Expected spend of a set of tasks: the contract's view, without the task type. */
+type ForecastRollup = Omit<ForecastTypeView, 'taskType'>
+
+/** The contract's view of a forecast, and how it was made. */
+export interface Forecast extends ForecastView {
+  dedup: boolean
+  priceVersion: string
+}
+
+interface Acc extends ForecastRollup {
+  pricedTasks: number
+}
+
+/**
+ * How the built-in simulated provider sizes an answer (src/main/engine/providers/sim.ts): the
+ * longest user message's token estimate times a factor drawn uniformly from [0.8, 1.2], rounded and
+ * clamped to [16, 4096] (the runner sends no max_tokens). Kept in step with the provider by
+ * test/unit/forecast.test.ts, which replays tasks against it.
+ */
+const SIM_PROVIDER = 'sim'
+const SIM_MIN_OUTPUT_TOKENS = 16
+const SIM_MAX_OUTPUT_TOKENS = 4096
+const SIM_FACTOR_MIN = 0.8
+const SIM_FACTOR_MAX = 1.2
+/** prompt.ts estimates 4 characters a token, and the sim writes exactly 4 characters per token. */
+const CHARS_PER_TOKEN = 4
+
+/** Expected tokens of one task: what its run would put on the ledger. */
+export interface TaskTokens {
+  /** Provider calls: one per step. */
+  calls: number
+  inputTokens: number
+  outputTokens: number
+}
+
+/**
+ * Replays the runner's steps for one task (runner.ts `#execute`), without calling anything:
+ *
+ * - step 1 sends taskMessages(type, payload): P = estimateTokens of them;
+ * - step k > 1 resends the whole history plus the previous answer (O tokens) and
+ *   continueMessage(k, steps) (C ≈ 6 tokens), so it sends P + (k − 1) × (O + C);
+ * - every step answers O tokens: on the simulated provider, what it answers (the expected value of
+ *   clamp(longest user message × [0.8, 1.2], 16, 4096)), on other providers `outputTokensPerStep`
+ *   or, without it, P.
+ *
+ * Counting is done in characters and converted like estimateTokens (ceil(chars / 4) per call), so
+ * for the simulated provider the input matches a real run to within rounding. With O ≈ P ≫ C the
+ * sum is about cumulativeInputTokens(steps, P) = P × steps × (steps + 1) / 2. Inputs are assumed
+ * valid (forecastBatch checks them).
+ */
+export function forecastTask(
+  task: Pick<ForecastTask, 'type' | 'payload' | 'steps' | 'provider'>,
+  opts: Pick<ForecastOptions, 'outputTokensPerStep'> = {},
+): TaskTokens {
+  const { steps } = task
+  const fixedOutput = opts.outputTokensPerStep
+  const sim = task.provider === SIM_PROVIDER
+  const first = taskMessages(task.type, task.payload)
+  const promptTokens = estimateTokens(first)
+  let chars = contentChars(first)
+  // The sim sizes its answer on the longest user message; -1: none yet (it then uses them all).
+  let longestUser = -1
+  for (const m of first) {
+    if (m.role === 'user') longestUser = Math.max(longestUser, messageChars(m))
+  }
+  let inputTokens = 0
+  let outputTokens = 0
+  let answerChars = 0
+  for (let step = 1; step <= steps; step++) {
+    if (step > 1) {
+      const next = messageChars(continueMessage(step, steps))
+      chars += answerChars + next
+      longestUser = Math.max(longestUser, next)
+    }
+    const input = Math.max(1, Math.ceil(chars / CHARS_PER_TOKEN))
+    inputTokens += input
+    const output =
+      fixedOutput ??
+      (sim
+        ? expectedSimOutput(
+            longestUser < 0 ? input : Math.max(1, Math.ceil(longestUser / CHARS_PER_TOKEN)),
+          )
+        : promptTokens)
+    outputTokens += output
+    answerChars = Math.round(output * CHARS_PER_TOKEN)
+  }
+  return { calls: steps, inputTokens, outputTokens: Math.round(outputTokens) }
+}
+
+/** Mean of clamp(tokens × f, 16, 4096) for f uniform on [0.8, 1.2]: the sim's expected answer. */
+export function expectedSimOutput(tokens: number): number {
+  const lo = tokens * SIM_FACTOR_MIN
+  const hi = tokens * SIM_FACTOR_MAX
+  const min = SIM_MIN_OUTPUT_TOKENS
+  const max = SIM_MAX_OUTPUT_TOKENS
+  if (hi <= min) return min
+  if (lo >= max) return max
+  // Integrate the clamped value over [lo, hi]: flat at min, linear in between, flat at max.
+  const clampedUp = Math.max(0, Math.min(hi, min) - lo)
+  const clampedDown = Math.max(0, hi - Math.max(lo, max))
+  const from = Math.max(lo, min)
+  const to = Math.min(hi, max)
+  const linear = to > from ? (to * to - from * from) / 2 : 0
+  return (min * clampedUp + linear + max * clampedDown) / (hi - lo)
+}
+
+function contentChars(messages: readonly ChatMessage[]): number {
+  let chars = 0
+  for (const m of messages) chars += messageChars(m)
+  return chars
+}
+
+/** Forecast of a batch before it runs: tokens, calls and cost per task type and in total. */
+export function forecastBatch(
+  tasks: readonly ForecastTask[],
+  prices: Prices,
+  opts: ForecastOptions = {},
+): Forecast {
+  const acc = new ForecastAccumulator(prices, opts)
+  tasks.forEach((t, i) => acc.add(t, `tasks[${i}]`))
+  return acc.result()
+}
+
+/**
+ * forecastBatch one task at a time, for a file streamed line by line: what it keeps is one entry
+ * per distinct task, never the tasks themselves.
+ */
+export class ForecastAccumulator {
+  readonly #prices: Prices
+  readonly #dedup: boolean
+  readonly #fixedOutput: number | undefined
+  readonly #total = emptyAcc()
+  readonly #byType = new Map<string, Acc>()
+  // Duplicates share the payload (and, for one fingerprint, the steps and provider), so a task's
+  // tokens are computed once per fingerprint. Keyed by 64 bits of it: a collision is ~2^-40 even
+  // for millions of distinct tasks, and would only misplace one task in an estimate.
+  readonly #seen = new Set<string>()
+  readonly #perTask = new Map<string, { tokens: TaskTokens; cost: number | null }>()
+
+  constructor(prices: Prices, opts: ForecastOptions = {}) {
+    const fixedOutput = opts.outputTokensPerStep
+    if (fixedOutput !== undefined && (!Number.isSafeInteger(fixedOutput) || fixedOutput < 0)) {
+      throw new TypeError(
+        `outputTokensPerStep must be a non-negative integer, got ${String(fixedOutput)}`,
+      )
+    }
+    this.#prices = prices
+    this.#dedup = opts.dedup ?? true
+    this.#fixedOutput = fixedOutput
+  }
+
+  /** Adds one task, in batch order; `name` names it in a TypeError. */
+  add(t: ForecastTask, name = 'task'): void {
+    if (!Number.isSafeInteger(t.steps) || t.steps < 0) {
+      throw new TypeError(`${name}.steps must be a non-negative integer, got ${String(t.steps)}`)
+    }
+    const fp = t.fp.slice(0, 16)
+    const memoKey = `${fp}\u0000${t.steps}\u0000${t.provider}\u0000${t.model}`
+    let memo = this.#perTask.get(memoKey)
+    if (memo === undefined) {
+      const tokens = forecastTask(t, { outputTokensPerStep: this.#fixedOutput })
+      const { inputTokens, outputTokens } = tokens
+      const cost = this.#prices.costMicros(
+        { inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens },
+        this.#prices.priceFor(t.provider, t.model),
+      )
+      memo = { tokens, cost }
+      this.#perTask.set(memoKey, memo)
+    }
+    const { tokens, cost } = memo
+    const duplicate = this.#seen.has(fp)
+    this.#seen.add(fp)
+    let acc = this.#byType.get(t.type)
+    if (!acc) this.#byType.set(t.type, (acc = emptyAcc()))
+    for (const a of [acc, this.#total]) {
+      a.tasks++
+      if (duplicate) {
+        a.duplicates++
+        if (cost !== null) a.savedByDedupMicros += cost
+        if (this.#dedup) continue
+      } else {
+        a.distinctTasks++
+      }
+      a.calls += tokens.calls
+      a.inputTokens += tokens.inputTokens
+      a.outputTokens += tokens.outputTokens
+      if (cost === null) {
+        a.unpricedTasks++
+      } else {
+        a.pricedTasks++
+        a.costMicros = (a.costMicros ?? 0) + cost
+      }
+    }
+  }
+
+  /** Tasks added so far. */
+  get tasks(): number {
+    return this.#total.tasks
+  }
+
+  result(): Forecast {
+    const rollups = [...this.#byType].map(([taskType, acc]) => ({ taskType, ...finish(acc) }))
+    rollups.sort(
+      (a, b) =>
+        (b.costMicros ?? -1) - (a.costMicros ?? -1) ||
+        (a.taskType < b.taskType ? -1 : a.taskType > b.taskType ? 1 : 0),
+    )
+    const all = { taskType: 'total', ...finish(this.#total) }
+    return {
+      byType: rollups,
+      total: all,
+      unpricedTasks: all.unpricedTasks,
+      dedup: this.#dedup,
+      priceVersion: this.#prices.version,
+    }
+  }
+}
+
+function emptyAcc(): Acc {
+  return {
+    tasks: 0,
+    distinctTasks: 0,
+    duplicates: 0,
+    calls: 0,
+    inputTokens: 0,
+    outputTokens: 0,
+    costMicros: null,
+    unpricedTasks: 0,
+    savedByDedupMicros: 0,
+    pricedTasks: 0,
+  }
+}
+
+function finish({ pricedTasks, ...r }: Acc): ForecastRollup {
+  // Nothing to price (no task runs) is a known zero; only unpriced work makes the cost unknown.
+  return { ...r, costMicros: pricedTasks === 0 && r.unpricedTasks > 0 ? null : (r.costMicros ?? 0) }
+}

@@ -1,0 +1,174 @@
+// Team mode's connection: one node-redis client per process, its pacing store, and what an
+// operator must see of it (the server gone, the server back). The start fails at once when the
+// server is not there (a wrong address is likelier than an outage at that moment); after that an
+// outage only pauses admission until the client reconnects.
+import type { StoreAddress } from './store-url'
+import { maskUrl } from './store-url'
+import { RedisPacingStore, type RedisLink } from '../pacing/store-redis'
+import { RedisClaimStore } from '../claims/redis/claims-redis'
+import { RedisLedgerStream } from './ledger/stream'
+
+/** The team store is unreachable (or gone, or back): what the run and the console show. */
+export interface TeamStoreStatus {
+  up: boolean
+  /** `team store redis://host:port/0 unreachable (ECONNREFUSED): admission paused` and the like. */
+  message: string
+}
+
+export interface TeamStore {
+  readonly address: StoreAddress
+  readonly pacing: RedisPacingStore
+  /** The team's claims: each distinct task executed once across every machine on the server. */
+  readonly claims: RedisClaimStore
+  /** The team ledger's stream: every machine's rows (team-ledger/). */
+  readonly ledger: RedisLedgerStream
+  /** Tells the status listeners something of the store's that is not the connection's. */
+  report(status: TeamStoreStatus): void
+  /** null while connected. */
+  readonly down: TeamStoreStatus | null
+  onStatus(listener: (status: TeamStoreStatus) => void): () => void
+  close(): Promise<void>
+}
+
+export class TeamStoreUnreachable extends Error {}
+
+export interface ConnectOptions {
+  /** @default 30_000 */
+  leaseMs?: number
+  /** Keys' prefix, so several teams (or tests) can share one server. @default 'pacer:' */
+  prefix?: string
+  /** @default 5000 */
+  connectTimeoutMs?: number
+  /** After a server that lost its claims is found, nobody claims for this long. @default 3000 */
+  reseedGraceMs?: number
+}
+
+/** Connects to the team store; throws TeamStoreUnreachable naming host:port and the cause. */
+export async function connectTeamStore(
+  address: StoreAddress,
+  options: ConnectOptions = {},
+): Promise<TeamStore> {
+  const where = `${address.host}:${address.port}`
+  let connected = false
+  // Loaded here, in team mode only: every other command paid ~0.25 s of CPU at start for it.
+  const { createClient } = await import('@redis/client')
+  const client = createClient({
+    socket: {
+      host: address.host,
+      port: address.port,
+      tls: address.tls as false,
+      connectTimeout: options.connectTimeoutMs ?? 5000,
+      // Before the first connection: give up (the start fails). After: try again, up to once a
+      // second, for as long as it takes; admission waits meanwhile.
+      reconnectStrategy: (retries, cause) =>
+        connected ? Math.min(100 * 2 ** Math.min(retries, 4), 1000) : cause,
+    },
+    ...(address.username === undefined ? {} : { username: address.username }),
+    ...(address.password === undefined ? {} : { password: address.password }),
+    database: address.db,
+    name: 'pacer',
+    // A command sent while disconnected fails at once instead of running late on a stale clock.
+    disableOfflineQueue: true,
+  })
+  const listeners = new Set<(status: TeamStoreStatus) => void>()
+  const pacing = new RedisPacingStore({
+    client: client as unknown as RedisLink,
+    prefix: options.prefix,
+    leaseMs: options.leaseMs,
+  })
+  let down: TeamStoreStatus | null = null
+  const tell = (status: TeamStoreStatus) => {
+    pacing.outage = status.up ? null : status.message
+    for (const l of listeners) l(status)
+  }
+  let lastCause = ''
+  client.on('error', (err: Error) => {
+    lastCause = causeOf(err, address.password)
+    if (!connected || down) return
+    down = {
+      up: false,
+      message: `team store ${address.display} unreachable (${lastCause}): admission paused until it answers`,
+    }
+    tell(down)
+  })
+  client.on('ready', () => {
+    if (!down) return
+    down = null
+    tell({ up: true, message: `team store ${address.display} answers again: admission resumed` })
+  })
+  try {
+    await client.connect()
+  } catch (err) {
+    client.destroy()
+    const cause = causeOf(err as Error, address.password) || lastCause
+    const what = /check the password/.test(cause) ? 'refused the login' : 'unreachable'
+    throw new TeamStoreUnreachable(`team store ${where} ${what}: ${cause}`)
+  }
+  connected = true
+  // Pub/sub takes a connection of its own: the waiters' doorbell (claims-redis.ts).
+  const subscriber = client.duplicate()
+  subscriber.on('error', () => {})
+  const claims = new RedisClaimStore({
+    client: client as unknown as RedisLink,
+    subscriber,
+    prefix: options.prefix,
+    reseedGraceMs: options.reseedGraceMs,
+    display: address.display,
+    onStatus: (message) => {
+      for (const l of listeners) l({ up: true, message })
+    },
+  })
+  try {
+    await subscriber.connect()
+    await claims.start()
+  } catch (err) {
+    subscriber.destroy()
+    client.destroy()
+    throw new TeamStoreUnreachable(
+      `team store ${where} unreachable: ${causeOf(err as Error, address.password)}`,
+    )
+  }
+  const ledger = new RedisLedgerStream(client as unknown as RedisLink, options.prefix)
+  return {
+    address,
+    pacing,
+    claims,
+    ledger,
+    report(status) {
+      for (const l of listeners) l(status)
+    },
+    get down() {
+      return down
+    },
+    onStatus(listener) {
+      listeners.add(listener)
+      return () => listeners.delete(listener)
+    },
+    async close() {
+      listeners.clear()
+      claims.stop()
+      // The last releases are on their way: the others must not wait for a lease to see them.
+      if (client.isReady)
+        await Promise.race([Promise.all([pacing.settled(), claims.settled()]), delay(5000)])
+      if (client.isReady) await client.close()
+      else client.destroy()
+      if (subscriber.isReady) await subscriber.close()
+      else subscriber.destroy()
+    },
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref())
+}
+
+/** An error's cause in one line: the errno, or Redis's own words; never the password. */
+function causeOf(err: Error, password: string | undefined): string {
+  const code = (err as { code?: unknown }).code
+  let text = typeof code === 'string' && code !== '' ? code : err.message || err.name
+  if (/WRONGPASS|NOAUTH|invalid password|invalid username/i.test(err.message)) {
+    text = `${err.message.split('\n')[0]} (check the password: the URL or PACER_REDIS_PASSWORD)`
+  }
+  text = maskUrl(text)
+  return password ? text.split(password).join('***') : text
+}

@@ -1,0 +1,175 @@
+// A full disk under a real `pacer run`, against a loopback provider that counts what it is sent.
+// SQLite's page limit makes the disk "full": PRAGMA max_page_count is per connection, so the run's
+// own connection follows a file (PACER_TEST_PAGE_LIMIT_FILE, tests only): "1" caps the database at
+// its current size, a large number frees it. While full the run sends nothing, says so once, does
+// not spin, and answers Ctrl-C / SIGTERM with exit 3 and the lost answers; once freed (or rerun)
+// the batch completes with each distinct task executed once and the ledger's counts honest.
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import type { RunSummary } from '../../../src/main/cli/run'
+import {
+  databaseFor,
+  startAnsweringProvider,
+  type AnsweringProvider,
+} from '../../helpers/answering-provider'
+import { query, runPacer, shuffle, startPacer, tempDir, until, writeJsonl } from '../../helpers/cli'
+
+const servers: AnsweringProvider[] = []
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()))
+})
+
+const RUN = ['--provider', 'openai-compatible', '--model', 'm', '--json']
+const FREE = '1000000000'
+
+async function setUp(latencyMs: number, agents = true) {
+  const server = await startAnsweringProvider(latencyMs)
+  servers.push(server)
+  const dir = tempDir('pacer-diskfull-')
+  const db = join(dir, 'pacer.db')
+  await databaseFor(db, server, { input: 3, cachedInput: 3, cacheWrite: 3, output: 15 })
+  const limit = join(dir, 'page-limit')
+  writeFileSync(limit, FREE)
+  // 60 distinct tasks (with agents, every sixth a 2-step one) and 30 duplicates.
+  const distinct = Array.from({ length: 60 }, (_, i) => ({
+    type: 'summarize',
+    payload: { prompt: `disk full task ${i}: ${'words '.repeat(40)}` },
+    ...(agents && i % 6 === 0 ? { steps: 2 } : {}),
+  }))
+  const dupes = Array.from({ length: 30 }, (_, j) => ({ ...distinct[(j * 7) % 60]! }))
+  const file = writeJsonl(dir, 'batch.jsonl', shuffle([...distinct, ...dupes], 3))
+  const env = { PACER_TEST_PAGE_LIMIT_FILE: limit }
+  return { server, dir, db, limit, file, env, distinct }
+}
+
+/** Seconds of CPU the process used so far (user + system), from /proc. */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+  // utime and stime are fields 14 and 15 of the line, 12 and 13 after "pid (comm) ".
+  return (Number(fields[11]) + Number(fields[12])) / 100
+}
+
+const lines = (stderr: string, re: RegExp) => stderr.split('\n').filter((l) => re.test(l))
+const BLOCKED = /cannot take writes \(database or disk is full; .+ free on its filesystem\)/
+
+/** Each distinct task's prompt was sent this many times (its last step's request). */
+function executionsOf(server: AnsweringProvider, distinct: { payload: { prompt: string } }[]) {
+  return distinct.map(
+    (t) => server.requestsOf(t.payload.prompt).filter((a) => a.messages.length === 1).length,
+  )
+}
+
+interface LedgerCount {
+  outcome: string
+  n: number
+}
+
+/** The ledger's honest counts: executed rows per fingerprint's first step, and the outcomes. */
+function ledgerOf(db: string) {
+  const outcomes = Object.fromEntries(
+    query<LedgerCount>(db, 'SELECT outcome, COUNT(*) AS n FROM ledger GROUP BY outcome').map(
+      (r) => [r.outcome, r.n],
+    ),
+  )
+  const billedTwice = query<{ fp: string }>(
+    db,
+    `SELECT fp FROM ledger WHERE outcome IN ('executed', 'duplicate') AND step = 1
+     GROUP BY fp HAVING COUNT(*) > 1`,
+  )
+  const selfReused = query<{ n: number }>(
+    db,
+    `SELECT COUNT(*) AS n FROM ledger r WHERE r.outcome = 'reused' AND EXISTS (
+       SELECT 1 FROM ledger e WHERE e.fp = r.fp AND e.task_id = r.task_id AND e.outcome = 'executed')`,
+  )[0]!.n
+  return { outcomes, billedTwice: billedTwice.length, selfReused }
+}
+
+describe.skipIf(process.platform !== 'linux')('pacer run with a full disk', () => {
+  it('stops sending, says so once, does not spin, and completes every task once when space comes back', async () => {
+    const { server, db, limit, file, env, distinct } = await setUp(120)
+    const run = startPacer(['run', file, '--db', db, ...RUN], env)
+    await until(() => server.answered.length >= 10)
+    writeFileSync(limit, '1')
+    await until(() => BLOCKED.test(run.output().stderr))
+    // What was already on its way lands; after that nothing more is sent while the disk is full.
+    await new Promise((r) => setTimeout(r, 1000))
+    const sent = server.answered.length
+    const cpu = cpuSeconds(run.child.pid!)
+    const started = Date.now()
+    await new Promise((r) => setTimeout(r, 4000))
+    const cpuShare = (cpuSeconds(run.child.pid!) - cpu) / ((Date.now() - started) / 1000)
+    expect(server.answered.length).toBe(sent)
+    // Today's busy loop took a whole core; waiting with backoff takes next to nothing.
+    expect(cpuShare).toBeLessThan(0.25)
+    expect(sent).toBeLessThan(90)
+
+    writeFileSync(limit, FREE)
+    const end = await run.done
+    expect(end.code, end.stderr).toBe(0)
+    expect(lines(end.stderr, BLOCKED)).toHaveLength(1)
+    expect(lines(end.stderr, /takes writes again after .* s: sending resumes/)).toHaveLength(1)
+    expect(lines(end.stderr, /warning/)).toHaveLength(2)
+    const summary = JSON.parse(end.stdout) as RunSummary
+    expect(summary).toMatchObject({ tasks: 90, distinct: 60, executed: 60, reused: 30 })
+    expect(summary).toMatchObject({ failed: 0, duplicates: 0, wastedUsd: 0, queued: 0 })
+    // Each distinct task was sent once, and the ledger says so.
+    expect(executionsOf(server, distinct)).toEqual(distinct.map(() => 1))
+    const ledger = ledgerOf(db)
+    expect(ledger).toMatchObject({ billedTwice: 0, selfReused: 0 })
+    expect(ledger.outcomes).toMatchObject({ executed: 70, reused: 30 })
+    expect(ledger.outcomes['duplicate']).toBeUndefined()
+    const statuses = query<{ status: string; n: number }>(
+      db,
+      'SELECT status, COUNT(*) AS n FROM tasks GROUP BY status ORDER BY status',
+    )
+    expect(statuses).toEqual([
+      { status: 'reused', n: 30 },
+      { status: 'succeeded', n: 60 },
+    ])
+  }, 90_000)
+
+  it.each(['SIGINT', 'SIGTERM'] as const)(
+    'answers %s while full with exit 3 and the lost answers; a rerun after space is freed completes the batch',
+    async (signal) => {
+      // One step each: a stopped agent gives its claim back and runs its steps again on resume
+      // (as after any Ctrl-C, until calls are journaled), which is not what this test is about.
+      const { server, db, limit, file, env, distinct } = await setUp(120, false)
+      // Short leases: the rerun takes over the claims the stopped run could not give back.
+      const run = startPacer(['run', file, '--db', db, ...RUN, '--lease', '3'], env)
+      await until(() => server.answered.length >= 10)
+      writeFileSync(limit, '1')
+      await until(() => BLOCKED.test(run.output().stderr))
+      const signalled = Date.now()
+      run.child.kill(signal)
+      const end = await run.done
+      expect(Date.now() - signalled).toBeLessThan(15_000)
+      expect(end.code, end.stderr).toBe(3)
+      const lost = lines(
+        end.stderr,
+        /^pacer: lost \d+ paid answer\(s\) \(\$[\d.]+\): the database .* still cannot take writes/,
+      )
+      expect(lost, end.stderr).toHaveLength(1)
+      const lostCount = Number(/lost (\d+)/.exec(lost[0]!)![1])
+
+      writeFileSync(limit, FREE)
+      // A stopped run's counts and claims left behind must not keep the rerun from ending.
+      const again = await runPacer(['run', file, '--db', db, ...RUN, '--lease', '3'], env)
+      expect(again.code, again.stderr).toBe(0)
+      const statuses = query<{ status: string }>(db, 'SELECT DISTINCT status FROM tasks')
+      expect(statuses.map((s) => s.status).sort()).toEqual(['reused', 'succeeded'])
+      // Only the answers said to be lost were paid for again; nothing reused its own result.
+      const executions = executionsOf(server, distinct)
+      expect(executions.every((n) => n === 1 || n === 2)).toBe(true)
+      expect(executions.filter((n) => n === 2).length).toBeLessThanOrEqual(lostCount)
+      const ledger = ledgerOf(db)
+      expect(ledger.selfReused).toBe(0)
+      expect(ledger.billedTwice).toBeLessThanOrEqual(lostCount)
+      // Every call the server answered is on the ledger, but for lost answers it never got to.
+      const paidRows = (ledger.outcomes['executed'] ?? 0) + (ledger.outcomes['duplicate'] ?? 0)
+      expect(server.answered.length - paidRows).toBeGreaterThanOrEqual(0)
+      expect(server.answered.length - paidRows).toBeLessThanOrEqual(lostCount)
+    },
+    90_000,
+  )
+})

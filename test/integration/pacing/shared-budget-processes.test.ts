@@ -1,0 +1,98 @@
+// The header-announced rate budget shared between real `pacer run` processes: two processes on one
+// SQLite database, and two with their own databases on one real redis-server, against one loopback
+// provider with a requests-per-minute bucket it announces in x-ratelimit-* headers and enforces
+// with 429s. Each process alone would pace to the remainder the provider announces and spend it as
+// if it were its own; sharing it, together they spend it once, and the provider refuses (almost)
+// nothing.
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import type { RunSummary } from '../../../src/main/cli/run'
+import { startPacer, tempDir } from '../../helpers/cli'
+import { batch, databaseFor } from '../../helpers/loopback-provider'
+import { startRedis, type RedisServer } from '../../helpers/redis'
+import { startThrottlingProvider, type ThrottlingProvider } from '../../helpers/throttling-provider'
+
+const servers: ThrottlingProvider[] = []
+const redisServers: RedisServer[] = []
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()))
+  await Promise.all(redisServers.splice(0).map((r) => r.close()))
+})
+
+const TASKS = 30
+/** 5 requests a second, none left at the start: the budget, not the concurrency, sets the pace. */
+const PROVIDER = {
+  requestsPerMinute: [{ after: 0, value: 300 }],
+  initialRemaining: 0,
+  latencyMs: 40,
+}
+
+async function provider(): Promise<ThrottlingProvider> {
+  const server = await startThrottlingProvider(PROVIDER)
+  servers.push(server)
+  return server
+}
+
+/** Two `pacer run` processes at once, each with its own batch; both must finish every task. */
+async function runBoth(dbs: [string, string], root: string, extra: string[] = []) {
+  const runs = (['p1', 'p2'] as const).map((proc, i) =>
+    startPacer([
+      'run',
+      batch(root, proc, TASKS),
+      '--db',
+      dbs[i] as string,
+      '--provider',
+      'openai-compatible',
+      '--model',
+      'm',
+      '--json',
+      ...extra,
+    ]),
+  )
+  for (const result of await Promise.all(runs.map((r) => r.done))) {
+    expect(result.code, result.stderr).toBe(0)
+    expect(JSON.parse(result.stdout) as RunSummary).toMatchObject({
+      tasks: TASKS,
+      executed: TASKS,
+      failed: 0,
+    })
+  }
+}
+
+/** What the provider saw: every task answered once, and how many calls it refused. */
+function refusals(server: ThrottlingProvider): number {
+  const { accepted, refused } = server.totals()
+  expect(accepted).toBe(2 * TASKS)
+  expect([...server.answered.values()].every((n) => n === 1)).toBe(true)
+  console.log(JSON.stringify({ accepted, refused }))
+  return refused
+}
+
+describe('the announced rate budget is spent once by every process that shares it', () => {
+  it('two processes on one database: the provider refuses (almost) nothing', async () => {
+    const server = await provider()
+    const root = tempDir('pacer-shared-budget-')
+    const db = databaseFor(root, server)
+    await runBoth([db, db], root)
+    // Before the budget was shared, each process spent the remainder as its own: 23 refusals in
+    // this run. What is left happens once, when the opening burst empties the bucket: a call
+    // admitted before another but arriving after it is in neither the reading nor the count
+    // since (1 to 4 seen).
+    expect(refusals(server)).toBeLessThanOrEqual(6)
+  }, 120_000)
+
+  it('two machines (own databases) on one Redis: the provider refuses (almost) nothing', async () => {
+    const server = await provider()
+    const redis = await startRedis()
+    redisServers.push(redis)
+    const root = tempDir('pacer-shared-budget-')
+    const dbs = (['m1', 'm2'] as const).map((m) => {
+      mkdirSync(join(root, m))
+      return databaseFor(join(root, m), server)
+    }) as [string, string]
+    await runBoth(dbs, root, ['--store', redis.url])
+    // Before: 14 refusals in this run, the budget being each machine's own.
+    expect(refusals(server)).toBeLessThanOrEqual(6)
+  }, 120_000)
+})

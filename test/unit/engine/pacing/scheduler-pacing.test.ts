@@ -1,0 +1,221 @@
+// The Scheduler's rules that came with pacing on by default: the controller swap, sliders under
+// pacing, the floor's backoff, announced budgets as `headers` changes, the pause in the snapshot.
+// Fake timers for the wake-ups and a fake clock for now(), moved together.
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { controllerFactory } from '../../../../src/main/engine/pacing/controllers'
+import type { PauseChange } from '../../../../src/main/engine/pacing/partition-pacing'
+import { Scheduler, type SchedulerOptions } from '../../../../src/main/engine/pacing/scheduler'
+import type { LimitChange } from '../../../../src/main/engine/core/types'
+import { fakeClock } from '../../../helpers/clock'
+
+const T0 = 1_000_000
+const flush = () => new Promise<void>((resolve) => setImmediate(resolve))
+
+function paced(options: SchedulerOptions = {}) {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+  const clock = fakeClock(T0)
+  const s = new Scheduler({
+    clock,
+    createController: controllerFactory('adaptive'),
+    pacing: { random: () => 0.5 },
+    ...options,
+  })
+  const limits: LimitChange[] = []
+  const pauses: PauseChange[] = []
+  const budgets: LimitChange[] = []
+  s.on('limit', (c) => limits.push(c))
+  s.on('pause', (p) => pauses.push(p))
+  s.on('budget', (b) => budgets.push(b))
+  const pass = async (ms: number) => {
+    clock.advance(ms)
+    vi.advanceTimersByTime(ms)
+    await flush()
+  }
+  /** Acquires, and records in `log` when it was granted. */
+  const track = (log: string[], label: string, partition = 'p') => {
+    const permit = s.acquire(partition)
+    void permit.then(() => log.push(label))
+    return permit
+  }
+  const partition = (name = 'p') => s.snapshot().find((x) => x.partition === name)!
+  return { s, clock, pass, track, partition, limits, pauses, budgets }
+}
+
+afterEach(() => {
+  vi.useRealTimers()
+})
+
+describe('Scheduler.setController', () => {
+  it('swaps every controller at its current limit and params; later partitions get it too', async () => {
+    const { s, partition, limits } = paced({ params: { initial: 8 } })
+    s.setParams('p', { max: 10 })
+    const held = await Promise.all([1, 2, 3, 4].map(() => s.acquire('p')))
+    // The adaptive controller: one cut for the burst.
+    for (const permit of held) permit.release('throttled')
+    expect(partition().limit).toBe(4)
+
+    limits.length = 0
+    s.setController(controllerFactory('seed'), 'seed controller')
+    expect(limits).toEqual([
+      {
+        partition: 'p',
+        ts: T0,
+        from: 4,
+        to: 4,
+        reason: 'operator: seed controller',
+        cause: 'operator',
+      },
+    ])
+    expect(partition()).toMatchObject({ limit: 4, params: { max: 10, initial: 8 } })
+    expect(partition().lastChange?.reason).toBe('operator: seed controller')
+    // The seed's rule now: every throttle of a burst cuts (4 -> 2 -> 1).
+    const burst = await Promise.all([1, 2, 3, 4].map(() => s.acquire('p')))
+    for (const permit of burst) permit.release('throttled')
+    expect(partition().limit).toBe(1)
+    // A partition created after the swap runs the seed controller from its initial limit.
+    const q = await Promise.all([1, 2].map(() => s.acquire('q')))
+    for (const permit of q) permit.release('throttled')
+    expect(partition('q').limit).toBe(2)
+    s.close()
+  })
+
+  it('applies to the next admission: waiters go as soon as the new controller allows', async () => {
+    const { s, track } = paced({ params: { initial: 2 } })
+    const log: string[] = []
+    const first = await s.acquire('p')
+    await s.acquire('p')
+    void track(log, 'w1')
+    await flush()
+    expect(log).toEqual([])
+    s.setController(controllerFactory('seed'))
+    // Same limit, same admission: the swap neither frees nor takes a slot.
+    await flush()
+    expect(log).toEqual([])
+    first.release('ok')
+    await flush()
+    expect(log).toEqual(['w1'])
+    expect(() => s.setController('seed' as never)).toThrow(/`createController`/)
+    s.close()
+  })
+})
+
+describe('sliders with pacing on', () => {
+  it('a lowered max applies to the next admission; a raised start admits at once', async () => {
+    const { s, track, partition } = paced({ params: { initial: 4 } })
+    const held = await Promise.all([1, 2, 3, 4].map(() => s.acquire('p')))
+    const log: string[] = []
+    void track(log, 'w1')
+    void track(log, 'w2')
+    s.setParams('p', { max: 2 })
+    expect(partition().concurrency).toBe(2)
+    held[0]!.release('ok')
+    held[1]!.release('ok')
+    await flush()
+    // 2 still in flight: nothing admitted under a limit of 2.
+    expect(log).toEqual([])
+    held[2]!.release('ok')
+    await flush()
+    expect(log).toEqual(['w1'])
+    s.setParams('p', { max: 6, initial: 6 })
+    await flush()
+    expect(log).toEqual(['w1', 'w2'])
+    s.close()
+  })
+
+  it('a slider never lets a call through a pause', async () => {
+    const { s, track, pass } = paced({ params: { initial: 1 } })
+    const refused = await s.acquire('p')
+    const log: string[] = []
+    void track(log, 'w1')
+    refused.release('throttled', { headers: { 'retry-after': '2' } })
+    s.setParams('p', { max: 8, initial: 8 })
+    await flush()
+    expect(log).toEqual([])
+    // 2 s and the jitter (random 0.5 of up to 20 % of the pause).
+    await pass(2200)
+    expect(log).toEqual(['w1'])
+    s.close()
+  })
+})
+
+describe('the floor: a refusal with no wait announced and nothing left to cut', () => {
+  it('pauses the partition for a backoff that doubles, and a success starts it again', async () => {
+    const { s, clock, pauses, pass } = paced({ params: { initial: 1 } })
+    const backoffs: number[] = []
+    for (const outcome of ['throttled', 'overloaded', 'ok', 'throttled'] as const) {
+      const permit = await s.acquire('p')
+      permit.release(outcome)
+      const pause = pauses.at(-1)
+      if (outcome !== 'ok') {
+        expect(pause?.reason).toMatch(/^paused until .* \(refused at the floor: backing off\)$/)
+        backoffs.push(pause!.until - clock.now())
+        expect(s.snapshot()[0]?.pausedUntil).toBe(pause!.until)
+      }
+      await pass(pause ? pause.until - clock.now() : 0)
+      expect(s.snapshot()[0]?.pausedUntil).toBeNull()
+    }
+    // Half of each wait is jitter: 250 ms -> [125, 250], 500 -> [250, 500]; random() is 0.5.
+    expect(backoffs).toEqual([188, 375, 188])
+    s.close()
+  })
+
+  it('above the floor the cut answers a refusal; at the floor retry-after wins', async () => {
+    const above = paced({ params: { initial: 4 } })
+    const permit = await above.s.acquire('p')
+    permit.release('throttled')
+    expect(above.pauses).toEqual([])
+    expect(above.partition().limit).toBe(2)
+    above.s.close()
+    vi.useRealTimers()
+
+    const floor = paced({ params: { initial: 1 } })
+    const refused = await floor.s.acquire('p')
+    refused.release('throttled', { headers: { 'retry-after-ms': '5000' } })
+    expect(floor.pauses).toHaveLength(1)
+    expect(floor.pauses[0]!.reason).not.toMatch(/backing off/)
+    expect(floor.pauses[0]!.until).toBe(T0 + 5000 + 500)
+    floor.s.close()
+  })
+})
+
+describe('announced budgets', () => {
+  const requests = (limit: number, remaining: number) => ({
+    'x-ratelimit-limit-requests': String(limit),
+    'x-ratelimit-remaining-requests': String(remaining),
+    'x-ratelimit-reset-requests': '1s',
+  })
+
+  it("a budget announced or changed is a 'headers' change; the same one again is not", async () => {
+    const { s, budgets, limits } = paced({ params: { initial: 4 } })
+    for (const [limit, remaining] of [
+      [600, 500],
+      [600, 499],
+      [300, 200],
+    ] as const) {
+      const permit = await s.acquire('p')
+      permit.release('ok', { headers: requests(limit, remaining) })
+    }
+    expect(budgets).toEqual([
+      {
+        partition: 'p',
+        ts: T0,
+        from: 0,
+        to: 600,
+        reason: 'headers: requests 600/min',
+        cause: 'headers',
+      },
+      {
+        partition: 'p',
+        ts: T0,
+        from: 600,
+        to: 300,
+        reason: 'headers: requests 300/min',
+        cause: 'headers',
+      },
+    ])
+    // A budget is not the concurrency limit: it is not a 'limit' event, nor the last change.
+    expect(limits.every((c) => c.cause !== 'headers')).toBe(true)
+    expect(s.snapshot()[0]?.lastChange?.cause).not.toBe('headers')
+    s.close()
+  })
+})
