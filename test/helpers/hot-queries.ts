@@ -8,7 +8,11 @@ import { JOURNAL_SQL } from '../../src/main/engine/runner/durable/journal'
 import { eventsPageSql } from '../../src/main/engine/ledger/queries'
 import { rollupPlan } from '../../src/main/engine/ledger/rollup-plans'
 import { FOLD_SQL } from '../../src/main/engine/ledger/rollups'
-import { LEDGER_WRITE_SQL, ORIGINAL_COST_SQL, OWN_EXECUTION_SQL } from '../../src/main/engine/ledger/record'
+import {
+  LEDGER_WRITE_SQL,
+  ORIGINAL_COST_SQL,
+  OWN_EXECUTION_SQL,
+} from '../../src/main/engine/ledger/record'
 import { BATCH_SQL } from '../../src/main/engine/queue/batches'
 import { FAILURE_SQL } from '../../src/main/engine/queue/failures'
 import { TASK_PAGE_FILTERS, TASK_SQL, taskPageSql } from '../../src/main/engine/queue/tasks'

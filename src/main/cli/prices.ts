@@ -1,6 +1,11 @@
 import { formatUsd, microsToUsd } from '../../shared/money'
 import { openDatabase } from '../engine/db'
-import { Prices, PRICE_TABLE_VERSION, type PriceMatch, type PriceListing } from '../engine/pricing/prices'
+import {
+  Prices,
+  PRICE_TABLE_VERSION,
+  type PriceMatch,
+  type PriceListing,
+} from '../engine/pricing/prices'
 import { SettingsStore } from '../engine/settings/settings'
 import type { Usage } from '../engine/core/types'
 import { UsageError, existingDbPath, table, thousands } from './common'

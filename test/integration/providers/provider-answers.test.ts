@@ -4,7 +4,10 @@
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
-import { anthropicFinish, createAnthropicProvider } from '../../../src/main/engine/providers/anthropic'
+import {
+  anthropicFinish,
+  createAnthropicProvider,
+} from '../../../src/main/engine/providers/anthropic'
 import {
   createOpenAiCompatibleProvider,
   openAiFinish,

@@ -11,7 +11,14 @@ import {
 } from '../../../src/main/engine/providers/classify'
 import { createOpenAiCompatibleProvider } from '../../../src/main/engine/providers/openai'
 import type { ChatMessage } from '../../../src/main/engine/core/types'
-import { USER, closeVendors, json, openAi, openAiCompletion, vendor } from '../../helpers/fake-vendor'
+import {
+  USER,
+  closeVendors,
+  json,
+  openAi,
+  openAiCompletion,
+  vendor,
+} from '../../helpers/fake-vendor'
 
 afterEach(closeVendors)
 

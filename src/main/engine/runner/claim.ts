@@ -1,7 +1,13 @@
 // Claim handling of one task: own the claim and execute, reuse a completed result, or wait for
 // another worker's execution without holding a slot.
 import type { QueuedTask } from '../queue/queue'
-import type { AsyncClaimStore, ClaimAttempt, Provider, StoredResult, WaitOutcome } from '../core/types'
+import type {
+  AsyncClaimStore,
+  ClaimAttempt,
+  Provider,
+  StoredResult,
+  WaitOutcome,
+} from '../core/types'
 import { throwIfAborted, type Active, type Finish, type RunContext } from './context'
 import { execute, type Execution } from './execute'
 import { ledgerRow, recordAbandoned, ZERO_USAGE } from './ledger-rows'

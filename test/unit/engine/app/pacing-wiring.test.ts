@@ -5,7 +5,11 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { SchedulerChangedEvent } from '../../../../src/shared/contract'
 import { parseCommand } from '../../../../src/shared/contract'
-import { createEngine, type Engine, type EngineOptions } from '../../../../src/main/engine/app/engine'
+import {
+  createEngine,
+  type Engine,
+  type EngineOptions,
+} from '../../../../src/main/engine/app/engine'
 import type { Provider, ProviderResponse } from '../../../../src/main/engine/core/types'
 import { tempDir, until } from '../../../helpers/cli'
 

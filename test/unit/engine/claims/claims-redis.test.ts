@@ -4,7 +4,10 @@
 import { randomBytes } from 'node:crypto'
 import { createClient } from '@redis/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { RedisClaimStore, type ClaimSeed } from '../../../../src/main/engine/claims/redis/claims-redis'
+import {
+  RedisClaimStore,
+  type ClaimSeed,
+} from '../../../../src/main/engine/claims/redis/claims-redis'
 import type { RedisLink } from '../../../../src/main/engine/pacing/store-redis'
 import { fingerprint } from '../../../../src/main/engine/core/fingerprint'
 import { FakeClock } from '../../../helpers/clock'

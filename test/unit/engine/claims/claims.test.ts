@@ -3,7 +3,10 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import type Database from 'better-sqlite3'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { SqliteClaimStore, type SqliteClaimStoreOptions } from '../../../../src/main/engine/claims/claims'
+import {
+  SqliteClaimStore,
+  type SqliteClaimStoreOptions,
+} from '../../../../src/main/engine/claims/claims'
 import { openDatabase } from '../../../../src/main/engine/db'
 import { fingerprint } from '../../../../src/main/engine/core/fingerprint'
 import { FakeClock } from '../../../helpers/clock'

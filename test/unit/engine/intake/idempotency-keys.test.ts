@@ -5,7 +5,10 @@ import type Database from 'better-sqlite3'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { openDatabase } from '../../../../src/main/engine/db'
 import { fingerprint } from '../../../../src/main/engine/core/fingerprint'
-import { checkIdempotencyKey, KeyReusedError } from '../../../../src/main/engine/intake/idempotency-keys'
+import {
+  checkIdempotencyKey,
+  KeyReusedError,
+} from '../../../../src/main/engine/intake/idempotency-keys'
 
 let dir: string
 let file: string

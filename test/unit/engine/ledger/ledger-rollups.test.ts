@@ -5,8 +5,16 @@ import fc from 'fast-check'
 import Database from 'better-sqlite3'
 import { describe, expect, it } from 'vitest'
 import type { LedgerFilter } from '../../../../src/shared/contract'
-import { Ledger, type LedgerRow, type LedgerTotals } from '../../../../src/main/engine/ledger/ledger'
-import { toTotals, type RawExecutions, type RawRows } from '../../../../src/main/engine/ledger/queries'
+import {
+  Ledger,
+  type LedgerRow,
+  type LedgerTotals,
+} from '../../../../src/main/engine/ledger/ledger'
+import {
+  toTotals,
+  type RawExecutions,
+  type RawRows,
+} from '../../../../src/main/engine/ledger/queries'
 import { sumAll } from '../../../../src/main/engine/ledger/rollup-plans'
 import { Prices } from '../../../../src/main/engine/pricing/prices'
 import type { LedgerOutcome } from '../../../../src/main/engine/core/types'

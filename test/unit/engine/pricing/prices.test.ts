@@ -1,6 +1,10 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { PRICE_TABLE_VERSION, Prices, providerFamily } from '../../../../src/main/engine/pricing/prices'
+import {
+  PRICE_TABLE_VERSION,
+  Prices,
+  providerFamily,
+} from '../../../../src/main/engine/pricing/prices'
 import { normalizeAnthropicUsage } from '../../../../src/main/engine/providers/anthropic'
 import type { Usage } from '../../../../src/main/engine/core/types'
 

@@ -1,5 +1,9 @@
 import { describe, expect, it, vi } from 'vitest'
-import { classify, parseDuration, retryDelayMs } from '../../../../src/main/engine/providers/classify'
+import {
+  classify,
+  parseDuration,
+  retryDelayMs,
+} from '../../../../src/main/engine/providers/classify'
 import { continueMessage, estimateTokens } from '../../../../src/main/engine/providers/prompt'
 import { SIM_DEFAULT_MODEL, createSimProvider } from '../../../../src/main/engine/providers/sim'
 import type { ChatMessage, ProviderResponse } from '../../../../src/main/engine/core/types'

@@ -8,7 +8,11 @@ import { TaskQueue } from '../../../../src/main/engine/queue/queue'
 import { Runner, type RunnerOptions } from '../../../../src/main/engine/runner'
 import { Scheduler, type SchedulerOptions } from '../../../../src/main/engine/pacing/scheduler'
 import { StepWrites } from '../../../../src/main/engine/db/step-writes'
-import type { ProviderRequest, ProviderResponse, Usage } from '../../../../src/main/engine/core/types'
+import type {
+  ProviderRequest,
+  ProviderResponse,
+  Usage,
+} from '../../../../src/main/engine/core/types'
 import { fakeClock } from '../../../helpers/clock'
 import { openLedgerDb } from '../../../helpers/ledger-db'
 import { until } from '../../../helpers/until'

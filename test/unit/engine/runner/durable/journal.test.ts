@@ -4,7 +4,11 @@
 // commit is not taken with them.
 import { afterEach, describe, expect, it } from 'vitest'
 import { StepWrites } from '../../../../../src/main/engine/db/step-writes'
-import { CallJournal, requestHash, type EntryKey } from '../../../../../src/main/engine/runner/durable/journal'
+import {
+  CallJournal,
+  requestHash,
+  type EntryKey,
+} from '../../../../../src/main/engine/runner/durable/journal'
 import { openLedgerDb } from '../../../../helpers/ledger-db'
 
 const cleanups: (() => void)[] = []
