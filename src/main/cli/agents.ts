@@ -1,8 +1,7 @@
 // `pacer run FILE --agents MODULE`: the module loaded before anything else (a bad one is a usage
 // error, nothing is queued), and the task types of the file it leaves to the built-in loop, said once.
-import { AgentModuleError, loadAgentModule, type AgentModule } from '../engine/agents/module'
-import type { BatchAgents } from '../engine/agents/registry'
-import type { Engine } from '../engine/app/engine'
+import type { AgentModule, BatchAgents, Engine } from '../engine'
+import { AgentModuleError, loadAgentModule } from '../engine'
 import { UsageError } from './common'
 import { say } from './terminal-text'
 

@@ -1,12 +1,8 @@
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { BaseUrl } from '../../shared/contract'
-import type { Engine, EngineOptions } from '../engine/app/engine'
-import { createEngine } from '../engine/app/engine'
-import { defaultDbPath } from '../engine/db'
-import { HTTP_PROVIDERS } from '../engine/app/provider-access'
-import type { HttpProviderId } from '../engine/providers'
-import { ENV_NAMES } from '../engine/providers/keys'
+import type { Engine, EngineOptions, HttpProviderId } from '../engine'
+import { ENV_NAMES, HTTP_PROVIDERS, createEngine, defaultDbPath } from '../engine'
 import { terminalSafe } from './terminal-text'
 
 /** Bad input or usage: one clear line on stderr and exit code 2. */

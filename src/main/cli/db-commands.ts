@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import type Database from 'better-sqlite3'
-import { integrityProblems, openDatabase, RECOVERY_HINT } from '../engine/db'
+import { RECOVERY_HINT, integrityProblems, openDatabase } from '../engine'
 import { DatabaseError, UsageError, existingDbPath } from './common'
 import { EXIT } from './exit-codes'
 import { say } from './terminal-text'

@@ -1,6 +1,6 @@
 // `pacer run`'s last word when the database could not take writes to the end.
 import { formatUsd } from '../../shared/money'
-import type { Engine } from '../engine/app/engine'
+import type { Engine } from '../engine'
 import { EXIT } from './exit-codes'
 import { say } from './terminal-text'
 

@@ -12,9 +12,7 @@ import { teamExportCommand, teamSummaryCommand } from './team-ledger-commands'
 import { DatabaseError, UsageError, isStorageError } from './common'
 import { EXIT, EXIT_CODES_HELP } from './exit-codes'
 import { say } from './terminal-text'
-import { SIM_REQUESTS_PER_MINUTE } from '../engine/providers/sim'
-import { CONTROLLER_KINDS } from '../engine/pacing/controllers'
-import { PACER_VERSION } from '../engine/core/version'
+import { CONTROLLER_KINDS, PACER_VERSION, SIM_REQUESTS_PER_MINUTE } from '../engine'
 
 /** What a command's action reports: the process's exit code. */
 type Done = (exitCode: number) => void

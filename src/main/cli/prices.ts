@@ -1,13 +1,6 @@
 import { formatUsd, microsToUsd } from '../../shared/money'
-import { openDatabase } from '../engine/db'
-import {
-  Prices,
-  PRICE_TABLE_VERSION,
-  type PriceMatch,
-  type PriceListing,
-} from '../engine/pricing/prices'
-import { SettingsStore } from '../engine/settings/settings'
-import type { Usage } from '../engine/core/types'
+import type { PriceListing, PriceMatch, Usage } from '../engine'
+import { PRICE_TABLE_VERSION, Prices, SettingsStore, openDatabase } from '../engine'
 import { UsageError, existingDbPath, table, thousands } from './common'
 import { say } from './terminal-text'
 

@@ -1,6 +1,6 @@
 import type { ResultsFormat } from '../../shared/contract'
 import { UsageError, openReader } from './common'
-import type { Engine } from '../engine/app/engine'
+import type { Engine } from '../engine'
 import { say } from './terminal-text'
 import { streamOut } from './stream-out'
 

@@ -1,8 +1,6 @@
 // What `pacer run` says about what went wrong: the partitions a setup failure stopped (live, and
 // at the end with what to do), and the failed tasks grouped by reason, one example each.
-import type { Engine } from '../engine/app/engine'
-import type { FailureGroup } from '../engine/queue/queue'
-import type { PartitionStop } from '../engine/pacing/scheduler'
+import type { Engine, FailureGroup, PartitionStop } from '../engine'
 import { EXIT } from './exit-codes'
 import { say } from './terminal-text'
 

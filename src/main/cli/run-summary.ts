@@ -2,8 +2,7 @@
 // (--json) or as the lines a person reads.
 import type { BatchSummary } from '../../shared/contract'
 import { costCaveats, formatUsd, microsToUsd, usdToMicros } from '../../shared/money'
-import type { Engine } from '../engine/app/engine'
-import type { PartitionStop } from '../engine/pacing/scheduler'
+import type { Engine, PartitionStop } from '../engine'
 import { failureReport, reportLines, type FailureReport } from './run-report'
 import { say } from './terminal-text'
 

@@ -2,8 +2,8 @@
 // store's stream (every machine's rows, each once), in the formats of the local commands with
 // the machine as a column.
 import type { TeamLedgerView } from '../../shared/contract'
-import { teamCsv, teamRollup } from '../engine/team/ledger/team-read'
-import type { TeamStore } from '../engine/team/connect'
+import type { TeamStore } from '../engine'
+import { teamCsv, teamRollup } from '../engine'
 import { cacheLine, rollupJson, SUMMARY_HEADERS, summaryRow } from './ledger-commands'
 import { streamOut } from './stream-out'
 import { connectTeamReader } from './team'

@@ -4,11 +4,15 @@
 // claims: each distinct task runs once across them; its ledger rows are appended to the team's
 // stream there. `pacer summary --store` and `pacer export --store` read the team's ledger.
 import { Option } from 'commander'
-import type { Engine, EngineOptions } from '../engine/app/engine'
-import { openConsoleEngine } from '../engine/app/team-join'
-import { connectTeam, teamChoice, teamModeLine, type TeamChoice } from '../engine/team/open'
-import { TeamStoreUnreachable, type TeamStore } from '../engine/team/connect'
-import { StoreUrlError } from '../engine/team/store-url'
+import type { Engine, EngineOptions, TeamChoice, TeamStore } from '../engine'
+import {
+  StoreUrlError,
+  TeamStoreUnreachable,
+  connectTeam,
+  openConsoleEngine,
+  teamChoice,
+  teamModeLine,
+} from '../engine'
 import { DatabaseError, UsageError, openEngine } from './common'
 import { say } from './terminal-text'
 

@@ -3,11 +3,15 @@
 // not answer or its URL is wrong: a window must open either way, saying which it is. A store that
 // did not answer is tried again in the background, and the app joins its team when it answers
 // (team-join.ts). Electron-free, so it is unit-tested with a real database and a real redis-server.
-import type { Engine, EngineOptions } from '../engine/app/engine'
-import { createEngine } from '../engine/app/engine'
-import { openConsoleEngine } from '../engine/app/team-join'
-import { aloneLine, connectTeam, teamChoice } from '../engine/team/open'
-import { StoreUrlError } from '../engine/team/store-url'
+import type { Engine, EngineOptions } from '../engine'
+import {
+  StoreUrlError,
+  aloneLine,
+  connectTeam,
+  createEngine,
+  openConsoleEngine,
+  teamChoice,
+} from '../engine'
 
 export interface DesktopEngineOptions {
   /** @default process.env */

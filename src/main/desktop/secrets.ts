@@ -13,8 +13,8 @@
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { ProviderId } from '../../shared/contract'
-import type { SecretsAccess } from '../engine/app/engine'
-import { EngineError } from '../engine/core/errors'
+import type { SecretsAccess } from '../engine'
+import { EngineError } from '../engine'
 
 /** The subset of Electron's `safeStorage` used here. */
 export interface SafeStorageLike {

@@ -3,7 +3,9 @@
  * every amount of money is integer micro-dollars (1 USD = 1_000_000).
  */
 import type { AimdParamsView, LimitChangeView, RequestParamsView } from '../../../shared/contract'
-import type { MaybePromise } from '../pacing/store'
+
+/** A store answers at once (memory, SQLite) or later (a networked store). */
+export type MaybePromise<T> = T | Promise<T>
 
 /** The single source of time for the engine; tests inject a fake. */
 export interface Clock {

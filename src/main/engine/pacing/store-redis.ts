@@ -18,15 +18,10 @@ import type { BudgetCost, SharedBudget } from './shared-budget'
 import { parseBudget } from './shared-budget'
 import { settleText, ticketOf } from './redis-budget'
 import { RecordCache, stored } from './redis-records'
+import type { RedisLink } from '../redis/script-runner'
 import { ADMIT, CHECK, HEARTBEAT, JOIN, RELEASE, VIEWS, WRITE } from './redis-scripts'
 
-/** What the store needs of a Redis client (node-redis's `createClient()` is one). */
-export interface RedisLink {
-  readonly isReady: boolean
-  sendCommand(args: string[]): Promise<unknown>
-  on(event: 'ready', listener: () => void): unknown
-  off(event: 'ready', listener: () => void): unknown
-}
+export type { RedisLink } from '../redis/script-runner'
 
 export interface RedisPacingStoreOptions {
   /** A connected client; the store never closes it. */

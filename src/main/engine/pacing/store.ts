@@ -4,11 +4,10 @@
 // atomic step of the store: a single statement or an IMMEDIATE transaction in SQLite, one Lua
 // script in Redis, so the same tests hold for every backend (test/unit/engine/pacing/store-suite.ts).
 import type { ConcurrencyController } from './aimd'
-import type { AimdParams, JsonValue, LimitChange, Outcome } from '../core/types'
+import type { AimdParams, JsonValue, LimitChange, MaybePromise, Outcome } from '../core/types'
 import type { BudgetCost, BudgetSettle, BudgetTicket, SharedBudget } from './shared-budget'
 
-/** A store answers at once (memory, SQLite) or later (a networked store). */
-export type MaybePromise<T> = T | Promise<T>
+export type { MaybePromise } from '../core/types'
 
 /** What a controller learned that a controller of the same kind can continue from. */
 export interface ControllerMemory {

@@ -3,9 +3,13 @@
 // reach: what the claim store's operations share (claims-redis.ts).
 import { createHash } from 'node:crypto'
 import { EventEmitter } from 'node:events'
-import type { RedisLink } from '../pacing/store-redis'
-
-export type { RedisLink } from '../pacing/store-redis'
+/** What the Redis stores need of a Redis client (node-redis's `createClient()` is one). */
+export interface RedisLink {
+  readonly isReady: boolean
+  sendCommand(args: string[]): Promise<unknown>
+  on(event: 'ready', listener: () => void): unknown
+  off(event: 'ready', listener: () => void): unknown
+}
 
 export interface LuaScript {
   readonly source: string
