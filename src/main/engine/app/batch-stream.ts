@@ -12,8 +12,7 @@ import { checkIdempotencyKey } from '../intake/idempotency-keys'
 import { commitOpenScopes } from '../db/step-writes'
 import type { BatchWriter } from '../queue/queue'
 import { resolverFor, type ResolvedTask } from '../intake/task-resolver'
-import type { StartedFile, TaskDefaults } from './batch-lifecycle'
-import { resolveRules, taskResolver } from './batch-lifecycle'
+import { resolveRules, taskResolver, type StartedFile, type TaskDefaults } from './task-defaults'
 import { forgetFailure, retryTeamFailures, type EngineParts } from './parts'
 
 /** A batch file as `pacer run` streams it. */

@@ -11,7 +11,7 @@ import { JournaledEffects } from './durable/effects-journal'
 import { persistPaid } from './durable/held-writes'
 import { isBusy, isInputFailure } from './retry'
 import { ownerAlive } from './owner-alive'
-import { completeTeam } from './team-claim'
+import { completeTeam } from './team-complete'
 
 /** An execution whose claim a newer epoch took: its result is not ours to save. */
 export type Execution = Finish | { status: 'fenced' }

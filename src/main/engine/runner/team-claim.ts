@@ -5,17 +5,10 @@
 // task always points at a result of its own database.
 import { ENTRY_STATES } from './durable/journal'
 import type { QueuedTask } from '../queue/queue'
-import type {
-  ClaimAttempt,
-  Provider,
-  StoredResult,
-  StoredStatus,
-  TeamClaimStore,
-  Usage,
-} from '../core/types'
+import type { ClaimAttempt, Provider, StoredResult, TeamClaimStore, Usage } from '../core/types'
 import { ANSWER_LOST } from './call'
 import { throwIfAborted, type Active, type Finish, type RunContext } from './context'
-import { executeOwned, reuse, waitWithoutSlot } from './claim'
+import { executeOwned, reuse, waitWithoutSlot } from './claim-steps'
 import type { Execution } from './execute'
 import { ledgerRow, recordAbandoned } from './ledger-rows'
 
@@ -152,44 +145,6 @@ async function shareLocal(ctx: RunContext, active: Active, stored: StoredResult)
     signal: active.controller.signal,
   })
   active.team = null
-}
-
-/**
- * The team claim's completion, before the local one: false when another machine's epoch owns it
- * (fenced: the local claim is released, the winner's result is found by claiming again). While
- * the team store is out of reach it is held and retried, for the answer is paid; stopped in the
- * meantime, the answer is kept locally and the team claim left to run out.
- */
-export async function completeTeam(
-  ctx: RunContext,
-  active: Active,
-  localEpoch: number,
-  result: string,
-  status: StoredStatus,
-  costMicros: number | null,
-): Promise<boolean> {
-  const team = ctx.o.team
-  const epoch = active.team
-  if (!team || epoch === null || epoch === undefined) return true
-  const { fp } = active.task
-  let done: boolean
-  try {
-    done = await team.complete(fp, epoch, result, status, costMicros, {
-      signal: active.controller.signal,
-    })
-  } catch (err) {
-    if (!active.controller.signal.aborted) throw err
-    active.team = null
-    ctx.guard('team claim completion', () => {
-      throw new Error(
-        `task ${active.task.id}: stopped before the team store answered; its answer is kept on this machine`,
-      )
-    })
-    return true
-  }
-  active.team = null
-  if (!done) ctx.o.claims.release(fp, localEpoch)
-  return done
 }
 
 /**
