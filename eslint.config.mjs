@@ -5,7 +5,7 @@ import reactHooks from 'eslint-plugin-react-hooks'
 import globals from 'globals'
 import { builtinModules } from 'node:module'
 
-// Layering by runtime, as DESIGN.md draws it: shared under everything; the engine under the
+// Layering by runtime, as docs/architecture.md draws it: shared under everything; the engine under the
 // transports; desktop/ (Electron IPC) and server/ (HTTP) side by side, sharing transport/; the
 // renderer and the preload on top of shared only. Import strings are matched as written, so a
 // folder is named at any depth: '../server', '../server/commands', '../../main/server/x'.
@@ -32,6 +32,38 @@ const restrictImports = (patterns, { allowElectron = false, paths = [] } = {}) =
   },
 ]
 
+/** The engine's folders, bottom to top (docs/architecture.md). */
+const ENGINE_LAYERS = [
+  'core',
+  'db',
+  'redis',
+  'pricing',
+  'providers',
+  'intake',
+  'queue',
+  'claims',
+  'ledger',
+  'pacing',
+  'runner',
+  'agents',
+  'results',
+  'settings',
+  'team',
+  'app',
+]
+const NOT_THE_BINDINGS = layer(
+  'the engine is the core the transports and the cli bind: it imports none of them.',
+  'transport',
+  'server',
+  'desktop',
+  'cli',
+)
+/** cli/, desktop/, server/ and transport/ see the engine through its one public module. */
+const FRONT_DOOR = {
+  group: ['**/engine/*', '**/engine/**'],
+  message: "import the engine through its public face, src/main/engine/index.ts ('../engine').",
+}
+
 const BINDINGS_APART =
   'desktop/ and server/ never import each other: what both bindings share lives in transport/.'
 const NO_NODE = 'the renderer never imports Node built-ins.'
@@ -50,24 +82,33 @@ const layering = [
       ]),
     },
   },
-  {
-    files: ['src/main/engine/**'],
+  // Inside the engine, folders by concern from the bottom up (docs/architecture.md): each imports
+  // only the folders before it. One config object per folder, each with the whole rule.
+  ...ENGINE_LAYERS.map((folder, i) => ({
+    files: [`src/main/engine/${folder}/**`],
     rules: {
       'no-restricted-imports': restrictImports([
-        layer(
-          'the engine is the core the transports and the cli bind: it imports none of them.',
-          'transport',
-          'server',
-          'desktop',
-          'cli',
-        ),
+        NOT_THE_BINDINGS,
+        ...(i + 1 < ENGINE_LAYERS.length
+          ? [
+              layer(
+                `engine layers run ${ENGINE_LAYERS.join(' → ')}: ${folder}/ imports only the folders before it.`,
+                ...ENGINE_LAYERS.slice(i + 1),
+              ),
+            ]
+          : []),
       ]),
     },
+  })),
+  {
+    files: ['src/main/engine/index.ts'],
+    rules: { 'no-restricted-imports': restrictImports([NOT_THE_BINDINGS]) },
   },
   {
     files: ['src/main/transport/**'],
     rules: {
       'no-restricted-imports': restrictImports([
+        FRONT_DOOR,
         layer(
           'transport/ is what both bindings share: it imports neither of them, nor the cli.',
           'server',
@@ -81,6 +122,7 @@ const layering = [
     files: ['src/main/server/**'],
     rules: {
       'no-restricted-imports': restrictImports([
+        FRONT_DOOR,
         layer(BINDINGS_APART, 'desktop'),
         layer('server/ never imports the cli (the cli starts it).', 'cli'),
       ]),
@@ -91,6 +133,7 @@ const layering = [
     rules: {
       'no-restricted-imports': restrictImports(
         [
+          FRONT_DOOR,
           layer(BINDINGS_APART, 'server'),
           layer('desktop/ never imports the cli: both are entry points.', 'cli'),
         ],
@@ -102,6 +145,7 @@ const layering = [
     files: ['src/main/cli/**'],
     rules: {
       'no-restricted-imports': restrictImports([
+        FRONT_DOOR,
         layer('the cli runs without Electron: it never imports desktop/.', 'desktop'),
       ]),
     },
@@ -146,6 +190,31 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   ...layering,
+  {
+    // Sizes a reader can hold in mind. Functions only outside JSX: a component's markup reads
+    // top to bottom, and a describe() of tests is a list, not a function to follow.
+    files: ['src/**/*.ts', 'src/**/*.tsx', 'test/**/*.ts', 'test/**/*.tsx'],
+    rules: { 'max-lines': ['error', { max: 400 }] },
+  },
+  {
+    files: ['src/**/*.ts'],
+    rules: { 'max-lines-per-function': ['error', { max: 120 }] },
+  },
+  {
+    // The engine's top level holds only its folders and index.ts, so a path reads as a map.
+    files: ['src/main/engine/*.ts'],
+    ignores: ['src/main/engine/index.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'Program',
+          message:
+            "the engine's top level holds only folders and index.ts: put this file in the folder of its concern.",
+        },
+      ],
+    },
+  },
   {
     // Opening external URLs is only allowed through the tested isSafeExternalUrl gate.
     files: ['src/**'],

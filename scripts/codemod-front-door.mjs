@@ -7,14 +7,19 @@ import path from 'node:path'
 
 const root = path.resolve('.')
 const engineDir = path.join(root, 'src/main/engine')
-const files = execFileSync('git', ['ls-files', 'src/main/cli', 'src/main/desktop', 'src/main/server', 'src/main/transport'], { encoding: 'utf8' })
+const files = execFileSync(
+  'git',
+  ['ls-files', 'src/main/cli', 'src/main/desktop', 'src/main/server', 'src/main/transport'],
+  { encoding: 'utf8' },
+)
   .split('\n')
   .filter((f) => /\.tsx?$/.test(f))
   .map((f) => path.join(root, f))
 
 function resolve(dir, spec) {
   const abs = path.resolve(dir, spec)
-  for (const c of [abs + '.ts', abs + '.tsx', path.join(abs, 'index.ts')]) if (existsSync(c)) return c
+  for (const c of [abs + '.ts', abs + '.tsx', path.join(abs, 'index.ts')])
+    if (existsSync(c)) return c
   return null
 }
 
@@ -37,7 +42,10 @@ for (const file of files) {
     if (!clause || clause.name || !clause.namedBindings || !ts.isNamedImports(clause.namedBindings))
       throw new Error(`unsupported import in ${file}: ${st.getText()}`)
     const declType = clause.isTypeOnly
-    const mod = path.relative(engineDir, target).replace(/\.ts$/, '').replace(/\/index$/, '')
+    const mod = path
+      .relative(engineDir, target)
+      .replace(/\.ts$/, '')
+      .replace(/\/index$/, '')
     if (!exportsByModule.has(mod)) exportsByModule.set(mod, new Map())
     for (const el of clause.namedBindings.elements) {
       const isType = declType || el.isTypeOnly
@@ -72,8 +80,14 @@ for (const file of files) {
 const body = [...exportsByModule.entries()]
   .sort(([a], [b]) => a.localeCompare(b))
   .map(([mod, names]) => {
-    const vals = [...names].filter(([, t]) => !t).map(([n]) => n).sort()
-    const typs = [...names].filter(([, t]) => t).map(([n]) => n).sort()
+    const vals = [...names]
+      .filter(([, t]) => !t)
+      .map(([n]) => n)
+      .sort()
+    const typs = [...names]
+      .filter(([, t]) => t)
+      .map(([n]) => n)
+      .sort()
     const out = []
     if (vals.length) out.push(`export { ${vals.join(', ')} } from './${mod}'`)
     if (typs.length) out.push(`export type { ${typs.join(', ')} } from './${mod}'`)

@@ -1,4 +1,4 @@
-// `npm test`: typecheck, lint, format check, build, then every test layer (unit, integration, e2e) in one
+// `npm test`: typecheck, lint, the import-cycle check, format check, build, then every test layer (unit, integration, e2e) in one
 // vitest run. Ends with a plain `N passed, N failed` line so a run that executed nothing cannot
 // pass unnoticed.
 import { spawnSync } from 'node:child_process'
@@ -8,6 +8,7 @@ const results = '.vitest-results.json'
 const steps = [
   ['typecheck', 'npm', ['run', '--silent', 'typecheck']],
   ['lint', 'npm', ['run', '--silent', 'lint']],
+  ['cycles', 'node', ['scripts/check-cycles.mjs']],
   ['format', 'npx', ['prettier', '--check', '--log-level', 'warn', '.']],
   // The browser tests load the built console: build it from these sources, never a stale copy.
   ['build', 'npx', ['electron-vite', 'build', '--logLevel', 'warn']],

@@ -20,7 +20,7 @@ async function restrictedImports(file: string, source: string): Promise<string[]
   return result.messages.filter((m) => m.ruleId === 'no-restricted-imports').map((m) => m.message)
 }
 
-const ENGINE = 'src/main/engine/probe.ts'
+const ENGINE = 'src/main/engine/app/probe.ts'
 const TRANSPORT = 'src/main/transport/probe.ts'
 const SERVER = 'src/main/server/probe.ts'
 const DESKTOP = 'src/main/desktop/probe.ts'
@@ -35,8 +35,17 @@ describe('layering lint rules', () => {
     ['engine', '../transport/commands', ENGINE, 'the engine'],
     ['engine', '../desktop/secrets', ENGINE, 'the engine'],
     ['engine', '../../cli/common', ENGINE, 'the engine'],
+    ['engine db/', '../queue/workers', 'src/main/engine/db/probe.ts', 'db/ imports only'],
+    ['engine core/', '../pacing/store', 'src/main/engine/core/probe.ts', 'core/ imports only'],
+    ['engine pacing/', '../runner/context', 'src/main/engine/pacing/probe.ts', 'pacing/ imports'],
+    ['engine claims/redis/', '../../team/connect', 'src/main/engine/claims/redis/p.ts', 'claims/'],
+    ['engine team/ledger/', '../../app/parts', 'src/main/engine/team/ledger/p.ts', 'team/'],
+    ['cli', '../engine/app/engine', CLI, 'public face'],
+    ['desktop', '../engine/core/errors', DESKTOP, 'public face'],
+    ['server', '../engine/db', SERVER, 'public face'],
+    ['transport', '../engine/core/errors', TRANSPORT, 'public face'],
     ['engine', 'electron', ENGINE, 'electron'],
-    ['shared', '../main/engine/errors', SHARED, 'shared'],
+    ['shared', '../main/engine/core/errors', SHARED, 'shared'],
     ['shared', '../renderer/src/store', SHARED, 'shared'],
     ['shared', 'electron', SHARED, 'electron'],
     ['desktop', '../server/responses', DESKTOP, 'desktop/ and server/'],
@@ -50,7 +59,7 @@ describe('layering lint rules', () => {
     ['preload', '../main/transport/commands', PRELOAD, 'the preload'],
     ['renderer', 'node:fs', RENDERER, 'Node built-ins'],
     ['renderer', 'fs', RENDERER, 'Node built-ins'],
-    ['renderer', '../../../../main/engine/errors', RENDERER, 'the renderer'],
+    ['renderer', '../../../../main/engine/core/errors', RENDERER, 'the renderer'],
     ['renderer', '../../../../preload/index', RENDERER, 'the renderer'],
     ['renderer', 'electron', RENDERER, 'electron'],
   ])('%s may not import %s', async (_area, source, file, says) => {
@@ -61,11 +70,16 @@ describe('layering lint rules', () => {
 
   it.each([
     ['engine', '../../shared/contract', ENGINE],
-    ['transport', '../engine/errors', TRANSPORT],
+    ['engine pacing/', '../providers/classify', 'src/main/engine/pacing/probe.ts'],
+    ['engine runner/', '../pacing/scheduler', 'src/main/engine/runner/probe.ts'],
+    ['engine app/', '../team/open', ENGINE],
+    ['engine claims/redis/', '../../redis/script-runner', 'src/main/engine/claims/redis/p.ts'],
+    ['transport', '../engine', TRANSPORT],
     ['server', '../transport/commands', SERVER],
-    ['server', '../engine/errors', SERVER],
+    ['server', '../engine', SERVER],
     ['desktop', '../transport/security-headers', DESKTOP],
-    ['desktop', '../engine/engine', DESKTOP],
+    ['desktop', '../engine', DESKTOP],
+    ['cli', '../engine', CLI],
     ['desktop', 'electron', DESKTOP],
     ['cli', '../server', CLI],
     ['preload', '../shared/client', PRELOAD],
@@ -74,5 +88,45 @@ describe('layering lint rules', () => {
     ['renderer', '../../store', RENDERER],
   ])('%s may import %s', async (_area, source, file) => {
     expect(await restrictedImports(file, source)).toEqual([])
+  })
+})
+
+/** Lints `code` as if it were `file`; returns the messages of `rule`. */
+async function messagesOf(file: string, code: string, rule: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath: resolve(ROOT, file) })
+  if (!result) throw new Error(`ESLint returned no result for ${file}`)
+  expect(result.messages.filter((m) => m.fatal === true || m.ruleId === null)).toEqual([])
+  return result.messages.filter((m) => m.ruleId === rule).map((m) => m.message)
+}
+
+const lines = (n: number, line = 'x += 1') => Array.from({ length: n }, () => line).join('\n')
+
+describe('the engine reads as a map', () => {
+  it('its top level holds only folders and index.ts', async () => {
+    const code = 'export const stray = 1\n'
+    const rule = 'no-restricted-syntax'
+    expect(await messagesOf('src/main/engine/stray.ts', code, rule)).toEqual([
+      expect.stringContaining("the engine's top level holds only folders and index.ts"),
+    ])
+    expect(await messagesOf('src/main/engine/index.ts', code, rule)).toEqual([])
+    expect(await messagesOf('src/main/engine/core/stray.ts', code, rule)).toEqual([])
+  })
+
+  it('a file holds at most 400 lines, in src and in test', async () => {
+    const at = (n: number) => `let x = 0\n${lines(n - 2)}\nexport { x }\n`
+    for (const file of ['src/main/engine/core/long.ts', 'test/unit/long.test.ts']) {
+      expect(await messagesOf(file, at(400), 'max-lines')).toEqual([])
+      expect(await messagesOf(file, at(401), 'max-lines')).toHaveLength(1)
+    }
+  })
+
+  it('a function holds at most 120 lines in src .ts files, not in JSX or tests', async () => {
+    const fn = (n: number) =>
+      `export function f(): number {\n  let x = 0\n${lines(n - 4)}\n  return x\n}\n`
+    const rule = 'max-lines-per-function'
+    expect(await messagesOf('src/main/cli/long.ts', fn(120), rule)).toEqual([])
+    expect(await messagesOf('src/main/cli/long.ts', fn(121), rule)).toHaveLength(1)
+    expect(await messagesOf('src/renderer/src/long.tsx', fn(121), rule)).toEqual([])
+    expect(await messagesOf('test/unit/long.test.ts', fn(121), rule)).toEqual([])
   })
 })
