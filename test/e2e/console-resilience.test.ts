@@ -6,21 +6,15 @@ import { mkdirSync } from 'node:fs'
 import { createServer, request, type Server } from 'node:http'
 import type { Socket } from 'node:net'
 import { join } from 'node:path'
-import type { Browser, Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ensureConsoleBuilt, launchChromium } from '../helpers/browser'
-import { ROOT, query, startPacer, tempDir, until } from '../helpers/cli'
+import type { Page } from 'playwright-core'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { consoleSession, openConsolePage, serveConsole } from '../helpers/browser'
+import { ROOT, query, until, type startPacer } from '../helpers/cli'
 
 const SHOTS = join(ROOT, 'test-results', 'screenshots')
 
-let server: ReturnType<typeof startPacer>
 let restarted: ReturnType<typeof startPacer> | null = null
-let relay: Relay
-let browser: Browser
-let page: Page
-let serverUrl: URL
-let db: string
-const pageErrors: string[] = []
+let relay: Relay | undefined
 
 /**
  * Forwards HTTP to the server, rewriting Host and Origin (the server accepts only its own), so the
@@ -76,26 +70,6 @@ async function startRelay(target: URL): Promise<Relay> {
   }
 }
 
-async function api<T>(channel: string, input: unknown = {}): Promise<T> {
-  const res = await fetch(`${serverUrl.origin}/api/commands/${channel}`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${serverUrl.searchParams.get('token')}`,
-      'content-type': 'application/json',
-    },
-    body: JSON.stringify(input),
-  })
-  const reply = (await res.json()) as { ok: boolean; value?: T; error?: unknown }
-  if (!reply.ok) throw new Error(`${channel}: ${JSON.stringify(reply.error)}`)
-  return reply.value as T
-}
-
-async function serve(port: number): Promise<{ proc: ReturnType<typeof startPacer>; url: URL }> {
-  const proc = startPacer(['serve', '--db', db, '--port', String(port)])
-  const url = await until(() => /Pacer console: (\S+)/.exec(proc.output().stdout)?.[1], 30_000)
-  return { proc, url: new URL(url) }
-}
-
 async function stop(proc: ReturnType<typeof startPacer>): Promise<void> {
   if (proc.child.exitCode === null && proc.child.signalCode === null) proc.child.kill('SIGINT')
   await proc.done
@@ -103,133 +77,133 @@ async function stop(proc: ReturnType<typeof startPacer>): Promise<void> {
 
 const connection = (p: Page) => p.getByTestId('transport').getAttribute('data-connection')
 
-async function openConsole(url: string): Promise<Page> {
-  const p = await browser.newPage({ viewport: { width: 1440, height: 900 } })
-  p.on('pageerror', (err) => pageErrors.push(err.message))
-  await p.goto(url)
-  await p.getByTestId('nav-queue').waitFor()
+async function openConsole(url: URL): Promise<Page> {
+  const p = await openConsolePage(s.browser, url, s.errors, { pageErrorsOnly: true })
   await until(async () => (await connection(p)) === 'open', 10_000)
   return p
 }
 
-beforeAll(async () => {
-  ensureConsoleBuilt()
-  mkdirSync(SHOTS, { recursive: true })
-  db = join(tempDir('pacer-e2e-resilience-'), 'pacer.db')
-  const started = await serve(0)
-  server = started.proc
-  serverUrl = started.url
-  relay = await startRelay(serverUrl)
-  browser = await launchChromium()
-  page = await openConsole(`http://127.0.0.1:${relay.port}/${serverUrl.search}`)
-}, 120_000)
+// The page is served through the relay; it logs failed loads while the network is down, so only
+// its own errors count.
+const s = consoleSession({
+  name: 'resilience',
+  pageErrorsOnly: true,
+  pageUrl: async (served) => {
+    relay = await startRelay(served.url)
+    return new URL(`http://127.0.0.1:${relay.port}/${served.url.search}`)
+  },
+  teardown: async () => {
+    await relay?.drop()
+    if (restarted) await stop(restarted)
+  },
+})
 
-afterAll(async () => {
-  await browser?.close()
-  await relay?.drop()
-  if (server) await stop(server)
-  if (restarted) await stop(restarted)
+beforeAll(async () => {
+  mkdirSync(SHOTS, { recursive: true })
+  await until(async () => (await connection(s.page)) === 'open', 10_000)
 })
 
 describe('the add-task form', () => {
   it('refuses a payload JSON cannot carry (1e400 parses to Infinity), naming its path', async () => {
-    await page.getByTestId('add-task-toggle').click()
-    await page.getByTestId('task-type').fill('priced')
-    await page
+    await s.page.getByTestId('add-task-toggle').click()
+    await s.page.getByTestId('task-type').fill('priced')
+    await s.page
       .getByTestId('task-payload')
       .fill('{"items": [{"price": 1}, {"price": 2}, {"price": 3}, {"price": 1e400}]}')
-    await expect(page.getByTestId('payload-json-error').textContent()).resolves.toContain(
+    await expect(s.page.getByTestId('payload-json-error').textContent()).resolves.toContain(
       'payload.items[3].price is Infinity, which is not JSON',
     )
-    await expect(page.getByTestId('task-submit').isDisabled()).resolves.toBe(true)
+    await expect(s.page.getByTestId('task-submit').isDisabled()).resolves.toBe(true)
     // A submit forced past the disabled button (a script, an extension) is refused by the form
     // itself, with the same words, and sends nothing.
-    await page
+    await s.page
       .getByTestId('add-task-form')
       .evaluate((form) => (form as unknown as { requestSubmit(): void }).requestSubmit())
-    const refused = page.getByTestId('add-task-form').locator('.inline-error')
+    const refused = s.page.getByTestId('add-task-form').locator('.inline-error')
     await refused.waitFor({ timeout: 5_000 })
     await expect(refused.textContent()).resolves.toContain('payload.items[3].price is Infinity')
-    await page.screenshot({ path: join(SHOTS, 'resilience-payload.png') })
-    expect(await api<unknown[]>('batches:list')).toEqual([])
+    await s.page.screenshot({ path: join(SHOTS, 'resilience-payload.png') })
+    expect(await s.served.api<unknown[]>('batches:list')).toEqual([])
 
-    await page.getByTestId('task-payload').fill('{"items": [{"price": 1e300}]}')
-    await expect(page.getByTestId('task-submit').isDisabled()).resolves.toBe(false)
-    await page.getByTestId('task-submit').click()
-    await until(async () => (await api<unknown[]>('batches:list')).length === 1, 10_000)
+    await s.page.getByTestId('task-payload').fill('{"items": [{"price": 1e300}]}')
+    await expect(s.page.getByTestId('task-submit').isDisabled()).resolves.toBe(false)
+    await s.page.getByTestId('task-submit').click()
+    await until(async () => (await s.served.api<unknown[]>('batches:list')).length === 1, 10_000)
   })
 })
 
 describe('losing the server', () => {
   it('a dropped network shows a banner and a red dot; back, every view reloads', async () => {
     await until(
-      () => query(db, `SELECT 1 FROM tasks WHERE status IN ('queued','running')`).length === 0,
+      () => query(s.db, `SELECT 1 FROM tasks WHERE status IN ('queued','running')`).length === 0,
     )
-    await until(async () => (await page.getByTestId('header-cost').textContent()) !== '—', 10_000)
-    const costBefore = await page.getByTestId('header-cost').textContent()
+    await until(async () => (await s.page.getByTestId('header-cost').textContent()) !== '—', 10_000)
+    const costBefore = await s.page.getByTestId('header-cost').textContent()
 
-    await relay.drop()
-    const banner = page.getByTestId('connection-banner')
+    await relay!.drop()
+    const banner = s.page.getByTestId('connection-banner')
     await banner.waitFor({ timeout: 10_000 })
     await expect(banner.textContent()).resolves.toContain(
       'Disconnected from the Pacer server — retrying…',
     )
-    expect(await connection(page)).toBe('reconnecting')
-    await expect(page.getByTestId('transport-dot').getAttribute('class')).resolves.toContain(
+    expect(await connection(s.page)).toBe('reconnecting')
+    await expect(s.page.getByTestId('transport-dot').getAttribute('class')).resolves.toContain(
       'dot-off',
     )
-    await page.screenshot({ path: join(SHOTS, 'resilience-disconnected.png') })
+    await s.page.screenshot({ path: join(SHOTS, 'resilience-disconnected.png') })
 
     // While the page cannot hear it, a batch runs to the end: no event about it will ever reach
     // the page, so only a reload can show it.
     const content = Array.from({ length: 12 }, (_, i) =>
       JSON.stringify({ type: 'offline', payload: { i } }),
     ).join('\n')
-    const { batchId } = await api<{ batchId: string }>('batches:import', {
+    const { batchId } = await s.served.api<{ batchId: string }>('batches:import', {
       fileName: 'offline.jsonl',
       content,
     })
     await until(
-      () => query(db, `SELECT 1 FROM tasks WHERE status IN ('queued','running')`).length === 0,
+      () => query(s.db, `SELECT 1 FROM tasks WHERE status IN ('queued','running')`).length === 0,
       30_000,
     )
     // Let the engine's last pushes (samples, ledger totals) go out to nobody.
     await new Promise((r) => setTimeout(r, 2500))
     expect(await banner.count()).toBe(1)
 
-    await relay.restore()
-    await until(async () => (await connection(page)) === 'open', 20_000)
+    await relay!.restore()
+    await until(async () => (await connection(s.page)) === 'open', 20_000)
     expect(await banner.count()).toBe(0)
-    await expect(page.getByTestId('transport-dot').getAttribute('class')).resolves.toContain(
+    await expect(s.page.getByTestId('transport-dot').getAttribute('class')).resolves.toContain(
       'dot-on',
     )
-    await page.getByTestId('nav-queue').click()
-    const row = page.locator(`[data-testid="batch-row"][data-batch-id="${batchId}"]`)
+    await s.page.getByTestId('nav-queue').click()
+    const row = s.page.locator(`[data-testid="batch-row"][data-batch-id="${batchId}"]`)
     await until(async () => (await row.count()) === 1, 10_000)
     await until(async () => /12 \/ 12/.test((await row.textContent()) ?? ''), 10_000)
-    await until(async () => (await page.getByTestId('header-cost').textContent()) !== costBefore)
-    await expect(page.getByTestId('header-limit').textContent()).resolves.toContain('sim:sim-small')
+    await until(async () => (await s.page.getByTestId('header-cost').textContent()) !== costBefore)
+    await expect(s.page.getByTestId('header-limit').textContent()).resolves.toContain(
+      'sim:sim-small',
+    )
   })
 
   it('a refused slider change stops showing its error once another change goes through', async () => {
-    await page.getByTestId('nav-concurrency').click()
-    await page.getByTestId('slider-max').fill('12')
+    await s.page.getByTestId('nav-concurrency').click()
+    await s.page.getByTestId('slider-max').fill('12')
     await until(
-      async () => (await page.getByTestId('slider-max').getAttribute('data-applied')) === '12',
+      async () => (await s.page.getByTestId('slider-max').getAttribute('data-applied')) === '12',
     )
-    await page.getByTestId('slider-min').fill('32')
-    const error = page.getByTestId('slider-min-error')
+    await s.page.getByTestId('slider-min').fill('32')
+    const error = s.page.getByTestId('slider-min-error')
     await error.waitFor({ timeout: 10_000 })
     await expect(error.textContent()).resolves.toMatch(/max/)
-    await page.getByTestId('slider-max').fill('40')
+    await s.page.getByTestId('slider-max').fill('40')
     await until(
-      async () => (await page.getByTestId('slider-max').getAttribute('data-applied')) === '40',
+      async () => (await s.page.getByTestId('slider-max').getAttribute('data-applied')) === '40',
     )
     await until(async () => (await error.count()) === 0, 5_000)
   })
 
   it('stopping pacer serve shows the banner; a restart with a new token says to open its URL', async () => {
-    const direct = await openConsole(serverUrl.href)
+    const direct = await openConsole(s.served.url)
     // Opened on an idle engine, which sends no samples: the chart still starts from the
     // scheduler's current state instead of being blank.
     await direct.getByTestId('nav-concurrency').click()
@@ -240,18 +214,18 @@ describe('losing the server', () => {
     await expect(direct.getByTestId('header-limit').textContent()).resolves.toMatch(
       /^Limit sim:sim-small\d+$/,
     )
-    const port = Number(serverUrl.port)
-    await stop(server)
-    for (const p of [page, direct]) {
+    const port = Number(s.served.url.port)
+    await stop(s.served.proc)
+    for (const p of [s.page, direct]) {
       await p.getByTestId('connection-banner').waitFor({ timeout: 10_000 })
       expect(await connection(p)).toBe('reconnecting')
     }
     await direct.screenshot({ path: join(SHOTS, 'resilience-server-stopped.png') })
 
-    const again = await serve(port)
+    const again = await serveConsole(s.db, ['--port', String(port)])
     restarted = again.proc
-    expect(again.url.searchParams.get('token')).not.toBe(serverUrl.searchParams.get('token'))
-    for (const p of [direct, page]) {
+    expect(again.url.searchParams.get('token')).not.toBe(s.served.token)
+    for (const p of [direct, s.page]) {
       await until(async () => (await connection(p)) === 'unauthorized', 30_000)
       await expect(p.getByTestId('connection-banner').textContent()).resolves.toContain(
         'The server restarted: open the new URL it printed',
@@ -262,6 +236,6 @@ describe('losing the server', () => {
   })
 
   it('logged no page errors', () => {
-    expect(pageErrors).toEqual([])
+    expect(s.errors).toEqual([])
   })
 })

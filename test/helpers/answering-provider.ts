@@ -22,6 +22,8 @@ export interface AnsweringProvider {
   /** Base URL for the openai-compatible provider (ends in /v1). */
   url: string
   answered: AnsweredRequest[]
+  /** Requests received and not yet answered (or given up by the client). */
+  open: number
   /** The answer to a task's last step: its prompt, and 1 + 2·(steps − 1) messages. */
   finalAnswers(prompt: string, steps: number): AnsweredRequest[]
   /** Every request of a task's execution(s), all steps. */
@@ -74,6 +76,8 @@ export async function startAnsweringProvider(latencyMs = 5): Promise<AnsweringPr
       const finishReason = prompt.includes('truncate') ? 'length' : 'stop'
       const message = { role: 'assistant' as const, content: text }
       answered.push({ messages: body.messages, prompt, text, finishReason, message, usage })
+      provider.open++
+      res.on('close', () => provider.open--)
       setTimeout(() => {
         json(res, 200, {
           id: `chatcmpl-${n}`,
@@ -87,9 +91,10 @@ export async function startAnsweringProvider(latencyMs = 5): Promise<AnsweringPr
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as AddressInfo
-  return {
+  const provider: AnsweringProvider = {
     url: `http://127.0.0.1:${port}/v1`,
     answered,
+    open: 0,
     finalAnswers: (prompt, steps) =>
       answered.filter((a) => a.prompt === prompt && a.messages.length === 1 + 2 * (steps - 1)),
     requestsOf: (prompt) => answered.filter((a) => a.prompt === prompt),
@@ -99,4 +104,5 @@ export async function startAnsweringProvider(latencyMs = 5): Promise<AnsweringPr
         server.close(() => resolve())
       }),
   }
+  return provider
 }

@@ -45,13 +45,17 @@ export interface ServedConsole {
   api<T>(channel: string, input?: unknown): Promise<T>
 }
 
-/** Starts `pacer serve` on `db` (with `env` over this process's) and waits for the URL it prints. */
+/**
+ * Starts `pacer serve` on `db` (with `env` over this process's; on any free port unless `extraArgs`
+ * names one) and waits for the URL it prints.
+ */
 export async function serveConsole(
   db: string,
   extraArgs: string[] = [],
   env: NodeJS.ProcessEnv = {},
 ): Promise<ServedConsole> {
-  const proc = startPacer(['serve', '--db', db, '--port', '0', ...extraArgs], env)
+  const port = extraArgs.includes('--port') ? [] : ['--port', '0']
+  const proc = startPacer(['serve', '--db', db, ...port, ...extraArgs], env)
   const url = new URL(
     await until(() => /Pacer console: (\S+)/.exec(proc.output().stdout)?.[1], 30_000),
   )
@@ -69,17 +73,23 @@ export async function serveConsole(
   return { proc, url, token, api }
 }
 
-/** A page on the console at `url`, collecting its page errors and console errors in `errors`. */
+/**
+ * A page on the console at `url`, collecting its page errors and (unless `pageErrorsOnly`: a test
+ * that cuts the network expects failed loads in the console) console errors in `errors`.
+ */
 export async function openConsolePage(
   browser: Browser,
   url: URL,
   errors: string[],
-  options: { acceptDownloads?: boolean } = {},
+  options: { acceptDownloads?: boolean; pageErrorsOnly?: boolean } = {},
 ): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width: 1440, height: 900 }, ...options })
+  const page = await browser.newPage({
+    viewport: { width: 1440, height: 900 },
+    acceptDownloads: options.acceptDownloads,
+  })
   page.on('pageerror', (err) => errors.push(err.message))
   page.on('console', (msg) => {
-    if (msg.type() === 'error') errors.push(msg.text())
+    if (msg.type() === 'error' && !options.pageErrorsOnly) errors.push(msg.text())
   })
   await page.goto(url.href)
   await page.getByTestId('nav-queue').waitFor()
@@ -110,6 +120,10 @@ export interface ConsoleSetup {
   /** Runs after the console and the browser closed (providers, servers). */
   teardown?: () => Promise<void> | void
   acceptDownloads?: boolean
+  /** Where the page opens (a relay in front of the server). @default the URL `pacer serve` printed */
+  pageUrl?: (served: ServedConsole) => Promise<URL> | URL
+  /** Keep only the page's own errors, not console messages. @default false */
+  pageErrorsOnly?: boolean
 }
 
 export interface ServeWith {
@@ -147,8 +161,10 @@ export function consoleSession(setup: ConsoleSetup): ConsoleSession {
     const extra = (await setup.prepare?.(db, dir)) ?? {}
     served = await serveConsole(db, extra.args, extra.env)
     browser = await launchChromium()
-    const page = await openConsolePage(browser, served.url, errors, {
+    const url = (await setup.pageUrl?.(served)) ?? served.url
+    const page = await openConsolePage(browser, url, errors, {
       acceptDownloads: setup.acceptDownloads,
+      pageErrorsOnly: setup.pageErrorsOnly,
     })
     state = { db, dir, served, browser, page }
   }, 120_000)

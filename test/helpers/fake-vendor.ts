@@ -64,6 +64,38 @@ export function json(res: ServerResponse, status: number, body: unknown, headers
   res.end(JSON.stringify(body))
 }
 
+/**
+ * Answers as OpenAI's Chat Completions and Anthropic's Messages APIs do, by route (a 200 with the
+ * vendor's body shape and usage), and any other route with a vendor-shaped 404: one server for a
+ * test that only needs to see who received which key.
+ */
+export const eitherDialect: Handler = (req, res) => {
+  const model = (req.body as { model?: unknown } | undefined)?.model
+  const path = req.url.split('?')[0] ?? ''
+  if (req.method === 'POST' && path.endsWith('/chat/completions')) {
+    const body = openAiCompletion('ok', {
+      prompt_tokens: 10,
+      completion_tokens: 2,
+      total_tokens: 12,
+    })
+    json(res, 200, { ...(body as object), model })
+  } else if (req.method === 'POST' && path.endsWith('/v1/messages')) {
+    json(res, 200, {
+      id: 'msg_1',
+      type: 'message',
+      role: 'assistant',
+      model,
+      content: [{ type: 'text', text: 'ok' }],
+      stop_reason: 'end_turn',
+      usage: { input_tokens: 10, output_tokens: 2 },
+    })
+  } else {
+    json(res, 404, {
+      error: { type: 'not_found_error', message: `no route ${req.method} ${path}` },
+    })
+  }
+}
+
 /** A port nothing listens on: bound, then closed. */
 export async function closedPort(): Promise<number> {
   const s = createServer()

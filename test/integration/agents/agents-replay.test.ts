@@ -5,11 +5,11 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { query, runPacer, startPacer, tempDir, until, writeJsonl } from '../../helpers/cli'
 import { researchAgent } from '../../helpers/agent-module'
-import { startVendorServer, type VendorServer } from '../../helpers/vendor-server'
+import { eitherDialect, vendor, type FakeVendor } from '../../helpers/fake-vendor'
 
-let server: VendorServer
+let server: FakeVendor
 beforeEach(async () => {
-  server = await startVendorServer()
+  server = await vendor(eitherDialect)
 })
 afterEach(async () => {
   await server.close()

@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { query, runPacer, tempDir, writeJsonl } from '../../helpers/cli'
 import { researchAgent } from '../../helpers/agent-module'
-import { startVendorServer, type VendorServer } from '../../helpers/vendor-server'
+import { eitherDialect, vendor, type FakeVendor } from '../../helpers/fake-vendor'
 
 const KEY = 'sk-agents-test-key'
 const CLEAN = { OPENAI_API_KEY: KEY, OPENAI_BASE_URL: '', ANTHROPIC_API_KEY: '' }
@@ -17,9 +17,9 @@ const TASKS = [
   { type: 'research', payload: { q: 'leases' } },
 ]
 
-let server: VendorServer
+let server: FakeVendor
 beforeEach(async () => {
-  server = await startVendorServer()
+  server = await vendor(eitherDialect)
 })
 afterEach(async () => {
   await server.close()

@@ -93,7 +93,7 @@ describe.skipIf(process.platform !== 'linux')('pacer run with a full disk', () =
     writeFileSync(limit, '1')
     await until(() => BLOCKED.test(run.output().stderr))
     // What was already on its way lands; after that nothing more is sent while the disk is full.
-    await new Promise((r) => setTimeout(r, 1000))
+    await until(() => server.open === 0)
     const sent = server.answered.length
     const cpu = cpuSeconds(run.child.pid!)
     const started = Date.now()

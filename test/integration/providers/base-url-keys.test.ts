@@ -9,7 +9,7 @@ import { createSecretStore, type SafeStorageLike } from '../../../src/main/deskt
 import { createEngine, type Engine } from '../../../src/main/engine/app/engine'
 import type { SettingsView } from '../../../src/shared/contract'
 import { ROOT, query, runPacer, startPacer, tempDir, until, writeJsonl } from '../../helpers/cli'
-import { startVendorServer, type VendorServer } from '../../helpers/vendor-server'
+import { eitherDialect, vendor as fakeVendor, type FakeVendor } from '../../helpers/fake-vendor'
 
 const VERSION = (
   JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }
@@ -30,7 +30,7 @@ const TASKS = [
   { type: 'q', payload: { prompt: 'two' } },
 ]
 
-const servers: VendorServer[] = []
+const servers: FakeVendor[] = []
 let engine: Engine | undefined
 afterEach(async () => {
   await engine?.shutdown({ graceMs: 0 })
@@ -38,8 +38,8 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()))
 })
 
-async function vendor(): Promise<VendorServer> {
-  const s = await startVendorServer()
+async function vendor(): Promise<FakeVendor> {
+  const s = await fakeVendor(eitherDialect)
   servers.push(s)
   return s
 }
@@ -69,7 +69,7 @@ async function dbWithPlantedUrl(url: string): Promise<{ dir: string; db: string 
   return { dir, db }
 }
 
-function expectPacerCalls(server: VendorServer, n: number, key: { header: string; value: string }) {
+function expectPacerCalls(server: FakeVendor, n: number, key: { header: string; value: string }) {
   expect(server.requests).toHaveLength(n)
   for (const r of server.requests) {
     expect(r.headers[key.header]).toBe(key.value)

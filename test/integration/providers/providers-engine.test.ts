@@ -22,6 +22,7 @@ import {
   openAiCompletion,
   vendor,
 } from '../../helpers/fake-vendor'
+import { until } from '../../helpers/until'
 
 afterEach(closeVendors)
 
@@ -161,14 +162,10 @@ describe('openai-compatible through the real engine', () => {
       expect(enqueued).toBe(3)
       engine.start()
 
-      const deadline = Date.now() + 20_000
-      for (;;) {
+      await until(() => {
         const counts = engine.queue.batch(batchId)?.counts
-        if (counts && counts.queued === 0 && counts.running === 0) break
-        if (Date.now() > deadline)
-          throw new Error(`batch did not finish: ${JSON.stringify(counts)}`)
-        await new Promise((resolve) => setTimeout(resolve, 20))
-      }
+        return counts && counts.queued === 0 && counts.running === 0
+      })
 
       expect(engine.queue.batch(batchId)?.counts).toMatchObject({
         succeeded: 2,

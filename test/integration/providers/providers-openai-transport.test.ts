@@ -65,21 +65,25 @@ describe('OpenAI-compatible provider', () => {
   })
 
   it('lets an abort while the body streams reject as an AbortError', async () => {
-    let headersSent!: () => void
-    const sent = new Promise<void>((resolve) => (headersSent = resolve))
     const server = await vendor((_req, res) => {
       res.writeHead(200, { 'Content-Type': 'application/json' })
       res.write('{"choices": [')
-      headersSent()
     })
+    // The client holds the response (headers in, body not yet ended) when the abort comes.
+    let headersIn!: () => void
+    const received = new Promise<void>((resolve) => (headersIn = resolve))
+    const watched: typeof fetch = async (...args) => {
+      const res = await fetch(...args)
+      headersIn()
+      return res
+    }
     const controller = new AbortController()
-    const pending = openAi(server.url).call({
+    const pending = openAi(server.url, null, { fetch: watched }).call({
       model: 'm',
       messages: USER,
       signal: controller.signal,
     })
-    await sent
-    await new Promise((resolve) => setTimeout(resolve, 20))
+    await received
     controller.abort()
     await expect(pending).rejects.toMatchObject({ name: 'AbortError' })
   })

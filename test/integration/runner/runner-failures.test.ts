@@ -193,7 +193,11 @@ describe('pause', () => {
     const frozen = calls()
     // Only what was already in flight: tasks picked but still waiting for a slot stayed home.
     expect(frozen.executed).toBeLessThanOrEqual(before + inflight)
-    await new Promise((r) => setTimeout(r, 1_000))
+    // The runner keeps dispatching meanwhile: another batch runs to its end past the paused one.
+    const other = await engine.handlers['tasks:enqueue']({
+      tasks: Array.from({ length: 5 }, (_, i) => ({ type: 'other', payload: { i } })),
+    })
+    await until(() => engine!.queue.counts(other.batchId).succeeded === 5, 30_000)
     expect(calls()).toEqual(frozen)
     expect(engine.queue.counts(batchId).queued).toBeGreaterThan(0)
 

@@ -45,9 +45,8 @@ describe('startHttpServer: events (SSE)', () => {
     const res = await fetch(`${base}/api/events?token=${server.token}`)
     expect(res.status).toBe(200)
     expect(res.headers.get('content-type')).toBe('text/event-stream; charset=utf-8')
-    const events = await readEvents(res, 1, () =>
-      setTimeout(() => engine.emit('ledger:changed', { totals }), 20),
-    )
+    // The server subscribes before it answers the headers: an event emitted now must arrive.
+    const events = await readEvents(res, 1, () => engine.emit('ledger:changed', { totals }))
     expect(events).toEqual([{ event: 'ledger:changed', data: { totals } }])
   })
 

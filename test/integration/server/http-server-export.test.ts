@@ -47,8 +47,8 @@ describe('startHttpServer: CSV export', () => {
   it('cuts the download when the export fails after rows went out (never a silently short CSV)', async () => {
     await start()
     engine.exportCsv = async (_kind, out) => {
-      out.write('ts,cost\r\n'.repeat(2000))
-      await new Promise((r) => setTimeout(r, 20))
+      // Fails only once the rows were handed to the socket: the download has begun.
+      await new Promise<void>((r) => out.write('ts,cost\r\n'.repeat(2000), () => r()))
       throw new Error('database is locked')
     }
     await restart()

@@ -165,7 +165,7 @@ describe('team mode: claims shared through Redis', () => {
       paid.filter((p) => p.outcome === 'duplicate').every((p) => p.reason === 'answer lost'),
     ).toBe(true)
   })
-  it('Redis stopped for 10 s and restarted without its data: the machines re-seed it, the batch completes with no task run twice', async () => {
+  it('Redis stopped until the calls in flight have landed, and restarted without its data: the machines re-seed it, the batch completes with no task run twice', async () => {
     const root = tempDir('pacer-team-claims-restart-')
     const provider = await loopbackProvider(6, 150)
     const r = await redis()
@@ -175,7 +175,8 @@ describe('team mode: claims shared through Redis', () => {
     await until(() => provider.ok >= 15, 60_000)
     await r.stop()
     await until(() => runs.every((x) => x.output().stderr.includes('admission paused')))
-    await new Promise((resolve) => setTimeout(resolve, 10_000))
+    // Every call out at the stop has been answered: its completion waits on the missing server.
+    await until(() => provider.current === 0, 60_000)
     await r.start()
     const results = await Promise.all(runs.map((x) => x.done))
     const reseeded = results.filter((x) =>

@@ -136,6 +136,21 @@ function guarded() {
   return { contents, shell }
 }
 
+const SENTINEL = 'https://example.com/sentinel'
+
+/**
+ * Navigates to a safe page after the events under test and waits until it is opened: navigations
+ * are handled in order, so anything the earlier ones opened would be there before it.
+ */
+async function openedOnlyTheSentinel(
+  contents: FakeContents,
+  shell: { openExternal: ReturnType<typeof vi.fn> },
+): Promise<void> {
+  expect(contents.navigate('will-navigate', SENTINEL)).toBe(true)
+  await vi.waitFor(() => expect(shell.openExternal).toHaveBeenCalledWith(SENTINEL))
+  expect(shell.openExternal.mock.calls).toEqual([[SENTINEL]])
+}
+
 describe('guardNavigation', () => {
   it('lets the console reload itself', () => {
     const { contents, shell } = guarded()
@@ -156,8 +171,7 @@ describe('guardNavigation', () => {
     async (url) => {
       const { contents, shell } = guarded()
       expect(contents.navigate('will-navigate', url)).toBe(true)
-      await new Promise((r) => setTimeout(r, 5))
-      expect(shell.openExternal).not.toHaveBeenCalled()
+      await openedOnlyTheSentinel(contents, shell)
     },
   )
 
@@ -165,8 +179,7 @@ describe('guardNavigation', () => {
     const { contents, shell } = guarded()
     expect(contents.navigate('will-redirect', 'https://example.com/')).toBe(true)
     expect(contents.navigate('will-redirect', APP)).toBe(false)
-    await new Promise((r) => setTimeout(r, 5))
-    expect(shell.openExternal).not.toHaveBeenCalled()
+    await openedOnlyTheSentinel(contents, shell)
   })
 
   it('denies every new window; a safe link opens in the OS browser', async () => {

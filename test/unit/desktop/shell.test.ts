@@ -240,7 +240,8 @@ describe('desktop shell: single instance', () => {
     const quit = new Promise((r) => h.electron.app.once('test:quit', r))
     await import('../../../src/main/desktop/index')
     await quit
-    await new Promise((r) => setTimeout(r, 20))
+    // What the module scheduled at import (whenReady is a resolved promise here) runs first.
+    await new Promise((r) => setImmediate(r))
     expect(h.state.windows).toHaveLength(before.windows)
     expect(existsSync(join(dir, 'userData', 'pacer.db'))).toBe(false)
     h.state.dir = before.dir

@@ -99,10 +99,21 @@ describe('RedisClaimStore', () => {
     const there = storeOn(b, prefix, slow)
     await Promise.all([here.start(), there.start()])
     await there.claim(FP, 'A', LEASE)
+    // The waiters whose first look the server has answered (each look names its waiter): after
+    // it, with a minute between polls, only the pub/sub message can wake them in time.
+    const looked = new Set<string>()
+    const link = a.client as unknown as RedisLink
+    const send = link.sendCommand.bind(link)
+    link.sendCommand = async (args) => {
+      const reply = await send(args)
+      for (const arg of args) if (/^W\d+$/.test(arg)) looked.add(arg)
+      return reply
+    }
     const waiters = Array.from({ length: 20 }, (_, i) =>
       here.wait(FP, `W${i}`, { timeoutMs: 5_000, leaseMs: LEASE }),
     )
-    setTimeout(() => void there.complete(FP, 1, '"far"', 'succeeded', 7), 20)
+    await until(() => looked.size === 20)
+    void there.complete(FP, 1, '"far"', 'succeeded', 7)
     const outcomes = await Promise.all(waiters)
     expect(outcomes.every((o) => o.kind === 'completed')).toBe(true)
     here.stop()
@@ -118,6 +129,8 @@ describe('RedisClaimStore', () => {
     const s = storeOn(c, prefix, { clock: new FakeClock() })
     await s.start()
     expect(await s.claim(FP, 'A', LEASE)).toMatchObject({ kind: 'owned', epoch: 1 })
+    let refused = 0
+    c.client.on('error', () => refused++)
     await own.stop()
     let claimed = false
     const other = s.claim(fingerprint('other', {}), 'A', LEASE).then((a) => {
@@ -127,7 +140,8 @@ describe('RedisClaimStore', () => {
     let completed: boolean | undefined
     const done = s.complete(FP, 1, '"paid"', 'succeeded').then((d) => (completed = d))
     expect(await s.renewMany([{ fp: FP, epoch: 1 }], LEASE)).toBeNull()
-    await new Promise((r) => setTimeout(r, 300))
+    // The client has lost the server and been refused again on reconnecting: both still held.
+    await until(() => refused >= 2)
     expect(claimed).toBe(false)
     expect(completed).toBeUndefined()
     await own.start()

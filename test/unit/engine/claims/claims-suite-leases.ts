@@ -1,9 +1,10 @@
 // The claim store contract's leases (claims-suite.ts runs it for every backend): renewal and
 // takeover by epoch, and wait() for a claim to complete, be released or expire.
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { fingerprint } from '../../../../src/main/engine/core/fingerprint'
 import { systemClock } from '../../../../src/main/engine/core/types'
 import type { FakeClock } from '../../../helpers/clock'
+import { until } from '../../../helpers/until'
 import { FP, LEASE, type ClaimHandles, type SuiteParts } from './claims-suite-parts'
 
 /** The lease tests, inside the suite's describe. */
@@ -135,8 +136,13 @@ export function claimLeaseSuite(parts: SuiteParts): void {
       const here = await store({ pollMinMs: 2, pollMaxMs: 10 })
       const elsewhere = h.elsewhere({ clock })
       await elsewhere.claim(FP, 'A', LEASE)
+      // Each look reads the clock once, and looks come one at a time: a second has begun once
+      // the first found the claim still held. Only then does the other connection complete it.
+      const looks = vi.spyOn(clock, 'now')
       const waiting = here.wait(FP, 'B', { timeoutMs: 5_000, leaseMs: LEASE })
-      setTimeout(() => void elsewhere.complete(FP, 1, '"from afar"', 'succeeded'), 20)
+      await until(() => looks.mock.calls.length >= 2 || undefined)
+      looks.mockRestore()
+      void elsewhere.complete(FP, 1, '"from afar"', 'succeeded')
       expect(await waiting).toMatchObject({
         kind: 'completed',
         result: { result: '"from afar"' },

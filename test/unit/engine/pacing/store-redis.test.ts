@@ -7,6 +7,7 @@ import { parseStoreUrl } from '../../../../src/main/engine/team/store-url'
 import { Scheduler } from '../../../../src/main/engine/pacing/scheduler'
 import { FakeClock } from '../../../helpers/clock'
 import { startRedis, type RedisServer } from '../../../helpers/redis'
+import { until } from '../../../helpers/until'
 import { pacingStoreSuite } from './store-suite'
 
 let redis: RedisServer
@@ -65,7 +66,7 @@ describe('RedisPacingStore', () => {
       answered = true
       return a
     })
-    await new Promise((r) => setTimeout(r, 300))
+    await until(() => store.down)
     expect(answered).toBe(false)
     expect(store.down?.message).toMatch(/unreachable \(.+\): admission paused until it answers/)
     // The console's partition status says why nothing goes.

@@ -3,7 +3,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { openDatabase } from '../../../../src/main/engine/db'
 import type { PacingStore } from '../../../../src/main/engine/pacing/store'
 import { MemoryPacingStore } from '../../../../src/main/engine/pacing/store-memory'
@@ -141,8 +141,10 @@ describe('SqlitePacingStore', () => {
     // It stops without releasing, as a killed process does: no heartbeat, no release.
     dead.close()
     let admitted = 0
+    const polls = vi.spyOn(h.b, 'admit')
     const waiting = [1, 2, 3].map(() => alive.acquire('p').then(() => admitted++))
-    await new Promise((r) => setTimeout(r, 100))
+    // Refused while the lease runs: the waiters have asked again, and still none got a slot.
+    await until(() => polls.mock.calls.length >= 6 || undefined, 20_000, 5)
     expect(admitted).toBe(0)
     clock.advance(501)
     await until(() => admitted === 3 || undefined, 5000, 5)

@@ -4,10 +4,11 @@
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createEngine } from '../../../../../src/main/engine/app/engine'
 import type { TeamLedgerBacklog } from '../../../../../src/shared/contract'
 import { connectTeamStore } from '../../../../../src/main/engine/team/connect'
+import { LedgerAppender } from '../../../../../src/main/engine/team/ledger/appender'
 import { parseStoreUrl } from '../../../../../src/main/engine/team/store-url'
 import { tempDir } from '../../../../helpers/cli'
 import { startRedis, type RedisServer } from '../../../../helpers/redis'
@@ -80,7 +81,9 @@ describe('the engine in team mode', () => {
       expect(await shown()).toEqual(backlog)
       // The same rows and time while it stays away: pushed when they move, not every flush.
       const before = pushed.length
-      await new Promise((resolve) => setTimeout(resolve, 1000))
+      const flushes = vi.spyOn(LedgerAppender.prototype, 'flush')
+      await until(() => flushes.mock.calls.length >= 3)
+      flushes.mockRestore()
       expect(pushed.length).toBe(before)
       // Back (empty: no persistence): every row goes again, and the backlog is gone.
       await own.start()
