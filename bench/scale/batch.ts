@@ -3,7 +3,7 @@ import { createWriteStream } from 'node:fs'
 import type Database from 'better-sqlite3'
 import { executionFingerprint, fingerprint } from '../../src/main/engine/core/fingerprint'
 import { openDatabase } from '../../src/main/engine/db'
-import { MIGRATIONS } from '../../src/main/engine/db/schema'
+import { MIGRATIONS } from '../../src/main/engine/db/migrations'
 import { SIM_DEFAULT_MODEL } from '../../src/main/engine/providers/sim'
 
 const TYPES = ['classify', 'translate', 'extract'] as const

@@ -77,6 +77,69 @@ const NO_KEYRING =
   'API keys cannot be stored: the OS keyring is not available to Pacer, so the key could only ' +
   'be kept in plain text, which Pacer refuses to do.'
 
+/** Whether keys can be stored here, and why not: checked each time, a keyring can be locked later. */
+function keyringStatus(
+  safeStorage: SafeStorageLike,
+  platform: NodeJS.Platform,
+): SecretStorageStatus {
+  const noKeyring = platform === 'linux' ? NO_KEYRING_LINUX : NO_KEYRING
+  let available: boolean
+  try {
+    available = safeStorage.isEncryptionAvailable()
+  } catch {
+    available = false
+  }
+  if (!available) return { available: false, reason: noKeyring }
+  if (platform === 'linux' && typeof safeStorage.getSelectedStorageBackend === 'function') {
+    // 'basic_text' encrypts with a key hard-coded in Chromium: ciphertext in name only.
+    // 'unknown' means asked before app ready; refusing then is the safe side.
+    const backend = safeStorage.getSelectedStorageBackend()
+    if (backend === 'basic_text' || backend === 'unknown')
+      return { available: false, reason: noKeyring }
+  }
+  return { available: true, reason: null }
+}
+
+/** The secrets file's keys; a missing or unreadable file reads as no keys. */
+function readSecretsFile(filePath: string): SecretsFile {
+  let text: string
+  try {
+    text = readFileSync(filePath, 'utf8')
+  } catch {
+    return { version: 1, keys: {} }
+  }
+  try {
+    const parsed = JSON.parse(text) as Partial<SecretsFile>
+    if (parsed && parsed.version === 1 && typeof parsed.keys === 'object' && parsed.keys) {
+      return { version: 1, keys: parsed.keys }
+    }
+  } catch {
+    // fall through
+  }
+  console.error(`pacer: ignoring unreadable secrets file ${filePath}`)
+  return { version: 1, keys: {} }
+}
+
+function writeSecretsFile(filePath: string, data: SecretsFile): void {
+  mkdirSync(dirname(filePath), { recursive: true })
+  // Write then rename: a crash mid-write leaves the old file, never half a JSON document.
+  const tmp = `${filePath}.${process.pid}.tmp`
+  writeFileSync(tmp, JSON.stringify(data, null, 2) + '\n', { mode: 0o600 })
+  renameSync(tmp, filePath)
+}
+
+function assertProvider(provider: unknown): ProviderKey {
+  const parsed = ProviderId.safeParse(provider)
+  if (!parsed.success) {
+    throw new EngineError(
+      'invalid_input',
+      `unknown provider ${JSON.stringify(provider)}`,
+      'provider',
+    )
+  }
+  return parsed.data
+}
+
 /**
  * Opens the store backed by `filePath` (created on first write, mode 0600). A missing or
  * unreadable file is an empty store: a corrupt file must not keep the console from starting.
@@ -89,64 +152,9 @@ export function createSecretStore(options: {
 }): SecretStore {
   const { safeStorage, filePath } = options
   const platform = options.platform ?? process.platform
-
-  const status = (): SecretStorageStatus => {
-    const noKeyring = platform === 'linux' ? NO_KEYRING_LINUX : NO_KEYRING
-    let available: boolean
-    try {
-      available = safeStorage.isEncryptionAvailable()
-    } catch {
-      available = false
-    }
-    if (!available) return { available: false, reason: noKeyring }
-    if (platform === 'linux' && typeof safeStorage.getSelectedStorageBackend === 'function') {
-      // 'basic_text' encrypts with a key hard-coded in Chromium: ciphertext in name only.
-      // 'unknown' means asked before app ready; refusing then is the safe side.
-      const backend = safeStorage.getSelectedStorageBackend()
-      if (backend === 'basic_text' || backend === 'unknown')
-        return { available: false, reason: noKeyring }
-    }
-    return { available: true, reason: null }
-  }
-
-  const read = (): SecretsFile => {
-    let text: string
-    try {
-      text = readFileSync(filePath, 'utf8')
-    } catch {
-      return { version: 1, keys: {} }
-    }
-    try {
-      const parsed = JSON.parse(text) as Partial<SecretsFile>
-      if (parsed && parsed.version === 1 && typeof parsed.keys === 'object' && parsed.keys) {
-        return { version: 1, keys: parsed.keys }
-      }
-    } catch {
-      // fall through
-    }
-    console.error(`pacer: ignoring unreadable secrets file ${filePath}`)
-    return { version: 1, keys: {} }
-  }
-
-  const write = (data: SecretsFile) => {
-    mkdirSync(dirname(filePath), { recursive: true })
-    // Write then rename: a crash mid-write leaves the old file, never half a JSON document.
-    const tmp = `${filePath}.${process.pid}.tmp`
-    writeFileSync(tmp, JSON.stringify(data, null, 2) + '\n', { mode: 0o600 })
-    renameSync(tmp, filePath)
-  }
-
-  const assertProvider = (provider: unknown): ProviderKey => {
-    const parsed = ProviderId.safeParse(provider)
-    if (!parsed.success) {
-      throw new EngineError(
-        'invalid_input',
-        `unknown provider ${JSON.stringify(provider)}`,
-        'provider',
-      )
-    }
-    return parsed.data
-  }
+  const status = (): SecretStorageStatus => keyringStatus(safeStorage, platform)
+  const read = (): SecretsFile => readSecretsFile(filePath)
+  const write = (data: SecretsFile): void => writeSecretsFile(filePath, data)
 
   return {
     status,

@@ -100,44 +100,27 @@ export function createEventStream(options: EventStreamOptions): EventStream {
       scheduleProbe()
     })
 
-  // A connection can hang without closing (a frozen server, a sleeping laptop's socket): no error
-  // event ever comes. Anything received, heartbeats included, proves the stream alive.
-  let lastSeen = 0
-  let watchdog: unknown = null
-  const stopWatchdog = () => {
-    if (watchdog !== null) timers.clearTimeout(watchdog)
-    watchdog = null
-  }
-  const watch = (es: EventSourceLike): void => {
-    watchdog = timers.setTimeout(
-      () => {
-        watchdog = null
-        if (source !== es) return
-        if (connection.state() !== 'open' || timers.now() - lastSeen < staleMs) {
-          watch(es)
-          return
-        }
+  const watchdog = staleWatchdog(timers, staleMs)
+
+  const open = () => {
+    if (source || url === null) return
+    const es = createEventSource(url)
+    watchdog.start({
+      current: () => source === es,
+      open: () => connection.state() === 'open',
+      stale: () => {
         es.close()
         source = null
         setState('reconnecting')
         scheduleProbe()
       },
-      Math.min(5000, staleMs / 3),
-    )
-  }
-
-  const open = () => {
-    if (source || url === null) return
-    const es = createEventSource(url)
-    lastSeen = timers.now()
-    stopWatchdog()
-    watch(es)
+    })
     es.addEventListener('heartbeat', () => {
-      lastSeen = timers.now()
+      watchdog.seen()
     })
     for (const name of EVENTS) {
       es.addEventListener(name, (event) => {
-        lastSeen = timers.now()
+        watchdog.seen()
         let payload: unknown
         try {
           payload = JSON.parse(event.data)
@@ -149,7 +132,7 @@ export function createEventStream(options: EventStreamOptions): EventStream {
     }
     es.addEventListener('open', () => {
       if (source !== es) return
-      lastSeen = timers.now()
+      watchdog.seen()
       probes.reset()
       setState('open')
       // What was pushed while the stream was away is gone: tell the views to reload (a truncated
@@ -167,7 +150,7 @@ export function createEventStream(options: EventStreamOptions): EventStream {
       if (es.readyState === EVENT_SOURCE_CLOSED) {
         es.close()
         source = null
-        stopWatchdog()
+        watchdog.stop()
         scheduleProbe()
       }
     })
@@ -182,7 +165,7 @@ export function createEventStream(options: EventStreamOptions): EventStream {
       if (listeners.total() > 0) return
       source?.close()
       source = null
-      stopWatchdog()
+      watchdog.stop()
       probes.cancel()
     }
   }
@@ -193,6 +176,52 @@ export function createEventStream(options: EventStreamOptions): EventStream {
     onStateChanged: connection.onChanged,
     markUnauthorized: () => setState('unauthorized'),
   })
+}
+
+/**
+ * A connection can hang without closing (a frozen server, a sleeping laptop's socket): no error
+ * event ever comes. Anything received, heartbeats included, proves the stream alive; a stream
+ * open and silent for `staleMs` is given up on, checked every third of it (5 s at most).
+ */
+function staleWatchdog(timers: Timers, staleMs: number) {
+  let lastSeen = 0
+  let timer: unknown = null
+  interface Watched {
+    /** Still the stream in use: a replaced one is no longer watched. */
+    current: () => boolean
+    open: () => boolean
+    stale: () => void
+  }
+  const stop = (): void => {
+    if (timer !== null) timers.clearTimeout(timer)
+    timer = null
+  }
+  const watch = (stream: Watched): void => {
+    timer = timers.setTimeout(
+      () => {
+        timer = null
+        if (!stream.current()) return
+        if (!stream.open() || timers.now() - lastSeen < staleMs) {
+          watch(stream)
+          return
+        }
+        stream.stale()
+      },
+      Math.min(5000, staleMs / 3),
+    )
+  }
+  return {
+    /** Watches a new stream, as seen now. */
+    start: (stream: Watched): void => {
+      lastSeen = timers.now()
+      stop()
+      watch(stream)
+    },
+    seen: (): void => {
+      lastSeen = timers.now()
+    },
+    stop,
+  }
 }
 
 /** The probe's timer: one probe at a time, each wait double the last up to 15 s until reset. */

@@ -70,40 +70,16 @@ const NO_TOKEN = errorReply(
   'no session token: open the console with the URL that `pacer serve` printed',
 )
 
-/**
- * The contract client over HTTP. `exportLedger` starts a download of GET /api/export and resolves
- * `{ ok: true, value: { path: null, rows: -1 } }`: the browser owns the file from there, so the
- * path and the row count are unknown (-1) to the page.
- */
-export function createHttpPacer(options: HttpClientOptions): HttpPacer {
-  const base = options.baseUrl.replace(/\/+$/, '')
-  const { token } = options
-  const doFetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init))
-  const { download } = options
+/** The server's origin and token, and the page's fetch and save. */
+interface HttpLink {
+  base: string
+  token: string | null
+  doFetch: typeof fetch
+  download: HttpClientOptions['download']
+}
 
-  // Any answer but a 401 means the server is back and takes the token; a throw means unreachable.
-  const probe = async (): Promise<ProbeAnswer> => {
-    try {
-      const response = await doFetch(`${base}${HTTP_ROUTES.command('scheduler:get')}`, {
-        method: 'POST',
-        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
-        body: '{}',
-      })
-      return response.status === 401 ? 'unauthorized' : 'up'
-    } catch {
-      return 'down'
-    }
-  }
-
-  const stream = createEventStream({
-    url: token ? `${base}${HTTP_ROUTES.events}?${TOKEN_PARAM}=${encodeURIComponent(token)}` : null,
-    createEventSource: options.createEventSource,
-    probe,
-    retryMs: options.retryMs,
-    staleMs: options.staleMs,
-    timers: options.timers,
-  })
-
+/** The ledger and results exports, fetched with the token and saved by the browser. */
+function downloads({ base, token, doFetch, download }: HttpLink) {
   const exportLedger = async (input: unknown): Promise<Reply<unknown>> => {
     // Validate here: a 400 answered to a download would be saved as a file, not shown.
     const refused = unsendable(input)
@@ -157,6 +133,45 @@ export function createHttpPacer(options: HttpClientOptions): HttpPacer {
     download(file, fileName)
     return { ok: true, value: { path: null, rows: -1 } }
   }
+
+  return { exportLedger, exportResults }
+}
+
+/**
+ * The contract client over HTTP. `exportLedger` starts a download of GET /api/export and resolves
+ * `{ ok: true, value: { path: null, rows: -1 } }`: the browser owns the file from there, so the
+ * path and the row count are unknown (-1) to the page.
+ */
+export function createHttpPacer(options: HttpClientOptions): HttpPacer {
+  const base = options.baseUrl.replace(/\/+$/, '')
+  const { token } = options
+  const doFetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init))
+  const { download } = options
+
+  // Any answer but a 401 means the server is back and takes the token; a throw means unreachable.
+  const probe = async (): Promise<ProbeAnswer> => {
+    try {
+      const response = await doFetch(`${base}${HTTP_ROUTES.command('scheduler:get')}`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        body: '{}',
+      })
+      return response.status === 401 ? 'unauthorized' : 'up'
+    } catch {
+      return 'down'
+    }
+  }
+
+  const stream = createEventStream({
+    url: token ? `${base}${HTTP_ROUTES.events}?${TOKEN_PARAM}=${encodeURIComponent(token)}` : null,
+    createEventSource: options.createEventSource,
+    probe,
+    retryMs: options.retryMs,
+    staleMs: options.staleMs,
+    timers: options.timers,
+  })
+
+  const { exportLedger, exportResults } = downloads({ base, token, doFetch, download })
 
   const invoke: Invoke = async (channel, input) => {
     if (channel === 'ledger:export') return exportLedger(input)

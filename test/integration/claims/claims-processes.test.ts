@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { SqliteClaimStore } from '../../../src/main/engine/claims/claims'
 import { openDatabase } from '../../../src/main/engine/db'
-import { MIGRATIONS } from '../../../src/main/engine/db/schema'
+import { MIGRATIONS } from '../../../src/main/engine/db/migrations'
 import { fingerprint } from '../../../src/main/engine/core/fingerprint'
 import type { ClaimAttempt } from '../../../src/main/engine/core/types'
 

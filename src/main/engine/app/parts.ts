@@ -102,6 +102,84 @@ export interface ControllerSwitch {
   set(kind: ControllerKind): void
 }
 
+/** The scheduler on the pacing store every process shares, and the switch of its controller. */
+function createPacing(
+  options: EngineOptions,
+  deps: { db: Database.Database; clock: Clock; workerId: string; kind: ControllerKind },
+): { scheduler: Scheduler; controller: ControllerSwitch } {
+  // Every process on the database shares each partition's budget; a dead one's slots come back
+  // after the same lease as its claims (the runner's default: 30 s).
+  // In team mode, every machine on the team's Redis.
+  const pacingStore =
+    options.team?.pacing ??
+    new SqlitePacingStore({ db: deps.db, leaseMs: options.leaseMs ?? 30_000 })
+  let kind = deps.kind
+  const scheduler = new Scheduler({
+    clock: deps.clock,
+    params: options.scheduler,
+    createController: controllerFactory(kind),
+    // Pauses on retry-after and header-announced budgets are what users get; tests may opt out.
+    pacing: options.pacing ?? true,
+    store: pacingStore,
+    worker: deps.workerId,
+    // 200 ms: the console's live chart promises at least 4 updates a second, timer drift included.
+    sampleIntervalMs: 200,
+  })
+  const controller: ControllerSwitch = {
+    get kind() {
+      return kind
+    },
+    set(next) {
+      scheduler.setController(controllerFactory(next), `${next} controller`)
+      kind = next
+    },
+  }
+  return { scheduler, controller }
+}
+
+function promptCachingSwitch(
+  override: boolean | undefined,
+  settings: SettingsStore,
+): PromptCachingSwitch {
+  let cachingOverride = override
+  return {
+    get enabled() {
+      return cachingOverride ?? settings.get().promptCaching
+    },
+    set(on) {
+      cachingOverride = on
+    },
+  }
+}
+
+/** Every provider by id: the built-in ones (the simulator among them) and the options' extras. */
+function createProviderMap(
+  options: EngineOptions,
+  deps: {
+    clock: Clock
+    settings: SettingsStore
+    secrets: SecretsAccess
+    processBaseUrls: EngineParts['processBaseUrls']
+    promptCaching: PromptCachingSwitch
+  },
+): Record<string, Provider> {
+  const { settings, secrets, promptCaching } = deps
+  const sim = createSimProvider({ clock: deps.clock, ...options.sim })
+  return {
+    ...createProviders({
+      sim,
+      // Read at every call, so a base URL or key saved in Settings applies without a restart.
+      get baseUrls() {
+        return settings.get().baseUrls
+      },
+      processBaseUrls: deps.processBaseUrls,
+      apiKey: (id) => providerKey(secrets, id),
+      promptCaching: () => promptCaching.enabled,
+    }),
+    ...options.providers,
+  }
+}
+
 /** One database, one scheduler, one runner, wired as the options say. */
 export function createParts(options: EngineOptions): EngineParts {
   const clock = options.clock ?? systemClock
@@ -139,41 +217,13 @@ export function createParts(options: EngineOptions): EngineParts {
   teamClaims?.seedFrom(completedClaims(db))
   const workerId =
     options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`
-  // Every process on the database shares each partition's budget; a dead one's slots come back
-  // after the same lease as its claims (the runner's default: 30 s).
-  // In team mode, every machine on the team's Redis.
-  const pacingStore =
-    options.team?.pacing ?? new SqlitePacingStore({ db, leaseMs: options.leaseMs ?? 30_000 })
-  let kind = options.controller ?? stored.controller
-  const scheduler = new Scheduler({
+  const { scheduler, controller } = createPacing(options, {
+    db,
     clock,
-    params: options.scheduler,
-    createController: controllerFactory(kind),
-    // Pauses on retry-after and header-announced budgets are what users get; tests may opt out.
-    pacing: options.pacing ?? true,
-    store: pacingStore,
-    worker: workerId,
-    // 200 ms: the console's live chart promises at least 4 updates a second, timer drift included.
-    sampleIntervalMs: 200,
+    workerId,
+    kind: options.controller ?? stored.controller,
   })
-  const controller: ControllerSwitch = {
-    get kind() {
-      return kind
-    },
-    set(next) {
-      scheduler.setController(controllerFactory(next), `${next} controller`)
-      kind = next
-    },
-  }
-  let cachingOverride = options.promptCaching
-  const promptCaching: PromptCachingSwitch = {
-    get enabled() {
-      return cachingOverride ?? settings.get().promptCaching
-    },
-    set(on) {
-      cachingOverride = on
-    },
-  }
+  const promptCaching = promptCachingSwitch(options.promptCaching, settings)
   // Registered before any batch names this worker as its driver, renewed for as long as it runs.
   const workers = new WorkerRegistry({ db, clock, id: workerId, leaseMs: options.leaseMs, writes })
   workers.start((err) => runner.emit('warning', `worker heartbeat failed: ${err.message}`))
@@ -181,20 +231,13 @@ export function createParts(options: EngineOptions): EngineParts {
   const queue = new TaskQueue(db, clock, writes, workers)
   const secrets: SecretsAccess = options.secrets ?? envSecrets()
   const processBaseUrls = Object.freeze({ ...options.processBaseUrls })
-  const sim = createSimProvider({ clock, ...options.sim })
-  const providers: Record<string, Provider> = {
-    ...createProviders({
-      sim,
-      // Read at every call, so a base URL or key saved in Settings applies without a restart.
-      get baseUrls() {
-        return settings.get().baseUrls
-      },
-      processBaseUrls,
-      apiKey: (id) => providerKey(secrets, id),
-      promptCaching: () => promptCaching.enabled,
-    }),
-    ...options.providers,
-  }
+  const providers = createProviderMap(options, {
+    clock,
+    settings,
+    secrets,
+    processBaseUrls,
+    promptCaching,
+  })
   const agents = new AgentRegistry(db)
   const retryFailedSince = new Map<string, RetryRun>()
   const runner = new Runner({

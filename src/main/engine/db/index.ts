@@ -3,7 +3,7 @@ import { homedir } from 'node:os'
 import path from 'node:path'
 import Database from 'better-sqlite3'
 import { systemClock, type Clock } from '../core/types'
-import { MIGRATIONS, type Migration } from './schema'
+import { MIGRATIONS, type Migration } from './migrations'
 
 export const DEFAULT_DB_FILENAME = 'pacer.db'
 
@@ -59,7 +59,7 @@ export class MigrationError extends Error {
 export interface OpenDatabaseOptions {
   /** How long a writer waits for another process's lock before SQLITE_BUSY. @default 5000 */
   busyTimeoutMs?: number
-  /** @default MIGRATIONS (schema.ts) */
+  /** @default MIGRATIONS (migrations/index.ts) */
   migrations?: readonly Migration[]
   /** Stamps `migrations.applied_at`. @default systemClock */
   clock?: Clock

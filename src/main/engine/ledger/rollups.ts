@@ -1,6 +1,6 @@
 // The ledger's maintained rollups: sums per task type and time bucket (ledger_rollup) and per batch
 // (ledger_batch_rollup), folded in as rows are appended, so a rollup reads a few hundred rows
-// whatever the size of the ledger. Tables: schema.ts, migration 'ledger rollups'. How reads
+// whatever the size of the ledger. Tables: db/migrations/004-ledger-rollups.ts. How reads
 // combine them: ledger-rollup-plans.ts.
 //
 // What a bucket holds, so that any run of buckets adds up exactly:

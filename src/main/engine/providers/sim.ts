@@ -96,7 +96,7 @@ export function createSimProvider(options: SimProviderOptions = {}): Provider {
   }
 
   function call(request: ProviderRequest): Promise<ProviderResponse> {
-    const { model, messages, maxOutputTokens, signal } = request
+    const { model, messages, signal } = request
     if (signal?.aborted) return Promise.reject(abortError(signal))
     const invalid = validateRequest(request)
     if (invalid) {
@@ -155,26 +155,31 @@ export function createSimProvider(options: SimProviderOptions = {}): Provider {
             error: 'The server had an error while processing your request. Sorry about that!',
           }
         }
-        const maxOut = maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS
-        const wanted = Math.max(MIN_OUTPUT_TOKENS, Math.round(promptTokens(messages) * factor))
-        const outputTokens = Math.min(maxOut, wanted)
-        const usage: Usage = {
-          inputTokens,
-          cachedInputTokens: 0,
-          cacheWriteTokens: 0,
-          outputTokens,
-        }
-        const text = pseudoText(rng, outputTokens * 4)
-        // Only a cap the request set cuts an answer short: the built-in default never did.
-        const cut = maxOutputTokens !== undefined && wanted > maxOutputTokens
-        // No `message`: it would only repeat the text in every stored result of a big sim batch.
-        return { status: 200, headers, text, usage, finishReason: cut ? 'length' : 'stop' }
+        return answer(request, { rng, factor }, inputTokens, headers)
       },
       free,
     )
   }
 
   return { id: 'sim', call }
+}
+
+/** A 200: text about as long as the prompt asked for (times the call's drawn factor). */
+function answer(
+  { messages, maxOutputTokens }: ProviderRequest,
+  draw: { rng: () => number; factor: number },
+  inputTokens: number,
+  headers: Record<string, string>,
+): ProviderResponse {
+  const maxOut = maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS
+  const wanted = Math.max(MIN_OUTPUT_TOKENS, Math.round(promptTokens(messages) * draw.factor))
+  const outputTokens = Math.min(maxOut, wanted)
+  const usage: Usage = { inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens }
+  const text = pseudoText(draw.rng, outputTokens * 4)
+  // Only a cap the request set cuts an answer short: the built-in default never did.
+  const cut = maxOutputTokens !== undefined && wanted > maxOutputTokens
+  // No `message`: it would only repeat the text in every stored result of a big sim batch.
+  return { status: 200, headers, text, usage, finishReason: cut ? 'length' : 'stop' }
 }
 
 /** The options with their defaults, each checked: a TypeError names the field and the value. */

@@ -1,31 +1,13 @@
 // Who each process on the database is: its worker id (batches.driver, claims' owner, a running
 // task's worker), its machine and pid, and until when it has said it is alive. A rerun of a killed
 // `pacer run` reads this to resume the batch at once instead of waiting for leases to run out.
+// The table: db/migrations/010-workers.ts.
 import { readFileSync } from 'node:fs'
 import { hostname } from 'node:os'
 import type Database from 'better-sqlite3'
 import type { BatchOwner } from '../../../shared/contract'
 import { directWrites, type WriteScope } from '../db/step-writes'
 import type { Clock } from '../core/types'
-
-/** Migration 10: the worker registry; the rollups folded again under the new count of runs. */
-export const WORKERS_MIGRATION_SQL = `
-  CREATE TABLE workers (
-    id          TEXT PRIMARY KEY,  -- the worker id of batches.driver, claims' owner, task_queue.worker
-    host        TEXT NOT NULL,     -- os.hostname()
-    boot        TEXT,              -- the machine's boot id (Linux): a pid means nothing after a reboot
-    pid         INTEGER NOT NULL,
-    proc_start  TEXT,              -- the process's start as the OS counts it (Linux): pids are reused
-    started_at  INTEGER NOT NULL,
-    alive_until INTEGER NOT NULL   -- the heartbeat, renewed every third of the lease
-  ) WITHOUT ROWID;
-
-  -- A task resumed at a later epoch is now one execution in the rollups (ledger-rollups.ts): they
-  -- are folded again from the ledger, the first time a ledger is opened on it.
-  DELETE FROM ledger_rollup;
-  DELETE FROM ledger_batch_rollup;
-  UPDATE ledger_rollup_state SET covered_id = 0;
-`
 
 /** A process as the registry knows it. */
 export interface WorkerInfo {

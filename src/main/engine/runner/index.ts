@@ -1,5 +1,4 @@
 import { EventEmitter } from 'node:events'
-import type { TaskStatus } from '../../../shared/contract'
 import type { QueuedTask } from '../queue/queue'
 import { processTask } from './claim'
 import { StopSignal, stopTask, type Active, type Finish, type RunContext } from './context'
@@ -9,27 +8,13 @@ import { checkCallTimeout } from './options'
 import { endOfTurn } from '../db/step-writes'
 import { GiveBacks, persistEnd, sendGate } from './durable/held-writes'
 import { PartitionStoppedError } from '../pacing/scheduler'
-import type { DivergenceEvent } from './durable/effects-journal'
-import { renewTeamClaims } from './team-claim'
+import type { RunnerEvents } from './events'
+import { HeldBatches } from './held-batches'
+import { LeaseRenewals } from './renewals'
 
 export type { RetryRun, RunnerOptions } from './options'
 export type { DivergenceEvent, JournalParts } from './durable/effects-journal'
-
-export interface TaskEvent {
-  taskId: number
-  batchId: string
-  status: TaskStatus
-}
-
-export interface RunnerEvents {
-  task: [event: TaskEvent]
-  /** Something went wrong in the background (a database write that failed); work goes on. */
-  warning: [message: string]
-  /** A batch may have changed state (finished, interrupted). */
-  batch: [batchId: string]
-  /** A rerun's request differed from its execution's journal: the replay ended at that index. */
-  divergence: [event: DivergenceEvent]
-}
+export type { RunnerEvents, TaskEvent } from './events'
 
 /**
  * queue → claim → run steps through the scheduler → save → ledger. One per process; any number of
@@ -50,10 +35,10 @@ export class Runner extends EventEmitter<RunnerEvents> {
   readonly #settling = new Set<string>()
   /** What a task's execution (claim.ts, execute.ts, call.ts) sees of this runner. */
   readonly #ctx: RunContext
-  /** Batches a stopped partition held (paused, or stopped in a `pacer run`), by partition. */
-  readonly #held = new Map<string, Set<string>>()
+  readonly #held = new HeldBatches()
   /** Claims and tasks the full disk kept this process from giving back: when it takes writes. */
   readonly #giveBacks: GiveBacks
+  readonly #renewals: LeaseRenewals
 
   constructor(options: RunnerOptions) {
     super()
@@ -88,6 +73,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
       this.#giveBacks.retry()
       this.pump()
     })
+    this.#renewals = new LeaseRenewals(this.#o, (m) => this.emit('warning', m))
   }
 
   get workerId(): string {
@@ -115,23 +101,12 @@ export class Runner extends EventEmitter<RunnerEvents> {
    * (for '*', every partition's): what resuming the partition resumes.
    */
   takeHeld(partition: string): string[] {
-    const names = partition === '*' ? [...this.#held.keys()] : [partition]
-    const out = new Set<string>()
-    for (const name of names) {
-      for (const b of this.#held.get(name) ?? []) out.add(b)
-      this.#held.delete(name)
-    }
-    return [...out]
+    return this.#held.take(partition)
   }
 
   /** The partitions that held the batch, forgotten (it is being resumed). */
   takeHolding(batchId: string): string[] {
-    const out: string[] = []
-    for (const [partition, batches] of this.#held) {
-      if (batches.delete(batchId)) out.push(partition)
-      if (batches.size === 0) this.#held.delete(partition)
-    }
-    return out
+    return this.#held.takeHolding(batchId)
   }
 
   /** Starts picking work; requeues tasks whose worker died first. */
@@ -142,7 +117,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
     this.sweepExpired()
     const renewEvery = Math.max(50, Math.floor(this.#o.leaseMs / 3))
     this.#renewTimer = setInterval(
-      () => this.#guard('lease renewal', () => this.#renewAll()),
+      () => this.#guard('lease renewal', () => this.#renewals.round(this.#active)),
       renewEvery,
     )
     this.#renewTimer.unref()
@@ -359,9 +334,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
    * instead (BatchLifecycle.drive).
    */
   #hold(batchId: string, err: PartitionStoppedError): void {
-    let batches = this.#held.get(err.partition)
-    if (!batches) this.#held.set(err.partition, (batches = new Set()))
-    batches.add(batchId)
+    this.#held.add(err.partition, batchId)
     if (this.#o.batchIds !== null) return
     this.#guard('batch hold', () => {
       if (this.#o.queue.applyBatchAction(batchId, 'pause')) {
@@ -404,30 +377,5 @@ export class Runner extends EventEmitter<RunnerEvents> {
       this.#o.claims.release(active.task.fp, active.epoch)
       active.epoch = null
     }
-  }
-
-  /** A round of team renewals is on its way (one at a time: a slow server does not pile them). */
-  #renewingTeam = false
-
-  #renewAll(): void {
-    const round =
-      this.#o.team === null || this.#renewingTeam
-        ? null
-        : renewTeamClaims(this.#o.team, this.#active.values(), this.#o.leaseMs)
-    if (round) {
-      this.#renewingTeam = true
-      round
-        .catch((err: Error) => this.emit('warning', `team lease renewal failed: ${err.message}`))
-        .finally(() => (this.#renewingTeam = false))
-    }
-    // One transaction for the whole round, under the engine's write scope.
-    this.#o.writes.run(() => {
-      for (const a of this.#active.values()) {
-        this.#o.queue.renewTask(a.task.id, this.#o.workerId, this.#o.leaseMs)
-        if (a.epoch !== null && !a.lost) {
-          if (!this.#o.claims.renew(a.task.fp, a.epoch, this.#o.leaseMs)) a.lost = true
-        }
-      }
-    })
   }
 }

@@ -48,6 +48,34 @@ function agentsOf(d: ImportDraft): { agents?: string } {
   return d.agents === undefined ? {} : { agents: d.agents }
 }
 
+/** A draft's fields before its file has been read. */
+const NEW_DRAFT = {
+  content: null,
+  phase: 'reading',
+  preview: null,
+  error: null,
+  skipInvalid: false,
+} as const satisfies Partial<ImportDraft>
+
+/** The file's text, or why it cannot be a batch: unreadable, or not UTF-8. */
+async function readText(file: File): Promise<{ text: string } | { error: CommandError }> {
+  let decoded: ReturnType<typeof decodeUtf8>
+  try {
+    decoded = decodeUtf8(new Uint8Array(await file.arrayBuffer()))
+  } catch (err) {
+    return {
+      error: { code: 'read_failed', message: err instanceof Error ? err.message : String(err) },
+    }
+  }
+  if (!decoded.ok) {
+    // Read as text, a bad byte would become U+FFFD: `caf\xe9` and `caf\xe8` one task.
+    const { line, byte, value } = decoded.invalid
+    const message = `${file.name}: line ${line}, ${invalidUtf8Message(byte, value)}: save the file as UTF-8`
+    return { error: { code: 'invalid_utf8', message } }
+  }
+  return { text: decoded.text }
+}
+
 export const createImportSlice: SliceCreator<ImportSlice> = (set, get) => {
   const patchDraft = (id: number, patch: Partial<ImportDraft>): boolean => {
     const d = get().importDraft
@@ -78,15 +106,11 @@ export const createImportSlice: SliceCreator<ImportSlice> = (set, get) => {
       set({
         importSeq: id,
         importDraft: {
+          ...NEW_DRAFT,
           id,
           fileName: file.name,
           size: file.size,
           format,
-          content: null,
-          phase: 'reading',
-          preview: null,
-          error: null,
-          skipInvalid: false,
           audit: get().settings?.audit ?? false,
         },
       })
@@ -100,25 +124,12 @@ export const createImportSlice: SliceCreator<ImportSlice> = (set, get) => {
         })
         return
       }
-      let decoded: ReturnType<typeof decodeUtf8>
-      try {
-        decoded = decodeUtf8(new Uint8Array(await file.arrayBuffer()))
-      } catch (err) {
-        patchDraft(id, {
-          phase: 'failed',
-          error: { code: 'read_failed', message: err instanceof Error ? err.message : String(err) },
-        })
+      const read = await readText(file)
+      if ('error' in read) {
+        patchDraft(id, { phase: 'failed', error: read.error })
         return
       }
-      if (!decoded.ok) {
-        // Read as text, a bad byte would become U+FFFD: `caf\xe9` and `caf\xe8` one task.
-        const { line, byte, value } = decoded.invalid
-        const message = `${file.name}: line ${line}, ${invalidUtf8Message(byte, value)}: save the file as UTF-8`
-        patchDraft(id, { phase: 'failed', error: { code: 'invalid_utf8', message } })
-        return
-      }
-      const content = decoded.text
-      if (!patchDraft(id, { content, phase: 'previewing' })) return
+      if (!patchDraft(id, { content: read.text, phase: 'previewing' })) return
       await runPreview(id)
     },
 

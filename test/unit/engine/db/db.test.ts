@@ -14,7 +14,7 @@ import {
   RECOVERY_HINT,
   SchemaTooNewError,
 } from '../../../../src/main/engine/db'
-import { MIGRATIONS, type Migration } from '../../../../src/main/engine/db/schema'
+import { MIGRATIONS, type Migration } from '../../../../src/main/engine/db/migrations'
 
 // The newest schema version (versions may skip numbers that other branches hold).
 const LATEST = MIGRATIONS.at(-1)!.version

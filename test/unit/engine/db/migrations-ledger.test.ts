@@ -3,7 +3,7 @@
 // Here the ledger's: rollups, params and estimates, cache effect, outcomes, the journal, source id.
 import { describe, expect, it } from 'vitest'
 import { openDatabase } from '../../../../src/main/engine/db'
-import { MIGRATIONS } from '../../../../src/main/engine/db/schema'
+import { MIGRATIONS } from '../../../../src/main/engine/db/migrations'
 import { Ledger } from '../../../../src/main/engine/ledger/ledger'
 import { Prices } from '../../../../src/main/engine/pricing/prices'
 import { file } from './migration-files'

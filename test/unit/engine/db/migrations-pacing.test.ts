@@ -3,7 +3,7 @@
 // Here the pacing store's: its tables, and each partition's shared announced budget.
 import { describe, expect, it } from 'vitest'
 import { openDatabase } from '../../../../src/main/engine/db'
-import { MIGRATIONS } from '../../../../src/main/engine/db/schema'
+import { MIGRATIONS } from '../../../../src/main/engine/db/migrations'
 import { SqlitePacingStore } from '../../../../src/main/engine/pacing/store-sqlite'
 import { SEED_AIMD } from '../../../../src/main/engine/core/types'
 import { file } from './migration-files'

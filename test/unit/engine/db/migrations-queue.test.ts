@@ -4,7 +4,7 @@
 import Database from 'better-sqlite3'
 import { describe, expect, it } from 'vitest'
 import { openDatabase } from '../../../../src/main/engine/db'
-import { MIGRATIONS } from '../../../../src/main/engine/db/schema'
+import { MIGRATIONS } from '../../../../src/main/engine/db/migrations'
 import { Ledger } from '../../../../src/main/engine/ledger/ledger'
 import { Prices } from '../../../../src/main/engine/pricing/prices'
 import { file } from './migration-files'

@@ -1,8 +1,9 @@
 // Migration 7: what prompt-cache reads saved and cache writes cost above the plain input price,
 // per ledger row, priced when the row is recorded (as cost_micros), and summed by the rollups.
-import { ledgerViewSql, V5_OUTCOME_CODES } from '../compact-storage'
+import type { Migration } from './migration'
+import { ledgerViewSql, V5_OUTCOME_CODES } from './views'
 
-export const LEDGER_CACHE_EFFECT_SQL = `
+const LEDGER_CACHE_EFFECT_SQL = `
   -- Reads x (input - cached input), writes x (cache write - input). NULL on an unpriced row and on
   -- rows from before this migration (their effect was never priced).
   ALTER TABLE ledger_rows ADD COLUMN cache_saved_micros INTEGER;
@@ -14,3 +15,9 @@ export const LEDGER_CACHE_EFFECT_SQL = `
   -- Its INSTEAD OF triggers go with the view.
   DROP VIEW ledger;
   ${ledgerViewSql({ codes: V5_OUTCOME_CODES, estimated: true, cacheEffect: true })}`
+
+export const ledgerCacheEffectMigration: Migration = {
+  version: 7,
+  name: 'ledger cache effect: what prompt-cache reads saved and cache writes cost extra, per row',
+  sql: LEDGER_CACHE_EFFECT_SQL,
+}

@@ -3,12 +3,13 @@
 // so a rerun (resume, takeover, retry) replays what was answered instead of paying for it again
 // (journal.ts). Ledger rows get the 'replayed' outcome and a reason (a duplicate's 'answer lost');
 // tasks get their log lines (task-log.ts). The rollups count replayed calls.
-import { ledgerViewSql, V8_OUTCOME_CODES } from '../compact-storage'
+import type { Migration } from './migration'
+import { ledgerViewSql, V8_OUTCOME_CODES } from './views'
 
 // This migration's codes: a code added later must not change the view it made.
 const V9_OUTCOME_CODES = { ...V8_OUTCOME_CODES, replayed: 8 }
 
-export const CALL_JOURNAL_SQL = `
+const CALL_JOURNAL_SQL = `
   -- One row per effect of an execution still under way: written as an intent (state 0) before a
   -- request goes out, answered (state 1) in the transaction of its ledger row. Deleted when the
   -- execution's result is stored: the ledger keeps the record of each call, the journal only what
@@ -44,3 +45,9 @@ export const CALL_JOURNAL_SQL = `
   -- Its INSTEAD OF triggers go with the view.
   DROP VIEW ledger;
   ${ledgerViewSql({ codes: V9_OUTCOME_CODES, estimated: true, cacheEffect: true, reason: true })}`
+
+export const callJournalMigration: Migration = {
+  version: 9,
+  name: 'call journal: each effect of an execution kept for replay; replayed ledger rows; task logs',
+  sql: CALL_JOURNAL_SQL,
+}

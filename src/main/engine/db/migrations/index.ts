@@ -1,0 +1,34 @@
+// One file per migration, numbered as applied; views.ts holds the views several of them make.
+import { initialMigration } from './001-initial'
+import { batchDriverMigration } from './002-batch-driver'
+import { pacingPartitionsMigration } from './003-pacing-partitions'
+import { ledgerRollupsMigration } from './004-ledger-rollups'
+import { compactStorageMigration } from './005-compact-storage'
+import { paramsAndEstimatesMigration } from './006-params-and-estimates'
+import { ledgerCacheEffectMigration } from './007-ledger-cache-effect'
+import { failuresMigration } from './008-failures'
+import { callJournalMigration } from './009-call-journal'
+import { workersMigration } from './010-workers'
+import { batchAgentsMigration } from './011-batch-agents'
+import { ledgerSourceMigration } from './012-ledger-source'
+import { pacingRateBudgetMigration } from './013-pacing-rate-budget'
+import type { Migration } from './migration'
+
+export type { Migration } from './migration'
+
+/** Every migration of the schema, in the order they are applied. */
+export const MIGRATIONS: readonly Migration[] = [
+  initialMigration,
+  batchDriverMigration,
+  pacingPartitionsMigration,
+  ledgerRollupsMigration,
+  compactStorageMigration,
+  paramsAndEstimatesMigration,
+  ledgerCacheEffectMigration,
+  failuresMigration,
+  callJournalMigration,
+  workersMigration,
+  batchAgentsMigration,
+  ledgerSourceMigration,
+  pacingRateBudgetMigration,
+]
