@@ -231,15 +231,6 @@ export default tseslint.config(
     },
   },
   {
-    // A file or a function past these is doing more than one thing: split it by subject, not by
-    // arbitrary cuts. React components (.tsx) are not held to it.
-    files: ['src/**/*.ts'],
-    rules: {
-      'max-lines': ['error', { max: 400 }],
-      'max-lines-per-function': ['error', { max: 120 }],
-    },
-  },
-  {
     // Text from files, providers and the database may hold terminal control sequences: the CLI
     // prints only through terminal-text.ts, which escapes them.
     files: ['src/main/cli/**'],
