@@ -5,6 +5,7 @@ import { EventEmitter } from 'node:events'
 import { readFileSync, statfsSync } from 'node:fs'
 import { dirname } from 'node:path'
 import type Database from 'better-sqlite3'
+import { backoff, type Backoff } from '../core/backoff'
 
 /** SQLITE_FULL, SQLITE_IOERR_* or ENOSPC: the write did not reach the file, and may later. */
 export function isWriteFailure(err: unknown): boolean {
@@ -101,7 +102,7 @@ export class WriteHealth extends EventEmitter<HealthEvents> {
   #blocked = false
   #trial = false
   #since = 0
-  #delay: number
+  readonly #looks: Backoff
   #timer: unknown = undefined
   #cause = ''
   readonly #admitters = new Set<Waiter>()
@@ -116,7 +117,7 @@ export class WriteHealth extends EventEmitter<HealthEvents> {
       timers: realTimers,
       ...options,
     }
-    this.#delay = this.#o.minDelayMs
+    this.#looks = backoff({ initialMs: this.#o.minDelayMs, maxMs: this.#o.maxDelayMs })
   }
 
   get blocked(): boolean {
@@ -133,7 +134,7 @@ export class WriteHealth extends EventEmitter<HealthEvents> {
     if (this.#blocked) return true
     this.#blocked = true
     this.#since = this.#o.timers.now()
-    this.#delay = this.#o.minDelayMs
+    this.#looks.reset()
     const cause = err instanceof LostWrites ? err.cause : (err as Error)
     this.#cause = cause?.message ?? 'write failed'
     this.emit(
@@ -214,8 +215,7 @@ export class WriteHealth extends EventEmitter<HealthEvents> {
     this.#timer = this.#o.timers.setTimeout(() => {
       this.#timer = undefined
       this.#look()
-    }, this.#delay)
-    this.#delay = Math.min(this.#o.maxDelayMs, this.#delay * 2)
+    }, this.#looks.next())
   }
 
   #look(): void {
