@@ -1,9 +1,10 @@
-// The one exponential backoff of the engine: a wait that starts at initialMs and grows by factor per
-// attempt up to maxMs, with an optional random share. Every retry, poll and reconnect loop asks
-// it for its waits instead of doubling a number of its own, so each site's policy is its options.
+// The one exponential backoff of the engine: a wait that starts at initialMs and grows by factor
+// per attempt up to maxMs, with an optional random share. Every retry, poll and reconnect loop
+// asks it for its waits instead of doubling a number of its own, so each site's policy is its
+// options.
 
 export interface BackoffOptions {
-  /** The wait before the first retry (attempt 0), in ms; 0 keeps every wait at 0. */
+  /** The wait before the first retry (attempt 0), in ms; 0 keeps every wait 0, Infinity never. */
   initialMs: number
   /** No wait is longer than this, jitter included; at least initialMs. */
   maxMs: number
@@ -37,7 +38,7 @@ export interface Backoff {
  */
 export function backoff(options: BackoffOptions): Backoff {
   const { initialMs, maxMs, factor = 2, jitter = 0, random = Math.random } = options
-  if (!(Number.isFinite(initialMs) && initialMs >= 0)) {
+  if (!(initialMs >= 0)) {
     throw new TypeError(`Expected \`initialMs\` to be a number >= 0, got \`${String(initialMs)}\``)
   }
   if (!(maxMs >= initialMs)) {
@@ -62,7 +63,9 @@ export function backoff(options: BackoffOptions): Backoff {
     // 0 × Infinity (factor^attempt past the largest double) is NaN, not 0.
     const ms = initialMs === 0 ? 0 : Math.min(maxMs, initialMs * factor ** attempt)
     // Without jitter no random number is drawn: a seeded random's sequence stays the caller's.
-    return jitter === 0 ? ms : ms * (1 - jitter) + random() * (ms * jitter)
+    // Infinity is kept as it is: random() × Infinity is NaN when random() is 0.
+    if (jitter === 0 || ms === Infinity) return ms
+    return ms * (1 - jitter) + random() * (ms * jitter)
   }
 
   let attempts = 0

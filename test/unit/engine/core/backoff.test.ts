@@ -46,6 +46,8 @@ describe('backoff', () => {
     expect(backoff({ initialMs: 0, maxMs: 0 }).delay(5000)).toBe(0)
     expect(backoff({ initialMs: 0, maxMs: 1000 }).delay(5000)).toBe(0)
     expect(backoff({ initialMs: 1, maxMs: Infinity }).delay(2000)).toBe(Infinity)
+    const never = backoff({ initialMs: Infinity, maxMs: Infinity, jitter: 1, random: () => 0 })
+    expect(never.next()).toBe(Infinity)
   })
 
   it('factor 1 is a constant wait', () => {
