@@ -35,21 +35,6 @@ export function sleep(ms: number, signal: AbortSignal): Promise<void> {
   })
 }
 
-/**
- * Runs a database write that must not be lost, retrying while another process holds the write
- * lock past busy_timeout (each try already waited that long), for up to about a minute.
- */
-export async function persist<T>(write: () => T): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return write()
-    } catch (err) {
-      if (!isBusy(err) || attempt >= 8) throw err
-      await new Promise((r) => setTimeout(r, busyWaitMs(attempt)))
-    }
-  }
-}
-
 /** The provider refused the request itself: sending it again would fail the same way. */
 export function isInputFailure(status: number): boolean {
   return status === 400 || status === 413 || status === 422
