@@ -59,7 +59,7 @@ export function eachEngine(engine: Engine, use: () => void): void {
 }
 
 /** Whether a batch runs in this engine's process: a task in flight, or a console batch running. */
-export function runsBatch(engine: Engine): boolean {
+function runsBatch(engine: Engine): boolean {
   if (engine.runner.activeCount > 0) return true
   const self = engine.runner.workerId
   return engine.queue

@@ -142,7 +142,7 @@ export const V5_OUTCOME_CODES = {
 export const V8_OUTCOME_CODES = { ...V5_OUTCOME_CODES, timeout: 7 }
 
 /** The v2 tables' names and columns, read from the compact ones. */
-export const COMPAT_VIEWS = `
+const COMPAT_VIEWS = `
   ${tasksViewSql(false)}
 
   CREATE VIEW claims AS

@@ -26,7 +26,7 @@ export class LostWrites extends Error {
 }
 
 /** Bytes free to this user on the filesystem holding `file`; null when it cannot be read. */
-export function freeBytes(file: string): number | null {
+function freeBytes(file: string): number | null {
   try {
     const s = statfsSync(dirname(file))
     return s.bavail * s.bsize
@@ -35,7 +35,7 @@ export function freeBytes(file: string): number | null {
   }
 }
 
-export function formatBytes(n: number | null): string {
+function formatBytes(n: number | null): string {
   if (n === null) return 'unknown space'
   if (n < 1024 * 1024) return `${Math.floor(n / 1024)} KB`
   if (n < 1024 ** 3) return `${(n / 1024 ** 2).toFixed(1)} MB`
@@ -268,7 +268,7 @@ export function roomToWrite(db: Database.Database, dbPath: string): boolean {
  * `PRAGMA max_page_count` follows it (SQLite keeps the limit per connection, so only the process
  * itself can set it). "1" fills the disk at its current size; a large number frees it.
  */
-export function followTestPageLimit(db: Database.Database): void {
+function followTestPageLimit(db: Database.Database): void {
   const file = process.env['PACER_TEST_PAGE_LIMIT_FILE']
   if (!file) return
   let last = ''
