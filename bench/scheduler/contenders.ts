@@ -7,6 +7,7 @@ import PQueue from 'p-queue'
 import { classify, retryAfterMs, retryDelayMs } from '../../src/main/engine/providers/classify'
 import { controllerFactory } from '../../src/main/engine/pacing/controllers'
 import { Scheduler } from '../../src/main/engine/pacing/scheduler'
+import { backoffMs } from '../../src/main/engine/runner/retry'
 import type { ProviderResponse } from '../../src/main/engine/core/types'
 import type { BenchTask, SimulatedProvider } from './providers'
 import { sleep } from './virtual-time'
@@ -107,12 +108,6 @@ function bottleneck(name: string, reservoir: boolean): Contender {
   }
 }
 
-/** The runner's backoff for a throttle without a retry-after (runner.ts backoffMs). */
-function runnerBackoff(attempt: number, random: () => number): number {
-  const cap = Math.min(30_000, 250 * 2 ** Math.min(attempt, 10))
-  return Math.floor(cap / 2 + random() * (cap / 2))
-}
-
 /**
  * Drives the real Scheduler as the runner does: tasks picked up to concurrency + prefetch, one
  * acquire per attempt, classify() on the answer. `paced` is the phase-2 runner: the answer's
@@ -135,8 +130,7 @@ async function viaScheduler(run: Run, scheduler: Scheduler, paced: boolean): Pro
       if (outcome === 'ok' || outcome === 'near_limit') return
       throttles++
       if (!paced) {
-        const wait =
-          retryDelayMs(answer.headers, Date.now()) ?? runnerBackoff(throttles, run.random)
+        const wait = retryDelayMs(answer.headers, Date.now()) ?? backoffMs(throttles, run.random)
         await sleep(Math.min(wait, 60_000))
       }
     }

@@ -12,7 +12,7 @@ import type {
   Reply,
 } from './contract'
 
-export const API_METHODS = {
+const API_METHODS = {
   enqueueTasks: 'tasks:enqueue',
   previewBatch: 'batches:preview',
   importBatch: 'batches:import',
@@ -39,7 +39,7 @@ export const API_METHODS = {
 
 type Methods = typeof API_METHODS
 
-export const EVENT_METHODS = {
+const EVENT_METHODS = {
   onTasksChanged: 'tasks:changed',
   onSchedulerChanged: 'scheduler:changed',
   onLedgerChanged: 'ledger:changed',

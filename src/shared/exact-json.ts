@@ -16,7 +16,7 @@ import {
   stringify as stringifyLossless,
 } from 'lossless-json'
 
-export { isLosslessNumber, LosslessNumber }
+export { isLosslessNumber }
 
 /**
  * A number token JSON.parse might not read exactly: 16 or more digits (and dots), or an exponent.

@@ -3,7 +3,8 @@
 // the database without a key is shown refused, in the same line `pacer run` prints.
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { createEngine, envSecrets } from '../../src/main/engine/app/engine'
+import { createEngine } from '../../src/main/engine/app/engine'
+import { envSecrets } from '../../src/main/engine/app/secrets'
 import { consoleSession } from '../helpers/browser'
 import { tempDir } from '../helpers/cli'
 

@@ -5,7 +5,7 @@ import { EXIT } from './exit-codes'
 import { say } from './terminal-text'
 
 /** Exit code of a run a setup failure stopped: fix the cause, run the same command again. */
-export const EXIT_STOPPED = EXIT.stopped
+const EXIT_STOPPED = EXIT.stopped
 
 /** The reasons shown at the end of a run; the rest are counted. */
 const SHOWN_REASONS = 10

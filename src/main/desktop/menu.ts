@@ -81,7 +81,7 @@ export function buildMenuTemplate(
 }
 
 /** Batch files larger than the contract accepts are refused before being read into memory. */
-export const MAX_BATCH_FILE_BYTES = 200 * 1024 * 1024
+const MAX_BATCH_FILE_BYTES = 200 * 1024 * 1024
 
 export interface ImportDialogs {
   /** The open-file dialog; null when cancelled. */

@@ -6,8 +6,8 @@
  */
 import { join } from 'node:path'
 
-export const NATIVE_DIR = 'electron-native'
-export const NATIVE_FILE = 'better_sqlite3.node'
+const NATIVE_DIR = 'electron-native'
+const NATIVE_FILE = 'better_sqlite3.node'
 
 export function nativeBindingPath(where: {
   isPackaged: boolean

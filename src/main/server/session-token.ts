@@ -19,7 +19,7 @@ export type TokenCheck = (
   allowCookie?: boolean,
 ) => boolean
 
-export const SESSION_COOKIE = 'pacer_session'
+const SESSION_COOKIE = 'pacer_session'
 
 /** The Set-Cookie value that keeps the token for the page's later requests (not readable by JS). */
 export function sessionCookie(token: string): string {

@@ -16,7 +16,6 @@ import {
   type HttpPacer,
 } from './http-client'
 
-export { TOKEN_STORAGE_KEY, createHttpPacer, takeSessionToken } from './http-client'
 export type { ConnectionState } from './http-client'
 
 function clickDownload(file: Blob, fileName: string): void {

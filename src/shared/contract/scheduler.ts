@@ -2,7 +2,7 @@ import { z } from 'zod'
 import { finiteNumber } from './numbers'
 
 /** No provider takes this many calls at once from one console; a typo must not flood one. */
-export const MAX_CONCURRENCY_LIMIT = 1000
+const MAX_CONCURRENCY_LIMIT = 1000
 
 /** A change to a partition's AIMD parameters (the defaults are SEED_AIMD in the engine). */
 export const AimdParamsPatch = z.strictObject({

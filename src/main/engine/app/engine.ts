@@ -16,7 +16,6 @@ import type { PacingOptions } from '../pacing/partition-pacing'
 import type { Prices } from '../pricing/prices'
 import type { HttpProviderId } from '../providers'
 import type { SimProviderOptions } from '../providers/sim'
-import { SIM_DEFAULT_MODEL } from '../providers/sim'
 import type { TaskQueue } from '../queue/queue'
 import type { Runner } from '../runner'
 import type { Scheduler } from '../pacing/scheduler'
@@ -40,13 +39,8 @@ import type { TeamStore } from '../team/connect'
 import { startTeamLedger } from '../team/ledger/source'
 import { teamCsv } from '../team/ledger/team-read'
 
-export type { BatchRun, DriveOptions } from './batch-run'
-export type { FileBatch, ResolvedTask, StartedFile, TaskDefaults } from './batch-lifecycle'
-export type { StreamedFile, StreamedForecast, StreamedStart } from './batch-stream'
-export type { BatchLifecycle }
+export type { StreamedStart } from './batch-stream'
 export type { SecretsAccess }
-export { envSecrets } from './secrets'
-export { SIM_DEFAULT_MODEL }
 
 export interface EngineOptions {
   /** The database file (created with its folder if missing). Ignored when `db` is given. */

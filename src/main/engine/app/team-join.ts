@@ -5,6 +5,7 @@
 // half with the team is what this waits to avoid; then it joins when the batch ends. From the
 // swap on, every claim goes through the team's store, so a task the team completed meanwhile is
 // reused here, not run again.
+import { backoff } from '../core/backoff'
 import type { Engine, EngineOptions } from './engine'
 import type { TeamStore } from '../team/connect'
 import { TeamStoreUnreachable } from '../team/connect'
@@ -24,25 +25,6 @@ export interface TeamJoinOptions {
   maxDelayMs?: number
   /** How often a running batch is looked at for its end once the store answers. @default 1000 */
   batchCheckMs?: number
-}
-
-/** Delays of the attempts: the first, then doubled after each, up to the max. */
-export class Backoff {
-  #next: number
-  constructor(
-    readonly firstMs = 1000,
-    readonly maxMs = 30_000,
-  ) {
-    this.#next = firstMs
-  }
-  next(): number {
-    const ms = this.#next
-    this.#next = Math.min(ms * 2, this.maxMs)
-    return ms
-  }
-  reset(): void {
-    this.#next = this.firstMs
-  }
 }
 
 /**
@@ -77,7 +59,7 @@ export function eachEngine(engine: Engine, use: () => void): void {
 }
 
 /** Whether a batch runs in this engine's process: a task in flight, or a console batch running. */
-export function runsBatch(engine: Engine): boolean {
+function runsBatch(engine: Engine): boolean {
   if (engine.runner.activeCount > 0) return true
   const self = engine.runner.workerId
   return engine.queue
@@ -87,7 +69,7 @@ export function runsBatch(engine: Engine): boolean {
 
 /** The engine of a console process that started alone because its store gave this `cause`. */
 export function joinLater(cause: string, o: TeamJoinOptions): Engine {
-  const backoff = new Backoff(o.firstDelayMs, o.maxDelayMs)
+  const retries = backoff({ initialMs: o.firstDelayMs ?? 1000, maxMs: o.maxDelayMs ?? 30_000 })
   let problem: string | null = joinLaterLine(cause)
   /** Connected, waiting for the running batch to end. */
   let waiting: TeamStore | null = null
@@ -138,7 +120,7 @@ export function joinLater(cause: string, o: TeamJoinOptions): Engine {
           waiting = await o.connect()
         } catch (err) {
           setProblem(joinLaterLine((err as Error).message))
-          if (!done) later(backoff.next())
+          if (!done) later(retries.next())
           return
         }
         if (done) {
@@ -176,7 +158,7 @@ export function joinLater(cause: string, o: TeamJoinOptions): Engine {
     overrides: {
       // Settings → Team mode's "Try again now": at once, and the backoff starts over.
       'team:join': async () => {
-        backoff.reset()
+        retries.reset()
         await tryNow()
         return view()
       },
@@ -192,6 +174,6 @@ export function joinLater(cause: string, o: TeamJoinOptions): Engine {
     },
   })
   switching.set(sw.engine, sw)
-  later(backoff.next())
+  later(retries.next())
   return sw.engine
 }

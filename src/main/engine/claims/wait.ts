@@ -2,6 +2,7 @@
 // by the store's doorbell on a completion or release, polling with backoff meanwhile (another
 // process's progress, a lease running out), never sleeping past the lease's end.
 import type { EventEmitter } from 'node:events'
+import { backoff } from '../core/backoff'
 import type { Clock, WaitOutcome } from '../core/types'
 
 /** One look at a claim: an outcome, or still running until its lease's end. */
@@ -37,7 +38,7 @@ export function waitForClaim(w: WaitLoop): Promise<WaitOutcome> {
     let settled = false
     let looking = false
     let again = false
-    let delay = w.pollMinMs
+    const polls = backoff({ initialMs: w.pollMinMs, maxMs: w.pollMaxMs })
     let poll: NodeJS.Timeout | undefined
     let deadline: NodeJS.Timeout | undefined
 
@@ -80,8 +81,7 @@ export function waitForClaim(w: WaitLoop): Promise<WaitOutcome> {
         return
       }
       const untilExpiry = Math.max(0, step.leaseUntil - w.clock.now()) + LEASE_SLACK_MS
-      poll = setTimeout(() => void check(), Math.min(delay, untilExpiry))
-      delay = Math.min(delay * 2, w.pollMaxMs)
+      poll = setTimeout(() => void check(), Math.min(polls.next(), untilExpiry))
     }
     // Deferred so that the completer's complete() returns before any waiter looks.
     const ring = (): void => queueMicrotask(() => void check())

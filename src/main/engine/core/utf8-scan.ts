@@ -69,7 +69,7 @@ export class Utf8Scan {
 }
 
 /** The length of `data` without a character cut off at its end (its first 1 to 3 bytes). */
-export function completeLength(data: Uint8Array): number {
+function completeLength(data: Uint8Array): number {
   const n = data.length
   for (let k = 1; k <= 3 && k <= n; k++) {
     const b = data[n - k]!

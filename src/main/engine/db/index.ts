@@ -194,7 +194,7 @@ export function integrityProblems(
 }
 
 /** A few problems on one line, and how many more there were. */
-export function summarizeProblems(problems: readonly string[], shown = 3): string {
+function summarizeProblems(problems: readonly string[], shown = 3): string {
   const more = problems.length - shown
   return problems.slice(0, shown).join('; ') + (more > 0 ? `; and ${more} more` : '')
 }

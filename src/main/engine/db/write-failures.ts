@@ -5,6 +5,7 @@ import { EventEmitter } from 'node:events'
 import { readFileSync, statfsSync } from 'node:fs'
 import { dirname } from 'node:path'
 import type Database from 'better-sqlite3'
+import { backoff, type Backoff } from '../core/backoff'
 
 /** SQLITE_FULL, SQLITE_IOERR_* or ENOSPC: the write did not reach the file, and may later. */
 export function isWriteFailure(err: unknown): boolean {
@@ -25,7 +26,7 @@ export class LostWrites extends Error {
 }
 
 /** Bytes free to this user on the filesystem holding `file`; null when it cannot be read. */
-export function freeBytes(file: string): number | null {
+function freeBytes(file: string): number | null {
   try {
     const s = statfsSync(dirname(file))
     return s.bavail * s.bsize
@@ -34,7 +35,7 @@ export function freeBytes(file: string): number | null {
   }
 }
 
-export function formatBytes(n: number | null): string {
+function formatBytes(n: number | null): string {
   if (n === null) return 'unknown space'
   if (n < 1024 * 1024) return `${Math.floor(n / 1024)} KB`
   if (n < 1024 ** 3) return `${(n / 1024 ** 2).toFixed(1)} MB`
@@ -101,7 +102,7 @@ export class WriteHealth extends EventEmitter<HealthEvents> {
   #blocked = false
   #trial = false
   #since = 0
-  #delay: number
+  readonly #looks: Backoff
   #timer: unknown = undefined
   #cause = ''
   readonly #admitters = new Set<Waiter>()
@@ -116,7 +117,7 @@ export class WriteHealth extends EventEmitter<HealthEvents> {
       timers: realTimers,
       ...options,
     }
-    this.#delay = this.#o.minDelayMs
+    this.#looks = backoff({ initialMs: this.#o.minDelayMs, maxMs: this.#o.maxDelayMs })
   }
 
   get blocked(): boolean {
@@ -133,7 +134,7 @@ export class WriteHealth extends EventEmitter<HealthEvents> {
     if (this.#blocked) return true
     this.#blocked = true
     this.#since = this.#o.timers.now()
-    this.#delay = this.#o.minDelayMs
+    this.#looks.reset()
     const cause = err instanceof LostWrites ? err.cause : (err as Error)
     this.#cause = cause?.message ?? 'write failed'
     this.emit(
@@ -214,8 +215,7 @@ export class WriteHealth extends EventEmitter<HealthEvents> {
     this.#timer = this.#o.timers.setTimeout(() => {
       this.#timer = undefined
       this.#look()
-    }, this.#delay)
-    this.#delay = Math.min(this.#o.maxDelayMs, this.#delay * 2)
+    }, this.#looks.next())
   }
 
   #look(): void {
@@ -268,7 +268,7 @@ export function roomToWrite(db: Database.Database, dbPath: string): boolean {
  * `PRAGMA max_page_count` follows it (SQLite keeps the limit per connection, so only the process
  * itself can set it). "1" fills the disk at its current size; a large number frees it.
  */
-export function followTestPageLimit(db: Database.Database): void {
+function followTestPageLimit(db: Database.Database): void {
   const file = process.env['PACER_TEST_PAGE_LIMIT_FILE']
   if (!file) return
   let last = ''

@@ -37,7 +37,7 @@ export interface ParsedBatch {
   errors: LineError[]
 }
 
-export { readBatchRows, type BatchRow } from './batch-rows'
+export { readBatchRows } from './batch-rows'
 
 /**
  * Where the keys seen so far in a file are remembered, to refuse one reused with another payload.

@@ -3,29 +3,6 @@ import type { Prices } from '../pricing/prices'
 import { continueMessage, estimateTokens, messageChars, taskMessages } from '../providers/prompt'
 import type { ChatMessage, JsonValue } from '../core/types'
 
-/**
- * Input tokens a multi-step agent sends in total when every step sends `avgPerStep` new tokens and
- * resends the whole history: step k sends k × avg and the sum is avg × steps × (steps + 1) / 2
- * (seed: 1, 5, 10, 20 steps at 1,000 → 1,000 / 15,000 / 55,000 / 210,000).
- *
- * This is the closed form of the growth, not what forecastBatch computes: the forecast replays the
- * runner step by step (see forecastTask). With a prompt of P tokens answered in O ≈ P tokens and a
- * short "Continue" turn of C tokens, step k sends P + (k − 1) × (O + C), so a task's input is
- * P × steps + (O + C) × steps × (steps − 1) / 2 ≈ cumulativeInputTokens(steps, P) when O ≈ P ≫ C.
- * For short prompts the two differ a lot (the answer is at least 16 tokens and C is ~6), which is
- * why the forecast does not use this formula.
- */
-export function cumulativeInputTokens(steps: number, avgPerStep = 1000): number {
-  if (!Number.isSafeInteger(steps) || steps < 0) {
-    throw new TypeError(`steps must be a non-negative integer, got ${String(steps)}`)
-  }
-  if (!Number.isSafeInteger(avgPerStep) || avgPerStep < 0) {
-    throw new TypeError(`avgPerStep must be a non-negative integer, got ${String(avgPerStep)}`)
-  }
-  // steps × (steps + 1) is always even, so the division is exact before the multiplication.
-  return avgPerStep * ((steps * (steps + 1)) / 2)
-}
-
 /** A task as the forecast needs it (what the queue stores before running it). */
 export interface ForecastTask {
   type: string
@@ -95,7 +72,7 @@ export interface TaskTokens {
  *
  * Counting is done in characters and converted like estimateTokens (ceil(chars / 4) per call), so
  * for the simulated provider the input matches a real run to within rounding. With O ≈ P ≫ C the
- * sum is about cumulativeInputTokens(steps, P) = P × steps × (steps + 1) / 2. Inputs are assumed
+ * sum is about the closed form P × steps × (steps + 1) / 2. Inputs are assumed
  * valid (forecastBatch checks them).
  */
 export function forecastTask(

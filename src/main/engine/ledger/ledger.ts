@@ -31,7 +31,6 @@ import { LedgerRollups } from './rollups'
 import type { Prices } from '../pricing/prices'
 import { systemClock, type Clock, type LedgerEventInput, type LedgerOutcome } from '../core/types'
 
-export type { LedgerFilter }
 export { byCost, totalOf } from './rollup-plans'
 
 /** One stored ledger row. */

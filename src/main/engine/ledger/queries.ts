@@ -94,7 +94,7 @@ export function executionsSql(where: string, lastIn: string, batch: boolean): st
       LEFT JOIN lost ON lost.task_type = c.task_type`
 }
 
-export const ROW_COLUMNS = `id, ts, task_id AS taskId, batch_id AS batchId, fp, worker,
+const ROW_COLUMNS = `id, ts, task_id AS taskId, batch_id AS batchId, fp, worker,
   task_type AS taskType, provider, model, step, input_tokens AS inputTokens,
   cached_input_tokens AS cachedInputTokens, cache_write_tokens AS cacheWriteTokens,
   output_tokens AS outputTokens, cost_micros AS costMicros, saved_micros AS savedMicros, outcome,

@@ -189,7 +189,7 @@ export function whereOf(filter: LedgerFilter): { where: string; params: ReadQuer
  * Splits [since, until) into whole hourly buckets, whole 15 s buckets on either side of them, and
  * the partial 15 s buckets at the edges (read from the ledger: at most 15 s of rows each).
  */
-export function pieces(
+function pieces(
   since: number | undefined,
   until: number | undefined,
   useCoarse: boolean,

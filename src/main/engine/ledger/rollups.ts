@@ -131,7 +131,7 @@ const upsertSql = (table: string, keys: string[]) => `
     ${SUM_COLUMNS.map((c) => `${c} = ${c} + excluded.${c}`).join(', ')}`
 
 /** Rows appended through one connection between two folds. */
-export const FOLD_EVERY = 1000
+const FOLD_EVERY = 1000
 // Rows per fold transaction: a first fold of a big ledger commits as it goes, so other writers
 // get their turn in between.
 const PAGE_ROWS = 20_000

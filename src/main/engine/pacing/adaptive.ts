@@ -1,4 +1,5 @@
 import type { LimitCause } from '../../../shared/contract'
+import { backoff } from '../core/backoff'
 import type { ConcurrencyController, OutcomeContext } from './aimd'
 import { mergeAimdParams, operatorPatch, startingLimit } from './aimd'
 import type { AimdParams, LimitChange, Outcome } from '../core/types'
@@ -226,8 +227,11 @@ export class AdaptiveController implements ConcurrencyController {
       to = this.#limit * p.decrease
       reason = `throttle x${p.decrease}`
     }
-    const doublings = Math.min(this.#refusedProbes, this.#maxProbeDoublings)
-    this.#nextProbeAt = now + p.cooldownMs * 2 ** doublings
+    const probeWait = backoff({
+      initialMs: p.cooldownMs,
+      maxMs: p.cooldownMs * 2 ** this.#maxProbeDoublings,
+    })
+    this.#nextProbeAt = now + probeWait.delay(this.#refusedProbes)
     return this.#set(Math.max(p.min, to), now, reason, cause)
   }
 

@@ -1,5 +1,6 @@
 import type { PauseView } from '../../../shared/contract'
 import { retryAfterMs, retryDelayMs } from '../providers/classify'
+import { backoff, type Backoff } from '../core/backoff'
 import type { LimitChange, Outcome } from '../core/types'
 import type {
   BudgetChange,
@@ -122,8 +123,8 @@ export class PartitionPacing {
   readonly #o: Required<PacingOptions>
   readonly #budget: RateBudget
   #pausedUntil = Number.NEGATIVE_INFINITY
-  // Refusals in a row that only the floor backoff could answer.
-  #backoffs = 0
+  // Counts the refusals in a row that only the floor backoff could answer; a success resets it.
+  readonly #backoff: Backoff
   #wake: NodeJS.Timeout | undefined
   #wakeAt = Number.POSITIVE_INFINITY
 
@@ -131,6 +132,12 @@ export class PartitionPacing {
     this.#partition = partition
     this.#o = options
     this.#budget = new RateBudget({ windowMs: options.windowMs })
+    this.#backoff = backoff({
+      initialMs: options.backoffMs,
+      maxMs: options.maxBackoffMs,
+      jitter: 0.5,
+      random: options.random,
+    })
   }
 
   /** Ms until a call of this estimate may be admitted; 0 when it may go now. */
@@ -224,7 +231,7 @@ export class PartitionPacing {
    */
   settle(now: number, reservation: Reservation, outcome: Outcome, answer?: CallAnswer): Settled {
     const refused = outcome === 'throttled' || outcome === 'overloaded'
-    if (outcome === 'ok' || outcome === 'near_limit') this.#backoffs = 0
+    if (outcome === 'ok' || outcome === 'near_limit') this.#backoff.reset()
     const headers = answer?.headers
     const reading =
       headers && (refused || this.#o.budget) ? readBudgetHeaders(headers, now) : undefined
@@ -257,12 +264,7 @@ export class PartitionPacing {
    */
   backoff(now: number): PauseChange | null {
     if (!this.#o.pause) return null
-    const cap = Math.min(
-      this.#o.maxBackoffMs,
-      this.#o.backoffMs * 2 ** Math.min(this.#backoffs, 20),
-    )
-    this.#backoffs++
-    const wait = cap / 2 + this.#o.random() * (cap / 2)
+    const wait = this.#backoff.next()
     return this.#pauseUntil(now, Math.ceil(now + wait), ' (refused at the floor: backing off)')
   }
 

@@ -33,15 +33,7 @@ import {
 } from './scheduler-types'
 
 export { PartitionStoppedError, SchedulerClosedError } from './scheduler-types'
-export type {
-  ParamsChange,
-  PartitionSnapshot,
-  PartitionStop,
-  Permit,
-  SchedulerEvents,
-  SchedulerOptions,
-  SchedulerSample,
-} from './scheduler-types'
+export type { PartitionStop, Permit, SchedulerOptions, SchedulerSample } from './scheduler-types'
 
 /**
  * Admission by partition (provider:model), one AIMD controller each. A call is admitted while

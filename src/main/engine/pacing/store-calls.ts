@@ -2,6 +2,7 @@
 // handled at once, one that comes later (a networked store) holds further calls until it arrives.
 // And the timer that has the budget look at the store again: after a failure, at the end of a
 // pause, or by polling with backoff for the releases of workers in other processes.
+import { backoff, type Backoff } from '../core/backoff'
 import type { MaybePromise, PollPolicy } from './store'
 
 export interface StoreCallsOptions {
@@ -25,11 +26,12 @@ export class StoreCalls {
    */
   #pending = 0
   #retry: NodeJS.Timeout | undefined
-  #pollDelay: number
+  /** The store's poll policy as waits (null: every worker is in this process, none to poll for). */
+  readonly #polls: Backoff | null
 
   constructor(o: StoreCallsOptions) {
     this.#o = o
-    this.#pollDelay = o.poll?.minMs ?? 0
+    this.#polls = o.poll ? backoff({ initialMs: o.poll.minMs, maxMs: o.poll.maxMs }) : null
   }
 
   /** Calls still waiting for their answer. */
@@ -73,7 +75,7 @@ export class StoreCalls {
 
   /** An admission went through: polling starts again from its shortest delay. */
   resetPoll(): void {
-    this.#pollDelay = this.#o.poll?.minMs ?? 0
+    this.#polls?.reset()
   }
 
   /**
@@ -83,12 +85,10 @@ export class StoreCalls {
    */
   armRetry(pausedUntil: number, now: number): void {
     if (this.#retry !== undefined) return
-    const poll = this.#o.poll
     if (pausedUntil > now) {
       this.retryIn(pausedUntil - now)
-    } else if (poll) {
-      this.retryIn(this.#pollDelay)
-      this.#pollDelay = Math.min(poll.maxMs, this.#pollDelay * 2)
+    } else if (this.#polls) {
+      this.retryIn(this.#polls.next())
     }
   }
 

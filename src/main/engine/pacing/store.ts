@@ -248,7 +248,7 @@ export class Doorbell {
 }
 
 /** Admission's bound: the controllers' max(min, floor(limit)). */
-export function concurrencyOf(params: AimdParams, limit: number): number {
+function concurrencyOf(params: AimdParams, limit: number): number {
   return Math.max(params.min, Math.floor(limit))
 }
 
@@ -333,7 +333,7 @@ export function checkStoreMs(name: string, value: unknown, min: number): number 
 }
 
 /** Two controller states are the same: nothing to write. */
-export function sameState(a: ControllerState, b: ControllerState): boolean {
+function sameState(a: ControllerState, b: ControllerState): boolean {
   if (a.limit !== b.limit || a.lastCutAt !== b.lastCutAt) return false
   if (a.memory === null || b.memory === null) return a.memory === b.memory
   const keys = Object.keys(a.memory)

@@ -3,7 +3,7 @@ import { z } from 'zod'
 import { ALIASES, BUNDLED, PRICE_TABLE_VERSION, type PriceEntry } from './prices-table'
 import type { Usage } from '../core/types'
 
-export { PRICE_TABLE_VERSION, type PriceEntry }
+export { PRICE_TABLE_VERSION }
 
 /** USD per 1M tokens. Usage × price is micro-dollars exactly, so no unit conversion hides here. */
 export interface ModelPrice {

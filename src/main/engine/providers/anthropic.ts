@@ -17,7 +17,7 @@ import { keyForCall, type KeyAnswer } from './keys'
 export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com'
 
 /** The Messages API version every field used here is defined by. */
-export const ANTHROPIC_VERSION = '2023-06-01'
+const ANTHROPIC_VERSION = '2023-06-01'
 
 export interface AnthropicProviderOptions {
   /**
@@ -157,7 +157,7 @@ interface Turn {
  * request may carry. A prefix shorter than the model's minimum (1,024 to 4,096 tokens) is simply
  * not cached: the marker costs nothing then, so it is sent regardless of length.
  */
-export function withCacheBreakpoints(
+function withCacheBreakpoints(
   request: { system: string | undefined; messages: readonly Turn[] },
   history: boolean,
 ): { system: Record<string, unknown>[] | undefined; messages: Turn[] } {

@@ -262,7 +262,7 @@ function deepestCause(err: unknown): unknown {
 }
 
 /** Replaces the key wherever a server (or a library) echoed it. */
-export function redact(text: string, secret: string | null): string {
+function redact(text: string, secret: string | null): string {
   if (secret === null) return text
   let out = text.split(secret).join('[redacted]')
   // Error text is cut to a length before it gets here: a key echoed across the cut survives as a

@@ -4,7 +4,7 @@ import { OPENAI_BASE_URL, createOpenAiCompatibleProvider } from './openai'
 import { keyFor, type BaseUrlFrom, type KeyAnswer, type ProviderKey } from './keys'
 import { parseBaseUrl } from './http-options'
 
-export type { BaseUrlFrom, KeyAnswer, ProviderKey } from './keys'
+export type { ProviderKey } from './keys'
 
 /** The providers that call a remote (or local) HTTP server and may need a key. */
 export type HttpProviderId = 'openai' | 'anthropic' | 'openai-compatible'

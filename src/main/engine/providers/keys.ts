@@ -126,7 +126,7 @@ export function keyForCall(
 }
 
 /** A key travels only over https, or plain http that never leaves this machine. */
-export function mayCarryKey(url: URL): boolean {
+function mayCarryKey(url: URL): boolean {
   return url.protocol === 'https:' || isLoopbackHost(url.hostname)
 }
 

@@ -112,7 +112,7 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleProvider
 }
 
 /** OpenAI's reasoning models (o1, o3, o4-mini, gpt-5...), which refuse `max_tokens`. */
-export function needsCompletionTokens(model: string): boolean {
+function needsCompletionTokens(model: string): boolean {
   return /^(o\d|gpt-5)/.test(model.replace(/^openai\//, ''))
 }
 

@@ -70,13 +70,6 @@ export function messageChars(m: ChatMessage): number {
   return chars
 }
 
-/** The text of a message: a string content, or its text parts joined. */
-export function messageText(m: ChatMessage): string {
-  if (typeof m.content === 'string') return m.content
-  if (!Array.isArray(m.content)) return ''
-  return m.content.map((p) => partText(p) ?? '').join('')
-}
-
 /** Rough token count used for forecasts and the simulated provider: about 4 characters a token. */
 export function estimateTokens(messages: readonly ChatMessage[]): number {
   let chars = 0

@@ -22,7 +22,7 @@ export interface SetupFailure {
 export const MISSING_KEY_CODE = 'pacer_missing_api_key'
 
 /** Where the CLI reads each provider's key from. */
-export const KEY_VARIABLES: Readonly<Record<string, string>> = Object.freeze({
+const KEY_VARIABLES: Readonly<Record<string, string>> = Object.freeze({
   openai: 'OPENAI_API_KEY',
   anthropic: 'ANTHROPIC_API_KEY',
   'openai-compatible': 'PACER_OPENAI_COMPATIBLE_API_KEY',

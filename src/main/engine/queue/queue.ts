@@ -24,7 +24,7 @@ import type { WorkerRegistry } from './workers'
 
 export type { NewBatch } from './batches'
 export type { FailureGroup } from './failures'
-export type { FinalTaskStatus, NewTask, QueuedTask, TaskResult } from './tasks'
+export type { NewTask, QueuedTask } from './tasks'
 
 /** A batch being filled task by task, inside the caller's transaction (see TaskQueue.openBatch). */
 export interface BatchWriter {

@@ -89,7 +89,7 @@ export async function execute(
 }
 
 /** The queue's row as a driver sees it: payload and params parsed. */
-export function toDriverTask(task: QueuedTask): DriverTask {
+function toDriverTask(task: QueuedTask): DriverTask {
   return {
     id: task.id,
     batchId: task.batchId,

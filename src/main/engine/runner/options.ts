@@ -111,7 +111,7 @@ export function resolveRunnerOptions(options: RunnerOptions): ResolvedRunnerOpti
 }
 
 /** The longest call deadline: a day (setTimeout would overflow past ~24.8 days anyway). */
-export const MAX_CALL_TIMEOUT_MS = 86_400_000
+const MAX_CALL_TIMEOUT_MS = 86_400_000
 
 /** A call deadline must be a whole number of ms from 1 to a day: a TypeError names the value. */
 export function checkCallTimeout(ms: number | undefined): void {

@@ -1,12 +1,23 @@
 // Retry policy and failure classification of the runner: what is worth sending again, how long to
 // wait before it, and which database errors are only a busy lock or a full disk.
+import { backoff } from '../core/backoff'
 import { isWriteFailure } from '../db/write-failures'
 import type { Finish } from './context'
 
-/** Exponential backoff with full jitter (AWS architecture blog), capped at 30 s. */
-export function backoffMs(attempt: number): number {
-  const cap = Math.min(30_000, 250 * 2 ** Math.min(attempt, 10))
-  return Math.floor(cap / 2 + Math.random() * (cap / 2))
+/**
+ * The wait before sending again after a throttle with no retry-after, or a timeout: 250 ms
+ * doubling to 30 s, with equal jitter (half of it random; AWS architecture blog), in whole ms.
+ */
+export function backoffMs(attempt: number, random: () => number = Math.random): number {
+  return Math.floor(backoff({ initialMs: 250, maxMs: 30_000, jitter: 0.5, random }).delay(attempt))
+}
+
+/** While another process holds the write lock: 500 ms after the first busy try, doubling to 8 s. */
+const busyWait = backoff({ initialMs: 250, maxMs: 8000 })
+
+/** The wait after the `attempt`th try (from 1) found the database busy. */
+export function busyWaitMs(attempt: number): number {
+  return busyWait.delay(attempt)
 }
 
 export function sleep(ms: number, signal: AbortSignal): Promise<void> {
@@ -22,21 +33,6 @@ export function sleep(ms: number, signal: AbortSignal): Promise<void> {
     }
     signal.addEventListener('abort', onAbort, { once: true })
   })
-}
-
-/**
- * Runs a database write that must not be lost, retrying while another process holds the write
- * lock past busy_timeout (each try already waited that long), for up to about a minute.
- */
-export async function persist<T>(write: () => T): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return write()
-    } catch (err) {
-      if (!isBusy(err) || attempt >= 8) throw err
-      await new Promise((r) => setTimeout(r, Math.min(8000, 250 * 2 ** attempt)))
-    }
-  }
 }
 
 /** The provider refused the request itself: sending it again would fail the same way. */

@@ -2,6 +2,7 @@
 // operator must see of it (the server gone, the server back). The start fails at once when the
 // server is not there (a wrong address is likelier than an outage at that moment); after that an
 // outage only pauses admission until the client reconnects.
+import { backoff } from '../core/backoff'
 import type { StoreAddress } from './store-url'
 import { maskUrl } from './store-url'
 import { RedisPacingStore, type RedisLink } from '../pacing/store-redis'
@@ -32,6 +33,9 @@ export interface TeamStore {
 
 export class TeamStoreUnreachable extends Error {}
 
+/** A lost connection's retries: 100 ms doubling to once a second. */
+const reconnects = backoff({ initialMs: 100, maxMs: 1000 })
+
 export interface ConnectOptions {
   /** @default 30_000 */
   leaseMs?: number
@@ -60,8 +64,7 @@ export async function connectTeamStore(
       connectTimeout: options.connectTimeoutMs ?? 5000,
       // Before the first connection: give up (the start fails). After: try again, up to once a
       // second, for as long as it takes; admission waits meanwhile.
-      reconnectStrategy: (retries, cause) =>
-        connected ? Math.min(100 * 2 ** Math.min(retries, 4), 1000) : cause,
+      reconnectStrategy: (retries, cause) => (connected ? reconnects.delay(retries) : cause),
     },
     ...(address.username === undefined ? {} : { username: address.username }),
     ...(address.password === undefined ? {} : { password: address.password }),

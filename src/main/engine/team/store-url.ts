@@ -19,7 +19,7 @@ export interface StoreAddress {
 export class StoreUrlError extends Error {}
 
 /** The mask every message uses in place of a password. */
-export const MASK = '***'
+const MASK = '***'
 
 /**
  * Parses a team store URL. The password comes from the URL or, when it has none, from

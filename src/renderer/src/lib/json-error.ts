@@ -39,7 +39,7 @@ function offsetOf(text: string, line: number, column: number): number {
   return Math.min(offset + column - 1, text.length)
 }
 
-export function lineColumn(text: string, offset: number): { line: number; column: number } {
+function lineColumn(text: string, offset: number): { line: number; column: number } {
   let line = 1
   let lineStart = 0
   for (let i = 0; i < offset && i < text.length; i++) {

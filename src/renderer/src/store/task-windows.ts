@@ -27,7 +27,7 @@ export function windowKeysFor(start: number, end: number, total: number): number
   return keys
 }
 
-export function matchesFilter(row: TaskRow, filter: TaskFilter): boolean {
+function matchesFilter(row: TaskRow, filter: TaskFilter): boolean {
   if (filter.batchId !== null && row.batchId !== filter.batchId) return false
   return filter.statuses.length === 0 || filter.statuses.includes(row.status)
 }

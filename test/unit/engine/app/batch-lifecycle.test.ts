@@ -5,12 +5,9 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { parseBatchFile } from '../../../../src/main/engine/intake/batch-file'
 import type { LineError } from '../../../../src/shared/contract'
-import {
-  createEngine,
-  type Engine,
-  type FileBatch,
-  type StreamedFile,
-} from '../../../../src/main/engine/app/engine'
+import { createEngine, type Engine } from '../../../../src/main/engine/app/engine'
+import type { FileBatch } from '../../../../src/main/engine/app/batch-lifecycle'
+import type { StreamedFile } from '../../../../src/main/engine/app/batch-stream'
 import { query, tempDir } from '../../../helpers/cli'
 
 const engines: Engine[] = []

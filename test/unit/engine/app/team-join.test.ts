@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import type { TeamStoreView } from '../../../../src/shared/contract'
 import { createEngine, type Engine } from '../../../../src/main/engine/app/engine'
-import { Backoff, joinLater } from '../../../../src/main/engine/app/team-join'
+import { joinLater } from '../../../../src/main/engine/app/team-join'
 import { TeamStoreUnreachable } from '../../../../src/main/engine/team/connect'
 import { tempDir } from '../../../helpers/cli'
 
@@ -19,17 +19,6 @@ afterEach(async () => {
   vi.useRealTimers()
   await engine?.shutdown({ graceMs: 0 })
   engine = undefined
-})
-
-describe('Backoff', () => {
-  it('doubles from the first delay up to the max, and starts over on reset', () => {
-    const b = new Backoff(1000, 30_000)
-    expect(Array.from({ length: 7 }, () => b.next())).toEqual([
-      1000, 2000, 4000, 8000, 16_000, 30_000, 30_000,
-    ])
-    b.reset()
-    expect(b.next()).toBe(1000)
-  })
 })
 
 describe('a console process alone because its team store did not answer', () => {

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest'
 import {
-  cumulativeInputTokens,
   expectedSimOutput,
   forecastBatch,
   forecastTask,
@@ -11,24 +10,23 @@ import { continueMessage, taskMessages } from '../../../../src/main/engine/provi
 import { createSimProvider } from '../../../../src/main/engine/providers/sim'
 import type { ChatMessage, JsonValue } from '../../../../src/main/engine/core/types'
 
-describe('cumulativeInputTokens', () => {
+/**
+ * The closed form of a multi-step agent's input, the oracle the forecast is checked against: when
+ * every step sends `avgPerStep` new tokens and resends the whole history, step k sends k × avg and
+ * the sum is avg × steps × (steps + 1) / 2 (the seed: 1, 5, 10, 20 steps at 1,000 → 1,000 /
+ * 15,000 / 55,000 / 210,000). The forecast replays the runner step by step instead: with a prompt
+ * of P tokens answered in O ≈ P tokens and a "Continue" turn of C tokens, step k sends
+ * P + (k − 1) × (O + C), close to this when O ≈ P ≫ C and far from it for short prompts.
+ */
+function cumulativeInputTokens(steps: number, avgPerStep = 1000): number {
+  return avgPerStep * ((steps * (steps + 1)) / 2)
+}
+
+describe('cumulativeInputTokens (the oracle)', () => {
   it('reproduces the seed: 1, 5, 10, 20 steps → 1,000 / 15,000 / 55,000 / 210,000', () => {
     expect([1, 5, 10, 20].map((s) => cumulativeInputTokens(s))).toEqual([
       1_000, 15_000, 55_000, 210_000,
     ])
-  })
-
-  it('scales with the per-step average and is exact', () => {
-    expect(cumulativeInputTokens(0)).toBe(0)
-    expect(cumulativeInputTokens(3, 7)).toBe(42)
-    expect(cumulativeInputTokens(100, 1)).toBe(5_050)
-    expect(cumulativeInputTokens(10_000, 12_345)).toBe(12_345 * 50_005_000)
-  })
-
-  it('rejects steps and averages that are not non-negative integers', () => {
-    expect(() => cumulativeInputTokens(-1)).toThrow(/steps.*-1/)
-    expect(() => cumulativeInputTokens(2.5)).toThrow(TypeError)
-    expect(() => cumulativeInputTokens(2, -3)).toThrow(/avgPerStep/)
   })
 })
 

@@ -5,7 +5,7 @@ import type { WriteScope } from '../../db/step-writes'
 import type { Held, WriteHealth } from '../../db/write-failures'
 import { isWriteFailure } from '../../db/write-failures'
 import { StopSignal, type Active, type RunContext } from '../context'
-import { isBusy } from '../retry'
+import { busyWaitMs, isBusy } from '../retry'
 
 export interface PaidWrite {
   /** What the answer behind the write cost, counted as lost if it never reaches the disk. */
@@ -58,7 +58,7 @@ async function persistAgain<T>(
   let err = first
   for (let busy = 1; ;) {
     if (isBusy(err) && busy < 8) {
-      await new Promise((r) => setTimeout(r, Math.min(8000, 250 * 2 ** busy++)))
+      await new Promise((r) => setTimeout(r, busyWaitMs(busy++)))
     } else {
       if (!health || !isWriteFailure(err)) throw err
       health.fail(err)

@@ -5,7 +5,7 @@ import type Database from 'better-sqlite3'
 import type { TaskLogKind } from '../../../../shared/contract'
 import { directWrites, type WriteScope } from '../../db/step-writes'
 
-export const LOG_KINDS: Readonly<Record<TaskLogKind, number>> = Object.freeze({
+const LOG_KINDS: Readonly<Record<TaskLogKind, number>> = Object.freeze({
   log: 0,
   divergence: 1,
   lost: 2,
@@ -16,7 +16,7 @@ const KIND_NAMES = Object.keys(LOG_KINDS) as TaskLogKind[]
 /** Lines kept per task, all its executions together; the last one says the rest was dropped. */
 export const MAX_LOG_LINES = 200
 /** Characters kept of one line. */
-export const MAX_LOG_CHARS = 2000
+const MAX_LOG_CHARS = 2000
 
 export const TASK_LOG_SQL = {
   last: 'SELECT COALESCE(MAX(seq), 0) FROM task_log WHERE task_id = ?',
@@ -33,7 +33,7 @@ const ESCAPES =
 const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029]/g
 
 /** The line as stored: no escape sequence or control character, at most MAX_LOG_CHARS. */
-export function cleanLogLine(message: unknown): string {
+function cleanLogLine(message: unknown): string {
   const text = typeof message === 'string' ? message : String(message)
   const clean = text.replace(ESCAPES, '').replace(CONTROLS, '')
   return clean.length > MAX_LOG_CHARS ? `${clean.slice(0, MAX_LOG_CHARS - 1)}…` : clean

@@ -85,7 +85,7 @@ const OUTCOMES = new Set<string>([
 ])
 
 /** A stream entry that is not one Pacer wrote: named by its id and field. */
-export class TeamLedgerEntryError extends Error {}
+class TeamLedgerEntryError extends Error {}
 
 /** An entry as XRANGE gives it back; fields it does not know (a later Pacer's) are left out. */
 export function decodeEntry(id: string, flat: readonly string[]): TeamRow {

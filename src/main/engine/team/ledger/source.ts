@@ -9,7 +9,7 @@ import type { RedisLedgerStream } from './stream'
 import { LedgerAppender, type AppenderStatus } from './appender'
 
 /** The machine name shown in the team ledger's machine column. */
-export function machineName(env: NodeJS.ProcessEnv = process.env): string {
+function machineName(env: NodeJS.ProcessEnv = process.env): string {
   const given = env.PACER_MACHINE?.trim()
   return given ? given : hostname()
 }

@@ -15,7 +15,7 @@ import { decodeEntry, type TeamRow } from './entries'
 import type { RedisLedgerStream } from './stream'
 
 /** Entries per XRANGE page: about 1 MB of reply. */
-export const TEAM_PAGE = 2000
+const TEAM_PAGE = 2000
 
 /** Spend of one task type on one machine. */
 export type MachineRollup = TypeRollupView & { machine: string }
@@ -31,7 +31,7 @@ export interface TeamRollup {
 }
 
 /** The team's rows, each once, a page at a time, as the stream stood when the read began. */
-export async function* teamRows(
+async function* teamRows(
   stream: RedisLedgerStream,
   pageSize = TEAM_PAGE,
 ): AsyncGenerator<TeamRow[]> {

@@ -62,7 +62,7 @@ function inexactNumber(text: string, root: string): { path: string; message: str
 }
 
 /** The check's failure as one sentence, with the position when there is one. */
-export function describePayloadError(check: Exclude<PayloadCheck, { ok: true }>): string {
+function describePayloadError(check: Exclude<PayloadCheck, { ok: true }>): string {
   return check.line === null
     ? check.message
     : `${check.message} at line ${check.line}, column ${check.column}`
