@@ -2,13 +2,14 @@
 // machines see. Each test's keys live under a prefix of their own. Then what only a networked
 // store does: pub/sub across connections, an outage, a restart without persistence.
 import { randomBytes } from 'node:crypto'
-import { createClient } from '@redis/client'
+import { createClient, defineScript } from '@redis/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   RedisClaimStore,
   type ClaimSeed,
 } from '../../../../src/main/engine/claims/redis/claims-redis'
 import type { RedisLink } from '../../../../src/main/engine/pacing/store-redis'
+import { clientScripts } from '../../../../src/main/engine/team/scripts'
 import { fingerprint } from '../../../../src/main/engine/core/fingerprint'
 import { FakeClock } from '../../../helpers/clock'
 import { startRedis, type RedisServer } from '../../../helpers/redis'
@@ -29,6 +30,7 @@ async function connection(port = redis.port) {
   const client = createClient({
     socket: { host: '127.0.0.1', port, reconnectStrategy: () => 50 },
     disableOfflineQueue: true,
+    scripts: clientScripts(defineScript),
   })
   client.on('error', () => {})
   await client.connect()
