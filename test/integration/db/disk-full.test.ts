@@ -1,11 +1,12 @@
 // A full disk under a real `pacer run`, against a loopback provider that counts what it is sent.
 // SQLite's page limit makes the disk "full": PRAGMA max_page_count is per connection, so the run's
-// own connection follows a file (PACER_TEST_PAGE_LIMIT_FILE, tests only): "1" caps the database at
-// its current size, a large number frees it. While full the run sends nothing, says so once, does
+// own connections follow a file, set by a module preloaded into the child (helpers/page-limit.cjs,
+// through NODE_OPTIONS: nothing in the product knows of it): "1" caps the database at its current
+// size, a large number frees it. While full the run sends nothing, says so once, does
 // not spin, and answers Ctrl-C / SIGTERM with exit 3 and the lost answers; once freed (or rerun)
 // the batch completes with each distinct task executed once and the ledger's counts honest.
 import { readFileSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { RunSummary } from '../../../src/main/cli/run'
 import {
@@ -22,6 +23,7 @@ afterEach(async () => {
 
 const RUN = ['--provider', 'openai-compatible', '--model', 'm', '--json']
 const FREE = '1000000000'
+const PAGE_LIMIT = resolve(__dirname, '../../helpers/page-limit.cjs')
 
 async function setUp(latencyMs: number, agents = true) {
   const server = await startAnsweringProvider(latencyMs)
@@ -39,7 +41,11 @@ async function setUp(latencyMs: number, agents = true) {
   }))
   const dupes = Array.from({ length: 30 }, (_, j) => ({ ...distinct[(j * 7) % 60]! }))
   const file = writeJsonl(dir, 'batch.jsonl', shuffle([...distinct, ...dupes], 3))
-  const env = { PACER_TEST_PAGE_LIMIT_FILE: limit }
+  const env = {
+    PACER_TEST_PAGE_LIMIT_FILE: limit,
+    NODE_OPTIONS:
+      `${process.env['NODE_OPTIONS'] ?? ''} --require ${JSON.stringify(PAGE_LIMIT)}`.trim(),
+  }
   return { server, dir, db, limit, file, env, distinct }
 }
 

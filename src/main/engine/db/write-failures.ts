@@ -2,7 +2,7 @@
 // what the engine does meanwhile. It stops sending (nothing leaves the process whose answer could
 // not be recorded), keeps the answers already paid for in memory, and tries again with backoff.
 import { EventEmitter } from 'node:events'
-import { readFileSync, statfsSync } from 'node:fs'
+import { statfsSync } from 'node:fs'
 import { dirname } from 'node:path'
 import type Database from 'better-sqlite3'
 import { backoff, type Backoff } from '../core/backoff'
@@ -263,38 +263,12 @@ export function roomToWrite(db: Database.Database, dbPath: string): boolean {
   return max - count >= 64
 }
 
-/**
- * Tests only: PACER_TEST_PAGE_LIMIT_FILE names a file holding a number of pages; the connection's
- * `PRAGMA max_page_count` follows it (SQLite keeps the limit per connection, so only the process
- * itself can set it). "1" fills the disk at its current size; a large number frees it.
- */
-function followTestPageLimit(db: Database.Database): void {
-  const file = process.env['PACER_TEST_PAGE_LIMIT_FILE']
-  if (!file) return
-  let last = ''
-  const apply = () => {
-    let text: string
-    try {
-      text = readFileSync(file, 'utf8').trim()
-    } catch {
-      return
-    }
-    if (text === last || !/^\d+$/.test(text) || !db.open) return
-    last = text
-    db.pragma(`max_page_count = ${text}`)
-  }
-  apply()
-  const timer = setInterval(apply, 50)
-  timer.unref()
-}
-
-/** The engine's WriteHealth for its database file: the probe, the test hook, the two lines. */
+/** The engine's WriteHealth for its database file: the probe and the two lines. */
 export function wireWriteHealth(
   db: Database.Database,
   dbPath: string,
   say: (message: string) => void,
 ): WriteHealth {
-  followTestPageLimit(db)
   const health = new WriteHealth({
     dbPath,
     probe: () => db.open && (db.memory || roomToWrite(db, dbPath)),

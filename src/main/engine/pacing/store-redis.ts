@@ -13,7 +13,7 @@ import type {
 } from './store'
 import { Doorbell, applyChange, checkStoreMs, newRecord } from './store'
 import { ScriptRunner } from '../redis/script-runner'
-import type { PacingScript } from './redis-scripts'
+import type { LuaScript } from '../redis/lua'
 import type { BudgetCost, SharedBudget } from './shared-budget'
 import { parseBudget } from './shared-budget'
 import { settleText, ticketOf } from './redis-budget'
@@ -370,12 +370,12 @@ export class RedisPacingStore implements PacingStore {
    * script sent again, like an outage known before: a slot taken twice that way is given back by
    * the next heartbeat, which says how many the worker holds.
    */
-  #run(s: PacingScript, keys: string[], args: (string | number)[]): Promise<unknown> {
+  #run(s: LuaScript, keys: string[], args: (string | number)[]): Promise<unknown> {
     return this.#scripts.call(s, keys, args)
   }
 
   /** One try, for what may as well wait for the next round (heartbeats, the console's views). */
-  #once(s: PacingScript, keys: string[], args: (string | number)[]): Promise<unknown> {
+  #once(s: LuaScript, keys: string[], args: (string | number)[]): Promise<unknown> {
     return this.#scripts.once(s, keys, args)
   }
 }

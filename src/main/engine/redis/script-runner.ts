@@ -1,9 +1,16 @@
-// Lua scripts on a Redis connection by their hash (EVALSHA), the source sent once when the server
-// does not know it (yet, or again after a restart), and the wait for a connection that is out of
-// reach: what the claim store's operations share (claims-redis.ts).
-import { createHash } from 'node:crypto'
+// Lua scripts on a Redis connection, and the wait for a connection that is out of reach: what the
+// claim store's and the pacing store's operations share (claims-redis.ts, store-redis.ts). The
+// scripts themselves run as node-redis script methods (createClient's `scripts`, team/scripts.ts):
+// node-redis sends EVALSHA and, when the server does not know the script (yet, or again after a
+// restart: NOSCRIPT), EVAL with its source. That fallback lives in the client's script methods
+// only, not in `sendCommand`, so the client must be created with the team's scripts.
 import { EventEmitter } from 'node:events'
-/** What the Redis stores need of a Redis client (node-redis's `createClient()` is one). */
+import type { LuaScript } from './lua'
+
+/**
+ * What the Redis stores need of a Redis client: node-redis's `createClient({ scripts })` with the
+ * team's scripts (team/scripts.ts), each one a method of the client.
+ */
 export interface RedisLink {
   readonly isReady: boolean
   sendCommand(args: string[]): Promise<unknown>
@@ -11,15 +18,10 @@ export interface RedisLink {
   off(event: 'ready', listener: () => void): unknown
 }
 
-export interface LuaScript {
-  readonly source: string
-}
-
 type Args = (string | number)[]
 
 export class ScriptRunner {
   readonly #client: RedisLink
-  readonly #sha = new Map<LuaScript, string>()
   /** One listener on the client however many operations wait for it (no listener-leak warning). */
   readonly #ready = new EventEmitter()
 
@@ -40,19 +42,8 @@ export class ScriptRunner {
   }
 
   /** One try: rejects when the server is out of reach. */
-  async once(s: LuaScript, keys: string[], args: Args): Promise<unknown> {
-    let sha = this.#sha.get(s)
-    if (sha === undefined) {
-      sha = createHash('sha1').update(s.source).digest('hex')
-      this.#sha.set(s, sha)
-    }
-    const tail = [String(keys.length), ...keys, ...args.map(String)]
-    try {
-      return await this.#client.sendCommand(['EVALSHA', sha, ...tail])
-    } catch (err) {
-      if (!(err as Error).message?.startsWith('NOSCRIPT')) throw err
-      return this.#client.sendCommand(['EVAL', s.source, ...tail])
-    }
+  once(s: LuaScript, keys: string[], args: Args): Promise<unknown> {
+    return runScript(this.#client, s, keys, args)
   }
 
   /**
@@ -112,6 +103,24 @@ export class ScriptRunner {
       signal?.addEventListener('abort', aborted, { once: true })
     })
   }
+}
+
+type ScriptMethod = (keys: string[], args: string[]) => Promise<unknown>
+
+/** Runs `s` by its client method (EVALSHA, then EVAL on NOSCRIPT); no wait for the server. */
+export async function runScript(
+  client: RedisLink,
+  s: LuaScript,
+  keys: string[],
+  args: Args,
+): Promise<unknown> {
+  const method = (client as unknown as Record<string, ScriptMethod | undefined>)[s.method]
+  if (typeof method !== 'function') {
+    throw new TypeError(
+      `the Redis client has no script method ${s.method}: create it with the team's scripts (createClient({ scripts: clientScripts(defineScript) }), team/scripts.ts)`,
+    )
+  }
+  return method.call(client, keys, args.map(String))
 }
 
 /** Resolves after `ms`, or rejects with the signal's reason. */

@@ -8,6 +8,7 @@ import { maskUrl } from './store-url'
 import { RedisPacingStore, type RedisLink } from '../pacing/store-redis'
 import { RedisClaimStore } from '../claims/redis/claims-redis'
 import { RedisLedgerStream } from './ledger/stream'
+import { clientScripts } from './scripts'
 
 /** The team store is unreachable (or gone, or back): what the run and the console show. */
 export interface TeamStoreStatus {
@@ -55,7 +56,7 @@ export async function connectTeamStore(
   const where = `${address.host}:${address.port}`
   let connected = false
   // Loaded here, in team mode only: every other command paid ~0.25 s of CPU at start for it.
-  const { createClient } = await import('@redis/client')
+  const { createClient, defineScript } = await import('@redis/client')
   const client = createClient({
     socket: {
       host: address.host,
@@ -72,6 +73,8 @@ export async function connectTeamStore(
     name: 'pacer',
     // A command sent while disconnected fails at once instead of running late on a stale clock.
     disableOfflineQueue: true,
+    // The stores' Lua scripts, each a method of the client (scripts.ts).
+    scripts: clientScripts(defineScript),
   })
   const listeners = new Set<(status: TeamStoreStatus) => void>()
   const pacing = new RedisPacingStore({

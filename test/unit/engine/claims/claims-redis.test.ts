@@ -1,14 +1,16 @@
 // The claim store contract on a real redis-server: two connections on one server are what two
 // machines see. Each test's keys live under a prefix of their own. Then what only a networked
 // store does: pub/sub across connections, an outage, a restart without persistence.
-import { randomBytes } from 'node:crypto'
-import { createClient } from '@redis/client'
+import { createHash, randomBytes } from 'node:crypto'
+import { createClient, defineScript } from '@redis/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   RedisClaimStore,
   type ClaimSeed,
 } from '../../../../src/main/engine/claims/redis/claims-redis'
 import type { RedisLink } from '../../../../src/main/engine/pacing/store-redis'
+import { clientScripts } from '../../../../src/main/engine/team/scripts'
+import { CLAIM } from '../../../../src/main/engine/claims/redis/scripts'
 import { fingerprint } from '../../../../src/main/engine/core/fingerprint'
 import { FakeClock } from '../../../helpers/clock'
 import { startRedis, type RedisServer } from '../../../helpers/redis'
@@ -29,6 +31,7 @@ async function connection(port = redis.port) {
   const client = createClient({
     socket: { host: '127.0.0.1', port, reconnectStrategy: () => 50 },
     disableOfflineQueue: true,
+    scripts: clientScripts(defineScript),
   })
   client.on('error', () => {})
   await client.connect()
@@ -216,5 +219,28 @@ describe('RedisClaimStore', () => {
     second.stop()
     await closeAll(a, b)
     await own.close()
+  })
+
+  it('a server that forgot the scripts (SCRIPT FLUSH) is sent their source again', async () => {
+    const c = await connection()
+    const s = storeOn(c, `f${randomBytes(4).toString('hex')}:`, { clock: new FakeClock() })
+    await s.start()
+    expect(await s.claim(FP, 'A', LEASE)).toMatchObject({ kind: 'owned', epoch: 1 })
+    const sha = createHash('sha1').update(CLAIM.source).digest('hex')
+    expect(await c.client.scriptExists(sha)).toEqual([1])
+    await c.client.scriptFlush()
+    expect(await s.claim(fingerprint('next', {}), 'A', LEASE)).toMatchObject({ kind: 'owned' })
+    expect(await c.client.scriptExists(sha)).toEqual([1])
+    s.stop()
+    await closeAll(c)
+  })
+
+  it('a client created without the team scripts is refused by name, not with a Redis error', async () => {
+    const client = createClient({ socket: { host: '127.0.0.1', port: redis.port } })
+    await client.connect()
+    const s = new RedisClaimStore({ client: client as unknown as RedisLink, prefix: 'n:' })
+    await expect(s.start()).rejects.toThrow(/no script method claims\w+: create it with/)
+    s.stop()
+    await client.close()
   })
 })

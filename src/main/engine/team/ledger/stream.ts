@@ -6,22 +6,12 @@
 //
 // Keys, under the store's prefix P: `P ledger` the stream, `P ledger:cursors` a hash of source →
 // last appended row id.
-import { createHash } from 'node:crypto'
 import type { RedisLink } from '../../pacing/store-redis'
+import { lua } from '../../redis/lua'
+import { runScript } from '../../redis/script-runner'
 
-// KEYS stream, cursors; ARGV source, expected cursor ('' = none yet), next cursor, strings per
-// entry, then the entries' field/value strings. → {1, next} or {0, the cursor as it is}.
-const APPEND = `
-local cur = redis.call('HGET', KEYS[2], ARGV[1]) or ''
-if cur ~= ARGV[2] then return {0, cur} end
-local n = tonumber(ARGV[4])
-for i = 5, #ARGV, n do
-  redis.call('XADD', KEYS[1], '*', unpack(ARGV, i, i + n - 1))
-end
-redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
-return {1, ARGV[3]}
-`
-const APPEND_SHA = createHash('sha1').update(APPEND).digest('hex')
+/** The append (redis/lua/ledger/append.lua), for the client that runs it (team/scripts.ts). */
+export const APPEND = lua('ledgerAppend', 'ledger/append')
 
 /** An append's answer: done, or the cursor as Redis holds it (null: none, e.g. Redis lost it). */
 export type AppendReply = { ok: true } | { ok: false; cursor: number | null }
@@ -57,24 +47,12 @@ export class RedisLedgerStream {
     strings: number,
     flat: readonly string[],
   ): Promise<AppendReply> {
-    const tail = [
-      '2',
-      this.key,
-      this.#cursors,
-      source,
-      expected === null ? '' : String(expected),
-      String(next),
-      String(strings),
-      ...flat,
-    ]
-    let reply: unknown
-    try {
-      reply = await this.#client.sendCommand(['EVALSHA', APPEND_SHA, ...tail])
-    } catch (err) {
-      // A server restarted (or new) does not know the script yet.
-      if (!(err as Error).message?.startsWith('NOSCRIPT')) throw err
-      reply = await this.#client.sendCommand(['EVAL', APPEND, ...tail])
-    }
+    const reply = await runScript(
+      this.#client,
+      APPEND,
+      [this.key, this.#cursors],
+      [source, expected === null ? '' : String(expected), String(next), String(strings), ...flat],
+    )
     const [done, cursor] = reply as [number, string]
     return done === 1 ? { ok: true } : { ok: false, cursor: cursorOf(cursor) }
   }
