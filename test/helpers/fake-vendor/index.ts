@@ -11,6 +11,8 @@
  *   Anthropic's prompt cache accounting;
  * - `handle`: a test of one exchange answers each request itself.
  *
+ * settings.ts points a Pacer database (useVendor, vendorDatabase) or environment (vendorEnv) at it.
+ *
  * It keeps the books a test reads: requests, open and most open at once, answers given, 200s and
  * 400s per prompt, 429s, phase by phase.
  */
@@ -36,6 +38,7 @@ export { words } from './cache'
 export type { Phase, PhaseStats } from './capacity'
 export type { Failures, Trouble } from './failures'
 export { closedPort, closeVendors, json, send, type Recorded } from './server'
+export { useVendor, vendorDatabase, vendorEnv, type Price } from './settings'
 
 export type Handler = OnRequest
 
@@ -255,5 +258,3 @@ export function openAi(base: string, key: string | null = null, extra = {}): Pro
     ...extra,
   })
 }
-
-export { useVendor, vendorDatabase, vendorEnv, type Price } from './settings'
