@@ -39,11 +39,13 @@ describe('pacer run --timeout', () => {
     const r = await runPacer(args(file, db, '--timeout', '2'))
     expect(r.code, r.stderr).toBe(1)
 
-    // The server saw each connection close about 2 s after the request came (±1 s).
+    // The server saw each connection close at the 2 s timeout: not before 1 s, and long before the
+    // 120 s default (a late timer on a loaded machine may add seconds, not minutes).
     expect(server.requests.length).toBe(2)
     for (const h of server.hung) {
       expect(h.closed).not.toBeNull()
-      expect(Math.abs(h.closed! - h.arrived - 2000)).toBeLessThanOrEqual(1000)
+      expect(h.closed! - h.arrived).toBeGreaterThanOrEqual(1000)
+      expect(h.closed! - h.arrived).toBeLessThan(10_000)
     }
     const ledger = query<{ outcome: string; status: number | null; latency_ms: number }>(
       db,
@@ -53,7 +55,10 @@ describe('pacer run --timeout', () => {
       ['timeout', null],
       ['timeout', null],
     ])
-    for (const row of ledger) expect(Math.abs(row.latency_ms - 2000)).toBeLessThanOrEqual(1000)
+    for (const row of ledger) {
+      expect(row.latency_ms).toBeGreaterThanOrEqual(1000)
+      expect(row.latency_ms).toBeLessThan(10_000)
+    }
 
     const reason = 'timeout: gave up after 2 calls with no answer within 2000 ms'
     expect(query(db, 'SELECT status, error FROM tasks')).toEqual([
