@@ -75,6 +75,48 @@ async function stop(proc: ReturnType<typeof startPacer>): Promise<void> {
   await proc.done
 }
 
+interface Pushed {
+  name: string
+  data: unknown
+}
+
+/**
+ * Every event `pacer serve` pushes, read on a stream of the test's own, straight from the server
+ * (not through the relay), so the test sees what goes out while the page cannot hear it.
+ */
+async function watchEvents(served: { url: URL; token: string }) {
+  const seen: Pushed[] = []
+  const abort = new AbortController()
+  const res = await fetch(`${served.url.origin}/api/events`, {
+    headers: { authorization: `Bearer ${served.token}` },
+    signal: abort.signal,
+  })
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader()
+  void (async () => {
+    let buffered = ''
+    for (;;) {
+      const { value, done } = await reader.read().catch(() => ({ value: '', done: true }))
+      if (done) return
+      buffered += value
+      const blocks = buffered.split('\n\n')
+      buffered = blocks.pop() ?? ''
+      for (const block of blocks) {
+        const name = /^event: (.+)$/m.exec(block)?.[1]
+        const data = /^data: (.+)$/m.exec(block)?.[1]
+        if (name && data) seen.push({ name, data: JSON.parse(data) as unknown })
+      }
+    }
+  })()
+  return { seen, close: () => abort.abort() }
+}
+
+/** A scheduler:changed with nothing in flight or waiting in any partition: the engine is idle. */
+const idle = (e: Pushed) =>
+  e.name === 'scheduler:changed' &&
+  (e.data as { partitions: { inflight: number; waiting: number }[] }).partitions.every(
+    (p) => p.inflight === 0 && p.waiting === 0,
+  )
+
 const connection = (p: Page) => p.getByTestId('transport').getAttribute('data-connection')
 
 async function openConsole(url: URL): Promise<Page> {
@@ -154,6 +196,7 @@ describe('losing the server', () => {
 
     // While the page cannot hear it, a batch runs to the end: no event about it will ever reach
     // the page, so only a reload can show it.
+    const events = await watchEvents(s.served)
     const content = Array.from({ length: 12 }, (_, i) =>
       JSON.stringify({ type: 'offline', payload: { i } }),
     ).join('\n')
@@ -165,8 +208,26 @@ describe('losing the server', () => {
       () => query(s.db, `SELECT 1 FROM tasks WHERE status IN ('queued','running')`).length === 0,
       30_000,
     )
-    // Let the engine's last pushes (samples, ledger totals) go out to nobody.
-    await new Promise((r) => setTimeout(r, 2500))
+    // Let the engine's last pushes go out to nobody on the page's side: the idle sample after the
+    // batch, and the ledger totals it marks for pushing (at most every 2 s), the batch's included.
+    const [{ input }] = query<{ input: number }>(
+      s.db,
+      'SELECT COALESCE(SUM(input_tokens), 0) AS input FROM ledger',
+    ) as [{ input: number }]
+    await until(() => {
+      const lastIdle = events.seen.findLastIndex(idle)
+      return (
+        lastIdle >= 0 &&
+        events.seen
+          .slice(lastIdle)
+          .some(
+            (e) =>
+              e.name === 'ledger:changed' &&
+              (e.data as { totals: { inputTokens: number } }).totals.inputTokens === input,
+          )
+      )
+    }, 30_000)
+    events.close()
     expect(await banner.count()).toBe(1)
 
     await relay!.restore()

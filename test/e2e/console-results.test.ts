@@ -5,11 +5,11 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { createEngine } from '../../src/main/engine/app/engine'
-import { startAnsweringProvider, type AnsweringProvider } from '../helpers/answering-provider'
+import { fakeVendor, variedUsage, type FakeVendor } from '../helpers/fake-vendor'
 import { consoleSession } from '../helpers/browser'
 import { query, runPacer, writeJsonl } from '../helpers/cli'
 
-let provider: AnsweringProvider
+let provider: FakeVendor
 
 const tasks = [
   { type: 'summarize', payload: { prompt: 'first report' } },
@@ -21,9 +21,9 @@ const tasks = [
 const s = consoleSession({
   name: 'results',
   async prepare(db, dir) {
-    provider = await startAnsweringProvider()
+    provider = await fakeVendor({ latencyMs: 5, usage: variedUsage })
     const engine = createEngine({ dbPath: db })
-    await engine.handlers['settings:set']({ baseUrls: { 'openai-compatible': provider.url } })
+    await engine.handlers['settings:set']({ baseUrls: { 'openai-compatible': provider.baseUrl } })
     await engine.shutdown()
     const file = writeJsonl(dir, 'batch.jsonl', tasks)
     const run = await runPacer([

@@ -6,17 +6,17 @@ import { describe, expect, it } from 'vitest'
 import { createEngine } from '../../src/main/engine/app/engine'
 import { consoleSession } from '../helpers/browser'
 import { query, until } from '../helpers/cli'
-import { startVendor, type VendorServer } from '../helpers/troubled-vendor'
+import { fakeVendor, type FakeVendor } from '../helpers/fake-vendor'
 
-let vendor: VendorServer
+let vendor: FakeVendor
 
 const s = consoleSession({
   name: 'stop',
   async prepare(db) {
     // It wants a key the console was never given: every call would be a 401.
-    vendor = await startVendor('openai', { key: 'sk-test-k', models: ['m'], trouble: 'none' })
+    vendor = await fakeVendor({ failures: { key: 'sk-test-k', models: ['m'], trouble: 'none' } })
     const engine = createEngine({ dbPath: db })
-    await engine.handlers['settings:set']({ baseUrls: { 'openai-compatible': vendor.url } })
+    await engine.handlers['settings:set']({ baseUrls: { 'openai-compatible': vendor.baseUrl } })
     await engine.shutdown()
   },
   teardown: () => vendor?.close(),
@@ -37,7 +37,7 @@ describe('a partition stopped by a setup failure, in the console', () => {
     await expect(reason.textContent()).resolves.toMatch(
       /openai-compatible:m stopped: HTTP 401: You didn't provide an API key/,
     )
-    expect(vendor.requests).toBeLessThanOrEqual(3)
+    expect(vendor.requests.length).toBeLessThanOrEqual(3)
     expect(query(s.db, 'SELECT state FROM batches')).toEqual([{ state: 'paused' }])
 
     await s.page.getByTestId('nav-concurrency').click()
@@ -46,7 +46,7 @@ describe('a partition stopped by a setup failure, in the console', () => {
     await expect(banner.textContent()).resolves.toMatch(/HTTP 401.*its tasks stay queued/)
 
     // The operator fixes the cause (here: the server stops asking for a key) and resumes.
-    vendor.state.key = ''
+    vendor.failures.key = ''
     await s.page.getByTestId('resume-partition').click()
     await until(() => {
       const [b] = query<{ state: string }>(s.db, 'SELECT state FROM batches WHERE id = ?', batchId)

@@ -74,4 +74,37 @@ export function shuffle<T>(items: T[], seed = 1): T[] {
   return out
 }
 
+/** `n` distinct tasks whose prompts start with `proc-` (a fake vendor counts processes by it). */
+export function prefixedBatch(dir: string, proc: string, n: number): string {
+  const tasks = Array.from({ length: n }, (_, i) => ({
+    type: 'classify',
+    payload: { prompt: `${proc}-task-${i}` },
+  }))
+  return writeJsonl(dir, `${proc}.jsonl`, tasks)
+}
+
+/** `pacer run FILE --db DB --json` on openai-compatible, model `local` (vendorDatabase's DB). */
+export function runOnVendor(
+  file: string,
+  db: string,
+  extra: string[] = [],
+  env: NodeJS.ProcessEnv = {},
+): ReturnType<typeof startPacer> {
+  return startPacer(
+    [
+      'run',
+      file,
+      '--db',
+      db,
+      '--json',
+      '--provider',
+      'openai-compatible',
+      '--model',
+      'local',
+      ...extra,
+    ],
+    env,
+  )
+}
+
 export { until } from './until'

@@ -2,11 +2,10 @@
 // characters from a file never reach the terminal raw, and every command follows one table of
 // exit codes (cli/exit-codes.ts).
 import { chmodSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { runPacer, tempDir } from '../../helpers/cli'
+import { fakeVendor } from '../../helpers/fake-vendor'
 
 /** Clears the screen, then sets the terminal's title: what a hostile task type would do. */
 const HOSTILE = 'x\u001b[2J\u001b]0;pwned\u0007\u009b31m\u202e'
@@ -130,21 +129,16 @@ describe('exit codes', () => {
   })
 
   it('a run whose tasks the provider refuses (HTTP 400) ends with exit 1', async () => {
-    const server = createServer((req, res) => {
-      req.resume()
-      req.on('end', () => {
-        res.writeHead(400, { 'content-type': 'application/json' })
-        res.end(
-          JSON.stringify({ error: { message: 'bad request', type: 'invalid_request_error' } }),
-        )
-      })
+    const vendor = await fakeVendor({
+      answer: () => ({
+        status: 400,
+        body: { error: { message: 'bad request', type: 'invalid_request_error' } },
+      }),
     })
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
     try {
       const dir = tempDir()
       const file = join(dir, 'b.jsonl')
       writeFileSync(file, `${JSON.stringify({ type: 'a', payload: 1 })}\n`)
-      const { port } = server.address() as AddressInfo
       const r = await runPacer(
         [
           'run',
@@ -156,14 +150,14 @@ describe('exit codes', () => {
           '--model',
           'gpt-4o',
           '--base-url',
-          `http://127.0.0.1:${port}/v1`,
+          vendor.baseUrl,
         ],
         { OPENAI_API_KEY: 'sk-test-0123456789' },
       )
       expect(r.stderr).toMatch(/failed 1/)
       expect(r.code).toBe(1)
     } finally {
-      server.close()
+      await vendor.close()
     }
   })
 })

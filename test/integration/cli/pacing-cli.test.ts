@@ -4,32 +4,28 @@
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { RunSummary } from '../../../src/main/cli/run'
-import { createEngine } from '../../../src/main/engine/app/engine'
 import { query, runPacer, tempDir, writeJsonl } from '../../helpers/cli'
 import {
-  startThrottlingProvider,
-  type ThrottlingOptions,
-  type ThrottlingProvider,
-} from '../../helpers/throttling-provider'
+  closeVendors,
+  fakeVendor,
+  useVendor,
+  type FakeVendor,
+  type FakeVendorOptions,
+} from '../../helpers/fake-vendor'
 
-const servers: ThrottlingProvider[] = []
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()))
-})
+afterEach(closeVendors)
 
 /** A database whose openai-compatible provider points at the loopback server (the Settings way). */
-async function databaseFor(server: ThrottlingProvider): Promise<string> {
+async function databaseFor(server: FakeVendor): Promise<string> {
   const db = join(tempDir('pacer-pacing-'), 'pacer.db')
-  const engine = createEngine({ dbPath: db })
-  await engine.handlers['settings:set']({ baseUrls: { 'openai-compatible': server.url } })
-  await engine.shutdown()
+  await useVendor(db, server)
   return db
 }
 
 /** Runs `tasks` distinct tasks through `pacer run` against a provider throttling as told. */
-async function runAgainst(options: ThrottlingOptions, tasks: number) {
-  const server = await startThrottlingProvider(options)
-  servers.push(server)
+async function runAgainst(options: FakeVendorOptions, tasks: number) {
+  // Latency varies ±20 %, so calls end out of step as a real provider's do.
+  const server = await fakeVendor({ jitter: 0.2, ...options })
   const db = await databaseFor(server)
   const dir = tempDir('pacer-pacing-')
   const file = writeJsonl(
@@ -53,7 +49,7 @@ async function runAgainst(options: ThrottlingOptions, tasks: number) {
 }
 
 /** No task lost or run twice: each succeeded once, and the ledger is what the provider saw. */
-function expectNoTaskLost(db: string, server: ThrottlingProvider, tasks: number, s: RunSummary) {
+function expectNoTaskLost(db: string, server: FakeVendor, tasks: number, s: RunSummary) {
   expect(s).toMatchObject({ tasks, executed: tasks, failed: 0, duplicates: 0, abandoned: 0 })
   const statuses = query<{ status: string; n: number }>(
     db,
@@ -81,7 +77,7 @@ describe('pacer run paces a throttling provider (defaults: adaptive, pacing on)'
     const tasks = 400
     const { server, db, summary } = await runAgainst(
       {
-        concurrency: [
+        capacity: [
           { after: 0, value: 6 },
           { after: 120, value: 2 },
           { after: 220, value: 8 },
@@ -108,7 +104,7 @@ describe('pacer run paces a throttling provider (defaults: adaptive, pacing on)'
     const tasks = 240
     const { server, db, summary } = await runAgainst(
       {
-        requestsPerMinute: [
+        rpm: [
           { after: 0, value: 3000 },
           { after: 120, value: 1800 },
         ],

@@ -9,26 +9,18 @@ import { afterEach, describe, expect, it } from 'vitest'
 import type { RunSummary } from '../../../src/main/cli/run'
 import type { TaskAnswerView } from '../../../src/shared/contract'
 import { runPacer, shuffle, tempDir, writeJsonl } from '../../helpers/cli'
-import {
-  databaseFor,
-  startAnsweringProvider,
-  type AnsweringProvider,
-} from '../../helpers/answering-provider'
+import { closeVendors, fakeVendor, useVendor, variedUsage } from '../../helpers/fake-vendor'
 
-const servers: AnsweringProvider[] = []
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()))
-})
+afterEach(closeVendors)
 
 // USD per 1M tokens = micro-dollars per token: a call costs 3·in + 15·out micro-dollars.
 const PRICE = { input: 3, cachedInput: 3, cacheWrite: 3, output: 15 }
 
 async function setUp() {
-  const server = await startAnsweringProvider()
-  servers.push(server)
+  const server = await fakeVendor({ latencyMs: 5, usage: variedUsage })
   const dir = tempDir('pacer-results-')
   const db = join(dir, 'pacer.db')
-  await databaseFor(db, server, PRICE)
+  await useVendor(db, server, { prices: { m: PRICE } })
   return { server, dir, db }
 }
 
@@ -59,12 +51,8 @@ function batchOf200(): Task[] {
   return shuffle([...distinct, ...duplicates], 7)
 }
 
-const costOf = (calls: { usage: { prompt_tokens: number; completion_tokens: number } }[]) =>
-  calls.reduce(
-    (sum, c) =>
-      sum + c.usage.prompt_tokens * PRICE.input + c.usage.completion_tokens * PRICE.output,
-    0,
-  )
+const costOf = (calls: { usage: { input: number; output: number } }[]) =>
+  calls.reduce((sum, c) => sum + c.usage.input * PRICE.input + c.usage.output * PRICE.output, 0)
 
 describe('pacer results', () => {
   it('equals, task by task, what the server answered: 200 tasks with duplicates and agents', async () => {
@@ -110,8 +98,8 @@ describe('pacer results', () => {
       const cost = costOf(calls) / 1e6
       if (a.origin === 'executed') {
         expect(a.status).toBe('succeeded')
-        expect(a.inputTokens).toBe(calls.reduce((s, c) => s + c.usage.prompt_tokens, 0))
-        expect(a.outputTokens).toBe(calls.reduce((s, c) => s + c.usage.completion_tokens, 0))
+        expect(a.inputTokens).toBe(calls.reduce((s, c) => s + c.usage.input, 0))
+        expect(a.outputTokens).toBe(calls.reduce((s, c) => s + c.usage.output, 0))
         expect(a.costUsd).toBeCloseTo(cost, 9)
         expect(a.savedUsd).toBeNull()
       } else {

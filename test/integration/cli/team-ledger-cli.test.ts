@@ -5,18 +5,16 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { runPacer, tempDir } from '../../helpers/cli'
-import {
-  closeProviders,
-  databaseFor,
-  loopbackProvider,
-  runOnLoopback,
-} from '../../helpers/loopback-provider'
+import { runOnVendor, runPacer, tempDir } from '../../helpers/cli'
+import { closeVendors, fakeVendor, vendorDatabase } from '../../helpers/fake-vendor'
 import { startRedis, type RedisServer } from '../../helpers/redis'
+
+// A local model server: a refusal takes a moment (and holds capacity), retry after 100 ms.
+const LOCAL = { refuseAfterMs: 20, retryAfterMs: 100 }
 
 const servers: RedisServer[] = []
 afterEach(async () => {
-  await closeProviders()
+  await closeVendors()
   await Promise.all(servers.splice(0).map((r) => r.close()))
 })
 
@@ -45,7 +43,7 @@ function tasks(dir: string, name: string, n: number): string {
 describe('team ledger: pacer run --store on two machines, then summary and export --store', () => {
   it('the team summary adds up the machines, the export has each of their rows with its machine', async () => {
     const root = tempDir('pacer-team-ledger-')
-    const provider = await loopbackProvider(8, 5)
+    const provider = await fakeVendor({ capacity: 8, latencyMs: 5, ...LOCAL })
     const r = await startRedis()
     servers.push(r)
     const machines = [
@@ -54,11 +52,15 @@ describe('team ledger: pacer run --store on two machines, then summary and expor
     ].map((m) => {
       const dir = join(root, m.name)
       mkdirSync(dir)
-      return { ...m, db: databaseFor(dir, { url: provider.url }), file: tasks(dir, m.name, m.n) }
+      return {
+        ...m,
+        db: vendorDatabase(dir, provider),
+        file: tasks(dir, m.name, m.n),
+      }
     })
     const runs = await Promise.all(
       machines.map(
-        (m) => runOnLoopback(m.file, m.db, ['--store', r.url], { PACER_MACHINE: m.name }).done,
+        (m) => runOnVendor(m.file, m.db, ['--store', r.url], { PACER_MACHINE: m.name }).done,
       ),
     )
     for (const run of runs) {

@@ -10,27 +10,27 @@ import { join, resolve } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { RunSummary } from '../../../src/main/cli/run'
 import {
-  databaseFor,
-  startAnsweringProvider,
-  type AnsweringProvider,
-} from '../../helpers/answering-provider'
+  closeVendors,
+  fakeVendor,
+  useVendor,
+  variedUsage,
+  type FakeVendor,
+} from '../../helpers/fake-vendor'
 import { query, runPacer, shuffle, startPacer, tempDir, until, writeJsonl } from '../../helpers/cli'
 
-const servers: AnsweringProvider[] = []
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()))
-})
+afterEach(closeVendors)
 
 const RUN = ['--provider', 'openai-compatible', '--model', 'm', '--json']
 const FREE = '1000000000'
 const PAGE_LIMIT = resolve(__dirname, '../../helpers/page-limit.cjs')
 
 async function setUp(latencyMs: number, agents = true) {
-  const server = await startAnsweringProvider(latencyMs)
-  servers.push(server)
+  const server = await fakeVendor({ latencyMs, usage: variedUsage })
   const dir = tempDir('pacer-diskfull-')
   const db = join(dir, 'pacer.db')
-  await databaseFor(db, server, { input: 3, cachedInput: 3, cacheWrite: 3, output: 15 })
+  await useVendor(db, server, {
+    prices: { m: { input: 3, cachedInput: 3, cacheWrite: 3, output: 15 } },
+  })
   const limit = join(dir, 'page-limit')
   writeFileSync(limit, FREE)
   // 60 distinct tasks (with agents, every sixth a 2-step one) and 30 duplicates.
@@ -60,7 +60,7 @@ const lines = (stderr: string, re: RegExp) => stderr.split('\n').filter((l) => r
 const BLOCKED = /cannot take writes \(database or disk is full; .+ free on its filesystem\)/
 
 /** Each distinct task's prompt was sent this many times (its last step's request). */
-function executionsOf(server: AnsweringProvider, distinct: { payload: { prompt: string } }[]) {
+function executionsOf(server: FakeVendor, distinct: { payload: { prompt: string } }[]) {
   return distinct.map(
     (t) => server.requestsOf(t.payload.prompt).filter((a) => a.messages.length === 1).length,
   )
@@ -95,17 +95,17 @@ describe.skipIf(process.platform !== 'linux')('pacer run with a full disk', () =
   it('stops sending, says so once, does not spin, and completes every task once when space comes back', async () => {
     const { server, db, limit, file, env, distinct } = await setUp(120)
     const run = startPacer(['run', file, '--db', db, ...RUN], env)
-    await until(() => server.answered.length >= 10)
+    await until(() => server.answers.length >= 10)
     writeFileSync(limit, '1')
     await until(() => BLOCKED.test(run.output().stderr))
     // What was already on its way lands; after that nothing more is sent while the disk is full.
     await until(() => server.open === 0)
-    const sent = server.answered.length
+    const sent = server.answers.length
     const cpu = cpuSeconds(run.child.pid!)
     const started = Date.now()
     await new Promise((r) => setTimeout(r, 4000))
     const cpuShare = (cpuSeconds(run.child.pid!) - cpu) / ((Date.now() - started) / 1000)
-    expect(server.answered.length).toBe(sent)
+    expect(server.answers.length).toBe(sent)
     // Today's busy loop took a whole core; waiting with backoff takes next to nothing.
     expect(cpuShare).toBeLessThan(0.25)
     expect(sent).toBeLessThan(90)
@@ -143,7 +143,7 @@ describe.skipIf(process.platform !== 'linux')('pacer run with a full disk', () =
       const { server, db, limit, file, env, distinct } = await setUp(120, false)
       // Short leases: the rerun takes over the claims the stopped run could not give back.
       const run = startPacer(['run', file, '--db', db, ...RUN, '--lease', '3'], env)
-      await until(() => server.answered.length >= 10)
+      await until(() => server.answers.length >= 10)
       writeFileSync(limit, '1')
       await until(() => BLOCKED.test(run.output().stderr))
       const signalled = Date.now()
@@ -173,8 +173,8 @@ describe.skipIf(process.platform !== 'linux')('pacer run with a full disk', () =
       expect(ledger.billedTwice).toBeLessThanOrEqual(lostCount)
       // Every call the server answered is on the ledger, but for lost answers it never got to.
       const paidRows = (ledger.outcomes['executed'] ?? 0) + (ledger.outcomes['duplicate'] ?? 0)
-      expect(server.answered.length - paidRows).toBeGreaterThanOrEqual(0)
-      expect(server.answered.length - paidRows).toBeLessThanOrEqual(lostCount)
+      expect(server.answers.length - paidRows).toBeGreaterThanOrEqual(0)
+      expect(server.answers.length - paidRows).toBeLessThanOrEqual(lostCount)
     },
     90_000,
   )

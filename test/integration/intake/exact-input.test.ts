@@ -5,19 +5,15 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { query, runPacer, tempDir } from '../../helpers/cli'
-import { databaseFor, envFor, startVendor, type VendorServer } from '../../helpers/scripted-vendor'
+import { closeVendors, fakeVendor, useVendor, vendorEnv } from '../../helpers/fake-vendor'
 
-const servers: VendorServer[] = []
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()))
-})
+afterEach(closeVendors)
 
 async function setup() {
-  const server = await startVendor('openai')
-  servers.push(server)
+  const server = await fakeVendor({ dialect: 'openai' })
   const dir = tempDir('pacer-exact-')
   const db = join(dir, 'pacer.db')
-  await databaseFor(db, 'openai', server)
+  await useVendor(db, server, { provider: 'openai' })
   return { server, dir, db }
 }
 
@@ -39,10 +35,10 @@ describe('exact input through pacer run', () => {
         '',
       ].join('\n'),
     )
-    const run = await runPacer(['run', file, '--db', db, ...RUN], envFor('openai', server))
+    const run = await runPacer(['run', file, '--db', db, ...RUN], vendorEnv('openai', server))
     expect(run.code, run.stderr).toBe(0)
-    expect(server.received).toHaveLength(5)
-    const raws = server.received.map((r) => r.raw)
+    expect(server.requests).toHaveLength(5)
+    const raws = server.requests.map((r) => r.raw)
     const sentWith = (digits: string) => raws.filter((raw) => raw.includes(digits))
     expect(sentWith('{\\"id\\":9007199254740993}')).toHaveLength(1)
     expect(sentWith('{\\"id\\":9007199254740992}')).toHaveLength(1)
@@ -75,11 +71,11 @@ describe('exact input through pacer run', () => {
         ),
       ]),
     )
-    const run = await runPacer(['run', file, '--db', db, ...RUN], envFor('openai', server))
+    const run = await runPacer(['run', file, '--db', db, ...RUN], vendorEnv('openai', server))
     expect(run.code).toBe(2)
     expect(run.stderr).toContain(`${file}:2: byte 27: invalid UTF-8 (0xE9): save the file as UTF-8`)
     expect(run.stderr).toContain(`${file}:3: byte 27: invalid UTF-8 (0xE8): save the file as UTF-8`)
     expect(run.stderr).toContain('2 invalid line(s); nothing was queued')
-    expect(server.received).toHaveLength(0)
+    expect(server.requests).toHaveLength(0)
   })
 })

@@ -5,16 +5,13 @@
 // when its lease runs out.
 import { afterEach, describe, expect, it } from 'vitest'
 import type { RunSummary } from '../../../src/main/cli/run'
-import { query, tempDir, until } from '../../helpers/cli'
-import {
-  batch,
-  closeProviders,
-  databaseFor,
-  loopbackProvider,
-  runOnLoopback,
-} from '../../helpers/loopback-provider'
+import { prefixedBatch, query, runOnVendor, tempDir, until } from '../../helpers/cli'
+import { closeVendors, fakeVendor, vendorDatabase } from '../../helpers/fake-vendor'
 
-afterEach(closeProviders)
+// A local model server: a refusal takes a moment (and holds capacity), retry after 100 ms.
+const LOCAL = { refuseAfterMs: 20, retryAfterMs: 100 }
+
+afterEach(closeVendors)
 
 const CAPACITY = 5
 // The shared limit may rise this far above the capacity before the provider's 429s cut it: the
@@ -25,11 +22,11 @@ const MAX = CAPACITY + 2
 describe('three pacer run processes on one database share one budget', () => {
   it('the provider never sees more calls at once than the shared limit allows; few are throttled; each task runs once', async () => {
     const dir = tempDir('pacer-shared-')
-    const provider = await loopbackProvider(CAPACITY, 100)
-    const db = databaseFor(dir, provider)
+    const provider = await fakeVendor({ capacity: CAPACITY, latencyMs: 100, ...LOCAL })
+    const db = vendorDatabase(dir, provider)
     const procs = ['p1', 'p2', 'p3']
     const runs = procs.map((proc) =>
-      runOnLoopback(batch(dir, proc, 100), db, [
+      runOnVendor(prefixedBatch(dir, proc, 100), db, [
         '--initial-concurrency',
         '4',
         '--max-concurrency',
@@ -45,7 +42,7 @@ describe('three pacer run processes on one database share one budget', () => {
 
     console.log(
       JSON.stringify({
-        max: provider.maxConcurrent,
+        max: provider.maxOpen,
         procs: provider.maxProcessesAtOnce,
         ok: provider.ok,
         thr: provider.throttled,
@@ -53,9 +50,9 @@ describe('three pacer run processes on one database share one budget', () => {
     )
     // The processes ran side by side, or the bound below would prove nothing.
     expect(provider.maxProcessesAtOnce).toBeGreaterThanOrEqual(2)
-    expect(provider.maxConcurrent).toBeLessThanOrEqual(MAX)
+    expect(provider.maxOpen).toBeLessThanOrEqual(MAX)
     // It found the capacity: at some point the provider was full.
-    expect(provider.maxConcurrent).toBeGreaterThanOrEqual(CAPACITY)
+    expect(provider.maxOpen).toBeGreaterThanOrEqual(CAPACITY)
     const share = provider.throttled / (provider.ok + provider.throttled)
     expect(share).toBeLessThan(0.03)
     // Every task answered once, no more.
@@ -77,8 +74,8 @@ describe('three pacer run processes on one database share one budget', () => {
 
   it('a process killed with SIGKILL gives its slots back (at once: its pid is gone): the others reach full concurrency', async () => {
     const dir = tempDir('pacer-shared-kill-')
-    const provider = await loopbackProvider(CAPACITY, 300)
-    const db = databaseFor(dir, provider)
+    const provider = await fakeVendor({ capacity: CAPACITY, latencyMs: 300, ...LOCAL })
+    const db = vendorDatabase(dir, provider)
     // The limit is pinned at the capacity, so "full" is a number: 5 slots between the survivors.
     const pinned = [
       '--min-concurrency',
@@ -90,7 +87,7 @@ describe('three pacer run processes on one database share one budget', () => {
     ]
     const lease = ['--lease', '2']
     const runs = ['p1', 'p2', 'p3'].map((proc) =>
-      runOnLoopback(batch(dir, proc, proc === 'p1' ? 400 : 60), db, [...pinned, ...lease]),
+      runOnVendor(prefixedBatch(dir, proc, proc === 'p1' ? 400 : 60), db, [...pinned, ...lease]),
     )
     const victim = runs[0]!
     const pid = victim.child.pid as number
@@ -128,7 +125,7 @@ describe('three pacer run processes on one database share one budget', () => {
       expect(JSON.parse(done.stdout) as RunSummary).toMatchObject({ executed: 60, failed: 0 })
     }
     // Never more than the shared 5, the dead process's calls included.
-    expect(provider.maxConcurrent).toBeLessThanOrEqual(5)
+    expect(provider.maxOpen).toBeLessThanOrEqual(5)
     expect(provider.throttled).toBe(0)
   })
 })

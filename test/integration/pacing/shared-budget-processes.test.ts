@@ -8,38 +8,31 @@ import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { RunSummary } from '../../../src/main/cli/run'
-import { startPacer, tempDir } from '../../helpers/cli'
-import { batch, databaseFor } from '../../helpers/loopback-provider'
+import { prefixedBatch, startPacer, tempDir } from '../../helpers/cli'
+import {
+  closeVendors,
+  fakeVendor,
+  vendorDatabase,
+  type FakeVendor,
+} from '../../helpers/fake-vendor'
 import { startRedis, type RedisServer } from '../../helpers/redis'
-import { startThrottlingProvider, type ThrottlingProvider } from '../../helpers/throttling-provider'
 
-const servers: ThrottlingProvider[] = []
 const redisServers: RedisServer[] = []
 afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()))
+  await closeVendors()
   await Promise.all(redisServers.splice(0).map((r) => r.close()))
 })
 
 const TASKS = 30
 /** 5 requests a second, none left at the start: the budget, not the concurrency, sets the pace. */
-const PROVIDER = {
-  requestsPerMinute: [{ after: 0, value: 300 }],
-  initialRemaining: 0,
-  latencyMs: 40,
-}
-
-async function provider(): Promise<ThrottlingProvider> {
-  const server = await startThrottlingProvider(PROVIDER)
-  servers.push(server)
-  return server
-}
+const provider = () => fakeVendor({ rpm: 300, initialRemaining: 0, latencyMs: 40, jitter: 0.2 })
 
 /** Two `pacer run` processes at once, each with its own batch; both must finish every task. */
 async function runBoth(dbs: [string, string], root: string, extra: string[] = []) {
   const runs = (['p1', 'p2'] as const).map((proc, i) =>
     startPacer([
       'run',
-      batch(root, proc, TASKS),
+      prefixedBatch(root, proc, TASKS),
       '--db',
       dbs[i] as string,
       '--provider',
@@ -61,7 +54,7 @@ async function runBoth(dbs: [string, string], root: string, extra: string[] = []
 }
 
 /** What the provider saw: every task answered once, and how many calls it refused. */
-function refusals(server: ThrottlingProvider): number {
+function refusals(server: FakeVendor): number {
   const { accepted, refused } = server.totals()
   expect(accepted).toBe(2 * TASKS)
   expect([...server.answered.values()].every((n) => n === 1)).toBe(true)
@@ -73,7 +66,7 @@ describe('the announced rate budget is spent once by every process that shares i
   it('two processes on one database: the provider refuses (almost) nothing', async () => {
     const server = await provider()
     const root = tempDir('pacer-shared-budget-')
-    const db = databaseFor(root, server)
+    const db = vendorDatabase(root, server)
     await runBoth([db, db], root)
     // Before the budget was shared, each process spent the remainder as its own: 23 refusals in
     // this run. What is left happens once, when the opening burst empties the bucket: a call
@@ -89,7 +82,7 @@ describe('the announced rate budget is spent once by every process that shares i
     const root = tempDir('pacer-shared-budget-')
     const dbs = (['m1', 'm2'] as const).map((m) => {
       mkdirSync(join(root, m))
-      return databaseFor(join(root, m), server)
+      return vendorDatabase(join(root, m), server)
     }) as [string, string]
     await runBoth(dbs, root, ['--store', redis.url])
     // Before: 14 refusals in this run, the budget being each machine's own.

@@ -6,20 +6,17 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { query, runPacer, tempDir, writeJsonl } from '../../helpers/cli'
 import {
-  databaseFor,
-  envFor,
-  startVendor,
+  closeVendors,
+  useVendor,
+  vendorEnv,
+  fakeVendor,
   vendorAnswer,
   vendorUsage,
   type Answer,
   type Dialect,
-  type VendorServer,
-} from '../../helpers/scripted-vendor'
+} from '../../helpers/fake-vendor'
 
-const servers: VendorServer[] = []
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()))
-})
+afterEach(closeVendors)
 
 const MODELS: Record<Dialect, string> = { openai: 'gpt-4o-mini', anthropic: 'claude-haiku-4-5' }
 
@@ -33,18 +30,17 @@ interface Row {
 }
 
 async function runWith(dialect: Dialect, answer: Answer, prompts: string[]) {
-  const server = await startVendor(dialect, answer)
-  servers.push(server)
+  const server = await fakeVendor({ dialect, answer })
   const dir = tempDir('pacer-estimated-')
   const db = join(dir, 'pacer.db')
-  await databaseFor(db, dialect, server)
+  await useVendor(db, server, { provider: dialect })
   const file = writeJsonl(
     dir,
     'batch.jsonl',
     prompts.map((prompt) => ({ type: 'ask', payload: { prompt } })),
   )
   const args = ['run', file, '--db', db, '--provider', dialect, '--model', MODELS[dialect]]
-  const run = await runPacer(args, envFor(dialect, server))
+  const run = await runPacer(args, vendorEnv(dialect, server))
   const rows = query<Row>(
     db,
     `SELECT outcome, status, input_tokens, output_tokens, cost_micros, estimated
@@ -100,7 +96,7 @@ describe('a malformed 200', () => {
       n === 1 ? { body } : { body: vendorAnswer('openai', 'fine', vendorUsage('openai', 100, 2)) }
     const { run, rows, server } = await runWith('openai', answer, [PROMPT])
     expect(run.code, run.stderr).toBe(0)
-    expect(server.received).toHaveLength(2)
+    expect(server.requests).toHaveLength(2)
     expect(rows).toHaveLength(2)
     // Input estimated from the request, output 0: nothing of the answer could be read.
     expect(rows[0]).toMatchObject({ outcome: 'error', status: 200, output_tokens: 0, estimated: 1 })

@@ -1,7 +1,7 @@
 /**
  * Anthropic prompt caching end to end: the real engine (SQLite file, runner, ledger) and `pacer`
  * processes against a loopback server that speaks the Messages API and caches like it (test/helpers
- * /anthropic-cache-server.ts: a token is a word). Every amount below is computed by hand from
+ * /fake-vendor/cache.ts: a token is a word). Every amount below is computed by hand from
  * claude-sonnet-4-5's prices: input $3, cache read $0.30, cache write $3.75, output $15 per 1M
  * tokens, so N tokens at $P cost N × P micro-dollars.
  */
@@ -9,11 +9,7 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createEngine, type Engine } from '../../../src/main/engine/app/engine'
 import type { SecretsAccess } from '../../../src/main/engine/app/secrets'
-import {
-  startAnthropicCacheServer,
-  words,
-  type AnthropicCacheServer,
-} from '../../helpers/anthropic-cache-server'
+import { fakeVendor, words, type FakeVendor } from '../../helpers/fake-vendor'
 import { query, runPacer, tempDir, until, writeJsonl } from '../../helpers/cli'
 
 const MODEL = 'claude-sonnet-4-5'
@@ -22,6 +18,11 @@ const SYSTEM = Array.from({ length: 2000 }, (_, i) => `rule${i}`).join(' ')
 const PROMPT = Array.from({ length: 100 }, (_, i) => `fact${i}`).join(' ')
 const ANSWER = (n: number) => `Answer ${n} done.` // 3 tokens
 const EPHEMERAL = { type: 'ephemeral' }
+
+/** A vendor that caches like Anthropic and answers call n with ANSWER(n). */
+const cachingVendor = () =>
+  fakeVendor({ dialect: 'anthropic', cache: true, answer: (_req, n) => ANSWER(n) })
+const bodiesOf = (server: FakeVendor) => server.requests.map((r) => r.body)
 
 const agentTask = {
   type: 'agent',
@@ -47,14 +48,14 @@ afterEach(async () => {
 })
 
 async function setup(promptCaching?: boolean) {
-  const server = await startAnthropicCacheServer(ANSWER)
+  const server = await cachingVendor()
   cleanup.push(() => server.close())
-  serverUrl = server.url
+  serverUrl = server.baseUrl
   const dbPath = join(tempDir(), 'pacer.db')
   const engine = createEngine({ dbPath, secrets, eventIntervalMs: 20 })
   cleanup.push(() => engine.shutdown({ graceMs: 0 }))
   // Stored directly: the handler refuses to move a provider whose key it cannot remove.
-  engine.settings.set({ baseUrls: { anthropic: server.url } })
+  engine.settings.set({ baseUrls: { anthropic: server.baseUrl } })
   if (promptCaching !== undefined) await engine.handlers['settings:set']({ promptCaching })
   engine.start()
   return { server, engine, dbPath }
@@ -101,7 +102,7 @@ describe('Anthropic prompt caching', () => {
     await runBatch(engine, [agentTask])
 
     // The bodies: the system prompt and the last turn carry cache_control, nothing else does.
-    expect(server.bodies.map((b) => [b['system'], b['messages']])).toEqual([
+    expect(bodiesOf(server).map((b) => [b['system'], b['messages']])).toEqual([
       [[systemBlock], [{ role: 'user', content: marked(PROMPT) }]],
       [
         [systemBlock],
@@ -169,7 +170,7 @@ describe('Anthropic prompt caching', () => {
     await runBatch(engine, [
       { ...agentTask, type: 'classify', steps: 1, payload: { system: SYSTEM, prompt: question } },
     ])
-    expect(server.bodies[3]).toMatchObject({
+    expect(bodiesOf(server)[3]).toMatchObject({
       system: [systemBlock],
       messages: [{ role: 'user', content: question }],
     })
@@ -208,9 +209,9 @@ describe('Anthropic prompt caching', () => {
     const { server, engine } = await setup(false)
     expect((await engine.handlers['settings:get']({})).promptCaching).toBe(false)
     await runBatch(engine, [agentTask])
-    expect(server.bodies).toHaveLength(3)
-    expect(JSON.stringify(server.bodies)).not.toContain('cache_control')
-    expect(server.bodies[0]).toMatchObject({ system: SYSTEM })
+    expect(bodiesOf(server)).toHaveLength(3)
+    expect(JSON.stringify(bodiesOf(server))).not.toContain('cache_control')
+    expect(bodiesOf(server)[0]).toMatchObject({ system: SYSTEM })
     // 2,100 / 2,108 / 2,116 input tokens × $3, + 45 each: 19,107 µ$ against 9,332 with the cache.
     expect(rowsOf(engine, 'agent')).toEqual([
       { step: 1, input: 2100, cached: 0, written: 0, output: 3, cost: 6345, saved: 0, extra: 0 },
@@ -221,20 +222,20 @@ describe('Anthropic prompt caching', () => {
 })
 
 describe('pacer run --no-prompt-cache, and pacer summary', () => {
-  async function cliSetup(): Promise<{ server: AnthropicCacheServer; dir: string; db: string }> {
-    const server = await startAnthropicCacheServer(ANSWER)
+  async function cliSetup(): Promise<{ server: FakeVendor; dir: string; db: string }> {
+    const server = await cachingVendor()
     cleanup.push(() => server.close())
     const dir = tempDir()
     const db = join(dir, 'pacer.db')
     // The base URL stored as the console would store it.
     const engine = createEngine({ dbPath: db, secrets: { ...secrets, get: () => null } })
-    await engine.handlers['settings:set']({ baseUrls: { anthropic: server.url } })
+    await engine.handlers['settings:set']({ baseUrls: { anthropic: server.baseUrl } })
     await engine.shutdown({ graceMs: 0 })
     return { server, dir, db }
   }
-  const env = (server: AnthropicCacheServer) => ({
+  const env = (server: FakeVendor) => ({
     ANTHROPIC_API_KEY: 'sk-ant-test-key',
-    ANTHROPIC_BASE_URL: server.url,
+    ANTHROPIC_BASE_URL: server.baseUrl,
   })
 
   it('a run marks the prefix unless told not to; the summary shows the cache and its saving', async () => {
@@ -242,14 +243,14 @@ describe('pacer run --no-prompt-cache, and pacer summary', () => {
     const file = writeJsonl(dir, 'agent.jsonl', [agentTask])
     const off = await runPacer(['run', file, '--db', db, '--no-prompt-cache'], env(server))
     expect(off.code, off.stderr).toBe(0)
-    expect(server.bodies).toHaveLength(3)
-    expect(JSON.stringify(server.bodies)).not.toContain('cache_control')
+    expect(bodiesOf(server)).toHaveLength(3)
+    expect(JSON.stringify(bodiesOf(server))).not.toContain('cache_control')
 
     const again = writeJsonl(dir, 'again.jsonl', [{ ...agentTask, type: 'agent2' }])
     const on = await runPacer(['run', again, '--db', db], env(server))
     expect(on.code, on.stderr).toBe(0)
-    await until(() => server.bodies.length === 6)
-    expect(server.bodies[3]).toMatchObject({ system: [systemBlock] })
+    await until(() => bodiesOf(server).length === 6)
+    expect(bodiesOf(server)[3]).toMatchObject({ system: [systemBlock] })
     expect(
       query<{ c: number; w: number }>(
         db,

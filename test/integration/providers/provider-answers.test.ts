@@ -1,8 +1,6 @@
 // What the HTTP providers keep of a 2xx answer besides its text, against loopback servers that
 // answer as the vendors do: the finish reason in one vocabulary (OpenAI `length`, Anthropic
 // `max_tokens` both `length`) and the vendor's own message, scrubbed of the key like the rest.
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
   anthropicFinish,
@@ -13,30 +11,13 @@ import {
   openAiFinish,
 } from '../../../src/main/engine/providers/openai'
 import { createSimProvider } from '../../../src/main/engine/providers/sim'
+import { closeVendors, fakeVendor } from '../../helpers/fake-vendor'
 
-const closers: (() => Promise<void>)[] = []
-afterEach(async () => {
-  await Promise.all(closers.splice(0).map((c) => c()))
-})
+afterEach(closeVendors)
 
-/** A server answering every POST with `body`. */
+/** A server answering every call with `body`; its URL without a path. */
 async function answering(body: unknown): Promise<string> {
-  const server = createServer((req, res) => {
-    req.resume()
-    req.on('end', () => {
-      res.writeHead(200, { 'Content-Type': 'application/json' })
-      res.end(JSON.stringify(body))
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  closers.push(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections()
-        server.close(() => resolve())
-      }),
-  )
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  return (await fakeVendor({ answer: () => ({ body }) })).url
 }
 
 const KEY = 'sk-RESULTS-SENTINEL-0123456789'

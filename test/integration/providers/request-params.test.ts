@@ -6,37 +6,34 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { query, runPacer, tempDir, writeJsonl } from '../../helpers/cli'
 import {
-  databaseFor,
-  envFor,
-  startVendor,
+  closeVendors,
+  useVendor,
+  vendorEnv,
+  fakeVendor,
   type Dialect,
-  type Received,
-  type VendorServer,
-} from '../../helpers/scripted-vendor'
+  type Recorded,
+  type FakeVendor,
+} from '../../helpers/fake-vendor'
 
-const servers: VendorServer[] = []
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()))
-})
+afterEach(closeVendors)
 
 async function setup(dialect: Dialect) {
-  const server = await startVendor(dialect)
-  servers.push(server)
+  const server = await fakeVendor({ dialect: dialect })
   const dir = tempDir('pacer-params-')
   const db = join(dir, 'pacer.db')
-  await databaseFor(db, dialect, server)
+  await useVendor(db, server, { provider: dialect })
   return { server, dir, db }
 }
 
 /** The one request whose messages mention `marker`. */
-function sentFor(server: VendorServer, marker: string): Received {
-  const found = server.received.filter((r) => JSON.stringify(r.body['messages']).includes(marker))
+function sentFor(server: FakeVendor, marker: string): Recorded {
+  const found = server.requests.filter((r) => JSON.stringify(r.body['messages']).includes(marker))
   expect(found, marker).toHaveLength(1)
   return found[0]!
 }
 
 /** A request's body without what every request carries: the params it was given. */
-function paramsOf(r: Received): Record<string, unknown> {
+function paramsOf(r: Recorded): Record<string, unknown> {
   const { model: _model, messages: _messages, stream: _stream, system: _system, ...rest } = r.body
   return rest
 }
@@ -83,10 +80,10 @@ describe('request params against an OpenAI-speaking server', () => {
         ...['run', file, '--db', db, '--provider', 'openai', '--model', 'gpt-5-mini', '--json'],
         ...['--max-tokens', '50', '--temperature', '0.9', '--params', '{"top_p":0.5}'],
       ],
-      envFor('openai', server),
+      vendorEnv('openai', server),
     )
     expect(run.code, run.stderr).toBe(0)
-    expect(server.received).toHaveLength(4)
+    expect(server.requests).toHaveLength(4)
     expect(paramsOf(sentFor(server, 'line-a'))).toEqual({
       max_completion_tokens: 50,
       temperature: 0.2,
@@ -130,12 +127,12 @@ describe('request params against an OpenAI-speaking server', () => {
       { type: 't', payload: { prompt: 'same-prompt' } },
     ])
     const args = ['run', file, '--db', db, '--provider', 'openai', '--model', 'gpt-4o-mini']
-    const run = await runPacer([...args, '--json'], envFor('openai', server))
+    const run = await runPacer([...args, '--json'], vendorEnv('openai', server))
     expect(run.code, run.stderr).toBe(0)
     expect(JSON.parse(run.stdout)).toMatchObject({ tasks: 4, distinct: 3, executed: 3, reused: 1 })
     // Sent in parallel: in any order.
-    expect(server.received.map((r) => paramsOf(r))).toHaveLength(3)
-    expect(server.received.map((r) => paramsOf(r))).toEqual(
+    expect(server.requests.map((r) => paramsOf(r))).toHaveLength(3)
+    expect(server.requests.map((r) => paramsOf(r))).toEqual(
       expect.arrayContaining([{ temperature: 0.1, seed: 1 }, { temperature: 0.3 }, {}]),
     )
     const fps = query<{ n: number }>(db, 'SELECT COUNT(DISTINCT fp) AS n FROM tasks')
@@ -144,11 +141,11 @@ describe('request params against an OpenAI-speaking server', () => {
     // The same file with another run-wide param is other tasks for the lines that set none.
     const again = await runPacer(
       [...args, '--temperature', '0.5', '--json'],
-      envFor('openai', server),
+      vendorEnv('openai', server),
     )
     expect(again.code, again.stderr).toBe(0)
     expect(JSON.parse(again.stdout)).toMatchObject({ executed: 1, reused: 3 })
-    expect(paramsOf(server.received[3]!)).toEqual({ temperature: 0.5 })
+    expect(paramsOf(server.requests[3]!)).toEqual({ temperature: 0.5 })
   })
 
   it('refuses bad params naming the line and field, and a bad flag naming the flag', async () => {
@@ -158,15 +155,15 @@ describe('request params against an OpenAI-speaking server', () => {
       { type: 't', payload: { prompt: 'y' }, params: { max_tokens: 1.5, bogus: 1 } },
     ])
     const args = ['run', file, '--db', db, '--provider', 'openai', '--model', 'gpt-4o-mini']
-    const bad = await runPacer(args, envFor('openai', server))
+    const bad = await runPacer(args, vendorEnv('openai', server))
     expect(bad.code).toBe(2)
     expect(bad.stderr).toMatch(/batch\.jsonl:1: params\.temperature: .*2/)
     expect(bad.stderr).toMatch(/batch\.jsonl:2: params\.max_tokens: must be an integer/)
     expect(bad.stderr).toMatch(/batch\.jsonl:2: params: unknown key: "bogus"/)
-    const flag = await runPacer([...args, '--params', '{"seed":"x"}'], envFor('openai', server))
+    const flag = await runPacer([...args, '--params', '{"seed":"x"}'], vendorEnv('openai', server))
     expect(flag.code).toBe(2)
     expect(flag.stderr).toMatch(/--params: seed: /)
-    expect(server.received).toHaveLength(0)
+    expect(server.requests).toHaveLength(0)
   })
 })
 
@@ -185,7 +182,7 @@ describe('request params against an Anthropic-speaking server', () => {
     const args = ['run', file, '--db', db, '--provider', 'anthropic']
     const run = await runPacer(
       [...args, '--model', 'claude-haiku-4-5', '--json'],
-      envFor('anthropic', server),
+      vendorEnv('anthropic', server),
     )
     expect(run.code, run.stderr).toBe(0)
     expect(paramsOf(sentFor(server, 'plain-line'))).toEqual({ max_tokens: 1024 })
@@ -230,7 +227,7 @@ describe('request params against an Anthropic-speaking server', () => {
         '--temperature',
         '0.1',
       ]),
-      envFor('anthropic', server),
+      vendorEnv('anthropic', server),
     )
     expect(wide.code, wide.stderr).toBe(0)
     expect(paramsOf(sentFor(server, 'run-wide'))).toEqual({ max_tokens: 200, temperature: 0.1 })
@@ -243,7 +240,7 @@ describe('request params against an Anthropic-speaking server', () => {
     ])
     const run = await runPacer(
       ['run', file, '--db', db, '--provider', 'anthropic', '--model', 'claude-haiku-4-5'],
-      envFor('anthropic', server),
+      vendorEnv('anthropic', server),
     )
     expect(run.code).toBe(2)
     expect(run.stderr).toMatch(
@@ -254,11 +251,11 @@ describe('request params against an Anthropic-speaking server', () => {
         '--params',
         '{"seed":3}',
       ]),
-      envFor('anthropic', server),
+      vendorEnv('anthropic', server),
     )
     expect(seeded.code).toBe(2)
     expect(seeded.stderr).toMatch(/response_format and seed are not supported/)
-    expect(server.received).toHaveLength(0)
+    expect(server.requests).toHaveLength(0)
   })
 })
 

@@ -7,18 +7,15 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { query, runPacer, startPacer, tempDir, until, writeJsonl } from '../../helpers/cli'
 import {
-  databaseFor,
-  envFor,
-  startVendor,
+  closeVendors,
+  useVendor,
+  vendorEnv,
+  fakeVendor,
   vendorAnswer,
   vendorUsage,
-  type VendorServer,
-} from '../../helpers/scripted-vendor'
+} from '../../helpers/fake-vendor'
 
-const servers: VendorServer[] = []
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()))
-})
+afterEach(closeVendors)
 
 interface Row {
   fp: string
@@ -95,32 +92,34 @@ describe('pacer run: the call journal across Ctrl-C and failures', () => {
 
   it('a task whose step 2 failed replays step 1 on the rerun: the server sees it once', async () => {
     let failing = true
-    const server = await startVendor('openai', (req) => {
-      const turns = (req.body['messages'] as unknown[]).length
-      // Step 2 resends step 1's turn: three messages. Until fixed, the server fails it.
-      if (failing && turns >= 3) return { status: 500, body: { error: { message: 'down' } } }
-      return {
-        body: vendorAnswer('openai', `answer after ${turns}`, vendorUsage('openai', 100, 20)),
-      }
+    const server = await fakeVendor({
+      dialect: 'openai',
+      answer: (req) => {
+        const turns = (req.body['messages'] as unknown[]).length
+        // Step 2 resends step 1's turn: three messages. Until fixed, the server fails it.
+        if (failing && turns >= 3) return { status: 500, body: { error: { message: 'down' } } }
+        return {
+          body: vendorAnswer('openai', `answer after ${turns}`, vendorUsage('openai', 100, 20)),
+        }
+      },
     })
-    servers.push(server)
     const dir = tempDir('pacer-journal-')
     const db = join(dir, 'pacer.db')
-    await databaseFor(db, 'openai', server)
+    await useVendor(db, server, { provider: 'openai' })
     const file = writeJsonl(dir, 'one.jsonl', [
       { type: 'agent', steps: 3, payload: { prompt: 'plan a trip' } },
     ])
     const args = ['run', file, '--db', db, '--provider', 'openai', '--model', 'gpt-5-mini']
-    const r1 = await runPacer([...args, '--json'], envFor('openai', server))
+    const r1 = await runPacer([...args, '--json'], vendorEnv('openai', server))
     expect(r1.code, r1.stderr).not.toBe(0)
-    const step1 = server.received.filter((r) => (r.body['messages'] as unknown[]).length === 1)
+    const step1 = server.requests.filter((r) => (r.body['messages'] as unknown[]).length === 1)
     expect(step1).toHaveLength(1)
 
     failing = false
-    const r2 = await runPacer([...args, '--json'], envFor('openai', server))
+    const r2 = await runPacer([...args, '--json'], vendorEnv('openai', server))
     expect(r2.code, r2.stderr).toBe(0)
     // Step 1 was not sent again; steps 2 and 3 were.
-    const byTurns = server.received.map((r) => (r.body['messages'] as unknown[]).length)
+    const byTurns = server.requests.map((r) => (r.body['messages'] as unknown[]).length)
     expect(byTurns.filter((n) => n === 1)).toHaveLength(1)
     expect(byTurns.filter((n) => n === 5)).toHaveLength(1)
     const rows = query<Row>(
@@ -136,7 +135,7 @@ describe('pacer run: the call journal across Ctrl-C and failures', () => {
     ])
     expect(rows[1]!.saved_micros).toBe(rows[0]!.cost_micros)
     // Step 2 of the rerun carried step 1's answer, as the first run would have.
-    const resent = server.received.find(
+    const resent = server.requests.find(
       (r) => !failing && (r.body['messages'] as unknown[]).length === 3,
     )
     expect(JSON.stringify(resent?.body['messages'])).toContain('answer after 1')

@@ -9,19 +9,17 @@ import { createEngine } from '../../../src/main/engine/app/engine'
 import { query, runPacer, tempDir, writeJsonl } from '../../helpers/cli'
 import {
   closedPort,
-  startVendor,
-  type Api,
-  type VendorServer,
-  type VendorState,
-} from '../../helpers/troubled-vendor'
+  closeVendors,
+  fakeVendor,
+  type Dialect,
+  type FakeVendor,
+  type Failures,
+} from '../../helpers/fake-vendor'
 
 const GOOD_KEY = 'sk-test-good-key-0123456789abcdef'
 const NO_KEYS = { OPENAI_API_KEY: '', ANTHROPIC_API_KEY: '', PACER_OPENAI_COMPATIBLE_API_KEY: '' }
 
-const servers: VendorServer[] = []
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()))
-})
+afterEach(closeVendors)
 
 /** A database whose `provider` points at `url` (the Settings way), and a batch of `n` tasks. */
 async function setup(provider: string, url: string, n: number) {
@@ -71,21 +69,21 @@ function batchRow(db: string) {
 
 interface Case {
   name: string
-  api: Api
+  api: Dialect
   model: string
-  state: Partial<VendorState>
+  state: Partial<Failures>
   env: NodeJS.ProcessEnv
   /** The stop line: status, what the vendor said, what to do. */
   says: RegExp
   /** The most requests the server may see before the partition stops. */
   requests: number
   /** The operator's fix: the server's state or the environment changes. */
-  fix: (server: VendorServer) => NodeJS.ProcessEnv
+  fix: (server: FakeVendor) => NodeJS.ProcessEnv
 }
 
 /** The fix on the vendor's side (access granted, credit added): the same key then works. */
-const troubleCleared = (env: NodeJS.ProcessEnv) => (server: VendorServer) => {
-  server.state.trouble = 'none'
+const troubleCleared = (env: NodeJS.ProcessEnv) => (server: FakeVendor) => {
+  server.failures.trouble = 'none'
   return env
 }
 
@@ -119,7 +117,7 @@ const CASES: Case[] = [
     says: /HTTP 404: model: claude-nope-1.*check the model name/,
     requests: 3,
     fix: (server) => {
-      server.state.models.push('claude-nope-1')
+      server.failures.models!.push('claude-nope-1')
       return { ANTHROPIC_API_KEY: GOOD_KEY }
     },
   },
@@ -193,30 +191,32 @@ async function expectResumes(
 describe('pacer run stops a partition on a setup failure and resumes once it is fixed', () => {
   for (const c of CASES) {
     it(c.name, async () => {
-      const server = await startVendor(c.api, {
-        key: GOOD_KEY,
-        models: ['gpt-4o-mini', 'gpt-4o', 'claude-haiku-4-5'],
-        trouble: 'none',
-        ...c.state,
+      const server = await fakeVendor({
+        dialect: c.api,
+        failures: {
+          key: GOOD_KEY,
+          models: ['gpt-4o-mini', 'gpt-4o', 'claude-haiku-4-5'],
+          trouble: 'none',
+          ...c.state,
+        },
       })
-      servers.push(server)
-      const s = await setup(c.api, server.url, 50)
+      const s = await setup(c.api, server.baseUrl, 50)
       const partition = `${c.api}:${c.model}`
 
       const r = await run(s, c.api, c.model, c.env)
       expectStopped(r, s.db, partition, c.says, 50)
       // A few identical answers, not one per task.
-      expect(server.requests).toBeLessThanOrEqual(c.requests)
+      expect(server.requests.length).toBeLessThanOrEqual(c.requests)
       // Every answer is on the ledger as an error (a missing key's too: no request, no cost).
       const rows = ledgerRows(s.db)
       expect(rows.every((row) => row.outcome === 'error')).toBe(true)
       const ledgered = rows.reduce((n, row) => n + row.n, 0)
-      if (c.requests > 0) expect(ledgered).toBe(server.requests)
+      if (c.requests > 0) expect(ledgered).toBe(server.requests.length)
       else expect(ledgered).toBeLessThanOrEqual(3)
 
-      const sent = server.requests
+      const sent = server.requests.length
       await expectResumes(s, c.api, c.model, c.fix(server), 50)
-      expect(server.requests - sent).toBe(50)
+      expect(server.requests.length - sent).toBe(50)
     })
   }
 
@@ -234,12 +234,10 @@ describe('pacer run stops a partition on a setup failure and resumes once it is 
     expect(rows[0]!.n).toBeLessThanOrEqual(3)
 
     // The operator starts the server on the configured port.
-    const server = await startVendor(
-      'openai',
-      { key: GOOD_KEY, models: ['local-model'], trouble: 'none' },
+    const server = await fakeVendor({
+      failures: { key: GOOD_KEY, models: ['local-model'], trouble: 'none' },
       port,
-    )
-    servers.push(server)
+    })
     await expectResumes(
       s,
       'openai-compatible',
@@ -247,6 +245,6 @@ describe('pacer run stops a partition on a setup failure and resumes once it is 
       { PACER_OPENAI_COMPATIBLE_API_KEY: GOOD_KEY },
       50,
     )
-    expect(server.requests).toBe(50)
+    expect(server.requests.length).toBe(50)
   })
 })

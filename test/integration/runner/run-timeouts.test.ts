@@ -6,20 +6,16 @@ import { afterEach, describe, expect, it } from 'vitest'
 import type { RunSummary } from '../../../src/main/cli/run'
 import { createEngine } from '../../../src/main/engine/app/engine'
 import { query, runPacer, tempDir, writeJsonl } from '../../helpers/cli'
-import { startVendor, type VendorServer } from '../../helpers/troubled-vendor'
+import { closeVendors, fakeVendor, type FakeVendor } from '../../helpers/fake-vendor'
 
-const servers: VendorServer[] = []
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()))
-})
+afterEach(closeVendors)
 
-async function hungServer(): Promise<{ server: VendorServer; db: string; file: string }> {
-  const server = await startVendor('openai', { key: 'k', models: ['m'], trouble: 'hang' })
-  servers.push(server)
+async function hungServer(): Promise<{ server: FakeVendor; db: string; file: string }> {
+  const server = await fakeVendor({ failures: { key: 'k', models: ['m'], trouble: 'hang' } })
   const dir = tempDir('pacer-timeout-')
   const db = join(dir, 'pacer.db')
   const engine = createEngine({ dbPath: db })
-  await engine.handlers['settings:set']({ baseUrls: { 'openai-compatible': server.url } })
+  await engine.handlers['settings:set']({ baseUrls: { 'openai-compatible': server.baseUrl } })
   await engine.shutdown()
   const file = writeJsonl(dir, 'batch.jsonl', [{ type: 'summarize', payload: { doc: 1 } }])
   return { server, db, file }
@@ -43,11 +39,13 @@ describe('pacer run --timeout', () => {
     const r = await runPacer(args(file, db, '--timeout', '2'))
     expect(r.code, r.stderr).toBe(1)
 
-    // The server saw each connection close about 2 s after the request came (±1 s).
-    expect(server.requests).toBe(2)
+    // The server saw each connection close at the 2 s timeout: not before 1 s, and long before the
+    // 120 s default (a late timer on a loaded machine may add seconds, not minutes).
+    expect(server.requests.length).toBe(2)
     for (const h of server.hung) {
       expect(h.closed).not.toBeNull()
-      expect(Math.abs(h.closed! - h.arrived - 2000)).toBeLessThanOrEqual(1000)
+      expect(h.closed! - h.arrived).toBeGreaterThanOrEqual(1000)
+      expect(h.closed! - h.arrived).toBeLessThan(10_000)
     }
     const ledger = query<{ outcome: string; status: number | null; latency_ms: number }>(
       db,
@@ -57,7 +55,10 @@ describe('pacer run --timeout', () => {
       ['timeout', null],
       ['timeout', null],
     ])
-    for (const row of ledger) expect(Math.abs(row.latency_ms - 2000)).toBeLessThanOrEqual(1000)
+    for (const row of ledger) {
+      expect(row.latency_ms).toBeGreaterThanOrEqual(1000)
+      expect(row.latency_ms).toBeLessThan(10_000)
+    }
 
     const reason = 'timeout: gave up after 2 calls with no answer within 2000 ms'
     expect(query(db, 'SELECT status, error FROM tasks')).toEqual([
@@ -90,7 +91,7 @@ describe('pacer run --timeout', () => {
       },
     ])
     expect(s).toMatchObject({ failed: 1, stopped: [], queued: 0 })
-    expect(server.requests).toBe(2)
+    expect(server.requests.length).toBe(2)
   })
 
   it('refuses a timeout that is not a positive number of seconds', async () => {

@@ -1,29 +1,19 @@
 // How the runner treats what goes wrong, against a real loopback server speaking the OpenAI API:
 // setup errors are not cached as results, refused inputs are, and one payload on two models is
 // two executions.
-import { createServer, type Server } from 'node:http'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createEngine, type Engine } from '../../../src/main/engine/app/engine'
 import { createOpenAiCompatibleProvider } from '../../../src/main/engine/providers/openai'
 import { tempDir, until } from '../../helpers/cli'
+import { closeVendors, fakeVendor } from '../../helpers/fake-vendor'
 
 type Answer = { status: number; body: unknown }
 
 /** A fake provider whose next answers the test decides; it counts the requests it gets. */
 async function providerServer(next: (n: number) => Answer) {
-  let requests = 0
-  const server: Server = createServer((req, res) => {
-    req.resume()
-    req.on('end', () => {
-      const answer = next(++requests)
-      res.writeHead(answer.status, { 'content-type': 'application/json' })
-      res.end(JSON.stringify(answer.body))
-    })
-  })
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  const port = (server.address() as { port: number }).port
-  return { baseUrl: `http://127.0.0.1:${port}/v1`, requests: () => requests, server }
+  const vendor = await fakeVendor({ answer: (_req, n) => next(n) })
+  return { baseUrl: vendor.baseUrl, requests: () => vendor.requests.length }
 }
 
 const ok: Answer = {
@@ -35,10 +25,9 @@ const ok: Answer = {
 }
 
 let engine: Engine | undefined
-let server: Server | undefined
 afterEach(async () => {
   await engine?.shutdown({ graceMs: 0 })
-  server?.close()
+  await closeVendors()
   engine = undefined
 })
 
@@ -73,7 +62,6 @@ describe('runner failures', () => {
     const fake = await providerServer((n) =>
       n === 1 ? { status: 401, body: { error: { message: 'invalid api key' } } } : ok,
     )
-    server = fake.server
     engine = start(fake.baseUrl)
     const { batchId } = await engine.handlers['tasks:enqueue']({ tasks: [task] })
     // The console's batch waits, paused, with the reason; its task stays queued, nothing kept.
@@ -105,7 +93,6 @@ describe('runner failures', () => {
       status: 400,
       body: { error: { message: 'prompt too long' } },
     }))
-    server = fake.server
     engine = start(fake.baseUrl)
     const first = await runToEnd(engine, [task])
     expect(engine.queue.counts(first).failed).toBe(1)
@@ -123,7 +110,6 @@ describe('runner failures', () => {
 
   it('the same payload on another model or step count is another execution, never a reuse', async () => {
     const fake = await providerServer(() => ok)
-    server = fake.server
     engine = start(fake.baseUrl)
     const batchId = await runToEnd(engine, [
       task,
@@ -164,7 +150,6 @@ describe('API keys over the network', () => {
     expect(JSON.stringify(answer)).not.toContain('sk-test-plain-http')
 
     const fake = await providerServer(() => ok)
-    server = fake.server
     const local = createOpenAiCompatibleProvider({
       id: 'openai-compatible',
       baseUrl: fake.baseUrl, // http://127.0.0.1:port: stays on this machine

@@ -9,19 +9,17 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createClient } from '@redis/client'
 import type { RunSummary } from '../../../src/main/cli/run'
-import { query, tempDir, until, writeJsonl } from '../../helpers/cli'
-import {
-  closeProviders,
-  databaseFor,
-  loopbackProvider,
-  runOnLoopback,
-} from '../../helpers/loopback-provider'
+import { query, runOnVendor, tempDir, until, writeJsonl } from '../../helpers/cli'
+import { closeVendors, fakeVendor, vendorDatabase } from '../../helpers/fake-vendor'
 import { startRedis, type RedisServer } from '../../helpers/redis'
+
+// A local model server: a refusal takes a moment (and holds capacity), retry after 100 ms.
+const LOCAL = { refuseAfterMs: 20, retryAfterMs: 100 }
 
 const redisServers: RedisServer[] = []
 
 afterEach(async () => {
-  await closeProviders()
+  await closeVendors()
   await Promise.all(redisServers.splice(0).map((r) => r.close()))
 })
 
@@ -43,11 +41,11 @@ function sharedBatch(dir: string, lines: number, distinct: number): string {
 function machine(root: string, name: string, providerUrl: string): string {
   const dir = join(root, name)
   mkdirSync(dir)
-  return databaseFor(dir, { url: providerUrl })
+  return vendorDatabase(dir, { baseUrl: providerUrl })
 }
 
 function run(file: string, db: string, store: string, extra: string[] = []) {
-  return runOnLoopback(file, db, ['--store', store, '--initial-concurrency', '4', ...extra])
+  return runOnVendor(file, db, ['--store', store, '--initial-concurrency', '4', ...extra])
 }
 
 /** The team's claims on the server: fingerprint → state and owner. */
@@ -73,11 +71,11 @@ describe('team mode: claims shared through Redis', () => {
   it('three machines, one batch with duplicates: each distinct task is executed once across them', async () => {
     const root = tempDir('pacer-team-claims-')
     // Room for the shared limit's most (12): no refusal rows beside the executions and reuses.
-    const provider = await loopbackProvider(16, 100)
+    const provider = await fakeVendor({ capacity: 16, latencyMs: 100, ...LOCAL })
     const r = await redis()
     const file = sharedBatch(root, 120, 40)
     const names = ['m1', 'm2', 'm3']
-    const dbs = names.map((n) => machine(root, n, provider.url))
+    const dbs = names.map((n) => machine(root, n, provider.baseUrl))
     const results = await Promise.all(dbs.map((db) => run(file, db, r.url).done))
     const summaries = results.map((x) => {
       expect(x.code, x.stderr).toBe(0)
@@ -116,10 +114,10 @@ describe('team mode: claims shared through Redis', () => {
   })
   it('a machine killed with SIGKILL: its team claims expire and the others finish; at most its calls in flight run again', async () => {
     const root = tempDir('pacer-team-claims-kill-')
-    const provider = await loopbackProvider(6, 300)
+    const provider = await fakeVendor({ capacity: 6, latencyMs: 300, ...LOCAL })
     const r = await redis()
     const file = sharedBatch(root, 150, 60)
-    const dbs = ['m1', 'm2', 'm3'].map((n) => machine(root, n, provider.url))
+    const dbs = ['m1', 'm2', 'm3'].map((n) => machine(root, n, provider.baseUrl))
     const runs = dbs.map((db) => run(file, db, r.url, ['--lease', '2']))
     const victim = runs[0]!
     const mark = `:${victim.child.pid as number}:`
@@ -167,16 +165,16 @@ describe('team mode: claims shared through Redis', () => {
   })
   it('Redis stopped until the calls in flight have landed, and restarted without its data: the machines re-seed it, the batch completes with no task run twice', async () => {
     const root = tempDir('pacer-team-claims-restart-')
-    const provider = await loopbackProvider(6, 150)
+    const provider = await fakeVendor({ capacity: 6, latencyMs: 150, ...LOCAL })
     const r = await redis()
     const file = sharedBatch(root, 150, 60)
-    const dbs = ['m1', 'm2', 'm3'].map((n) => machine(root, n, provider.url))
+    const dbs = ['m1', 'm2', 'm3'].map((n) => machine(root, n, provider.baseUrl))
     const runs = dbs.map((db) => run(file, db, r.url))
     await until(() => provider.ok >= 15, 60_000)
     await r.stop()
     await until(() => runs.every((x) => x.output().stderr.includes('admission paused')))
     // Every call out at the stop has been answered: its completion waits on the missing server.
-    await until(() => provider.current === 0, 60_000)
+    await until(() => provider.open === 0, 60_000)
     await r.start()
     const results = await Promise.all(runs.map((x) => x.done))
     const reseeded = results.filter((x) =>

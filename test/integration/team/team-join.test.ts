@@ -7,18 +7,16 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { BatchSummary, SettingsView, TeamStoreView } from '../../../src/shared/contract'
 import { serveConsole } from '../../helpers/browser'
-import { query, tempDir, until, writeJsonl } from '../../helpers/cli'
-import {
-  closeProviders,
-  databaseFor,
-  loopbackProvider,
-  runOnLoopback,
-} from '../../helpers/loopback-provider'
+import { query, runOnVendor, tempDir, until, writeJsonl } from '../../helpers/cli'
+import { closeVendors, fakeVendor, vendorDatabase } from '../../helpers/fake-vendor'
 import { startRedis, type RedisServer } from '../../helpers/redis'
+
+// A local model server: a refusal takes a moment (and holds capacity), retry after 100 ms.
+const LOCAL = { refuseAfterMs: 20, retryAfterMs: 100 }
 
 let redis: RedisServer | undefined
 afterEach(async () => {
-  await closeProviders()
+  await closeVendors()
   await redis?.close()
   redis = undefined
 })
@@ -34,18 +32,18 @@ const tasks = (prefix: string, n: number) =>
 function machine(root: string, name: string, providerUrl: string): string {
   const dir = join(root, name)
   mkdirSync(dir)
-  return databaseFor(dir, { url: providerUrl })
+  return vendorDatabase(dir, { baseUrl: providerUrl })
 }
 
 describe('a console whose team store did not answer at its start', () => {
   it('serves alone, joins when Redis answers and its batch has ended, then reuses what the team ran', async () => {
     const root = tempDir('pacer-team-join-')
     // Two calls at once, a second each: the console's first batch runs for several seconds.
-    const provider = await loopbackProvider(2, 1000)
+    const provider = await fakeVendor({ capacity: 2, latencyMs: 1000, ...LOCAL })
     redis = await startRedis()
     await redis.stop()
-    const consoleDb = machine(root, 'console', provider.url)
-    const otherDb = machine(root, 'other', provider.url)
+    const consoleDb = machine(root, 'console', provider.baseUrl)
+    const otherDb = machine(root, 'other', provider.baseUrl)
     const served = await serveConsole(consoleDb, ['--store', redis.url])
     const { api, proc } = served
     const teamStore = async () => (await api<SettingsView>('settings:get')).teamStore
@@ -78,7 +76,7 @@ describe('a console whose team store did not answer at its start', () => {
       // Another machine runs three tasks through the team; the console's next batch has them and
       // two of its own: the three are reused from the team, not sent again.
       const file = writeJsonl(join(root, 'other'), 'shared.jsonl', tasks('shared', 3))
-      const other = await runOnLoopback(file, otherDb, ['--store', redis.url]).done
+      const other = await runOnVendor(file, otherDb, ['--store', redis.url]).done
       expect(other.code, other.stderr).toBe(0)
       const mixed = [...tasks('shared', 3), ...tasks('fresh', 2)]
       const joined = await api<{ batchId: string }>('tasks:enqueue', { tasks: mixed })

@@ -8,20 +8,17 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createClient } from '@redis/client'
 import type { RunSummary } from '../../../src/main/cli/run'
-import { runPacer, tempDir, until } from '../../helpers/cli'
-import {
-  batch,
-  closeProviders,
-  databaseFor,
-  loopbackProvider,
-  runOnLoopback,
-} from '../../helpers/loopback-provider'
+import { prefixedBatch, runOnVendor, runPacer, tempDir, until } from '../../helpers/cli'
+import { closeVendors, fakeVendor, vendorDatabase } from '../../helpers/fake-vendor'
 import { freePort, startRedis, type RedisServer } from '../../helpers/redis'
+
+// A local model server: a refusal takes a moment (and holds capacity), retry after 100 ms.
+const LOCAL = { refuseAfterMs: 20, retryAfterMs: 100 }
 
 const redisServers: RedisServer[] = []
 
 afterEach(async () => {
-  await closeProviders()
+  await closeVendors()
   await Promise.all(redisServers.splice(0).map((r) => r.close()))
 })
 
@@ -55,11 +52,11 @@ async function slotsIn(r: RedisServer): Promise<Map<string, { slots: number; lea
 function machine(root: string, name: string, providerUrl: string): string {
   const dir = join(root, name)
   mkdirSync(dir)
-  return databaseFor(dir, { url: providerUrl })
+  return vendorDatabase(dir, { baseUrl: providerUrl })
 }
 
 function run(file: string, db: string, store: string, extra: string[] = [], env = {}) {
-  return runOnLoopback(file, db, ['--store', store, ...extra], env)
+  return runOnVendor(file, db, ['--store', store, ...extra], env)
 }
 
 const CAPACITY = 5
@@ -68,15 +65,15 @@ const MAX = CAPACITY + 2
 describe('team mode: three machines share one provider budget through Redis', () => {
   it('the provider never sees more calls at once than the shared limit; each machine runs its tasks once', async () => {
     const root = tempDir('pacer-team-')
-    const provider = await loopbackProvider(CAPACITY, 100)
+    const provider = await fakeVendor({ capacity: CAPACITY, latencyMs: 100, ...LOCAL })
     const r = await redis()
     const procs = ['p1', 'p2', 'p3']
     // The password from the environment for two machines, in the URL for the third.
     const withPassword = `redis://:${PASSWORD}@127.0.0.1:${r.port}/0`
     const runs = procs.map((proc, i) =>
       run(
-        batch(root, proc, 100),
-        machine(root, proc, provider.url),
+        prefixedBatch(root, proc, 100),
+        machine(root, proc, provider.baseUrl),
         i === 2 ? withPassword : r.url,
         ['--initial-concurrency', '4', '--max-concurrency', String(MAX)],
         i === 2 ? {} : { PACER_REDIS_PASSWORD: PASSWORD },
@@ -99,15 +96,15 @@ describe('team mode: three machines share one provider budget through Redis', ()
     }
     console.log(
       JSON.stringify({
-        max: provider.maxConcurrent,
+        max: provider.maxOpen,
         procs: provider.maxProcessesAtOnce,
         ok: provider.ok,
         thr: provider.throttled,
       }),
     )
     expect(provider.maxProcessesAtOnce).toBeGreaterThanOrEqual(2)
-    expect(provider.maxConcurrent).toBeLessThanOrEqual(MAX)
-    expect(provider.maxConcurrent).toBeGreaterThanOrEqual(CAPACITY)
+    expect(provider.maxOpen).toBeLessThanOrEqual(MAX)
+    expect(provider.maxOpen).toBeGreaterThanOrEqual(CAPACITY)
     expect(provider.throttled / (provider.ok + provider.throttled)).toBeLessThan(0.03)
     expect(provider.answered.size).toBe(300)
     expect([...provider.answered.values()].every((n) => n === 1)).toBe(true)
@@ -119,7 +116,7 @@ describe('team mode: three machines share one provider budget through Redis', ()
 
   it('a machine killed with SIGKILL gives its slots back after its lease: the others reach the full limit', async () => {
     const root = tempDir('pacer-team-kill-')
-    const provider = await loopbackProvider(CAPACITY, 300)
+    const provider = await fakeVendor({ capacity: CAPACITY, latencyMs: 300, ...LOCAL })
     const r = await redis()
     const pinned = [
       '--min-concurrency',
@@ -134,8 +131,8 @@ describe('team mode: three machines share one provider budget through Redis', ()
       run(
         // The survivors' batches last long enough that all three are at work at once, however
         // slowly a busy machine starts them.
-        batch(root, proc, proc === 'p1' ? 400 : 150),
-        machine(root, proc, provider.url),
+        prefixedBatch(root, proc, proc === 'p1' ? 400 : 150),
+        machine(root, proc, provider.baseUrl),
         r.url,
         [...pinned, '--lease', '2'],
         env,
@@ -165,17 +162,17 @@ describe('team mode: three machines share one provider budget through Redis', ()
       expect(done.code, done.stderr).toBe(0)
       expect(JSON.parse(done.stdout) as RunSummary).toMatchObject({ executed: 150, failed: 0 })
     }
-    expect(provider.maxConcurrent).toBeLessThanOrEqual(5)
+    expect(provider.maxOpen).toBeLessThanOrEqual(5)
     expect(provider.throttled).toBe(0)
   })
 
   it('Redis stopped for seconds mid-run: admission pauses with a visible status, no call goes out, the run completes', async () => {
     const root = tempDir('pacer-team-outage-')
-    const provider = await loopbackProvider(CAPACITY, 100)
+    const provider = await fakeVendor({ capacity: CAPACITY, latencyMs: 100, ...LOCAL })
     const r = await redis()
     const env = { PACER_REDIS_PASSWORD: PASSWORD }
     const runs = ['p1', 'p2'].map((proc) =>
-      run(batch(root, proc, 150), machine(root, proc, provider.url), r.url, [], env),
+      run(prefixedBatch(root, proc, 150), machine(root, proc, provider.baseUrl), r.url, [], env),
     )
     await until(() => provider.ok >= 20)
     // Without persistence: the server comes back empty, and the machines join it again.
@@ -193,17 +190,17 @@ describe('team mode: three machines share one provider budget through Redis', ()
       expect(result.stderr).toContain('answers again: admission resumed')
     }
     // Calls admitted before the stop may still arrive in its first moment; none after that.
-    const during = provider.arrivals.filter((t) => t > downAt + 1000 && t < upAt)
+    const during = provider.requests.map((q) => q.at).filter((t) => t > downAt + 1000 && t < upAt)
     expect(during).toEqual([])
-    expect(provider.arrivals.filter((t) => t >= upAt).length).toBeGreaterThan(0)
-    expect(provider.maxConcurrent).toBeLessThanOrEqual(12)
+    expect(provider.requests.map((q) => q.at).filter((t) => t >= upAt).length).toBeGreaterThan(0)
+    expect(provider.maxOpen).toBeLessThanOrEqual(12)
   })
 })
 
 describe('team mode: what a wrong --store says at start', () => {
   it('a bad URL is a usage error naming the part (2); a server not there or a wrong password names host:port and the cause (3)', async () => {
     const root = tempDir('pacer-team-start-')
-    const file = batch(root, 'p1', 2)
+    const file = prefixedBatch(root, 'p1', 2)
     const db = join(root, 'pacer.db')
     const start = (store: string, env = {}) =>
       runPacer(['run', file, '--db', db, '--store', store], env)

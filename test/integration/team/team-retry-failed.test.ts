@@ -7,20 +7,22 @@ import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { RunSummary } from '../../../src/main/cli/run'
-import { query, tempDir, writeJsonl } from '../../helpers/cli'
+import { query, runOnVendor, tempDir, writeJsonl } from '../../helpers/cli'
 import {
-  closeProviders,
-  databaseFor,
-  loopbackProvider,
-  runOnLoopback,
-  type LoopbackProvider,
-} from '../../helpers/loopback-provider'
+  closeVendors,
+  fakeVendor,
+  vendorDatabase,
+  type FakeVendor,
+} from '../../helpers/fake-vendor'
 import { startRedis, type RedisServer } from '../../helpers/redis'
+
+// A local model server: a refusal takes a moment (and holds capacity), retry after 100 ms.
+const LOCAL = { refuseAfterMs: 20, retryAfterMs: 100 }
 
 let server: RedisServer | null = null
 
 afterEach(async () => {
-  await closeProviders()
+  await closeVendors()
   await server?.close()
   server = null
 })
@@ -46,7 +48,7 @@ function batchFile(dir: string): string {
 const summaryOf = (stdout: string) => JSON.parse(stdout) as RunSummary
 
 /** Every call the provider got for a prompt, answered or refused. */
-const calls = (p: LoopbackProvider) => {
+const calls = (p: FakeVendor) => {
   const out = new Map(p.answered)
   for (const [prompt, n] of p.refused) out.set(prompt, (out.get(prompt) ?? 0) + n)
   return out
@@ -60,7 +62,7 @@ async function run(
   code: number,
   extra: string[] = [],
 ): Promise<{ summary: RunSummary; stderr: string }> {
-  const done = await runOnLoopback(file, db, ['--store', store, ...extra]).done
+  const done = await runOnVendor(file, db, ['--store', store, ...extra]).done
   expect(done.code, done.stderr).toBe(code)
   return { summary: summaryOf(done.stdout), stderr: done.stderr }
 }
@@ -74,13 +76,13 @@ const failures = (db: string) =>
 /** A provider refusing the `bad-` prompts, a Redis, the batch file, and one database per name. */
 async function team(names: string[]) {
   const root = tempDir('pacer-team-retry-')
-  const provider = await loopbackProvider(8, 20)
+  const provider = await fakeVendor({ capacity: 8, latencyMs: 20, ...LOCAL })
   provider.refuses = (prompt) => prompt.startsWith('bad-')
   server = await startRedis()
   const dbs = names.map((name) => {
     const dir = join(root, name)
     mkdirSync(dir)
-    return databaseFor(dir, provider)
+    return vendorDatabase(dir, provider)
   })
   return { provider, store: server.url, file: batchFile(root), dbs }
 }
