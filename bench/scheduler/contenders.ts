@@ -8,7 +8,7 @@ import { classify, retryAfterMs, retryDelayMs } from '../../src/main/engine/prov
 import { controllerFactory } from '../../src/main/engine/pacing/controllers'
 import { Scheduler } from '../../src/main/engine/pacing/scheduler'
 import { backoffMs } from '../../src/main/engine/runner/retry'
-import type { ProviderResponse } from '../../src/main/engine/core/types'
+import { SEED_AIMD, type ProviderResponse } from '../../src/main/engine/core/types'
 import type { BenchTask, SimulatedProvider } from './providers'
 import { sleep } from './virtual-time'
 
@@ -162,21 +162,32 @@ async function viaScheduler(run: Run, scheduler: Scheduler, paced: boolean): Pro
 const seed: Contender = {
   name: 'seed (Scheduler + SeedAimd)',
   drive: (run) =>
-    viaScheduler(run, new Scheduler({ createController: controllerFactory('seed') }), false),
-}
-
-const pacer: Contender = {
-  name: 'Pacer (adaptive + budget)',
-  drive: (run) =>
     viaScheduler(
       run,
-      new Scheduler({
-        createController: controllerFactory('adaptive'),
-        pacing: { random: run.random },
-      }),
-      true,
+      // The seed memo's numbers, its ceiling of 12 included: the seed at parity.
+      new Scheduler({ createController: controllerFactory('seed'), params: SEED_AIMD }),
+      false,
     ),
 }
+
+function pacerContender(name: string, pauseOnLoneRefusal: boolean): Contender {
+  return {
+    name,
+    drive: (run) =>
+      viaScheduler(
+        run,
+        new Scheduler({
+          createController: controllerFactory('adaptive'),
+          pacing: { random: run.random, pauseOnLoneRefusal },
+        }),
+        true,
+      ),
+  }
+}
+
+const pacer = pacerContender('Pacer (adaptive + budget)', false)
+/** The other choice for a lone refusal's retry-after, measured on the same draws. */
+export const PACER_PAUSING = pacerContender('Pacer, pausing on a lone refusal', true)
 
 /** Told the capacity: admits exactly when the provider would accept, never more. */
 const oracle: Contender = {

@@ -4,7 +4,7 @@ import { finiteNumber } from './numbers'
 /** No provider takes this many calls at once from one console; a typo must not flood one. */
 const MAX_CONCURRENCY_LIMIT = 1000
 
-/** A change to a partition's AIMD parameters (the defaults are SEED_AIMD in the engine). */
+/** A change to a partition's AIMD parameters (the defaults are PACER_AIMD in the engine). */
 export const AimdParamsPatch = z.strictObject({
   /** @default 1 */
   min: z.number().int().min(1).max(MAX_CONCURRENCY_LIMIT).optional(),

@@ -63,7 +63,7 @@ export interface EngineOptions {
   providers?: Record<string, Provider>
   /** Options of the built-in simulated provider. */
   sim?: SimProviderOptions
-  /** AIMD defaults for every partition. @default SEED_AIMD */
+  /** AIMD defaults for every partition. @default PACER_AIMD */
   scheduler?: Partial<AimdParams>
   /**
    * The concurrency controller for this engine, overriding the stored setting (CLI --controller).

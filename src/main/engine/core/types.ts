@@ -258,6 +258,14 @@ export const SEED_AIMD: Readonly<AimdParams> = Object.freeze({
   nearLimitRemaining: 5,
 })
 
+/**
+ * Pacer's defaults: the seed's, with a ceiling of 64 instead of 12. The adaptive controller finds
+ * a provider's capacity from its answers, so the ceiling is only a safety stop; at 12, a provider
+ * with 20 s calls could never be sent more than 36 calls a minute, and a local server with 32
+ * slots never be filled.
+ */
+export const PACER_AIMD: Readonly<AimdParams> = Object.freeze({ ...SEED_AIMD, max: 64 })
+
 // ---------------------------------------------------------------- ledger
 
 export type LedgerOutcome =

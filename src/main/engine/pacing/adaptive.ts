@@ -6,6 +6,13 @@ import type { AimdParams, LimitChange, Outcome } from '../core/types'
 import { SEED_AIMD } from '../core/types'
 import type { ControllerMemory, ControllerState } from './store'
 
+/** Round trips the limit holds below a refused level before the first probe of it. */
+const PROBE_RTTS = 3
+/** The most round trips between probes, however many were refused: a rise is found within it. */
+const PROBE_MAX_RTTS = 24
+/** Weight of a new round trip in the smoothed one (TCP: 1/8). */
+const RTT_WEIGHT = 0.125
+
 export interface AdaptiveOptions {
   /**
    * How many times a refused probe doubles the wait before the next one: the waits are
@@ -36,6 +43,8 @@ export interface AdaptiveMemory {
   probing: boolean
   /** When the last cut was made: throttles from calls sent until then are the same episode. */
   lastCutAt: number
+  /** Smoothed round trip of successful calls (ms), null before the first: probes wait in it. */
+  srtt: number | null
 }
 
 /**
@@ -70,6 +79,8 @@ export class AdaptiveController implements ConcurrencyController {
   #nextProbeAt = Number.NEGATIVE_INFINITY
   #probing = false
   #lastCutAt = Number.NEGATIVE_INFINITY
+  // Smoothed round trip of successful calls (TCP's SRTT), null before the first.
+  #srtt: number | null = null
   // Successes of calls sent since the admitted level last changed: a full window makes it `held`.
   #levelSince = Number.NEGATIVE_INFINITY
   #levelWins = 0
@@ -109,6 +120,7 @@ export class AdaptiveController implements ConcurrencyController {
       nextProbeAt: this.#nextProbeAt,
       probing: this.#probing,
       lastCutAt: this.#lastCutAt,
+      srtt: this.#srtt,
     }
   }
 
@@ -148,6 +160,8 @@ export class AdaptiveController implements ConcurrencyController {
   }
 
   #onSuccess({ now, sentAt, inflight }: OutcomeContext): LimitChange | null {
+    const rtt = Math.max(1, now - sentAt)
+    this.#srtt = this.#srtt === null ? rtt : this.#srtt + RTT_WEIGHT * (rtt - this.#srtt)
     // Sent before the cut: it answers the old window, not the new one.
     if (sentAt <= this.#lastCutAt) return null
     const level = this.concurrency
@@ -209,14 +223,17 @@ export class AdaptiveController implements ConcurrencyController {
       const factor = (1 + p.decrease) / 2
       to = this.#limit * factor
       reason = `timeout x${factor}`
-    } else if (outcome === 'overloaded') {
-      to = this.#limit * p.decrease
-      reason = `overloaded x${p.decrease}`
     } else if (refusedAt > this.#held && this.#held >= p.min) {
       if (wasProbing) this.#refusedProbes++
       this.#ceiling = refusedAt
-      to = Math.max(this.#held, this.#limit * p.decrease)
-      reason = wasProbing ? `probe refused, back to ${to}` : `throttle x${p.decrease}`
+      // An overloaded provider (503/529) is cut the whole way; a quota (429) back to what held.
+      to =
+        outcome === 'overloaded'
+          ? this.#limit * p.decrease
+          : Math.max(this.#held, this.#limit * p.decrease)
+      reason = wasProbing
+        ? `probe refused, back to ${to}`
+        : `${outcome === 'throttled' ? 'throttle' : outcome} x${p.decrease}`
       if (wasProbing) cause = 'probe'
     } else {
       // Refused at or below a level that held: the capacity dropped, what held no longer does,
@@ -225,14 +242,31 @@ export class AdaptiveController implements ConcurrencyController {
       this.#held = 0
       this.#refusedProbes = 0
       to = this.#limit * p.decrease
-      reason = `throttle x${p.decrease}`
+      reason = `${outcome === 'throttled' ? 'throttle' : outcome} x${p.decrease}`
     }
-    const probeWait = backoff({
+    this.#nextProbeAt = now + this.#probeWaitMs()
+    return this.#set(Math.max(p.min, to), now, reason, cause)
+  }
+
+  /**
+   * How long the limit holds below a refused level before it probes it again. CUBIC's lesson:
+   * time since the cut, in round trips, not a fixed cooldown: a few round trips after a cut (a
+   * capacity that rises right after a fall is found within seconds), doubling per refused probe
+   * up to PROBE_MAX_RTTS (a stable capacity costs one refusal per that many windows). Never
+   * longer than the cooldown's own doubling, for a provider with round trips of many seconds.
+   */
+  #probeWaitMs(): number {
+    const p = this.#params
+    const byCooldown = backoff({
       initialMs: p.cooldownMs,
       maxMs: p.cooldownMs * 2 ** this.#maxProbeDoublings,
-    })
-    this.#nextProbeAt = now + probeWait.delay(this.#refusedProbes)
-    return this.#set(Math.max(p.min, to), now, reason, cause)
+    }).delay(this.#refusedProbes)
+    if (this.#srtt === null) return byCooldown
+    const byRtt = backoff({
+      initialMs: PROBE_RTTS * this.#srtt,
+      maxMs: PROBE_MAX_RTTS * this.#srtt,
+    }).delay(this.#refusedProbes)
+    return Math.min(byCooldown, byRtt)
   }
 
   /** Everything it learned, so every worker of a shared partition runs as one controller. */
@@ -250,6 +284,7 @@ export class AdaptiveController implements ConcurrencyController {
         probing: this.#probing,
         levelSince: finiteOrNull(this.#levelSince),
         levelWins: this.#levelWins,
+        srtt: this.#srtt,
       },
     }
   }
@@ -272,6 +307,8 @@ export class AdaptiveController implements ConcurrencyController {
     this.#probing = m['probing'] === true
     this.#levelSince = numberOr(m, 'levelSince', Number.NEGATIVE_INFINITY)
     this.#levelWins = numberOr(m, 'levelWins', 0)
+    const srtt = m['srtt']
+    if (typeof srtt === 'number' && Number.isFinite(srtt) && srtt > 0) this.#srtt = srtt
   }
 
   #set(to: number, now: number, reason: string, cause: LimitCause): LimitChange | null {

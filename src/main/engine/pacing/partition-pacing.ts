@@ -14,6 +14,7 @@ import type {
 } from './rate-budget'
 import { RateBudget, costOf, readBudgetHeaders, refillRate } from './rate-budget'
 import type { BudgetCost, BudgetSettle, BudgetTicket, SharedReading } from './shared-budget'
+import type { PaceView } from './send-pace'
 
 /** Pacing beyond concurrency, per partition. Every field has a default; `{}` turns it all on. */
 export interface PacingOptions {
@@ -42,6 +43,13 @@ export interface PacingOptions {
   backoffMs?: number
   /** @default 30_000 */
   maxBackoffMs?: number
+  /**
+   * A refusal's wait pauses the whole partition even when it is a lone one: other calls kept
+   * succeeding since the last refusal, and the announced budget (if any) showed room. Off, such a
+   * refusal retries only its own call, when the controller admits it again: one call over a
+   * concurrency cap says nothing about the others. @default false
+   */
+  pauseOnLoneRefusal?: boolean
 }
 
 /** What the caller knows of a call's answer, for pacing: its headers and real usage. */
@@ -57,6 +65,8 @@ export type PauseChange = PauseView
 export interface PacingSnapshot {
   pausedUntil: number | null
   budget: Partial<Record<BudgetDimension, DimensionSnapshot>>
+  /** How admissions are spread once a budget is announced: the burst learned, the rate ours. */
+  pace?: PaceView
 }
 
 /** Validates options once, for every partition the scheduler creates. */
@@ -72,6 +82,7 @@ export function checkPacingOptions(options: PacingOptions): Required<PacingOptio
     random = Math.random,
     backoffMs = 250,
     maxBackoffMs = 30_000,
+    pauseOnLoneRefusal = false,
   } = options
   if (!(Number.isFinite(resumeJitterMs) && resumeJitterMs >= 0)) {
     throw new TypeError(
@@ -99,6 +110,7 @@ export function checkPacingOptions(options: PacingOptions): Required<PacingOptio
     random,
     backoffMs,
     maxBackoffMs,
+    pauseOnLoneRefusal: pauseOnLoneRefusal === true,
   }
 }
 
@@ -125,6 +137,8 @@ export class PartitionPacing {
   #pausedUntil = Number.NEGATIVE_INFINITY
   // Counts the refusals in a row that only the floor backoff could answer; a success resets it.
   readonly #backoff: Backoff
+  // Successes since the last refusal: a refusal after some is a lone one, not an empty budget.
+  #oksSinceRefusal = 0
   #wake: NodeJS.Timeout | undefined
   #wakeAt = Number.POSITIVE_INFINITY
 
@@ -231,12 +245,16 @@ export class PartitionPacing {
    */
   settle(now: number, reservation: Reservation, outcome: Outcome, answer?: CallAnswer): Settled {
     const refused = outcome === 'throttled' || outcome === 'overloaded'
-    if (outcome === 'ok' || outcome === 'near_limit') this.#backoff.reset()
+    if (outcome === 'ok' || outcome === 'near_limit') {
+      this.#backoff.reset()
+      this.#oksSinceRefusal++
+    }
+    const lone = refused && this.#oksSinceRefusal > 0
+    if (refused) this.#oksSinceRefusal = 0
     const headers = answer?.headers
     const reading =
       headers && (refused || this.#o.budget) ? readBudgetHeaders(headers, now) : undefined
-    const absorbed =
-      this.#o.budget && outcome === 'throttled' && !!reading && exhausted(reading, reservation)
+    const explained = !!reading && exhausted(reading, reservation)
     const budgets = this.#o.budget
       ? this.#budget
           .settle(now, reservation, {
@@ -247,7 +265,18 @@ export class PartitionPacing {
           })
           .map((c) => this.#budgetChange(now, c))
       : []
+    // With a rate announced, a refusal is first the rate's business: explained by the announced
+    // budget (the model waits for its refill), or not, when the provider counts in a shorter
+    // window (the pace narrows, twice at most). Only then is it a sign of too many in flight.
+    const rated = this.#o.budget && refused && this.#budget.known
+    const narrowed = rated && !explained && this.#budget.refusedUnexplained(reservation.sentAt, now)
+    const absorbed = (rated && explained) || narrowed
     if (!refused || !this.#o.pause || !headers) return { pause: null, absorbed, budgets, reading }
+    // Evidence decides what a wait applies to: an empty budget or refusals in a row pause the
+    // partition; a lone refusal among successes retries its own call when the controller admits it.
+    if (lone && !explained && !this.#o.pauseOnLoneRefusal) {
+      return { pause: null, absorbed, budgets, reading }
+    }
     // With a budget the model waits exactly for the refill; a reset is when the bucket is full
     // again (both vendors), far later than the next call fits.
     const paced = this.#o.budget && reading !== undefined
@@ -291,6 +320,7 @@ export class PartitionPacing {
     return {
       pausedUntil: this.#pausedUntil > now ? this.#pausedUntil : null,
       budget: this.#budget.snapshot(now),
+      ...(this.#budget.known ? { pace: this.#budget.pace } : {}),
     }
   }
 }

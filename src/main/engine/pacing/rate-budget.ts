@@ -1,4 +1,5 @@
 import { parseDuration, parseNumber, parseRfc3339 } from '../providers/classify'
+import { SendPace, type PaceView } from './send-pace'
 
 /** The budgets providers announce: requests and tokens per window (per minute for both vendors). */
 export type BudgetDimension = 'requests' | 'tokens' | 'input-tokens' | 'output-tokens'
@@ -139,6 +140,10 @@ export interface Reservation {
   readonly sentAt: number
   /** The caller's input estimate, before calibration. */
   readonly estimatedInput: number
+  /** The caller's output estimate (max_tokens, or a typical answer). */
+  readonly estimatedOutput: number
+  /** What the pace was charged: the cost with the output as answers turned out. */
+  readonly paced: Readonly<Record<BudgetDimension, number>>
   readonly cost: Readonly<Record<BudgetDimension, number>>
   /** Cumulative cost admitted up to and including this call, per dimension. */
   readonly spentAfter: Readonly<Record<BudgetDimension, number>>
@@ -194,6 +199,10 @@ export class RateBudget {
   // Learned ratio real / estimated tokens, and its mean absolute deviation.
   #ratio = 1
   #deviation = 0.1
+  // Learned ratio real / estimated output (max_tokens is a ceiling, answers are shorter).
+  #outputRatio = 1
+  // Admissions spread at the rate that is ours, in bursts the enforcement window allows.
+  readonly #pace = new SendPace()
 
   constructor(options: RateBudgetOptions = {}) {
     const { windowMs = 60_000 } = options
@@ -221,7 +230,21 @@ export class RateBudget {
       const level = this.#level(state, now)
       if (level < need) wait = Math.max(wait, (need - level) / state.ratePerMs)
     }
-    return Math.ceil(wait)
+    return Math.max(Math.ceil(wait), this.#pace.delayMs(now, this.#paceCost(estimate)))
+  }
+
+  /** The pace admissions keep: its burst and the rate that is ours, per dimension. */
+  get pace(): PaceView {
+    return this.#pace.view()
+  }
+
+  /**
+   * A refusal that the announced budget does not explain (it showed room for the call): the
+   * provider enforces a shorter window than the burst: the pace narrows (send-pace.ts). False
+   * when it could narrow no further: the refusal is not about spacing.
+   */
+  refusedUnexplained(sentAt: number, now: number): boolean {
+    return this.#pace.refusedUnexplained(sentAt, now)
   }
 
   /** Takes the call's estimated cost out of every budget. */
@@ -232,10 +255,14 @@ export class RateBudget {
       state.at = now
     }
     for (const dim of BUDGET_DIMENSIONS) this.#spent[dim] += cost[dim]
+    const paced = this.#paceCost(estimate)
+    this.#pace.take(now, paced)
     return {
       seq: this.#seq++,
       sentAt: now,
       estimatedInput: Math.max(0, estimate.inputTokens ?? 0),
+      estimatedOutput: Math.max(0, estimate.outputTokens ?? 0),
+      paced,
       cost,
       spentAfter: { ...this.#spent },
     }
@@ -263,7 +290,13 @@ export class RateBudget {
       : answer.usage
         ? costOf(answer.usage)
         : undefined
-    if (answer.usage && !answer.refused) this.#learn(reservation.estimatedInput, answer.usage)
+    if (answer.usage && !answer.refused) this.#learn(reservation, answer.usage)
+    // A refused call keeps its place in the pace: an attempt spent that moment of the window.
+    if (actual && !answer.refused) {
+      for (const dim of BUDGET_DIMENSIONS) {
+        this.#pace.refund(now, dim, reservation.paced[dim] - actual[dim])
+      }
+    }
     const reading =
       answer.reading !== undefined
         ? answer.reading
@@ -308,11 +341,28 @@ export class RateBudget {
       const refilled = Math.min(r.limit, r.remaining + ratePerMs * (now - reservation.sentAt))
       const admittedSince = this.#spent[dim] - reservation.spentAfter[dim]
       this.#dims.set(dim, { limit: r.limit, ratePerMs, level: refilled - admittedSince, at: now })
+      // The pace spreads at the announced window's rate; a slower refill derived from a far reset
+      // (a daily quota) is the level's to count, not a spacing.
+      this.#pace.announce(dim, r.limit / this.#windowMs, now)
+      this.#pace.observe(dim, reservation.sentAt, r.remaining, r.limit, reservation.spentAfter[dim])
     }
     return changes
   }
 
-  #learn(estimated: number, usage: CallUsage): void {
+  /** A call's cost for the pace: the output at what answers turned out to use of the estimate. */
+  #paceCost(estimate: CallEstimate): Record<BudgetDimension, number> {
+    return costOf({
+      inputTokens: (estimate.inputTokens ?? 0) * this.#ratio,
+      outputTokens: (estimate.outputTokens ?? 0) * this.#outputRatio,
+    })
+  }
+
+  #learn(reservation: Reservation, usage: CallUsage): void {
+    if (reservation.estimatedOutput > 0) {
+      const out = Math.min(1, usage.outputTokens / reservation.estimatedOutput)
+      this.#outputRatio += CALIBRATION_WEIGHT * (out - this.#outputRatio)
+    }
+    const estimated = reservation.estimatedInput
     if (!(estimated > 0)) return
     const ratio = usage.inputTokens / estimated
     this.#deviation += CALIBRATION_WEIGHT * (Math.abs(ratio - this.#ratio) - this.#deviation)

@@ -56,7 +56,7 @@ export interface SchedulerEvents {
 export interface SchedulerOptions {
   /** Source of time for sentAt, cooldowns and samples. @default systemClock */
   clock?: Clock
-  /** Defaults for every partition, merged over SEED_AIMD. @default SEED_AIMD */
+  /** Defaults for every partition, merged over PACER_AIMD. @default PACER_AIMD */
   params?: Partial<AimdParams>
   /** Builds a partition's controller. @default (partition, params, limit) => new SeedAimd(...) */
   createController?: ControllerFactory

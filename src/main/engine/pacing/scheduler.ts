@@ -12,7 +12,7 @@ import { PartitionBudget } from './store-budget'
 import { Heartbeat, sharedView } from './store-link'
 import { MemoryPacingStore } from './store-memory'
 import type { AimdParams, Clock, Outcome } from '../core/types'
-import { SEED_AIMD, systemClock } from '../core/types'
+import { PACER_AIMD, systemClock } from '../core/types'
 import { Sampling } from './scheduler-sampling'
 import type {
   PartitionSnapshot,
@@ -70,7 +70,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       worker = `scheduler-${Math.random().toString(36).slice(2, 10)}`,
     } = options
     this.#clock = clock
-    this.#defaults = mergeAimdParams(SEED_AIMD, params)
+    this.#defaults = mergeAimdParams(PACER_AIMD, params)
     this.#createController =
       createController ?? ((partition, p, limit) => new SeedAimd(partition, p, limit))
     this.#sampling = new Sampling(

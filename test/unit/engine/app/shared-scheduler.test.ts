@@ -53,7 +53,7 @@ describe("the console's scheduler view spans every process on the database", () 
       const p = (await get()).find((x) => x.partition === PARTITION)
       return p && p.inflight > 0 ? p : undefined
     })
-    expect(seen).toMatchObject({ workers: 1, params: { max: 12 } })
+    expect(seen).toMatchObject({ workers: 1, params: { max: 64 } })
     expect(consoleEngine.scheduler.snapshot()).toEqual([])
     // Its live chart gets samples of it.
     const sample = await until(() =>
@@ -111,10 +111,10 @@ describe("the console's scheduler view spans every process on the database", () 
       ) as { max: number; cooldownMs: number }
     await expect(
       Promise.resolve().then(() =>
-        consoleEngine.handlers['scheduler:set']({ partition: '*', params: { min: 20 } }),
+        consoleEngine.handlers['scheduler:set']({ partition: '*', params: { min: 80 } }),
       ),
     ).rejects.toMatchObject({ code: 'invalid_input', field: 'params' })
-    expect(params().max).toBe(12)
+    expect(params().max).toBe(64)
     const view = (await consoleEngine.handlers['scheduler:set']({
       partition: '*',
       params: { cooldownMs: 4321 },

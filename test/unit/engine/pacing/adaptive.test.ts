@@ -33,18 +33,21 @@ function settle(c: AdaptiveController, clock: FakeClock, ms = 100): LimitChange[
   throw new Error('the limit never settled')
 }
 
-/** A controller that learned a ceiling of 5 and holds 4: a 429 at 5, then recovery. */
-function heldAtFour(clock: FakeClock, options = {}) {
+/**
+ * A controller that learned a ceiling of 5 and holds 4: a 429 at 5, then recovery. Its calls take
+ * `rttMs` (the round trip its probes wait in).
+ */
+function heldAtFour(clock: FakeClock, options = {}, rttMs = 10) {
   const c = new AdaptiveController('p', { initial: 5 }, options)
   const sentAt = clock.now()
   clock.advance(100)
   feed(c, clock, 'throttled', sentAt, 5)
   clock.advance(1)
-  settle(c, clock)
+  settle(c, clock, rttMs)
   // A full window at 4 makes 4 the level that held.
   for (let i = 0; i < 4; i++) {
     const s = clock.now()
-    clock.advance(10)
+    clock.advance(rttMs)
     feed(c, clock, 'ok', s, 4)
   }
   return c
@@ -201,24 +204,53 @@ describe('AdaptiveController: probes back off where throttles happened', () => {
     expect(c.memory).toMatchObject({ refusedProbes: 1, held: 4, ceiling: 5 })
   })
 
-  it('each refused probe doubles the wait before the next, up to the cap', () => {
-    const clock = fakeClock()
-    const c = heldAtFour(clock, { maxProbeDoublings: 2 })
+  /** Probes until `count` were refused; the waits between each refusal and the next probe. */
+  function refusedProbes(c: AdaptiveController, clock: FakeClock, count: number): number[] {
     const waits: number[] = []
-    for (let probe = 0; probe < 4; probe++) {
+    for (let probe = 0; probe < count; probe++) {
       const refusedAt = clock.now()
       clock.t = c.memory.nextProbeAt - 1
-      expect(settle(c, clock, 0)).toEqual([])
+      expect(feed(c, clock, 'ok', clock.now() - 1, c.concurrency)).toBeNull()
       clock.t = c.memory.nextProbeAt
-      expect(settle(c, clock, 0)).toMatchObject([{ reason: 'probe 5' }])
+      expect(feed(c, clock, 'ok', clock.now() - 1, c.concurrency)).toMatchObject({
+        reason: 'probe 5',
+      })
       waits.push(clock.now() - refusedAt)
       const sentAt = clock.now()
       clock.advance(10)
       feed(c, clock, 'throttled', sentAt, 5)
     }
-    const cooldown = c.params.cooldownMs
     // The first wait counts from the cut that taught the ceiling, the others from each refusal.
-    expect(waits.slice(1)).toEqual([2 * cooldown, 4 * cooldown, 4 * cooldown])
+    return waits.slice(1)
+  }
+
+  it('with round trips longer than the cooldown, each refused probe doubles the cooldown, up to the cap', () => {
+    const clock = fakeClock()
+    const c = heldAtFour(clock, { maxProbeDoublings: 2 })
+    // Round trips of a minute (another worker of the partition measured them): the cooldown's
+    // wait is the shorter.
+    const state = c.exportState()
+    c.importState({ ...state, memory: { ...state.memory!, srtt: 60_000 } })
+    const cooldown = c.params.cooldownMs
+    expect(refusedProbes(c, clock, 4)).toEqual([2 * cooldown, 4 * cooldown, 4 * cooldown])
+  })
+
+  it('with short round trips, a probe comes 3 round trips after a cut, doubling per refused probe up to 24', () => {
+    const clock = fakeClock()
+    const c = heldAtFour(clock, {}, 200)
+    const srtt = c.memory.srtt as number
+    expect(srtt).toBeGreaterThan(100)
+    expect(srtt).toBeLessThan(250)
+    const waits = refusedProbes(c, clock, 6)
+    // The probing loop's own successes answer in 1 ms: the smoothed round trip only shrinks, so
+    // each wait is at most its multiple of the round trip measured before.
+    ;[6, 12, 24, 24, 24].forEach((rtts, i) => {
+      expect(waits[i]).toBeLessThanOrEqual(Math.ceil(rtts * srtt))
+      expect(waits[i]).toBeGreaterThan(0)
+    })
+    expect(waits[1]).toBeGreaterThan(waits[0]!)
+    // Seconds, not the cooldown's 8 to 16: a capacity that rose is found within them.
+    expect(Math.max(...waits)).toBeLessThan(c.params.cooldownMs)
   })
 
   it('a probe that carries a full window means the capacity rose: growth resumes', () => {
@@ -245,7 +277,7 @@ describe('AdaptiveController: probes back off where throttles happened', () => {
 })
 
 describe('AdaptiveController: signals kept apart', () => {
-  it('503/529 and timeouts cut without teaching a ceiling; a timeout cuts half as deep', () => {
+  it('503/529 cut the whole way and teach where refusals began; a timeout cuts half as deep and teaches nothing', () => {
     const clock = fakeClock()
     const overloaded = new AdaptiveController('p', { initial: 8 })
     const timeout = new AdaptiveController('p', { initial: 8 })
@@ -261,7 +293,8 @@ describe('AdaptiveController: signals kept apart', () => {
       reason: 'timeout x0.75',
     })
     feed(throttled, clock, 'throttled', sentAt, 8)
-    expect(overloaded.memory.ceiling).toBeNull()
+    // An overloaded server refused at 8: recovery holds below it instead of sawing up to it.
+    expect(overloaded.memory.ceiling).toBe(8)
     expect(timeout.memory.ceiling).toBeNull()
     expect(throttled.memory.ceiling).toBe(8)
   })

@@ -100,17 +100,26 @@ describe('Scheduler pacing (opt-in)', () => {
     s.close()
   })
 
-  it('a 429 the announced budget explains holds the concurrency limit; another one cuts it', async () => {
+  it("with a rate announced, a 429 is the rate's: explained it waits for the refill, unexplained it narrows the pace; the concurrency limit holds", async () => {
     const { s, pass } = paced({ params: { initial: 8 } })
     const explained = await s.acquire('a')
     explained.release('throttled', { headers: requests(600, 0) })
     expect(state(s, 'a')).toMatchObject({ limit: 8, throttles: 1 })
+    expect(s.pacing('a')?.pace).toMatchObject({ burstMs: 60_000 })
     // 600 a minute: the next call may go 100 ms later.
     const next = s.acquire('a')
     await pass(100)
     const unexplained = await next
+    // Refused with 300 left: the provider counts in a shorter window than a minute.
     unexplained.release('throttled', { headers: requests(600, 300) })
-    expect(state(s, 'a')).toMatchObject({ limit: 4, throttles: 2 })
+    expect(state(s, 'a')).toMatchObject({ limit: 8, throttles: 2 })
+    expect(s.pacing('a')?.pace).toMatchObject({ burstMs: 1000 })
+    await pass(1000)
+    const again = await s.acquire('a')
+    again.release('throttled', { headers: requests(600, 300) })
+    // Shorter than a second: one call at a time, spread at the rate.
+    expect(s.pacing('a')?.pace).toMatchObject({ burstMs: 0 })
+    expect(state(s, 'a')).toMatchObject({ limit: 8, throttles: 3 })
     s.close()
   })
 

@@ -1,0 +1,170 @@
+// Admissions spread at the announced rate, whatever window the provider says it counts in. An
+// announced "per minute" may be enforced per second or per request (OpenAI documents such
+// "quantized" limits: 60 RPM can mean one request a second), and another tenant of the key may
+// spend part of it: a model that admits whatever `remaining` shows sends bursts into a window
+// that refuses them. So every dimension also has a pace: a bucket refilled at the rate that is
+// ours (the announced one, less what others were seen to spend), holding at most `burstMs` of it.
+// The burst starts at the announced window (the evidence: the provider said "per minute"), falls
+// to a second at a refusal the announced budget does not explain (what every window down to a
+// second tolerates), and to a single call at the next: the enforcement window is shorter still.
+// Refusals after that are not about spacing. Pure: every method takes `now`.
+import type { BudgetDimension } from './rate-budget'
+
+/**
+ * One call at a time, calls go this much under the rate, so that jitter between our clock and the
+ * provider's is not a refusal (a burst of a second or more absorbs it).
+ */
+const SINGLE_CALL_MARGIN = 0.98
+/** The burst the pace allows until a refusal says the window is shorter: the announced window. */
+export const INITIAL_BURST_MS = 60_000
+/** The burst after a first refusal: what every window down to a second tolerates. */
+const SECOND_BURST_MS = 1000
+/** Weight of a new estimate of what others spend (EWMA). */
+const OTHERS_WEIGHT = 0.3
+/** Two readings closer than this say too little about a rate (remaining is rounded to a unit). */
+const MIN_SPAN_MS = 500
+
+interface Lane {
+  /** The announced rate per ms. */
+  ratePerMs: number
+  /** What others (tenants, workers not on our store) were seen to spend per ms. */
+  othersPerMs: number
+  level: number
+  at: number
+  /** The mean cost of a call here: the least burst there is (one call at a time). */
+  meanCost: number
+  /** The last reading, to estimate what others spent from the next one. */
+  reading: { at: number; remaining: number; spent: number; limit: number } | null
+}
+
+/** What the pace knows, for the console and tests. */
+export interface PaceView {
+  /** The burst admissions may take: ms of the rate (0: one call at a time). */
+  burstMs: number
+  /** Per dimension, the rate that is ours per minute. */
+  perMinute: Partial<Record<BudgetDimension, number>>
+}
+
+export class SendPace {
+  readonly #lanes = new Map<BudgetDimension, Lane>()
+  #burstMs = INITIAL_BURST_MS
+  #lastCutAt = Number.NEGATIVE_INFINITY
+
+  get burstMs(): number {
+    return this.#burstMs
+  }
+
+  /** The rate is announced (or changed) for a dimension: the lane follows it. */
+  announce(dim: BudgetDimension, ratePerMs: number, now: number): void {
+    const lane = this.#lanes.get(dim)
+    if (lane) {
+      lane.level = this.#level(lane, now)
+      lane.at = now
+      lane.ratePerMs = ratePerMs
+      return
+    }
+    const fresh: Lane = { ratePerMs, othersPerMs: 0, level: 0, at: now, reading: null, meanCost: 0 }
+    // A new lane starts with its burst full.
+    fresh.level = this.#capacity(fresh)
+    this.#lanes.set(dim, fresh)
+  }
+
+  /**
+   * A reading of the provider's `remaining` as of a call, and what we had admitted up to that
+   * call (cumulative): from two of them, what others spent in between. Only while the bucket
+   * was not full (a full bucket hides what was spent).
+   */
+  observe(dim: BudgetDimension, at: number, remaining: number, limit: number, spent: number): void {
+    const lane = this.#lanes.get(dim)
+    if (!lane) return
+    const prev = lane.reading
+    if (prev && prev.limit === limit && at - prev.at >= MIN_SPAN_MS) {
+      const span = at - prev.at
+      const expected = prev.remaining + lane.ratePerMs * span - (spent - prev.spent)
+      if (expected < limit * 0.9 && remaining < limit * 0.9) {
+        const others = Math.max(0, (expected - remaining) / span)
+        const capped = Math.min(others, lane.ratePerMs * 0.9)
+        lane.othersPerMs += OTHERS_WEIGHT * (capped - lane.othersPerMs)
+      }
+      lane.reading = { at, remaining, spent, limit }
+    } else if (!prev || prev.limit !== limit || at < prev.at) {
+      lane.reading = { at, remaining, spent, limit }
+    }
+  }
+
+  /**
+   * A refusal the announced budget did not explain. The first says the window is shorter than
+   * the announced one: bursts of a second at most. The next says it is shorter still: one call
+   * at a time. False once the pace is that narrow: a refusal then is not about spacing (a cap
+   * on calls in flight, say), and is the concurrency controller's to answer.
+   */
+  refusedUnexplained(sentAt: number, now: number): boolean {
+    if (this.#burstMs === 0) return false
+    // One narrowing per episode (TCP NewReno): calls sent before it were paced the old way.
+    if (sentAt <= this.#lastCutAt) return true
+    this.#lastCutAt = now
+    this.#burstMs = this.#burstMs > SECOND_BURST_MS ? SECOND_BURST_MS : 0
+    return true
+  }
+
+  /** Ms until a call of this cost fits the pace of every dimension. */
+  delayMs(now: number, cost: Readonly<Record<BudgetDimension, number>>): number {
+    let wait = 0
+    for (const [dim, lane] of this.#lanes) {
+      const c = cost[dim]
+      if (!(c > 0)) continue
+      const rate = this.#rate(lane)
+      const level = this.#level(lane, now)
+      // A call larger than the burst goes once the burst is full, or it would never go; a call
+      // before it may have left a debt (the level below 0) that is paid first, as the provider's
+      // own bucket would.
+      const need = Math.min(c, this.#capacity(lane))
+      if (level < need) wait = Math.max(wait, (need - level) / rate)
+    }
+    return Math.ceil(wait)
+  }
+
+  /** Takes an admitted call's cost out of the pace. */
+  take(now: number, cost: Readonly<Record<BudgetDimension, number>>): void {
+    for (const [dim, lane] of this.#lanes) {
+      lane.level = this.#level(lane, now) - cost[dim]
+      lane.at = now
+      lane.meanCost =
+        lane.meanCost === 0 ? cost[dim] : lane.meanCost + 0.1 * (cost[dim] - lane.meanCost)
+    }
+  }
+
+  /**
+   * Settles what a call was charged against what it cost: a charge too high gives back up to a
+   * full burst (never a burst beyond it: a refund arrives a round trip late, when the provider's
+   * window has moved on), a charge too low is a debt.
+   */
+  refund(now: number, dim: BudgetDimension, amount: number): void {
+    const lane = this.#lanes.get(dim)
+    if (!lane || amount === 0) return
+    const level = this.#level(lane, now)
+    lane.level = level + amount
+    lane.at = now
+  }
+
+  view(): PaceView {
+    const perMinute: PaceView['perMinute'] = {}
+    for (const [dim, lane] of this.#lanes) perMinute[dim] = this.#rate(lane) * 60_000
+    return { burstMs: this.#burstMs, perMinute }
+  }
+
+  #rate(lane: Lane): number {
+    const ours = Math.max(lane.ratePerMs * 0.05, lane.ratePerMs - lane.othersPerMs)
+    return ours * (this.#burstMs === 0 ? SINGLE_CALL_MARGIN : 1)
+  }
+
+  #capacity(lane: Lane): number {
+    return Math.max(lane.meanCost, this.#rate(lane) * this.#burstMs)
+  }
+
+  #level(lane: Lane, now: number): number {
+    // Never above the burst, however it narrowed since.
+    const refilled = lane.level + this.#rate(lane) * Math.max(0, now - lane.at)
+    return Math.min(this.#capacity(lane), refilled)
+  }
+}
