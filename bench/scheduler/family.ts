@@ -236,11 +236,14 @@ export interface FamilyProvider extends SimulatedProvider {
   capacityNow(): number
 }
 
-/** The provider a draw describes, on the global (virtual) clock from T0. */
-export function familyProvider(draw: ProviderDraw): FamilyProvider {
+/**
+ * The provider a draw describes, on the global clock from `origin`: T0 in virtual time, the
+ * moment a live server starts in real time (bench/pacing-live.ts).
+ */
+export function familyProvider(draw: ProviderDraw, origin = T0): FamilyProvider {
   const r = seededRandom(draw.seed * 69069 + 3)
   // The books open after the warm-up; the schedule's offsets count from there.
-  const start = T0 + draw.warmupMs
+  const start = origin + draw.warmupMs
   const end = start + draw.durationMs
   const share = (now: number) => (draw.tenant ? valueAt(draw.tenant, Math.max(0, now - start)) : 0)
   const limit = (now: number) => valueAt(draw.phases, Math.max(0, Math.min(now, end - 1) - start))
@@ -252,7 +255,7 @@ export function familyProvider(draw: ProviderDraw): FamilyProvider {
     draw.binding === 'requests' ? 1 : draw.binding === 'tokens' ? t.inputTokens + t.outputTokens : 0
 
   let inflight = 0
-  let last = T0
+  let last = origin
   let served = 0
   let allowed = 0
   // Rate limits: the enforced bucket (burst per `draw.burst`) and the announced minute bucket.
@@ -262,13 +265,13 @@ export function familyProvider(draw: ProviderDraw): FamilyProvider {
     const ms = BURST_MS[draw.burst]
     return ms === 0 ? single : Math.max(single, (limit(now) * ms) / 60_000)
   }
-  let level = concurrency ? 0 : burstOf(T0)
-  let announced = concurrency ? 0 : limit(T0)
+  let level = concurrency ? 0 : burstOf(origin)
+  let announced = concurrency ? 0 : limit(origin)
   let overflow = 0
   let opening = false
   let startLevel = 0
   const rises: Rise[] = []
-  let lastCap = concurrency ? capNow(T0) : 0
+  let lastCap = concurrency ? capNow(origin) : 0
 
   const advance = (now: number) => {
     const to = Math.min(now, end)
