@@ -79,6 +79,12 @@ export interface PartitionStopView {
   reason: string
 }
 
+/** The pace of an announced budget, as the console shows it (PartitionView.pace). */
+export interface PaceInfoView {
+  burstMs: number
+  perMinute: Partial<Record<'requests' | 'tokens' | 'input-tokens' | 'output-tokens', number>>
+}
+
 /** One partition's state, for the console's Concurrency view and its live chart. */
 export interface PartitionView {
   partition: string
@@ -98,6 +104,14 @@ export interface PartitionView {
   lastChange: LimitChangeView | null
   /** Until when the partition is paused (epoch ms), or null when it is not. */
   pausedUntil: number | null
+  /** Why it last paused: the pause's reason line (what the provider said, what the evidence was). */
+  pauseReason?: string
+  /**
+   * How admissions are spread once the provider announced a budget (this process's scheduler):
+   * the burst the pace allows (60,000: the announced minute; 1,000: a second learned from
+   * refusals; 0: one call at a time) and the rate that is ours per minute, per dimension.
+   */
+  pace?: PaceInfoView
   /** Set while a setup failure holds the partition stopped (this process's scheduler). */
   stopped?: PartitionStopView
   /** Team mode: the team store is out of reach and admission waits for it (one line why). */

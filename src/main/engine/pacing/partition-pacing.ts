@@ -67,6 +67,8 @@ export interface PacingSnapshot {
   budget: Partial<Record<BudgetDimension, DimensionSnapshot>>
   /** How admissions are spread once a budget is announced: the burst learned, the rate ours. */
   pace?: PaceView
+  /** Why the partition last paused (the pause's reason line), or null if it never did. */
+  pauseReason: string | null
 }
 
 /** Validates options once, for every partition the scheduler creates. */
@@ -139,6 +141,8 @@ export class PartitionPacing {
   readonly #backoff: Backoff
   // Successes since the last refusal: a refusal after some is a lone one, not an empty budget.
   #oksSinceRefusal = 0
+  // Why the partition last paused, for the console.
+  #pauseReason: string | null = null
   #wake: NodeJS.Timeout | undefined
   #wakeAt = Number.POSITIVE_INFINITY
 
@@ -283,7 +287,13 @@ export class PartitionPacing {
     const wait = retryAfterMs(headers, now) ?? (paced ? undefined : retryDelayMs(headers, now))
     if (wait === undefined || wait <= 0) return { pause: null, absorbed, budgets, reading }
     const jitter = this.#o.random() * Math.min(this.#o.resumeJitterMs, wait * 0.2)
-    const pause = this.#pauseUntil(now, Math.ceil(now + wait + jitter), '')
+    const why = explained
+      ? 'the announced budget is empty'
+      : lone
+        ? 'a refusal among successes (pausing on every one)'
+        : 'refused again with no success between'
+    const said = `${outcome === 'overloaded' ? 'overloaded' : '429'} said wait ${Math.round(wait)} ms`
+    const pause = this.#pauseUntil(now, Math.ceil(now + wait + jitter), ` (${said}: ${why})`)
     return { pause, absorbed, budgets, reading }
   }
 
@@ -301,6 +311,7 @@ export class PartitionPacing {
     if (until <= this.#pausedUntil) return null
     this.#pausedUntil = until
     const reason = `paused until ${new Date(until).toISOString()}${why}`
+    this.#pauseReason = reason
     return { partition: this.#partition, ts: now, until, reason }
   }
 
@@ -321,6 +332,7 @@ export class PartitionPacing {
       pausedUntil: this.#pausedUntil > now ? this.#pausedUntil : null,
       budget: this.#budget.snapshot(now),
       ...(this.#budget.known ? { pace: this.#budget.pace } : {}),
+      pauseReason: this.#pauseReason,
     }
   }
 }

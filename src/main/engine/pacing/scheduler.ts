@@ -223,20 +223,25 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   /** Every partition's current state, in creation order. */
   snapshot(): PartitionSnapshot[] {
     const now = this.#clock.now()
-    return [...this.#partitions.values()].map((s) => ({
-      partition: s.name,
-      limit: s.budget.controller.limit,
-      concurrency: s.budget.controller.concurrency,
-      inflight: s.budget.held,
-      waiting: s.queue.length,
-      params: s.budget.controller.params,
-      throttles: s.budget.throttles,
-      successes: s.budget.successes,
-      errors: s.budget.errors,
-      lastChange: s.budget.lastChange,
-      pausedUntil: s.pacing?.snapshot(now).pausedUntil ?? null,
-      ...(this.#stops.has(s.name) ? { stopped: this.#stops.get(s.name) } : {}),
-    }))
+    return [...this.#partitions.values()].map((s) => {
+      const pacing = s.pacing?.snapshot(now)
+      return {
+        partition: s.name,
+        limit: s.budget.controller.limit,
+        concurrency: s.budget.controller.concurrency,
+        inflight: s.budget.held,
+        waiting: s.queue.length,
+        params: s.budget.controller.params,
+        throttles: s.budget.throttles,
+        successes: s.budget.successes,
+        errors: s.budget.errors,
+        lastChange: s.budget.lastChange,
+        pausedUntil: pacing?.pausedUntil ?? null,
+        ...(pacing?.pace ? { pace: pacing.pace } : {}),
+        ...(pacing?.pauseReason ? { pauseReason: pacing.pauseReason } : {}),
+        ...(this.#stops.has(s.name) ? { stopped: this.#stops.get(s.name) } : {}),
+      }
+    })
   }
 
   /**
