@@ -7,9 +7,9 @@ import { SEED_AIMD } from '../core/types'
 import type { ControllerMemory, ControllerState } from './store'
 
 /** Round trips the limit holds below a refused level before the first probe of it. */
-const PROBE_RTTS = 3
+const PROBE_RTTS = 5
 /** The most round trips between probes, however many were refused: a rise is found within it. */
-const PROBE_MAX_RTTS = 24
+const PROBE_MAX_RTTS = 40
 /** Weight of a new round trip in the smoothed one (TCP: 1/8). */
 const RTT_WEIGHT = 0.125
 
@@ -52,7 +52,8 @@ export interface AdaptiveMemory {
  * announce nothing). Params are the seed's AimdParams, read as:
  * - `increase`: growth per used success below the remembered ceiling (slow start grows by 1);
  * - `decrease`: the one multiplicative cut per congestion episode (a timeout cuts half as deep);
- * - `cooldownMs`: the base wait between probes above a refused level.
+ * - `cooldownMs`: the longest base wait between probes above a refused level (the round trips
+ *   decide it when they are shorter).
  *
  * Rules, each a lesson from TCP and adaptive concurrency limiters:
  * - One cut per episode (TCP NewReno): a throttle answering a call sent at or before the last cut
@@ -60,12 +61,15 @@ export interface AdaptiveMemory {
  * - Successes of calls sent before the cut do not grow the limit (fast recovery counts only the
  *   new window), and growth needs the limit in use: in-flight within one of it.
  * - Where throttles happened is remembered (the ceiling): the limit recovers quickly to just below
- *   it, holds, and probes the ceiling after cooldownMs, doubling the wait per refused probe. A
- *   refused probe returns to the level that held instead of cutting: the probe was the only call
- *   above it. A throttle at or below that level means the capacity dropped: it is cut and
- *   forgotten. A probe that carries a full window means the capacity rose: growth resumes.
- * - 429 (own quota) moves the ceiling; 503/529 (provider overloaded) and timeouts (weak evidence)
- *   cut without teaching a ceiling; near_limit holds; other errors never move the limit.
+ *   it, holds, and probes the ceiling after 5 round trips (CUBIC: time since the cut, not a fixed
+ *   cooldown; never later than cooldownMs), doubling the wait per refused probe up to 40 round
+ *   trips. A refused probe returns to the level that held instead of cutting: the probe was the
+ *   only call above it. A throttle at or below that level means the capacity dropped: it is cut
+ *   and forgotten. A probe that carries a full window means the capacity rose: growth resumes at
+ *   `increase` per used success, half a window per round trip (x1.5 a round trip).
+ * - 429 (own quota) and 503/529 (provider overloaded, cut the whole way) move the ceiling;
+ *   timeouts (weak evidence) cut half as deep without teaching one; near_limit holds; other
+ *   errors never move the limit.
  */
 export class AdaptiveController implements ConcurrencyController {
   readonly partition: string
@@ -254,6 +258,8 @@ export class AdaptiveController implements ConcurrencyController {
    * capacity that rises right after a fall is found within seconds), doubling per refused probe
    * up to PROBE_MAX_RTTS (a stable capacity costs one refusal per that many windows). Never
    * longer than the cooldown's own doubling, for a provider with round trips of many seconds.
+   * 5 and 40 won on the provider family (bench/scheduler/family.ts): 3 and 24 regained sooner
+   * but refused more and used less of a stable capacity.
    */
   #probeWaitMs(): number {
     const p = this.#params

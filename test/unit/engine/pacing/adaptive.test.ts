@@ -235,7 +235,7 @@ describe('AdaptiveController: probes back off where throttles happened', () => {
     expect(refusedProbes(c, clock, 4)).toEqual([2 * cooldown, 4 * cooldown, 4 * cooldown])
   })
 
-  it('with short round trips, a probe comes 3 round trips after a cut, doubling per refused probe up to 24', () => {
+  it('with short round trips, a probe comes 5 round trips after a cut, doubling per refused probe up to 40', () => {
     const clock = fakeClock()
     const c = heldAtFour(clock, {}, 200)
     const srtt = c.memory.srtt as number
@@ -244,7 +244,7 @@ describe('AdaptiveController: probes back off where throttles happened', () => {
     const waits = refusedProbes(c, clock, 6)
     // The probing loop's own successes answer in 1 ms: the smoothed round trip only shrinks, so
     // each wait is at most its multiple of the round trip measured before.
-    ;[6, 12, 24, 24, 24].forEach((rtts, i) => {
+    ;[10, 20, 40, 40, 40].forEach((rtts, i) => {
       expect(waits[i]).toBeLessThanOrEqual(Math.ceil(rtts * srtt))
       expect(waits[i]).toBeGreaterThan(0)
     })
