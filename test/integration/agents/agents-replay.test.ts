@@ -35,6 +35,14 @@ describe('pacer run --agents, killed between the calls and run again', () => {
 
     const first = startPacer(args, env)
     await until(() => toolRuns() === 1)
+    // Killed once the tool step is on the journal: between the tool's run and its journal write
+    // the step is not done yet, and a rerun runs it again (as it must: its result was never kept).
+    const stepJournaled = () =>
+      query<{ n: number }>(
+        db,
+        'SELECT COUNT(*) AS n FROM call_journal WHERE kind = 2 AND state = 1',
+      )[0]?.n === 1
+    await until(stepJournaled)
     expect(chats()).toBe(1)
     first.child.kill('SIGKILL')
     await first.done
