@@ -61,7 +61,6 @@ export async function raceDraw(draw: ProviderDraw, contender: Contender): Promis
     throw new Error(`${contender.name} on #${draw.seed}: ${answered} of ${tasks.length} answered`)
   }
   const end = Math.min(T0 + draw.warmupMs + draw.durationMs, last)
-  console.error(`end ${end - T0} last ${last - T0} attempts ${attempts} refused ${refused}`)
   const regainRtts = provider
     .rises()
     .filter((r) => r.at < end)

@@ -436,9 +436,6 @@ export function familyProvider(draw: ProviderDraw, origin = T0): FamilyProvider 
     utilization(at) {
       advance(at)
       if (concurrency) return allowed > 0 ? served / allowed : 1
-      console.error(
-        `served ${Math.round(served)} overflow ${Math.round(overflow)} level ${Math.round(level)}`,
-      )
       // Allowed since the books opened: the bucket then, plus its refill = served + lost + left.
       const total = served + overflow + Math.max(0, level)
       return total > 0 ? Math.min(1, served / Math.max(total, startLevel)) : 1
