@@ -152,3 +152,34 @@ describe('the provider family', () => {
     }
   })
 })
+
+describe('the contenders', () => {
+  it('each answers every task of a draw; the fixed ones hold 12, the oracle is never refused', async () => {
+    const { CONTENDERS } = await import('../../../bench/scheduler/contenders')
+    const { raceDraw } = await import('../../../bench/scheduler/family-race')
+    const d = draw({ phases: [{ fromMs: 0, value: 20 }], durationMs: 20_000, tasks: 300 })
+    const byName = new Map<string, Awaited<ReturnType<typeof raceDraw>>>()
+    for (const c of CONTENDERS) {
+      if (c.applies && !c.applies(undefined)) continue
+      // raceDraw throws unless every task was answered.
+      byName.set(c.name, await raceDraw(d, c))
+    }
+    expect([...byName.keys()]).toEqual([
+      'p-queue 12 + retry',
+      'Bottleneck 12 + retry',
+      'seed (Scheduler + SeedAimd)',
+      'oracle (told the capacity)',
+      'Pacer (adaptive + budget)',
+    ])
+    // 12 of 20 slots: the fixed contenders can use at most 0.6 of the cap, and are never refused.
+    for (const name of ['p-queue 12 + retry', 'Bottleneck 12 + retry']) {
+      expect(byName.get(name)!.utilization).toBeLessThanOrEqual(0.6 + 1e-9)
+      expect(byName.get(name)!.throttledShare).toBe(0)
+    }
+    // The seed at parity keeps the memo's ceiling of 12 too.
+    expect(byName.get('seed (Scheduler + SeedAimd)')!.utilization).toBeLessThanOrEqual(0.6 + 1e-9)
+    expect(byName.get('oracle (told the capacity)')!.throttledShare).toBe(0)
+    expect(byName.get('oracle (told the capacity)')!.utilization).toBeGreaterThan(0.97)
+    expect(byName.get('Pacer (adaptive + budget)')!.utilization).toBeGreaterThan(0.8)
+  })
+})
