@@ -120,7 +120,7 @@ export async function exportCommand(opts: {
 }): Promise<number> {
   const engine = openReader(opts.db)
   try {
-    const done = await streamOut(opts.out, (out) => engine.exportCsv(opts.kind, out))
+    const done = await streamOut(opts.out, (out) => engine.exportCsv(opts.kind, out), engine.dbPath)
     if (done) say.err(`wrote ${done.rows} ${opts.kind} row(s) to ${done.where}\n`)
     return 0
   } finally {

@@ -40,7 +40,11 @@ export async function resultsCommand(opts: ResultsOptions): Promise<number> {
       return 0
     }
     const options = { all: opts.all, batchId: batchIds[0], format: opts.format, raw: opts.raw }
-    const done = await streamOut(opts.out ?? '-', (out) => engine.exportResults(out, options))
+    const done = await streamOut(
+      opts.out ?? '-',
+      (out) => engine.exportResults(out, options),
+      engine.dbPath,
+    )
     if (!done) return 0
     const of = opts.all ? `${batchIds.length} batch(es)` : `batch ${batchIds[0]}`
     say.err(

@@ -1,6 +1,7 @@
 // Where an export streams: a file (`--out FILE`) or stdout (`-`), for `pacer export` and
 // `pacer results` alike.
-import { createWriteStream } from 'node:fs'
+import { createWriteStream, realpathSync } from 'node:fs'
+import { basename, dirname, join } from 'node:path'
 import { once } from 'node:events'
 import { resolve } from 'node:path'
 import { PassThrough } from 'node:stream'
@@ -17,12 +18,15 @@ export type StreamWrite = (out: NodeJS.WritableStream) => Promise<{ rows: number
 export async function streamOut(
   outOption: string,
   write: StreamWrite,
+  /** The database the export reads: an --out naming it or its side files is refused. */
+  database?: string,
 ): Promise<{ rows: number; where: string } | null> {
   if (outOption === '-') {
     const rows = await writeToStdout(write)
     return rows === null ? null : { rows, where: 'stdout' }
   }
   const path = resolve(outOption)
+  if (database !== undefined) refuseDatabase(path, database)
   const out = createWriteStream(path)
   const opened = once(out, 'open').then(
     () => null,
@@ -33,6 +37,35 @@ export async function streamOut(
   const { rows } = await write(out)
   if (!out.writableFinished) await once(out, 'finish')
   return { rows, where: path }
+}
+
+/**
+ * Opening --out truncates it: pointed at the database (or its -wal, -shm or -journal file, through
+ * any link) that would destroy the ledger the export is reading. Refused before anything opens.
+ */
+function refuseDatabase(out: string, database: string): void {
+  const real = (p: string) => {
+    try {
+      return realpathSync(p)
+    } catch {
+      // Not there yet: the folder's real path and the name.
+      try {
+        return join(realpathSync(dirname(p)), basename(p))
+      } catch {
+        return resolve(p)
+      }
+    }
+  }
+  const target = real(out)
+  const db = real(database)
+  for (const suffix of ['', '-wal', '-shm', '-journal']) {
+    if (target === db + suffix) {
+      throw new UsageError(
+        `--out ${out} is ${suffix === '' ? 'the database itself' : `the database's ${suffix} file`}: ` +
+          `writing there would destroy the ledger; give another file`,
+      )
+    }
+  }
 }
 
 /**

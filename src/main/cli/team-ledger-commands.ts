@@ -79,7 +79,11 @@ export function teamExportCommand(opts: {
   kind: 'events' | 'summary'
 }): Promise<number> {
   return withTeam(opts, async (team) => {
-    const done = await streamOut(opts.out, (out) => teamCsv(team.ledger, opts.kind, out))
+    const done = await streamOut(
+      opts.out,
+      (out) => teamCsv(team.ledger, opts.kind, out),
+      dbPathFrom(opts.db),
+    )
     const what = opts.kind === 'events' ? 'events' : 'summary (task type × machine)'
     if (done) say.err(`wrote ${done.rows} team ${what} row(s) to ${done.where}\n`)
     return 0
