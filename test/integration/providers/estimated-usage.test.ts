@@ -106,3 +106,22 @@ describe('a malformed 200', () => {
     expect(run.stderr).toMatch(/\(1 call estimated\)/)
   })
 })
+
+describe('a 200 whose usage cannot be believed', () => {
+  it.each([
+    ['negative counts', { prompt_tokens: -100, completion_tokens: -5, total_tokens: -105 }],
+    ['counts as strings', { prompt_tokens: '100', completion_tokens: '5' }],
+    ['a count as an object', { prompt_tokens: { n: 100 }, completion_tokens: 5 }],
+    ['no completion_tokens', { prompt_tokens: 100 }],
+    ['counts beyond 2^53', { prompt_tokens: 2 ** 60, completion_tokens: 5 }],
+  ])('(%s) is ledgered as an estimated paid call, not as free', async (_what, usage) => {
+    const answer: Answer = () => ({ body: vendorAnswer('openai', 'The figures rose.', usage) })
+    const { run, rows } = await runWith('openai', answer, [PROMPT])
+    expect(run.code, run.stderr).toBe(0)
+    expect(rows).toHaveLength(1)
+    expect(rows[0]).toMatchObject({ outcome: 'executed', status: 200, estimated: 1 })
+    expect(rows[0]!.input_tokens).toBeGreaterThanOrEqual(100)
+    expect(rows[0]!.cost_micros).toBeGreaterThan(0)
+    expect(run.stderr).toMatch(/1 call estimated/)
+  })
+})

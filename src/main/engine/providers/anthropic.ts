@@ -9,7 +9,14 @@ import type {
   Usage,
 } from '../core/types'
 import { toAnthropicMessages } from './anthropic-messages'
-import { exchangeJson, field, tokenCount, toProviderResponse, type OkAnswer } from './http'
+import {
+  exchangeJson,
+  field,
+  reportedCount,
+  toProviderResponse,
+  UNREADABLE,
+  type OkAnswer,
+} from './http'
 import { baseUrlReader, checkApiKeyOption, checkFetch, checkMaxOutputTokens } from './http-options'
 import { keyForCall, type KeyAnswer } from './keys'
 
@@ -219,13 +226,20 @@ export function anthropicFinish(reason: string): FinishReason {
  * Anthropic usage to normalized Usage. Anthropic's `input_tokens` excludes cache reads and cache
  * writes, which are reported *separately*: all three are summed into inputTokens.
  */
-export function normalizeAnthropicUsage(raw: unknown): Usage {
-  const read = tokenCount(field(raw, 'cache_read_input_tokens'))
-  const write = tokenCount(field(raw, 'cache_creation_input_tokens'))
+export function normalizeAnthropicUsage(raw: unknown): Usage | undefined {
+  const read = reportedCount(field(raw, 'cache_read_input_tokens'))
+  const write = reportedCount(field(raw, 'cache_creation_input_tokens'))
+  const input = reportedCount(field(raw, 'input_tokens'))
+  const output = reportedCount(field(raw, 'output_tokens'))
+  // Input and output both reported, as counts: otherwise the runner estimates the call.
+  if (typeof input !== 'number' || typeof output !== 'number') return undefined
+  if (read === UNREADABLE || write === UNREADABLE) return undefined
+  const total = input + (read ?? 0) + (write ?? 0)
+  if (!Number.isSafeInteger(total)) return undefined
   return {
-    inputTokens: tokenCount(field(raw, 'input_tokens')) + read + write,
-    cachedInputTokens: read,
-    cacheWriteTokens: write,
-    outputTokens: tokenCount(field(raw, 'output_tokens')),
+    inputTokens: total,
+    cachedInputTokens: read ?? 0,
+    cacheWriteTokens: write ?? 0,
+    outputTokens: output,
   }
 }

@@ -300,7 +300,16 @@ export function field(obj: unknown, key: string): unknown {
   return obj !== null && typeof obj === 'object' ? (obj as Record<string, unknown>)[key] : undefined
 }
 
-/** A token count from a vendor payload; anything missing or malformed counts as 0. */
-export function tokenCount(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.round(value) : 0
+/** Marks a usage report that cannot be believed: the call is then estimated, never ledgered free. */
+export const UNREADABLE = Symbol('unreadable usage')
+
+/**
+ * A reported token count as a number: absent is `undefined`; a count that is not a whole number
+ * from 0 to 2^53 - 1 (negative, a string, an object, beyond what JSON numbers hold exactly) is
+ * UNREADABLE, so the whole report is, and the runner estimates the call instead of pricing it at 0.
+ */
+export function reportedCount(value: unknown): number | undefined | typeof UNREADABLE {
+  if (value === undefined || value === null) return undefined
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) return UNREADABLE
+  return value
 }

@@ -7,7 +7,14 @@ import type {
   ProviderResponse,
   Usage,
 } from '../core/types'
-import { exchangeJson, field, tokenCount, toProviderResponse, type OkAnswer } from './http'
+import {
+  exchangeJson,
+  field,
+  reportedCount,
+  toProviderResponse,
+  UNREADABLE,
+  type OkAnswer,
+} from './http'
 import {
   baseUrlReader,
   checkApiKeyOption,
@@ -159,15 +166,20 @@ export function openAiFinish(reason: string): FinishReason {
  * *subset* of prompt/input tokens, which is already the normalized shape; reasoning tokens are part
  * of completion/output tokens.
  */
-export function normalizeOpenAiUsage(raw: unknown): Usage {
+export function normalizeOpenAiUsage(raw: unknown): Usage | undefined {
   const chat = field(raw, 'prompt_tokens') !== undefined
-  const input = tokenCount(field(raw, chat ? 'prompt_tokens' : 'input_tokens'))
+  const input = reportedCount(field(raw, chat ? 'prompt_tokens' : 'input_tokens'))
   const details = field(raw, chat ? 'prompt_tokens_details' : 'input_tokens_details')
-  const output = tokenCount(field(raw, chat ? 'completion_tokens' : 'output_tokens'))
+  const output = reportedCount(field(raw, chat ? 'completion_tokens' : 'output_tokens'))
+  const cached = reportedCount(field(details, 'cached_tokens'))
+  // Input and output both reported, as counts: otherwise the runner estimates the call.
+  if (typeof input !== 'number' || typeof output !== 'number' || cached === UNREADABLE) {
+    return undefined
+  }
   return {
     inputTokens: input,
     // A proxy reporting more cached than prompt tokens must not produce a negative uncached part.
-    cachedInputTokens: Math.min(tokenCount(field(details, 'cached_tokens')), input),
+    cachedInputTokens: Math.min(cached ?? 0, input),
     cacheWriteTokens: 0,
     outputTokens: output,
   }

@@ -30,7 +30,7 @@ describe('Prices.costMicros', () => {
       cache_read_input_tokens: 20_000,
       cache_creation_input_tokens: 5_000,
       output_tokens: 800,
-    })
+    })!
     // 1,000 × $3 + 20,000 × $0.30 + 5,000 × $3.75 + 800 × $15 = 3,000 + 6,000 + 18,750 + 12,000
     const cost = prices.costMicros(u, prices.priceFor('anthropic', 'claude-sonnet-4-5'))
     expect(cost).toBe(39_750)

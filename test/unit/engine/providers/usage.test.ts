@@ -53,33 +53,56 @@ describe('usage normalization', () => {
 
   it('the two vendors read the same-looking payload differently (the trap)', () => {
     const raw = { input_tokens: 1_000, output_tokens: 10, cache_read_input_tokens: 900 }
-    const openai = normalizeOpenAiUsage({ ...raw, input_tokens_details: { cached_tokens: 900 } })
+    const openai = normalizeOpenAiUsage({ ...raw, input_tokens_details: { cached_tokens: 900 } })!
     expect(openai.inputTokens).toBe(1_000)
-    expect(normalizeAnthropicUsage(raw).inputTokens).toBe(1_900)
+    expect(normalizeAnthropicUsage(raw)!.inputTokens).toBe(1_900)
     const prices = new Prices()
     const gpt = prices.priceFor('openai', 'gpt-4o')
     // 100 × 2.5 + 900 × 1.25 + 10 × 10 = 250 + 1,125 + 100
     expect(prices.costMicros(openai, gpt)).toBe(1_475)
   })
 
-  it('tolerates missing and malformed fields', () => {
-    const zero = { inputTokens: 0, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 0 }
-    for (const raw of [undefined, null, {}, 'x', 42, { prompt_tokens: 'many' }]) {
-      expect(normalizeOpenAiUsage(raw)).toEqual(zero)
-      expect(normalizeAnthropicUsage(raw)).toEqual(zero)
+  it('a report that cannot be believed is no report: the runner estimates the call, never prices it at 0', () => {
+    // Missing, not an object, a count that is negative, a string, an object, fractional, or beyond
+    // 2^53; input or output absent.
+    const unreadable = [
+      undefined,
+      null,
+      {},
+      'x',
+      42,
+      { prompt_tokens: 'many', completion_tokens: 3 },
+      { prompt_tokens: 7 },
+      { prompt_tokens: 7, completion_tokens: -1 },
+      { prompt_tokens: { n: 7 }, completion_tokens: 3 },
+      { prompt_tokens: 7.5, completion_tokens: 3 },
+      { prompt_tokens: 2 ** 53, completion_tokens: 3 },
+      { prompt_tokens: 7, completion_tokens: 3, prompt_tokens_details: { cached_tokens: -2 } },
+    ]
+    for (const raw of unreadable) expect(normalizeOpenAiUsage(raw)).toBeUndefined()
+    for (const raw of [
+      undefined,
+      { input_tokens: 7 },
+      { output_tokens: 3, input_tokens: -5 },
+      { output_tokens: '3', input_tokens: 5 },
+      { output_tokens: 3, input_tokens: 5, cache_read_input_tokens: -1 },
+      { output_tokens: 3, input_tokens: 2 ** 52, cache_read_input_tokens: 2 ** 52 },
+    ]) {
+      expect(normalizeAnthropicUsage(raw)).toBeUndefined()
     }
-    expect(normalizeOpenAiUsage({ prompt_tokens: 7 })).toEqual({ ...zero, inputTokens: 7 })
-    expect(normalizeOpenAiUsage({ prompt_tokens: 7, prompt_tokens_details: null })).toEqual({
-      ...zero,
-      inputTokens: 7,
-    })
-    expect(normalizeAnthropicUsage({ output_tokens: 3, input_tokens: -5 })).toEqual({
-      ...zero,
-      outputTokens: 3,
-    })
+    const zero = { inputTokens: 0, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 0 }
+    // Zero is a count: a call that read and wrote nothing is reported, not unreadable.
+    expect(normalizeOpenAiUsage({ prompt_tokens: 0, completion_tokens: 0 })).toEqual(zero)
+    expect(
+      normalizeOpenAiUsage({ prompt_tokens: 7, completion_tokens: 2, prompt_tokens_details: null }),
+    ).toEqual({ ...zero, inputTokens: 7, outputTokens: 2 })
     // A proxy claiming more cached than prompt tokens is clamped, never a negative uncached part.
     expect(
-      normalizeOpenAiUsage({ prompt_tokens: 10, prompt_tokens_details: { cached_tokens: 50 } }),
+      normalizeOpenAiUsage({
+        prompt_tokens: 10,
+        completion_tokens: 1,
+        prompt_tokens_details: { cached_tokens: 50 },
+      }),
     ).toMatchObject({ inputTokens: 10, cachedInputTokens: 10 })
   })
 })
