@@ -11,6 +11,7 @@ import type {
   TeamStoreView,
 } from '../../../shared/contract'
 import type { EngineParts } from './parts'
+import { partitionViews } from './partition-views'
 
 /** At most this many changed task rows go in one `tasks:changed`; the console refetches beyond. */
 const MAX_TASKS_PER_EVENT = 500
@@ -173,7 +174,7 @@ export class EngineEvents {
    */
   #sample(): PartitionView[] {
     const { scheduler, clock } = this.#parts
-    const view = scheduler.view()
+    const view = partitionViews(scheduler)
     const active = new Set<string>()
     const ts = clock.now()
     for (const p of view) {

@@ -71,7 +71,7 @@ export const createConcurrencySlice: SliceCreator<ConcurrencySlice> = (set, get)
       reply.value
         .filter((p) => p.pausedUntil !== null && p.pausedUntil > now)
         .filter((p) => !get().pauses.some((x) => x.partition === p.partition && x.until >= now))
-        .map((p) => pauseOf(p.partition, now, p.pausedUntil as number)),
+        .map((p) => pauseOf(p.partition, now, p.pausedUntil as number, p.pauseReason)),
     )
     // An idle engine sends no samples: without a first point a freshly opened chart is blank.
     seedSamples(reply.value, Date.now())
@@ -134,6 +134,9 @@ function replacePartitions(
   )
 }
 
-function pauseOf(partition: string, ts: number, until: number): PauseView {
-  return { partition, ts, until, reason: `paused until ${new Date(until).toISOString()}` }
+/** The pause under way at load: the partition's last reason is its own when it ends as it does. */
+function pauseOf(partition: string, ts: number, until: number, lastReason?: string): PauseView {
+  const iso = new Date(until).toISOString()
+  const reason = lastReason?.startsWith(`paused until ${iso}`) ? lastReason : `paused until ${iso}`
+  return { partition, ts, until, reason }
 }

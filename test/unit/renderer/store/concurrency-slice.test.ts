@@ -145,6 +145,26 @@ describe('concurrency slice', () => {
     expect(store.getState().pauses.some((p) => p.partition === 's')).toBe(false)
   })
 
+  it('a pause under way at load keeps the reason the partition gave for it, not an older one', async () => {
+    const { store, fake } = storeOnFakePacer()
+    const until = Date.now() + 60_000
+    const iso = new Date(until).toISOString()
+    const why = '429 said wait 60000 ms: the announced budget is empty'
+    fake.on('scheduler:get', () =>
+      ok([
+        partition('r', { pausedUntil: until, pauseReason: `paused until ${iso} (${why})` }),
+        // Its last reason is of an earlier pause: this one (another worker's) is not explained.
+        partition('s', {
+          pausedUntil: until,
+          pauseReason: 'paused until 2020-01-01T00:00:00.000Z (x)',
+        }),
+      ]),
+    )
+    await store.getState().loadScheduler()
+    const reasons = Object.fromEntries(store.getState().pauses.map((p) => [p.partition, p.reason]))
+    expect(reasons).toEqual({ r: `paused until ${iso} (${why})`, s: `paused until ${iso}` })
+  })
+
   it("the chart shades a partition's pauses inside its window, cut at now", () => {
     const pauses = [
       pause('p', 10_000, 20_000),

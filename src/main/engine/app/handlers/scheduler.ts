@@ -3,6 +3,7 @@ import { mergeAimdParams } from '../../pacing/aimd'
 import { EngineError } from '../../core/errors'
 import type { BatchLifecycle } from '../batch-lifecycle'
 import type { EngineParts } from '../parts'
+import { partitionViews } from '../partition-views'
 
 type SchedulerHandlers = Pick<
   CommandHandlers,
@@ -24,10 +25,10 @@ export function schedulerHandlers(
       for (const b of runner.takeHeld(partition))
         batches.resume(b, { driver: null, fromPaused: true })
       runner.pump()
-      return scheduler.view()
+      return partitionViews(scheduler)
     },
     // Every partition any process on the database drives, with what all of them hold.
-    'scheduler:get': () => scheduler.view(),
+    'scheduler:get': () => partitionViews(scheduler),
     'scheduler:set': ({ partition, params }) => {
       // Partitions come from tasks (provider:model); the console tunes those, or all of them. A
       // partition another process drives is tuned on the shared record: it picks the params up
@@ -51,7 +52,7 @@ export function schedulerHandlers(
         throw EngineError.from(err, 'params')
       }
       runner.pump()
-      return scheduler.view()
+      return partitionViews(scheduler)
     },
   }
 }

@@ -6,9 +6,11 @@ import { useStore } from '../../store'
 import { ALL_PARTITIONS } from '../../store/concurrency-slice'
 import { ControllerPicker } from './controller-picker'
 import { LimitChanges } from './limit-changes'
+import { paceLine } from './pace-text'
 import { ParamSlider } from './param-slider'
 import { PARAM_SPECS } from './param-specs'
 import { PartitionChart } from './partition-chart'
+import { PauseStatus, RecentPauses } from './partition-pauses'
 
 export function ConcurrencyView() {
   const partitions = useStore((s) => s.partitions)
@@ -98,12 +100,14 @@ function PartitionCard({ partition: p }: { partition: PartitionView }) {
           <strong>Waiting for the team store.</strong> {p.storeOutage}
         </p>
       ) : null}
-      <PartitionChart partition={p.partition} />
-      {p.pausedUntil !== null ? (
-        <p className="hint paused-until" data-testid="paused-until">
-          Paused until {formatClock(p.pausedUntil)}: no call goes before then (shaded on the chart)
+      {p.pace ? (
+        <p className="hint pace-line" data-testid="pace-line">
+          {paceLine(p.pace)}
         </p>
       ) : null}
+      <PartitionChart partition={p.partition} />
+      <PauseStatus partition={p} />
+      <RecentPauses partition={p.partition} />
       {p.lastChange ? (
         <p className="hint last-change">
           Last change {formatClock(p.lastChange.ts)}: {formatNumber(p.lastChange.from, 2)} →{' '}

@@ -1,6 +1,7 @@
 import type { LimitChangeView, PauseView } from '../../../../shared/contract'
 import { formatClock, formatNumber } from '../../lib/format'
 import { useStore } from '../../store'
+import { pauseWhy } from './pace-text'
 
 /** The list's rows: limit changes and pauses, newest first. */
 type Row = { kind: 'change'; change: LimitChangeView } | { kind: 'pause'; pause: PauseView }
@@ -75,7 +76,8 @@ function PauseRow({ pause: p }: { pause: PauseView }) {
         ‖ until {formatClock(p.until)}
         <span className="cause-tag cause-pause">pause</span>
       </span>
-      <span className="change-reason">{p.reason}</span>
+      {/* The clock above already says until when: the reason line's ISO time would repeat it. */}
+      <span className="change-reason">{pauseWhy(p.reason) ?? 'no call goes before then'}</span>
       <span className="change-partition mono">{p.partition}</span>
     </li>
   )

@@ -5,7 +5,8 @@ import { axis, chartTheme, fitWidth } from '../../lib/chart-theme'
 import { formatClock } from '../../lib/format'
 import { useStore } from '../../store'
 import { ringFor, seedSamples } from '../../store/samples'
-import { pauseBands } from './pause-bands'
+import { pauseAt, pauseBands } from './pause-bands'
+import { pauseTitle } from './pace-text'
 
 const WINDOW_MS = 120_000
 const HEIGHT = 220
@@ -15,7 +16,7 @@ const MIN_REDRAW_MS = 250
 /**
  * The live AIMD chart of one partition. It reads the partition's sample ring on animation frames
  * rather than through React: samples arrive many times a second and React never re-renders for them.
- * Paused intervals are shaded behind the lines.
+ * Paused intervals are shaded behind the lines; hovering one shows why it happened.
  */
 export function PartitionChart({ partition }: { partition: string }) {
   const box = useRef<HTMLDivElement>(null)
@@ -46,13 +47,22 @@ export function PartitionChart({ partition }: { partition: string }) {
       ctx.restore()
     }
 
+    // The reason of the pause under the pointer, as the chart's tooltip: a band says when, not why.
+    const titlePause = (u: uPlot): void => {
+      const left = u.cursor.left
+      const atMs = left === undefined || left < 0 ? null : u.posToVal(left, 'x') * 1000
+      const pause = atMs === null ? undefined : pauseAt(useStore.getState().pauses, partition, atMs)
+      const title = pause ? pauseTitle(pause) : ''
+      if (el.title !== title) el.title = title
+    }
+
     const opts: uPlot.Options = {
       width: Math.max(200, el.clientWidth),
       height: HEIGHT,
       cursor: { drag: { x: false, y: false }, points: { size: 6 } },
       legend: { live: true },
       // Under the grid and the lines: a pause is the background of what happened meanwhile.
-      hooks: { drawClear: [shadePauses] },
+      hooks: { drawClear: [shadePauses], setCursor: [titlePause] },
       scales: {
         x: { time: true, range: () => [nowSec - WINDOW_MS / 1000, nowSec] },
         y: { range: (_u, _min, max) => [0, Math.max(4, Math.ceil((max || 0) * 1.15))] },

@@ -17,3 +17,20 @@ export function pauseBands(
   }
   return bands.sort((a, b) => a[0] - b[0])
 }
+
+/**
+ * The partition's pause in force at `atMs` (under the pointer on the chart), the latest to begin
+ * when pauses overlap (a longer wait extends one), or undefined.
+ */
+export function pauseAt(
+  pauses: readonly PauseView[],
+  partition: string,
+  atMs: number,
+): PauseView | undefined {
+  let found: PauseView | undefined
+  for (const p of pauses) {
+    if (p.partition !== partition || p.ts > atMs || p.until < atMs) continue
+    if (!found || p.ts > found.ts) found = p
+  }
+  return found
+}
