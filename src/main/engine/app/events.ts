@@ -11,7 +11,6 @@ import type {
   TeamStoreView,
 } from '../../../shared/contract'
 import type { EngineParts } from './parts'
-import { partitionViews } from './partition-views'
 
 /** At most this many changed task rows go in one `tasks:changed`; the console refetches beyond. */
 const MAX_TASKS_PER_EVENT = 500
@@ -174,7 +173,7 @@ export class EngineEvents {
    */
   #sample(): PartitionView[] {
     const { scheduler, clock } = this.#parts
-    const view = partitionViews(scheduler)
+    const view = scheduler.view()
     const active = new Set<string>()
     const ts = clock.now()
     for (const p of view) {

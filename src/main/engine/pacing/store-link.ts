@@ -120,13 +120,24 @@ export function sharedView(
         now,
       ),
       workers: v.workers,
-      ...(ownViews.get(record.partition)?.stopped
-        ? { stopped: ownViews.get(record.partition)?.stopped }
-        : {}),
+      ...ownOnly(ownViews.get(record.partition)),
       ...outage,
     }
   })
   return [...out, ...[...mine.values()].map((p) => ({ ...p, ...outage }))]
+}
+
+/**
+ * What only the scheduler that drives a partition here knows, not the shared record: its stop,
+ * the pace it learned from the headers and refusals it read, why it last paused.
+ */
+function ownOnly(own: PartitionView | undefined): Partial<PartitionView> {
+  if (!own) return {}
+  return {
+    ...(own.stopped ? { stopped: own.stopped } : {}),
+    ...(own.pace ? { pace: own.pace } : {}),
+    ...(own.pauseReason ? { pauseReason: own.pauseReason } : {}),
+  }
 }
 
 /** The later of two pauses still in force, or null when neither is. */

@@ -3,7 +3,6 @@ import { mergeAimdParams } from '../../pacing/aimd'
 import { EngineError } from '../../core/errors'
 import type { BatchLifecycle } from '../batch-lifecycle'
 import type { EngineParts } from '../parts'
-import { partitionViews } from '../partition-views'
 
 type SchedulerHandlers = Pick<
   CommandHandlers,
@@ -25,10 +24,10 @@ export function schedulerHandlers(
       for (const b of runner.takeHeld(partition))
         batches.resume(b, { driver: null, fromPaused: true })
       runner.pump()
-      return partitionViews(scheduler)
+      return scheduler.view()
     },
     // Every partition any process on the database drives, with what all of them hold.
-    'scheduler:get': () => partitionViews(scheduler),
+    'scheduler:get': () => scheduler.view(),
     'scheduler:set': ({ partition, params }) => {
       // Partitions come from tasks (provider:model); the console tunes those, or all of them. A
       // partition another process drives is tuned on the shared record: it picks the params up
@@ -52,7 +51,7 @@ export function schedulerHandlers(
         throw EngineError.from(err, 'params')
       }
       runner.pump()
-      return partitionViews(scheduler)
+      return scheduler.view()
     },
   }
 }

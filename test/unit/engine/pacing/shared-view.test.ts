@@ -1,11 +1,11 @@
-// The console's partitions carry this process's pace and last pause reason, which the shared
-// view (rebuilt from the store's records) does not hold.
+// The console's view of the partitions (Scheduler.view(), rebuilt from the store's shared records)
+// carries this process's pace and last pause reason, which only the scheduler that read the
+// headers and the refusals knows.
 import { describe, expect, it } from 'vitest'
-import { partitionViews } from '../../../../src/main/engine/app/partition-views'
 import { Scheduler } from '../../../../src/main/engine/pacing/scheduler'
-import { fakeClock } from '../pacing/scheduler-helpers'
+import { fakeClock } from './scheduler-helpers'
 
-describe('partitionViews', () => {
+describe('Scheduler.view(): what only this process knows', () => {
   it('adds the pace and the pause reason of a partition this process paces', async () => {
     const s = new Scheduler({ clock: fakeClock(), pacing: { random: () => 0.5 } })
     const permit = await s.acquire('sim:a')
@@ -17,7 +17,7 @@ describe('partitionViews', () => {
         'retry-after-ms': '1000',
       },
     })
-    const [view] = partitionViews(s)
+    const [view] = s.view()
     expect(view).toMatchObject({
       partition: 'sim:a',
       pace: { burstMs: 60_000, perMinute: { requests: 600 } },
@@ -32,9 +32,9 @@ describe('partitionViews', () => {
     const s = new Scheduler({ clock: fakeClock(), pacing: {} })
     const permit = await s.acquire('sim:b')
     permit.release('ok', {})
-    expect(partitionViews(s)).toEqual(s.view())
-    expect(partitionViews(s)[0]).not.toHaveProperty('pace')
-    expect(partitionViews(s)[0]).not.toHaveProperty('pauseReason')
+    expect(s.view()).toEqual(s.view())
+    expect(s.view()[0]).not.toHaveProperty('pace')
+    expect(s.view()[0]).not.toHaveProperty('pauseReason')
     s.close()
   })
 })
