@@ -102,6 +102,13 @@ async function main(): Promise<void> {
     '',
     ...verdict('utilization', rows, (l) => l.utilization),
     ...verdict('throttled share', rows, (l) => l.throttledShare),
+    ...rows.flatMap((r) =>
+      (['live1', 'live3'] as const)
+        .filter((leg) => r[leg].left > 0)
+        .map(
+          (leg) => `#${r.draw.seed} ${leg}: stopped after the schedule, ${r[leg].left} tasks left`,
+        ),
+    ),
   ]
   console.log(out.join('\n'))
   const crashes = rows.flatMap((r) =>

@@ -5,8 +5,12 @@
 import type { BenchTask, Phase } from '../scheduler/providers'
 import type { ProviderDraw } from '../scheduler/family'
 
-/** Mean tokens of a drawn task (family.ts draws input 200-4,000 log-uniform, output 50-600). */
-const MEAN_TASK_TOKENS = 1300
+/**
+ * What a drawn task counts for against a token budget, as Pacer paces it: its estimate, the input
+ * (mean ~1,270 of family.ts's 200-4,000 log-uniform) and the answer's cap of 600 (bench legs pass
+ * --max-tokens 600, as the virtual contender's estimate has it), not the ~1,300 it really spends.
+ */
+const MEAN_TASK_ESTIMATE = 1870
 /** Few enough tasks that one `pacer` process on a 2-core machine is not what limits the run. */
 const MAX_TASKS = 3000
 const MIN_TASKS = 12
@@ -29,7 +33,8 @@ export function shortDraw(draw: ProviderDraw, scheduleMs: number, warmupMs: numb
 
 /**
  * Enough tasks to keep the provider busy through warm-up and schedule (a quarter more, as
- * family.ts sizes its own), so the run is about following the limit, not about running dry.
+ * family.ts sizes its own), so the run is about following the limit, not about running dry; not
+ * many more, or the live run outlasts its schedule by the tasks left, sent at the pace it learned.
  */
 function tasksFor(draw: ProviderDraw): number {
   const first = (draw.phases[0] as Phase).value
@@ -38,7 +43,7 @@ function tasksFor(draw: ProviderDraw): number {
     ...draw.phases.map((p) => ({ ...p, fromMs: p.fromMs + draw.warmupMs })),
   ]
   const end = draw.warmupMs + draw.durationMs
-  const perCall = draw.binding === 'tokens' ? MEAN_TASK_TOKENS : 1
+  const perCall = draw.binding === 'tokens' ? MEAN_TASK_ESTIMATE : 1
   // A rate limit's bucket is full at the start: a burst of work on top of its refill. Only a
   // minute's bucket holds a minute: a short schedule sized on it would outlast its refill.
   const burst = { minute: 1, 'ten-seconds': 1 / 6, second: 1 / 60, single: 0 }[draw.burst]
