@@ -116,9 +116,11 @@ export async function liveLeg(draw: ProviderDraw, processes: number): Promise<Le
   timers.forEach(clearTimeout)
   await server.close()
 
-  // Ctrl-C's exit (130) after the grace is the bench's doing; anything else failed.
+  // Ctrl-C's exit (130, or the signal itself if it came while exiting) after the grace is the
+  // bench's doing; anything else failed.
+  const byStop = (r: CliResult) => stopped && (r.code === 130 || r.signal === 'SIGINT')
   const trouble = results
-    .filter((r) => failed(r) && !(stopped && r.code === 130))
+    .filter((r) => failed(r) && !byStop(r))
     .map((r) => `exit ${r.code ?? r.signal}: ${r.stderr.trim().split('\n').slice(-2).join(' | ')}`)
   const twice = [...server.answered.values()].filter((n) => n !== 1).length
   if (twice > 0) trouble.push(`${twice} tasks answered more than once`)
