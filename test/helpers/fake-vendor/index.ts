@@ -4,7 +4,7 @@
  *
  * - `capacity` (capacity.ts): calls held at once, a 429 + retry-after beyond it;
  * - `rpm` (budget.ts): a refilling per-minute budget announced in x-ratelimit-* headers;
- *   both may change by phase, after a number of accepted calls;
+ *   both may change by phase, after a number of accepted calls or a time since the first request;
  * - `failures` (failures.ts): a key refused or missing, a model unknown or forbidden, no credit,
  *   or a hang; `refuses`: prompts answered 400;
  * - `answer`, `usage`, `cache` (answers.ts, cache.ts): what a call is answered, with what usage,
@@ -24,8 +24,10 @@ import { rpmBudget, type BudgetOptions } from './budget'
 import {
   capacityGate,
   phaseIndex,
+  type CapacityGate,
   rateLimited,
   type CapacityOptions,
+  type Held,
   type PhaseStats,
 } from './capacity'
 import { dialectOf, openAiCompletion, promptOf, type Dialect } from './dialects'
@@ -35,7 +37,7 @@ import { json, send, serve, type OnRequest, type Recorded, type Served } from '.
 export * from './dialects'
 export { variedUsage, type Answer, type Answered, type Usage } from './answers'
 export { words } from './cache'
-export type { Phase, PhaseStats } from './capacity'
+export type { Held, Phase, PhaseStats } from './capacity'
 export type { Failures, Trouble } from './failures'
 export { closedPort, closeVendors, json, send, type Recorded } from './server'
 export { useVendor, vendorDatabase, vendorEnv, type Price } from './settings'
@@ -77,8 +79,10 @@ export interface FakeVendor extends Served {
   throttled: number
   /** Most processes (a prompt's prefix before '-') with requests open at the same moment. */
   maxProcessesAtOnce: number
-  /** Calls accepted and refused, phase by phase (a phase starts at a limit's `after`). */
+  /** Calls accepted and refused, phase by phase (a phase starts at a limit's `after`/`afterMs`). */
   phases: PhaseStats[]
+  /** Calls holding capacity (accepted, or being refused slowly) at each change, in order. */
+  held: Held[]
   totals(): { accepted: number; refused: number; maxOpen: number }
   /** Hung requests: when each arrived and when its connection closed. */
   hung: { arrived: number; closed: number | null }[]
@@ -91,7 +95,8 @@ export interface FakeVendor extends Served {
 /** Starts a fake vendor; see the module's comment for the options. */
 export async function fakeVendor(options: FakeVendorOptions = {}): Promise<FakeVendor> {
   // Requests reach `respond` only once the port is known, after `v` is set.
-  const respond = options.handle ?? responder(options, () => v)
+  const gate = capacityGate(options)
+  const respond = options.handle ?? responder(options, gate, () => v)
   const served = await serve((req, res, raw) => respond(req, res, raw), options.port)
   const answers: Answered[] = []
   const phases: PhaseStats[] = []
@@ -106,6 +111,7 @@ export async function fakeVendor(options: FakeVendorOptions = {}): Promise<FakeV
     throttled: 0,
     maxProcessesAtOnce: 0,
     phases,
+    held: gate.timeline,
     totals: () => ({
       accepted: phases.reduce((n, p) => n + p.accepted, 0),
       refused: phases.reduce((n, p) => n + p.refused, 0),
@@ -123,8 +129,11 @@ export async function fakeVendor(options: FakeVendorOptions = {}): Promise<FakeV
 export const vendor = (handler: Handler): Promise<FakeVendor> => fakeVendor({ handle: handler })
 
 /** The request handler of a vendor with these options. */
-function responder(options: FakeVendorOptions, vendorOf: () => FakeVendor): OnRequest {
-  const gate = capacityGate(options)
+function responder(
+  options: FakeVendorOptions,
+  gate: CapacityGate,
+  vendorOf: () => FakeVendor,
+): OnRequest {
   const budget = rpmBudget(options)
   const answer = answerer(options)
   const limits = [options.capacity, options.rpm]
@@ -164,7 +173,8 @@ function responder(options: FakeVendorOptions, vendorOf: () => FakeVendor): OnRe
     }
 
     const now = Date.now()
-    const phase = (v.phases[phaseIndex(limits, accepted)] ??= {
+    const at = { accepted, sinceFirstMs: now - v.requests[0]!.at }
+    const phase = (v.phases[phaseIndex(limits, at)] ??= {
       accepted: 0,
       refused: 0,
       maxOpen: 0,
@@ -182,13 +192,12 @@ function responder(options: FakeVendorOptions, vendorOf: () => FakeVendor): OnRe
         rateLimited(res, waitMs, headers)
       }, delay)
     }
-    const wait = budget?.wait(now, accepted)
-    if (budget && wait !== undefined) return refuse(wait, budget.headers(now, accepted))
-    if (gate.full(accepted))
-      return refuse(gate.retryAfter(now), budget?.headers(now, accepted) ?? {})
+    const wait = budget?.wait(now, at)
+    if (budget && wait !== undefined) return refuse(wait, budget.headers(now, at))
+    if (gate.full(at)) return refuse(gate.retryAfter(now), budget?.headers(now, at) ?? {})
     budget?.take()
     // As the vendors count: the budget as of the call's arrival, sent with its answer.
-    const headers = { ...budget?.headers(now, accepted), ...idHeader }
+    const headers = { ...budget?.headers(now, at), ...idHeader }
     accepted++
     phase.accepted++
 

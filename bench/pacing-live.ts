@@ -1,0 +1,128 @@
+// `npm run bench:pacing-live`: the real-time leg of the pacing family. A dozen drawn providers
+// (drawFamily(12, 1), the draws the virtual-time race starts with), each shortened to a schedule
+// of SCHEDULE_MS after a warm-up of WARMUP_MS, served on loopback as OpenAI-compatible servers, and
+// run by real `pacer run` processes: one, then three on one database. Beside them, the same
+// shortened draws in virtual time (the Pacer contender of bench/scheduler). Utilization and
+// throttled share are measured where the capacity lives, at the server. The table says whether
+// the virtual-time figures hold in real time (the medians within 5 points); it exits non-zero only
+// when something crashed (a process that failed, a task not answered once).
+import { describeDraw, type ProviderDraw } from './scheduler/family'
+import { drawFamily } from './scheduler/family-race'
+import { shortDraw } from './pacing-live/draws'
+import { liveLeg, virtualLeg, type Leg } from './pacing-live/legs'
+
+const drawsAt = process.argv.indexOf('--draws')
+/** `-- --draws N`: the first N draws only (a quick look). */
+const DRAWS = drawsAt === -1 ? 12 : Number(process.argv[drawsAt + 1])
+const SCHEDULE_MS = 15_000
+const WARMUP_MS = 5000
+/** How close the live medians should come to the virtual ones, in points. */
+const WITHIN = 5
+
+interface Row {
+  draw: ProviderDraw
+  live1: Leg
+  live3: Leg
+  virtual: Leg
+}
+
+const pct = (x: number) => (Number.isFinite(x) ? (100 * x).toFixed(1) : '-')
+const pts = (x: number) =>
+  Number.isFinite(x) ? `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)}` : '-'
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b)
+  const m = Math.floor(s.length / 2)
+  return s.length === 0 ? NaN : s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2
+}
+const progress = (line: string) => process.stderr.write(`[pacing-live] ${line}\n`)
+
+const COLUMNS = ['live-1', 'live-3', 'virtual', 'Δ1', 'Δ3']
+const pad = (cells: string[], widths: number[]) =>
+  cells.map((c, i) => (i === 0 ? c.padEnd(widths[0]!) : c.padStart(widths[i]!))).join('  ')
+
+/** One figure's table: a row per draw, then the medians. */
+function table(title: string, rows: Row[], figure: (l: Leg) => number): string[] {
+  const cells = (label: string, l1: number, l3: number, v: number) => [
+    label,
+    pct(l1),
+    pct(l3),
+    pct(v),
+    pts(l1 - v),
+    pts(l3 - v),
+  ]
+  const lines = rows.map((r) =>
+    cells(`#${r.draw.seed}`, figure(r.live1), figure(r.live3), figure(r.virtual)),
+  )
+  const m = (pick: (r: Row) => Leg) => median(rows.map((r) => figure(pick(r))))
+  const l1 = m((r) => r.live1)
+  const l3 = m((r) => r.live3)
+  const v = m((r) => r.virtual)
+  // Differences of the medians, not medians of the differences: what the check below compares.
+  lines.push(cells('median', l1, l3, v))
+  const widths = [8, 7, 7, 7, 7, 7]
+  return [`${title} (%)`, pad(['draw', ...COLUMNS], widths), ...lines.map((l) => pad(l, widths))]
+}
+
+function verdict(name: string, rows: Row[], figure: (l: Leg) => number): string[] {
+  const v = median(rows.map((r) => figure(r.virtual)))
+  return (['live1', 'live3'] as const).map((leg) => {
+    const d = median(rows.map((r) => figure(r[leg]))) - v
+    const ok = Math.abs(d) <= WITHIN / 100 ? 'within' : 'NOT within'
+    return `${name}, ${leg === 'live1' ? 'one process' : 'three processes'}: median ${pts(d)} points from virtual time, ${ok} ${WITHIN}`
+  })
+}
+
+async function main(): Promise<void> {
+  const draws = drawFamily(12, 1)
+    .slice(0, DRAWS)
+    .map((d) => shortDraw(d, SCHEDULE_MS, WARMUP_MS))
+  const began = Date.now()
+  // Virtual time first: it fakes the global clock, which must not run under a live server.
+  const virtual = new Map<number, Leg>()
+  for (const draw of draws) virtual.set(draw.seed, await virtualLeg(draw))
+  progress(`virtual time: ${draws.length} draws in ${Date.now() - began} ms`)
+
+  const rows: Row[] = []
+  for (const [i, draw] of draws.entries()) {
+    progress(`${i + 1}/${draws.length} ${describeDraw(draw)}, ${draw.tasks} tasks`)
+    const live1 = await liveLeg(draw, 1)
+    progress(`  one process: ${(live1.ms / 1000).toFixed(1)} s, ${live1.attempts} calls`)
+    const live3 = await liveLeg(draw, 3)
+    progress(`  three processes: ${(live3.ms / 1000).toFixed(1)} s, ${live3.attempts} calls`)
+    rows.push({ draw, live1, live3, virtual: virtual.get(draw.seed)! })
+  }
+
+  const out = [
+    `pacing-live: ${draws.length} draws of drawFamily(12, 1), schedules of ${SCHEDULE_MS / 1000} s after ${WARMUP_MS / 1000} s of warm-up (${((Date.now() - began) / 60_000).toFixed(1)} min)`,
+    ...draws.map((d) => `  ${describeDraw(d)}, ${d.tasks} tasks`),
+    '',
+    ...table('utilization', rows, (l) => l.utilization),
+    '',
+    ...table('throttled share', rows, (l) => l.throttledShare),
+    '',
+    ...verdict('utilization', rows, (l) => l.utilization),
+    ...verdict('throttled share', rows, (l) => l.throttledShare),
+    ...rows.flatMap((r) =>
+      (['live1', 'live3'] as const)
+        .filter((leg) => r[leg].left > 0)
+        .map(
+          (leg) => `#${r.draw.seed} ${leg}: stopped after the schedule, ${r[leg].left} tasks left`,
+        ),
+    ),
+  ]
+  console.log(out.join('\n'))
+  const crashes = rows.flatMap((r) =>
+    (['live1', 'live3'] as const).flatMap((leg) =>
+      r[leg].trouble.map((t) => `#${r.draw.seed} ${leg}: ${t}`),
+    ),
+  )
+  if (crashes.length > 0) {
+    console.error(['crashed:', ...crashes].join('\n  '))
+    process.exitCode = 1
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err)
+  process.exitCode = 1
+})

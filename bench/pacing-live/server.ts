@@ -1,0 +1,111 @@
+// A drawn provider served in real time: a loopback server speaking OpenAI's Chat Completions that
+// answers each call through familyProvider(draw, start).call(task), the task found by the id its
+// prompt names. It keeps the books the bench reads: attempts, refusals, the last answer.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { ProviderResponse } from '../../src/main/engine/core/types'
+import {
+  drawTasks,
+  familyProvider,
+  type FamilyProvider,
+  type ProviderDraw,
+} from '../scheduler/family'
+import { openAiCompletion, openAiError } from '../../test/helpers/fake-vendor/dialects'
+import { taskIdOf } from './draws'
+
+export interface LiveServer {
+  /** The base URL an openai-compatible provider is given (ends in /v1). */
+  baseUrl: string
+  provider: FamilyProvider
+  /** Calls received, and those refused (429, 503, 529). */
+  attempts: number
+  refused: number
+  /** 200s per task id: each should be answered once. */
+  answered: Map<number, number>
+  /** Date.now() of the last 200 sent; 0 before one. */
+  lastAnswer: number
+  /** Requests that named no task of the draw (answered 400). */
+  strays: number
+  close(): Promise<void>
+}
+
+const THROTTLES = new Set([429, 503, 529])
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')))
+    req.on('error', reject)
+  })
+}
+
+function promptOf(raw: string): string {
+  try {
+    const body = JSON.parse(raw) as { messages?: { role?: string; content?: unknown }[] }
+    const user = body.messages?.find((m) => m.role === 'user')?.content
+    return typeof user === 'string' ? user : ''
+  } catch {
+    return ''
+  }
+}
+
+function send(res: ServerResponse, status: number, body: unknown, headers = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers })
+  res.end(JSON.stringify(body))
+}
+
+/** The body an OpenAI-compatible server sends with this answer: usage on a 200, an error else. */
+function bodyOf(answer: ProviderResponse): unknown {
+  if (answer.status === 200) {
+    const input = answer.usage?.inputTokens ?? 0
+    const output = answer.usage?.outputTokens ?? 0
+    const usage = { prompt_tokens: input, completion_tokens: output, total_tokens: input + output }
+    return openAiCompletion(answer.text ?? '', usage)
+  }
+  if (answer.status === 429) {
+    return openAiError('Rate limit reached for requests', 'requests', 'rate_limit_exceeded')
+  }
+  return openAiError(answer.error ?? 'overloaded', 'server_error', null)
+}
+
+/** Serves `draw` on 127.0.0.1 from now on: the draw's warm-up starts when this resolves. */
+export async function liveServer(draw: ProviderDraw): Promise<LiveServer> {
+  const tasks = drawTasks(draw)
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const raw = await readBody(req)
+    const id = req.url?.endsWith('/chat/completions') ? taskIdOf(promptOf(raw)) : undefined
+    const task = id === undefined ? undefined : tasks[id]
+    if (!task) {
+      live.strays++
+      send(res, 400, openAiError('no such task', 'invalid_request_error', null))
+      return
+    }
+    live.attempts++
+    const answer = await live.provider.call(task)
+    if (THROTTLES.has(answer.status)) live.refused++
+    else if (answer.status === 200) {
+      live.answered.set(task.id, (live.answered.get(task.id) ?? 0) + 1)
+      live.lastAnswer = Math.max(live.lastAnswer, Date.now())
+    }
+    send(res, answer.status, bodyOf(answer), answer.headers)
+  }
+  const server = createServer((req, res) => void handle(req, res))
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  const live: LiveServer = {
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    provider: familyProvider(draw, Date.now()),
+    attempts: 0,
+    refused: 0,
+    answered: new Map(),
+    lastAnswer: 0,
+    strays: 0,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      }),
+  }
+  return live
+}
