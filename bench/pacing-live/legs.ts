@@ -29,26 +29,12 @@ const PACER = CONTENDERS.find((c) => c.name.startsWith('Pacer (adaptive'))!
  * stop (SIGINT, as Ctrl-C: in-flight calls finish) and the tasks they left are reported; one still
  * running STOP_MS later is killed, a crash.
  */
-const GRACE_MS = 15_000
+const GRACE_MS = 5000
 const STOP_MS = 30_000
-
-/**
- * Runs `fn` with console.error silenced: family.ts and family-race.ts print a line per figure
- * (debugging output of the virtual-time race) that would drown the progress lines.
- */
-async function quietly<T>(fn: () => Promise<T> | T): Promise<T> {
-  const error = console.error
-  console.error = () => {}
-  try {
-    return await fn()
-  } finally {
-    console.error = error
-  }
-}
 
 /** The same short draw in virtual time, raced by the Pacer contender. */
 export async function virtualLeg(draw: ProviderDraw): Promise<Leg> {
-  const result = await quietly(() => raceDraw(draw, PACER))
+  const result = await raceDraw(draw, PACER)
   return {
     utilization: result.utilization,
     throttledShare: result.throttledShare,
@@ -129,7 +115,7 @@ export async function liveLeg(draw: ProviderDraw, processes: number): Promise<Le
   if (server.strays > 0) trouble.push(`${server.strays} requests named no task`)
   const closeBooks = Math.min(end, server.lastAnswer || end)
   return {
-    utilization: await quietly(() => server.provider.utilization(closeBooks)),
+    utilization: server.provider.utilization(closeBooks),
     throttledShare: server.attempts > 0 ? server.refused / server.attempts : 0,
     attempts: server.attempts,
     ms: Date.now() - started,
