@@ -156,6 +156,10 @@ describe('console operations', () => {
     const lines = Array.from({ length: 120 }, (_, i) =>
       JSON.stringify({ type: 'paced', payload: { i } }),
     ).join('\n')
+    // A floor of 8 against the simulated provider's capacity of 6: the limit cannot be cut below
+    // what is refused, and a refusal at the floor pauses the partition (a lone refusal among
+    // successes pauses nothing, so the sim's own slow start no longer would).
+    await s.served.api('scheduler:set', { partition: '*', params: { min: 8 } })
     const { batchId } = await s.served.api<{ batchId: string }>('batches:import', {
       fileName: 'paced.jsonl',
       content: lines,
@@ -163,11 +167,11 @@ describe('console operations', () => {
     await s.page.getByTestId('nav-concurrency').click()
     const select = s.page.getByTestId('controller-select')
     await until(async () => (await select.inputValue()) === 'adaptive')
-    // Slow start runs into the simulated provider's capacity of 6: its 429 carries a retry-after,
-    // which pauses the partition; the chart shades it and the list shows it.
+    // The chart shades the pause and the list shows it.
     const chart = s.page.getByTestId('concurrency-chart-sim:sim-small')
     await until(async () => Number(await chart.getAttribute('data-pauses')) > 0, 60_000, 100)
     await s.page.locator('[data-cause="pause"]').first().waitFor()
+    await s.served.api('scheduler:set', { partition: '*', params: { min: 1 } })
     mkdirSync(join(ROOT, 'test-results', 'screenshots'), { recursive: true })
     await s.page.screenshot({ path: join(ROOT, 'test-results', 'screenshots', 'pauses.png') })
 
