@@ -54,7 +54,10 @@ describe('three pacer run processes on one database share one budget', () => {
     // It found the capacity: at some point the provider was full.
     expect(provider.maxOpen).toBeGreaterThanOrEqual(CAPACITY)
     const share = provider.throttled / (provider.ok + provider.throttled)
-    expect(share).toBeLessThan(0.03)
+    // The first burst (three processes at 4 against 5 slots) and the probes: a probe comes 5 round
+    // trips after a refusal, doubling to 40, so a capacity that rises is found within seconds; on
+    // a 6 s run of 100 ms calls that is a few refused probes more than one every 8 s was.
+    expect(share).toBeLessThan(0.06)
     // Every task answered once, no more.
     expect(provider.answered.size).toBe(300)
     expect([...provider.answered.values()].every((n) => n === 1)).toBe(true)
