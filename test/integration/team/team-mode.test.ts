@@ -105,7 +105,9 @@ describe('team mode: three machines share one provider budget through Redis', ()
     expect(provider.maxProcessesAtOnce).toBeGreaterThanOrEqual(2)
     expect(provider.maxOpen).toBeLessThanOrEqual(MAX)
     expect(provider.maxOpen).toBeGreaterThanOrEqual(CAPACITY)
-    expect(provider.throttled / (provider.ok + provider.throttled)).toBeLessThan(0.03)
+    // The first burst and the probes, 5 round trips after a refusal doubling to 40: on a short run
+    // of fast calls a few refused probes more than one every 8 s was (as pacing-processes.test.ts).
+    expect(provider.throttled / (provider.ok + provider.throttled)).toBeLessThan(0.06)
     expect(provider.answered.size).toBe(300)
     expect([...provider.answered.values()].every((n) => n === 1)).toBe(true)
     // One shared partition, the three machines on it, every slot given back.
