@@ -116,7 +116,10 @@ describe('OpenAI-compatible provider', () => {
 
   it('answers a 2xx JSON without choices as a 502 that keeps the billed usage', async () => {
     const server = await vendor((_req, res) =>
-      json(res, 200, { error: { message: 'upstream timed out' }, usage: { prompt_tokens: 7 } }),
+      json(res, 200, {
+        error: { message: 'upstream timed out' },
+        usage: { prompt_tokens: 7, completion_tokens: 0 },
+      }),
     )
     const res = await openAi(server.url).call({ model: 'm', messages: USER })
     expect(res.status).toBe(502)
