@@ -9,25 +9,9 @@ import type { ProviderDraw } from '../../../bench/scheduler/family'
 import { drawProvider, drawTasks, familyProvider } from '../../../bench/scheduler/family'
 import { drawFamily } from '../../../bench/scheduler/family-race'
 import { T0, inVirtualTime, sleep } from '../../../bench/scheduler/virtual-time'
+import { familyDraw } from '../../helpers/family-draw'
 
-/** A draw with everything fixed but what a test names. */
-function draw(over: Partial<ProviderDraw>): ProviderDraw {
-  return {
-    seed: 1,
-    warmupMs: 0,
-    binding: 'concurrency',
-    phases: [{ fromMs: 0, value: 4 }],
-    durationMs: 60_000,
-    burst: 'minute',
-    headers: 'none',
-    lag: false,
-    refusal: { status: 429, retry: 'one-second' },
-    latency: { kind: 'fixed', medianMs: 1000 },
-    tenant: null,
-    tasks: 100,
-    ...over,
-  }
-}
+const draw = familyDraw
 
 const task = (id: number, tokens = 1000): BenchTask => ({
   id,

@@ -8,26 +8,21 @@ import { describe, expect, it } from 'vitest'
 import type { ProviderDraw } from '../../../../bench/scheduler/family'
 import { raceDraw } from '../../../../bench/scheduler/family-race'
 import { CONTENDERS, PACER_PAUSING } from '../../../../bench/scheduler/contenders'
+import { familyDraw } from '../../../helpers/family-draw'
 
 const PACER = CONTENDERS.find((c) => c.name.startsWith('Pacer (adaptive'))!
 const SEED = CONTENDERS.find((c) => c.name.startsWith('seed'))!
 
+/** A cap of 8 behind half-second calls, after a 20 s warm-up, unless a test says otherwise. */
 function draw(over: Partial<ProviderDraw>): ProviderDraw {
-  return {
+  return familyDraw({
     seed: 3,
     warmupMs: 20_000,
-    binding: 'concurrency',
     phases: [{ fromMs: 0, value: 8 }],
-    durationMs: 60_000,
-    burst: 'minute',
-    headers: 'none',
-    lag: false,
-    refusal: { status: 429, retry: 'one-second' },
     latency: { kind: 'fixed', medianMs: 500 },
-    tenant: null,
     tasks: 1500,
     ...over,
-  }
+  })
 }
 
 describe('pacing on the fake clock', () => {
