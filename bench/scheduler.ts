@@ -24,6 +24,15 @@ const seedAt = process.argv.indexOf('--seed')
 const SEED = seedAt === -1 ? 0 : Number(process.argv[seedAt + 1])
 const familyAt = process.argv.indexOf('--family')
 const FAMILY = familyAt === -1 ? 60 : Number(process.argv[familyAt + 1])
+for (const [flag, value] of [
+  ['--seed', SEED],
+  ['--family', FAMILY],
+] as const) {
+  if (!Number.isInteger(value) || value < 0) {
+    console.error(`${flag} takes a whole number >= 0, got ${String(value)}`)
+    process.exit(2)
+  }
+}
 
 interface Scenario {
   id: string
