@@ -24,9 +24,12 @@ export function startPacer(
   /** What the process printed so far. */
   output: () => { stdout: string; stderr: string }
 } {
+  // Hermetic: a HOME of its own unless the test gives one, so no run reads or writes the user's
+  // ~/.config (the default database, settings).
+  const home = env['HOME'] ?? mkdtempSync(join(tmpdir(), 'pacer-home-'))
   const child = spawn(process.execPath, [PACER, ...args], {
     cwd: ROOT,
-    env: { ...process.env, FORCE_COLOR: '0', ...env },
+    env: { ...process.env, FORCE_COLOR: '0', HOME: home, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let stdout = ''
