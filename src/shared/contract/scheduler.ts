@@ -82,6 +82,11 @@ export interface PartitionStopView {
 /** The pace of an announced budget, as the console shows it (PartitionView.pace). */
 export interface PaceInfoView {
   burstMs: number
+  /**
+   * No budget is announced: the rate was learned from refusals at one call in flight (a rate
+   * limit slower than a call per round trip).
+   */
+  learned?: boolean
   perMinute: Partial<Record<'requests' | 'tokens' | 'input-tokens' | 'output-tokens', number>>
 }
 

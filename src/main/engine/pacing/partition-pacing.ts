@@ -1,6 +1,5 @@
 import type { PauseView } from '../../../shared/contract'
 import { retryAfterMs, retryDelayMs } from '../providers/classify'
-import { backoff, type Backoff } from '../core/backoff'
 import type { LimitChange, Outcome } from '../core/types'
 import type {
   BudgetChange,
@@ -15,6 +14,7 @@ import type {
 import { RateBudget, costOf, readBudgetHeaders, refillRate } from './rate-budget'
 import type { BudgetCost, BudgetSettle, BudgetTicket, SharedReading } from './shared-budget'
 import type { PaceView } from './send-pace'
+import { FloorPace } from './floor-pace'
 
 /** Pacing beyond concurrency, per partition. Every field has a default; `{}` turns it all on. */
 export interface PacingOptions {
@@ -34,15 +34,6 @@ export interface PacingOptions {
   resumeJitterMs?: number
   /** Random numbers in [0, 1) for the jitter. @default Math.random */
   random?: () => number
-  /**
-   * A refusal that announces no wait while the limit sits at its floor (nothing left to cut)
-   * pauses the partition for this long, doubling per such refusal up to maxBackoffMs, half of it
-   * jittered; a success starts again from here. Without it a provider that refuses even one call
-   * at a time would be sent each retry as soon as the refusal arrives. @default 250
-   */
-  backoffMs?: number
-  /** @default 30_000 */
-  maxBackoffMs?: number
   /**
    * A refusal's wait pauses the whole partition even when it is a lone one: other calls kept
    * succeeding since the last refusal, and the announced budget (if any) showed room. Off, such a
@@ -82,8 +73,6 @@ export function checkPacingOptions(options: PacingOptions): Required<PacingOptio
     windowMs = 60_000,
     resumeJitterMs = 1000,
     random = Math.random,
-    backoffMs = 250,
-    maxBackoffMs = 30_000,
     pauseOnLoneRefusal = false,
   } = options
   if (!(Number.isFinite(resumeJitterMs) && resumeJitterMs >= 0)) {
@@ -94,14 +83,6 @@ export function checkPacingOptions(options: PacingOptions): Required<PacingOptio
   if (typeof random !== 'function') {
     throw new TypeError(`Expected \`random\` to be a function, got \`${String(random)}\``)
   }
-  if (!(Number.isFinite(backoffMs) && backoffMs > 0)) {
-    throw new TypeError(`Expected \`backoffMs\` to be a number > 0, got \`${String(backoffMs)}\``)
-  }
-  if (!(Number.isFinite(maxBackoffMs) && maxBackoffMs >= backoffMs)) {
-    throw new TypeError(
-      `Expected \`maxBackoffMs\` to be a number >= backoffMs, got \`${String(maxBackoffMs)}\``,
-    )
-  }
   // RateBudget validates windowMs.
   new RateBudget({ windowMs })
   return {
@@ -110,8 +91,6 @@ export function checkPacingOptions(options: PacingOptions): Required<PacingOptio
     windowMs,
     resumeJitterMs,
     random,
-    backoffMs,
-    maxBackoffMs,
     pauseOnLoneRefusal: pauseOnLoneRefusal === true,
   }
 }
@@ -137,32 +116,25 @@ export class PartitionPacing {
   readonly #o: Required<PacingOptions>
   readonly #budget: RateBudget
   #pausedUntil = Number.NEGATIVE_INFINITY
-  // Counts the refusals in a row that only the floor backoff could answer; a success resets it.
-  readonly #backoff: Backoff
   // Successes since the last refusal: a refusal after some is a lone one, not an empty budget.
   #oksSinceRefusal = 0
   // Why the partition last paused, for the console.
   #pauseReason: string | null = null
   #wake: NodeJS.Timeout | undefined
   #wakeAt = Number.POSITIVE_INFINITY
+  readonly #floor = new FloorPace()
 
   constructor(partition: string, options: Required<PacingOptions>) {
     this.#partition = partition
     this.#o = options
     this.#budget = new RateBudget({ windowMs: options.windowMs })
-    this.#backoff = backoff({
-      initialMs: options.backoffMs,
-      maxMs: options.maxBackoffMs,
-      jitter: 0.5,
-      random: options.random,
-    })
   }
 
   /** Ms until a call of this estimate may be admitted; 0 when it may go now. */
   delayMs(now: number, estimate?: CallEstimate): number {
     const paused = Math.max(0, this.#pausedUntil - now)
     const budget = this.#o.budget && this.#budget.known ? this.#budget.delayMs(now, estimate) : 0
-    return Math.max(paused, budget)
+    return Math.max(paused, budget, this.#o.pause ? this.#floor.delayMs(now) : 0)
   }
 
   /**
@@ -240,6 +212,7 @@ export class PartitionPacing {
 
   /** Takes an admitted call's estimated cost out of the budget. */
   admit(now: number, estimate?: CallEstimate): Reservation {
+    this.#floor.admitted(now)
     return this.#budget.reserve(now, estimate)
   }
 
@@ -250,7 +223,7 @@ export class PartitionPacing {
   settle(now: number, reservation: Reservation, outcome: Outcome, answer?: CallAnswer): Settled {
     const refused = outcome === 'throttled' || outcome === 'overloaded'
     if (outcome === 'ok' || outcome === 'near_limit') {
-      this.#backoff.reset()
+      this.#floor.succeeded(now, reservation.sentAt)
       this.#oksSinceRefusal++
     }
     const lone = refused && this.#oksSinceRefusal > 0
@@ -298,13 +271,19 @@ export class PartitionPacing {
   }
 
   /**
-   * A refusal the answer gave no wait for, while the limit cannot be cut any lower: pauses the
-   * partition for an exponential backoff (half of it jittered), or null when pauses are off.
+   * A refusal while the limit cannot be cut any lower and no budget is announced: the calls go at
+   * a learned rate below one per round trip (floor-pace.ts), cut by this refusal. False when
+   * pauses are off or a budget paces the partition.
    */
-  backoff(now: number): PauseChange | null {
-    if (!this.#o.pause) return null
-    const wait = this.#backoff.next()
-    return this.#pauseUntil(now, Math.ceil(now + wait), ' (refused at the floor: backing off)')
+  /** The floor's learned pace holds: refusals are its to answer, whatever the limit. */
+  get floorPacing(): boolean {
+    return this.#floor.perMinute !== null
+  }
+
+  floorPaced(now: number, sentAt: number): boolean {
+    if (!this.#o.pause || (this.#o.budget && this.#budget.known)) return false
+    this.#floor.refused(now, sentAt)
+    return true
   }
 
   #pauseUntil(now: number, until: number, why: string): PauseChange | null {
@@ -327,11 +306,18 @@ export class PartitionPacing {
     }
   }
 
+  #floorView(): { pace?: PaceView } {
+    const perMinute = this.#floor.perMinute
+    return perMinute === null
+      ? {}
+      : { pace: { burstMs: 0, perMinute: { requests: perMinute }, learned: true } }
+  }
+
   snapshot(now: number): PacingSnapshot {
     return {
       pausedUntil: this.#pausedUntil > now ? this.#pausedUntil : null,
       budget: this.#budget.snapshot(now),
-      ...(this.#budget.known ? { pace: this.#budget.pace } : {}),
+      ...(this.#budget.known ? { pace: this.#budget.pace } : this.#floorView()),
       pauseReason: this.#pauseReason,
     }
   }

@@ -334,15 +334,19 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     }
     const settled =
       state.pacing && reservation ? state.pacing.settle(now, reservation, outcome, answer) : null
-    // A refusal the announced budget explains is the budget's to pace, not a concurrency signal.
-    const seen = settled?.absorbed ? 'near_limit' : outcome
-    let pause = settled?.pause ?? null
+    const pause = settled?.pause ?? null
     const refused = outcome === 'throttled' || outcome === 'overloaded'
-    // Nothing left to cut and no wait announced: only a pause keeps the retry from going at once.
-    if (refused && state.pacing && !pause && !settled?.absorbed) {
+    let absorbed = settled?.absorbed === true
+    // Nothing left to cut and no budget to pace by: the floor's learned pace answers the refusal
+    // (its rate is cut, and the limit learns no ceiling of one from it), and so it does for as
+    // long as that pace holds, whatever the limit.
+    if (refused && state.pacing && !absorbed) {
       const { concurrency, params } = state.budget.controller
-      if (concurrency <= params.min) pause = state.pacing.backoff(now)
+      const floor = concurrency <= params.min || state.pacing.floorPacing
+      if (floor && state.pacing.floorPaced(now, sentAt)) absorbed = true
     }
+    // A refusal the announced budget explains is the budget's to pace, not a concurrency signal.
+    const seen = absorbed ? 'near_limit' : outcome
     // The next waiter may go: the release takes the slot again for it in the same store write.
     const handoff = this.#headReady(state, now)
     const account =

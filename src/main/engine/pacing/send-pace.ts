@@ -22,12 +22,21 @@ export const INITIAL_BURST_MS = 60_000
 const OTHERS_WEIGHT = 0.3
 /** Two readings closer than this say too little about a rate (remaining is rounded to a unit). */
 const MIN_SPAN_MS = 500
+/** A refusal one call at a time cuts the rate that is ours to this share of what it was. */
+const SCALE_CUT = 0.8
+/** The least share of the announced rate a cut leaves. */
+const MIN_SCALE = 0.05
+/** Without refusals the share regrows this much per second (x1.25 in about 10 s), up to 1. */
+const SCALE_GROWTH_PER_S = 1.025
 
 interface Lane {
   /** The announced rate per ms. */
   ratePerMs: number
-  /** What others (tenants, workers not on our store) were seen to spend per ms. */
-  othersPerMs: number
+  /**
+   * The share of the rate others (tenants, workers not on our store) were seen to spend: a share,
+   * so that it follows the announced limit when that changes.
+   */
+  othersShare: number
   level: number
   at: number
   /** The mean cost of a call here: the least burst there is (one call at a time). */
@@ -42,12 +51,20 @@ export interface PaceView {
   burstMs: number
   /** Per dimension, the rate that is ours per minute. */
   perMinute: Partial<Record<BudgetDimension, number>>
+  /** Learned from refusals, no budget announced (floor-pace.ts). */
+  learned?: boolean
 }
 
 export class SendPace {
   readonly #lanes = new Map<BudgetDimension, Lane>()
   #burstMs = INITIAL_BURST_MS
   #lastCutAt = Number.NEGATIVE_INFINITY
+  // The share of the announced rate that is ours, as refusals one call at a time taught it: a
+  // tenant the headers hide, a `remaining` that lags, a cap on calls in flight.
+  #scale = 1
+  #scaleAt = Number.NEGATIVE_INFINITY
+  // The latest moment the pace was asked about, for the view.
+  #seen = Number.NEGATIVE_INFINITY
 
   get burstMs(): number {
     return this.#burstMs
@@ -62,9 +79,9 @@ export class SendPace {
       lane.ratePerMs = ratePerMs
       return
     }
-    const fresh: Lane = { ratePerMs, othersPerMs: 0, level: 0, at: now, reading: null, meanCost: 0 }
+    const fresh: Lane = { ratePerMs, othersShare: 0, level: 0, at: now, reading: null, meanCost: 0 }
     // A new lane starts with its burst full.
-    fresh.level = this.#capacity(fresh)
+    fresh.level = this.#capacity(fresh, now)
     this.#lanes.set(dim, fresh)
   }
 
@@ -81,9 +98,11 @@ export class SendPace {
       const span = at - prev.at
       const expected = prev.remaining + lane.ratePerMs * span - (spent - prev.spent)
       if (expected < limit * 0.9 && remaining < limit * 0.9) {
-        const others = Math.max(0, (expected - remaining) / span)
-        const capped = Math.min(others, lane.ratePerMs * 0.9)
-        lane.othersPerMs += OTHERS_WEIGHT * (capped - lane.othersPerMs)
+        const others = Math.max(0, (expected - remaining) / span) / lane.ratePerMs
+        lane.othersShare += OTHERS_WEIGHT * (Math.min(others, 0.9) - lane.othersShare)
+      } else if (remaining >= limit * 0.9) {
+        // A bucket near full: whatever others spend, it is not much of the rate now.
+        lane.othersShare *= 1 - OTHERS_WEIGHT
       }
       lane.reading = { at, remaining, spent, limit }
     } else if (!prev || prev.limit !== limit || at < prev.at) {
@@ -97,10 +116,16 @@ export class SendPace {
    * spacing (a cap on calls in flight, say), and is the concurrency controller's to answer.
    */
   refusedUnexplained(sentAt: number, now: number): boolean {
-    if (this.#burstMs === 0) return false
     // One narrowing per episode (TCP NewReno): calls sent before it were paced the old way.
     if (sentAt <= this.#lastCutAt) return true
     this.#lastCutAt = now
+    if (this.#burstMs === 0) {
+      // Already one call at a time and still refused: less of the rate is ours than announced.
+      this.#settleLevels(now)
+      this.#scale = Math.max(MIN_SCALE, this.#currentScale(now) * SCALE_CUT)
+      this.#scaleAt = now
+      return true
+    }
     this.#burstMs = 0
     return true
   }
@@ -111,12 +136,12 @@ export class SendPace {
     for (const [dim, lane] of this.#lanes) {
       const c = cost[dim]
       if (!(c > 0)) continue
-      const rate = this.#rate(lane)
+      const rate = this.#rate(lane, now)
       const level = this.#level(lane, now)
       // A call larger than the burst goes once the burst is full, or it would never go; a call
       // before it may have left a debt (the level below 0) that is paid first, as the provider's
       // own bucket would.
-      const need = Math.min(c, this.#capacity(lane))
+      const need = Math.min(c, this.#capacity(lane, now))
       if (level < need) wait = Math.max(wait, (need - level) / rate)
     }
     return Math.ceil(wait)
@@ -147,22 +172,38 @@ export class SendPace {
 
   view(): PaceView {
     const perMinute: PaceView['perMinute'] = {}
-    for (const [dim, lane] of this.#lanes) perMinute[dim] = this.#rate(lane) * 60_000
+    for (const [dim, lane] of this.#lanes) perMinute[dim] = this.#rate(lane, this.#seen) * 60_000
     return { burstMs: this.#burstMs, perMinute }
   }
 
-  #rate(lane: Lane): number {
-    const ours = Math.max(lane.ratePerMs * 0.05, lane.ratePerMs - lane.othersPerMs)
-    return ours * (this.#burstMs === 0 ? SINGLE_CALL_MARGIN : 1)
+  #rate(lane: Lane, now: number): number {
+    const ours = lane.ratePerMs * Math.max(0.05, 1 - lane.othersShare)
+    return ours * (this.#burstMs === 0 ? SINGLE_CALL_MARGIN : 1) * this.#currentScale(now)
   }
 
-  #capacity(lane: Lane): number {
-    return Math.max(lane.meanCost, this.#rate(lane) * this.#burstMs)
+  /** The share as of `now`: it regrows without refusals since the last cut. */
+  #currentScale(now: number): number {
+    if (this.#scale >= 1) return 1
+    const seconds = Math.max(0, now - this.#scaleAt) / 1000
+    return Math.min(1, this.#scale * SCALE_GROWTH_PER_S ** seconds)
+  }
+
+  /** Brings every lane's level up to `now` before the rate changes under it. */
+  #settleLevels(now: number): void {
+    for (const lane of this.#lanes.values()) {
+      lane.level = this.#level(lane, now)
+      lane.at = now
+    }
+  }
+
+  #capacity(lane: Lane, now: number): number {
+    return Math.max(lane.meanCost, this.#rate(lane, now) * this.#burstMs)
   }
 
   #level(lane: Lane, now: number): number {
     // Never above the burst, however it narrowed since.
-    const refilled = lane.level + this.#rate(lane) * Math.max(0, now - lane.at)
-    return Math.min(this.#capacity(lane), refilled)
+    this.#seen = Math.max(this.#seen, now)
+    const refilled = lane.level + this.#rate(lane, now) * Math.max(0, now - lane.at)
+    return Math.min(this.#capacity(lane, now), refilled)
   }
 }

@@ -116,10 +116,13 @@ describe('Scheduler pacing (opt-in)', () => {
     expect(state(s, 'a')).toMatchObject({ limit: 8, throttles: 2 })
     expect(s.pacing('a')?.pace).toMatchObject({ burstMs: 0 })
     await pass(1000)
-    // Refused again, one call at a time: not about spacing. That one is the controller's.
+    const rate = s.pacing('a')?.pace?.perMinute.requests ?? 0
+    // Refused again, one call at a time: less of the rate is ours than announced (a tenant the
+    // headers hide, a cap on calls in flight). The pace's rate is cut; the limit still holds.
     const again = await s.acquire('a')
     again.release('throttled', { headers: requests(600, 300) })
-    expect(state(s, 'a')).toMatchObject({ limit: 4, throttles: 3 })
+    expect(state(s, 'a')).toMatchObject({ limit: 8, throttles: 3 })
+    expect(s.pacing('a')?.pace?.perMinute.requests).toBeCloseTo(rate * 0.8, 6)
     s.close()
   })
 

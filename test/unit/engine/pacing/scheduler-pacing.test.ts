@@ -1,5 +1,5 @@
 // The Scheduler's rules that came with pacing on by default: the controller swap, sliders under
-// pacing, the floor's backoff, announced budgets as `headers` changes, the pause in the snapshot.
+// pacing, the floor's learned pace, announced budgets as `headers` changes, the pause in the snapshot.
 // Fake timers for the wake-ups and a fake clock for now(), moved together.
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { controllerFactory } from '../../../../src/main/engine/pacing/controllers'
@@ -138,24 +138,55 @@ describe('sliders with pacing on', () => {
   })
 })
 
-describe('the floor: a refusal with no wait announced and nothing left to cut', () => {
-  it('pauses the partition for a backoff that doubles, and a success starts it again', async () => {
-    const { s, clock, pauses, pass } = paced({ params: { initial: 1 } })
-    const backoffs: number[] = []
-    for (const outcome of ['throttled', 'overloaded', 'ok', 'throttled'] as const) {
-      const permit = await s.acquire('p')
-      permit.release(outcome)
-      const pause = pauses.at(-1)
-      if (outcome !== 'ok') {
-        expect(pause?.reason).toMatch(/^paused until .* \(refused at the floor: backing off\)$/)
-        backoffs.push(pause!.until - clock.now())
-        expect(s.snapshot()[0]?.pausedUntil).toBe(pause!.until)
-      }
-      await pass(pause ? pause.until - clock.now() : 0)
-      expect(s.snapshot()[0]?.pausedUntil).toBeNull()
+describe('the floor: a refusal with no budget announced and nothing left to cut', () => {
+  it('starts a pace below one call per round trip; a refusal cuts it, successes grow it', async () => {
+    const { s, pass, track, partition } = paced({ params: { initial: 1, max: 1 } })
+    const first = await s.acquire('p')
+    await pass(1000)
+    first.release('ok')
+    expect(partition().pace).toBeUndefined()
+    const refused = await s.acquire('p')
+    await pass(100)
+    refused.release('throttled')
+    // One call a round trip (1 s) was what the floor sent: the pace starts at 0.8 of it.
+    expect(partition().pace).toEqual({ burstMs: 0, perMinute: { requests: 48 }, learned: true })
+    // The next call waits 1250 ms from the last send (100 ms before the refusal came).
+    const log: string[] = []
+    const next = track(log, 'next')
+    await pass(1000)
+    expect(log).toEqual([])
+    await pass(150)
+    expect(log).toEqual(['next'])
+    const permit = await next
+    await pass(1000)
+    permit.release('ok')
+    const grown = partition().pace?.perMinute.requests ?? 0
+    expect(grown).toBeGreaterThan(48)
+    // A refusal of a call sent after the cut: x0.8.
+    const pending = s.acquire('p')
+    await pass(2000)
+    const again = await pending
+    again.release('throttled')
+    expect(partition().pace?.perMinute.requests).toBeCloseTo(grown * 0.8, 6)
+    s.close()
+  })
+
+  it('ends once the pace allows more than a call and a half per round trip', async () => {
+    const { s, pass, partition } = paced({ params: { initial: 1, max: 1 } })
+    const first = await s.acquire('p')
+    await pass(1000)
+    first.release('ok')
+    const refused = await s.acquire('p')
+    refused.release('throttled')
+    expect(partition().pace?.learned).toBe(true)
+    for (let i = 0; i < 200 && partition().pace; i++) {
+      const next = s.acquire('p')
+      await pass(2000)
+      const permit = await next
+      await pass(1000)
+      permit.release('ok')
     }
-    // Half of each wait is jitter: 250 ms -> [125, 250], 500 -> [250, 500]; random() is 0.5.
-    expect(backoffs).toEqual([188, 375, 188])
+    expect(partition().pace).toBeUndefined()
     s.close()
   })
 

@@ -29,6 +29,9 @@ export function paceLine(pace: PaceInfoView): string {
     const perMinute = pace.perMinute[dim]
     return perMinute === undefined ? [] : [`${formatRate(dim, perMinute)} ${label}/min`]
   })
+  if (pace.learned) {
+    return `Paced at ${rates.join(', ')} · learned from refusals at one call in flight (no budget announced)`
+  }
   const rate = rates.length > 0 ? `Paced at ${rates.join(', ')}` : 'Paced by the announced budget'
   return `${rate} · ${burstText(pace.burstMs)}`
 }

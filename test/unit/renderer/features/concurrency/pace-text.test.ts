@@ -29,6 +29,12 @@ describe('the pace line', () => {
     )
   })
 
+  it('says where a pace with no budget announced came from', () => {
+    expect(paceLine({ burstMs: 0, perMinute: { requests: 42.4 }, learned: true })).toBe(
+      'Paced at 42 requests/min · learned from refusals at one call in flight (no budget announced)',
+    )
+  })
+
   it('lists every dimension, requests first, tokens as the view formats tokens', () => {
     const line = paceLine({
       burstMs: 60_000,
