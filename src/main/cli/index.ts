@@ -12,6 +12,7 @@ import { teamExportCommand, teamSummaryCommand } from './team-ledger-commands'
 import { DatabaseError, UsageError, isStorageError } from './common'
 import { EXIT, EXIT_CODES_HELP } from './exit-codes'
 import { say } from './terminal-text'
+import { guardProcess } from './exit-guard'
 import { CONTROLLER_KINDS, PACER_VERSION, SIM_REQUESTS_PER_MINUTE } from '../engine'
 
 /** What a command's action reports: the process's exit code. */
@@ -19,6 +20,15 @@ type Done = (exitCode: number) => void
 
 /** Runs one `pacer` command; resolves to its exit code (exit-codes.ts). */
 export async function main(argv: string[]): Promise<number> {
+  const release = guardProcess()
+  try {
+    return await command(argv)
+  } finally {
+    release()
+  }
+}
+
+async function command(argv: string[]): Promise<number> {
   let exitCode: number = EXIT.done
   const program = buildProgram((code) => {
     exitCode = code

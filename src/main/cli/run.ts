@@ -9,6 +9,7 @@ import { SIM_DEFAULT_MODEL } from '../engine'
 import { UsageError, dbPathFrom, processBaseUrls } from './common'
 import { openTeamEngine } from './team'
 import { EXIT } from './exit-codes'
+import { exitNow, noteInterrupted } from './exit-guard'
 import { reportHeldAnswers } from './disk-full'
 import { say } from './terminal-text'
 import { printStop } from './run-report'
@@ -212,6 +213,9 @@ function sayStart(
   }
 }
 
+/** After a second Ctrl-C, the most the abort may take before the process ends with 130. */
+const ABORT_BOUND_MS = 3000
+
 /**
  * Runs until the batch has nothing queued or running. The first Ctrl-C stops admitting and lets
  * in-flight calls finish (bounded); a second one aborts them. Claims are released either way.
@@ -259,13 +263,18 @@ async function drive(
   let signals = 0
   const onSignal = () => {
     signals++
+    noteInterrupted()
     if (signals === 1) {
       say.err(
         '\npacer: stopping: no new calls, letting in-flight calls finish (Ctrl-C again to abort them)\n',
       )
       run.stop()
     } else {
+      // Abort at once: calls are aborted and claims given back; a handler that ignores its
+      // signal does not hold the process past a short bound (its lease lapses instead).
+      say.err('\npacer: aborting\n')
       run.abort()
+      setTimeout(() => exitNow(EXIT.interrupted), ABORT_BOUND_MS).unref()
     }
   }
   process.on('SIGINT', onSignal)

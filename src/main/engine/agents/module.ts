@@ -112,6 +112,9 @@ export async function loadAgentModule(path: string): Promise<AgentModule> {
   }
 }
 
+/** How long an agent module may take to load (its top-level code, awaits included). */
+const LOAD_TIMEOUT_MS = 30_000
+
 /** The module's exports as an ES namespace: TypeScript compiled as CommonJS is unwrapped. */
 async function importModule(
   file: string,
@@ -121,17 +124,38 @@ async function importModule(
   // The content's hash in the URL: a changed file is loaded again, an unchanged one from cache.
   const url = `${pathToFileURL(file).href}?pacer-agent=${digest}`
   let ns: Record<string, unknown>
+  let timer: NodeJS.Timeout | undefined
+  // A top-level await that never settles would hold the run forever: loading has a deadline
+  // (unref'd: with nothing else to wait on, the process ends and the CLI's exit guard says so).
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new AgentModuleError(
+            file,
+            `did not finish loading within ${LOAD_TIMEOUT_MS / 1000} s (a top-level await that never settles?)`,
+          ),
+        ),
+      LOAD_TIMEOUT_MS,
+    )
+    timer.unref()
+  })
   try {
-    if (typescript) {
-      // The ESM build of tsx's API: its CommonJS build resolves its own loader wrongly when
-      // required from code that tsx itself compiled (the `pacer` command).
-      const { tsImport } = await import('tsx/esm/api')
-      ns = (await tsImport(url, pathToFileURL(file).href)) as Record<string, unknown>
-    } else {
-      ns = (await import(url)) as Record<string, unknown>
+    const load = async () => {
+      if (typescript) {
+        // The ESM build of tsx's API: its CommonJS build resolves its own loader wrongly when
+        // required from code that tsx itself compiled (the `pacer` command).
+        const { tsImport } = await import('tsx/esm/api')
+        return (await tsImport(url, pathToFileURL(file).href)) as Record<string, unknown>
+      }
+      return (await import(url)) as Record<string, unknown>
     }
+    ns = await Promise.race([load(), deadline])
   } catch (err) {
+    if (err instanceof AgentModuleError) throw err
     throw new AgentModuleError(file, `cannot load: ${(err as Error).message.split('\n')[0]}`)
+  } finally {
+    clearTimeout(timer)
   }
   // A .ts file in a CommonJS package is compiled to CommonJS: Node then hands its exports object
   // over as `default` (esbuild marks it __esModule).
