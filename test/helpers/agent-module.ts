@@ -23,3 +23,26 @@ export default {
 }
 `
 }
+
+/**
+ * Two ctx.chat calls with a wait between them for the file $GO, so a test can stop the run
+ * (Ctrl-C) while every task sits between its calls, then let the handlers go on.
+ */
+export function gatedTwoCallAgent(): string {
+  return `import { existsSync } from 'node:fs'
+export default {
+  async research(task, ctx) {
+    const plan = await ctx.chat({ messages: [{ role: 'user', content: 'plan: ' + task.payload.q }] })
+    while (!existsSync(process.env.GO)) await new Promise((r) => setTimeout(r, 20))
+    const answer = await ctx.chat({
+      messages: [
+        { role: 'user', content: 'plan: ' + task.payload.q },
+        { role: 'assistant', content: plan.text },
+        { role: 'user', content: 'now answer' },
+      ],
+    })
+    return { q: task.payload.q, plan: plan.text, answer: answer.text }
+  },
+}
+`
+}

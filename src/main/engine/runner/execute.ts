@@ -38,7 +38,11 @@ export async function execute(
   let out: DriverResult
   try {
     out = await driver(driverTask, effects)
-  } catch (err) {
+  } catch (thrown) {
+    // A stop (Ctrl-C, SIGTERM), pause, cancel or stopped partition that refused an effect ends the
+    // task as the runner's, even when a handler caught it or threw something of its own instead:
+    // the claim is released and the task requeued, its journal kept for the next run.
+    const err = effects.runnerEnd ? effects.runnerEnd.error : thrown
     if (err instanceof EffectStop) {
       if (err.why === 'lost') {
         // Team mode: the team claim was lost, the local one is still ours to give back.
@@ -54,6 +58,8 @@ export async function execute(
     // (with fixed code, or a fixed tool) replays what its calls already paid for.
     return agentFailed(ctx, active, err, epoch)
   }
+  // A handler that swallowed the refusal answers without the calls it meant to make: not kept.
+  if (effects.runnerEnd) throw effects.runnerEnd.error
   // The answer is the last step's: cut short by the output cap, it is kept but not handed out to
   // duplicates unless the operator accepts truncated answers (claims.ts).
   const truncated = out.finishReason === 'length'

@@ -48,6 +48,12 @@ export class JournaledEffects implements Effects {
   calls = 0
   /** Calls the journal answered. */
   replayed = 0
+  /**
+   * What the runner ended an effect with (a stop, pause or cancel, a stopped partition, a busy
+   * database), if it did. The execution ends with it whatever its driver made of it: a handler
+   * that catches or wraps the refusal of its next call must not turn Ctrl-C into its own failure.
+   */
+  #runnerEnd: { error: unknown } | null = null
 
   constructor(
     ctx: RunContext,
@@ -80,6 +86,11 @@ export class JournaledEffects implements Effects {
     return this.#active.controller.signal
   }
 
+  /** The runner's end an effect met (see #runnerEnd); null when none did. */
+  get runnerEnd(): { error: unknown } | null {
+    return this.#runnerEnd
+  }
+
   /** What the execution's calls cost: null once one is unpriced, or when there was none. */
   get costMicros(): number | null {
     return this.calls === 0 ? null : this.#cost
@@ -102,21 +113,23 @@ export class JournaledEffects implements Effects {
     const answerLost =
       entry?.state === ENTRY_STATES.sent &&
       (this.#liveEpoch === null || entry.epoch !== this.#liveEpoch)
-    const result = await callProvider(this.#ctx, this.#active, target, {
-      messages: [...messages],
-      step: index,
-      provider,
-      model,
-      epoch: this.#epoch,
-      params,
-      maxOutputTokens: params?.max_tokens,
-      answerLost,
-      beforeSend: key ? () => this.#parts!.journal.intent(key) : undefined,
-      onAnswer: key ? (paid) => this.#answer(key, paid, provider, model) : undefined,
-      // A refusal, an error, an abort (Ctrl-C, cancel) is on the ledger: no answer was lost.
-      // Only a crash or a failed write leaves the intent: the rerun's call is then a duplicate.
-      onUnanswered: key ? () => this.#parts!.journal.forget(key) : undefined,
-    })
+    const result = await this.#runnerEnds(() =>
+      callProvider(this.#ctx, this.#active, target, {
+        messages: [...messages],
+        step: index,
+        provider,
+        model,
+        epoch: this.#epoch,
+        params,
+        maxOutputTokens: params?.max_tokens,
+        answerLost,
+        beforeSend: key ? () => this.#parts!.journal.intent(key) : undefined,
+        onAnswer: key ? (paid) => this.#answer(key, paid, provider, model) : undefined,
+        // A refusal, an error, an abort (Ctrl-C, cancel) is on the ledger: no answer was lost.
+        // Only a crash or a failed write leaves the intent: the rerun's call is then a duplicate.
+        onUnanswered: key ? () => this.#parts!.journal.forget(key) : undefined,
+      }),
+    )
     if (result.kind === 'lost') throw new EffectStop('lost', 'the claim was taken over')
     if (result.kind === 'failed') {
       throw new EffectStop('failed', result.error, result.status, result.deterministic)
@@ -146,8 +159,8 @@ export class JournaledEffects implements Effects {
       this.#logLine('step', `step ${index} "${name}": replayed from the journal`)
       return (JSON.parse(entry.body) as { value: T }).value
     }
-    if (this.#active.stopped) throw this.#active.stopped
-    if (this.#ctx.stopping()) throw new StopSignal('stop')
+    const stop = this.#active.stopped ?? (this.#ctx.stopping() ? new StopSignal('stop') : null)
+    if (stop) throw this.#ended(stop)
     if (this.#active.lost) throw new EffectStop('lost', 'the claim was taken over')
     const value = await fn()
     const body = JSON.stringify({ value })
@@ -168,6 +181,23 @@ export class JournaledEffects implements Effects {
   /** The result is stored: the journal of this execution is no longer needed. */
   close(): void {
     this.#parts?.journal.drop(this.#active.task.fpId)
+  }
+
+  /**
+   * Runs the runner's part of an effect: what it throws, other than the effect's own EffectStop,
+   * is the runner's end (the built-in loop lets it go up as it is).
+   */
+  async #runnerEnds<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn()
+    } catch (err) {
+      throw err instanceof EffectStop ? err : this.#ended(err)
+    }
+  }
+
+  #ended(err: unknown): unknown {
+    this.#runnerEnd ??= { error: err }
+    return err
   }
 
   #taskParams(): RequestParams | undefined {
