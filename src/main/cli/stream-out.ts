@@ -6,6 +6,7 @@ import { once } from 'node:events'
 import { resolve } from 'node:path'
 import { PassThrough } from 'node:stream'
 import { UsageError } from './common'
+import { terminalSafeStream } from './terminal-text'
 
 /** Writes what it is given to `out`, ends it, and resolves with the count of rows written. */
 export type StreamWrite = (out: NodeJS.WritableStream) => Promise<{ rows: number }>
@@ -70,13 +71,18 @@ function refuseDatabase(out: string, database: string): void {
 
 /**
  * Streams to process.stdout without ending it (the writers end the stream they are given, and an
- * ended stdout would swallow anything printed after): through a PassThrough piped with
- * `end: false`, which keeps backpressure. Returns the row count, or null when stdout was closed by
- * its reader (EPIPE) before the end.
+ * ended stdout would swallow anything printed after): through a relay piped with `end: false`,
+ * which keeps backpressure. Returns the row count, or null when stdout was closed by its reader
+ * (EPIPE) before the end.
+ *
+ * On a terminal the relay escapes control characters as everything else the CLI prints: answers
+ * and task types are a provider's and a batch file's text, and an ESC or OSC sequence in them
+ * would act on the terminal. To a pipe the bytes stay exact (the reader is a program, and a file
+ * export holds the same bytes); `| cat` shows them raw on purpose.
  */
 async function writeToStdout(write: StreamWrite): Promise<number | null> {
   const stdout = process.stdout
-  const relay = new PassThrough()
+  const relay = stdout.isTTY ? terminalSafeStream() : new PassThrough()
   let closed: NodeJS.ErrnoException | null = null
   const onError = (err: NodeJS.ErrnoException) => {
     closed = err

@@ -1,6 +1,8 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { terminalSafe } from '../../../src/main/cli/terminal-text'
+import { Readable } from 'node:stream'
+import { text } from 'node:stream/consumers'
+import { terminalSafe, terminalSafeStream } from '../../../src/main/cli/terminal-text'
 
 // What a terminal acts on: C0 controls, DEL, C1 (0x9b is an 8-bit CSI), and the Unicode format
 // characters that reorder (bidi overrides, isolates, marks) or break lines (LS, PS).
@@ -40,6 +42,39 @@ describe('terminalSafe', () => {
         const line = terminalSafe(JSON.stringify({ s }), { lines: true })
         expect(JSON.parse(line)).toEqual({ s })
       }),
+    )
+  })
+})
+
+/** What the stream makes of `input` fed as the byte chunks `cuts` split it into. */
+async function throughStream(input: string, cuts: number[]): Promise<string> {
+  const bytes = Buffer.from(input, 'utf8')
+  const at = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b)
+  const chunks = [0, ...at].map((from, i) => bytes.subarray(from, at[i] ?? bytes.length))
+  return text(Readable.from(chunks).pipe(terminalSafeStream()))
+}
+
+describe('terminalSafeStream', () => {
+  it("escapes a CSV's hostile cells, keeps its CRLF record ends, escapes a lone CR", async () => {
+    const csv = 'type,answer\r\nx,"ok\u001b[2J\u001b]52;c;cHduZWQ=\u0007\u009b31m\u202e\rover"\r\n'
+    expect(await throughStream(csv, [])).toBe(
+      'type,answer\r\nx,"ok\\u001b[2J\\u001b]52;c;cHduZWQ=\\u0007\\u009b31m\\u202e\\rover"\r\n',
+    )
+  })
+
+  it('is terminalSafe (CRLF aside) wherever the chunks are cut, within characters too', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.string({ unit: 'binary' }),
+        fc.array(fc.nat(), { maxLength: 6 }),
+        async (s, cuts) => {
+          const expected = s
+            .split('\r\n')
+            .map((part) => terminalSafe(part, { lines: true }))
+            .join('\r\n')
+          expect(await throughStream(s, cuts)).toBe(expected)
+        },
+      ),
     )
   })
 })

@@ -11,6 +11,7 @@ import type {
 } from '../../../shared/contract'
 import { microsToUsd, microsToUsdString as usd } from '../../../shared/money'
 import { csvStream, type CsvColumn } from '../core/csv'
+import { safeJson } from '../core/json-text'
 import { taskStatusOf } from '../db/codes'
 import { EngineError } from '../core/errors'
 import { RESULTS_PAGE_ROWS, RESULTS_SQL } from './results-sql'
@@ -119,7 +120,7 @@ export class Results {
       let text = ''
       for (const a of answers) {
         rows++
-        text += `${JSON.stringify(jsonRecord(a))}\n`
+        text += `${safeJson(jsonRecord(a))}\n`
         if (text.length >= CHUNK) {
           yield text
           text = ''
@@ -217,7 +218,7 @@ const CSV_COLUMNS: readonly CsvColumn<TaskAnswerView>[] = [
 
 const MESSAGE_COLUMN: CsvColumn<TaskAnswerView> = {
   header: 'message',
-  value: (a) => (a.message === null ? null : JSON.stringify(a.message)),
+  value: (a) => (a.message === null ? null : safeJson(a.message)),
 }
 
 interface LedgerDbRow {
