@@ -6,8 +6,12 @@ import type { AimdParams, LimitChange, Outcome } from '../core/types'
 import { SEED_AIMD } from '../core/types'
 import type { ControllerMemory, ControllerState } from './store'
 
-/** Round trips the limit holds below a refused level before the first probe of it. */
+/** Round trips the limit holds below a refused level before the first probe of it, at most. */
 const PROBE_RTTS = 5
+/** ... and at least: a capacity of 20 or more probes after 2 round trips. */
+const PROBE_MIN_RTTS = 2
+/** Calls the first probe waits for at the refused level (40 / ceiling round trips, within the two). */
+const PROBE_CALLS = 40
 /** The most round trips between probes, however many were refused: a rise is found within it. */
 const PROBE_MAX_RTTS = 40
 /** Weight of a new round trip in the smoothed one (TCP: 1/8). */
@@ -61,10 +65,11 @@ export interface AdaptiveMemory {
  * - Successes of calls sent before the cut do not grow the limit (fast recovery counts only the
  *   new window), and growth needs the limit in use: in-flight within one of it.
  * - Where throttles happened is remembered (the ceiling): the limit recovers quickly to just below
- *   it, holds, and probes the ceiling after 5 round trips (CUBIC: time since the cut, not a fixed
- *   cooldown; never later than cooldownMs), doubling the wait per refused probe up to 40 round
- *   trips. A refused probe returns to the level that held instead of cutting: the probe was the
- *   only call above it. A throttle at or below that level means the capacity dropped: it is cut
+ *   it, holds until that level carried a full window, and probes the ceiling 40 calls' worth of
+ *   round trips after the cut (40 / ceiling, within 2 to 5: CUBIC's time since the cut, not a
+ *   fixed cooldown; never later than cooldownMs), doubling the wait per refused probe up to 40
+ *   round trips. A refused probe (429 or 503/529) returns to the level that held instead of
+ *   cutting: the probe was the only call above it. A throttle at or below that level means the capacity dropped: it is cut
  *   and forgotten. A probe that carries a full window means the capacity rose: growth resumes at
  *   `increase` per used success, half a window per round trip (x1.5 a round trip).
  * - 429 (own quota) and 503/529 (provider overloaded, cut the whole way) move the ceiling;
@@ -195,6 +200,9 @@ export class AdaptiveController implements ConcurrencyController {
       )
     }
     if (this.#probing || now < this.#nextProbeAt || this.#ceiling > p.max) return null
+    // Probe from a level that carried a full window: a refused probe then goes back to it, where
+    // a probe from a level not yet held would read as a capacity that dropped, and be cut.
+    if (this.#held < this.concurrency) return null
     this.#probing = true
     return this.#set(this.#ceiling, now, `probe ${this.#ceiling}`, 'probe')
   }
@@ -230,9 +238,10 @@ export class AdaptiveController implements ConcurrencyController {
     } else if (refusedAt > this.#held && this.#held >= p.min) {
       if (wasProbing) this.#refusedProbes++
       this.#ceiling = refusedAt
-      // An overloaded provider (503/529) is cut the whole way; a quota (429) back to what held.
+      // An overloaded provider (503/529) is cut the whole way; a quota (429), or a refused probe
+      // of either (the probe was the only call above what held), back to what held.
       to =
-        outcome === 'overloaded'
+        outcome === 'overloaded' && !wasProbing
           ? this.#limit * p.decrease
           : Math.max(this.#held, this.#limit * p.decrease)
       reason = wasProbing
@@ -259,7 +268,9 @@ export class AdaptiveController implements ConcurrencyController {
    * up to PROBE_MAX_RTTS (a stable capacity costs one refusal per that many windows). Never
    * longer than the cooldown's own doubling, for a provider with round trips of many seconds.
    * 5 and 40 won on the provider family (bench/scheduler/family.ts): 3 and 24 regained sooner
-   * but refused more and used less of a stable capacity.
+   * but refused more and used less of a stable capacity. A first wait of 40 / ceiling round trips
+   * (2 to 5) then regained sooner with the same refusals, on seeds 1, 2 and 3: a large capacity
+   * pays for a refused probe with a small share of its calls.
    */
   #probeWaitMs(): number {
     const p = this.#params
@@ -268,8 +279,11 @@ export class AdaptiveController implements ConcurrencyController {
       maxMs: p.cooldownMs * 2 ** this.#maxProbeDoublings,
     }).delay(this.#refusedProbes)
     if (this.#srtt === null) return byCooldown
+    // A larger capacity pays for a refused probe with fewer of its calls: it probes sooner.
+    const calls = PROBE_CALLS / Math.max(1, this.#ceiling ?? 1)
+    const first = Math.min(PROBE_RTTS, Math.max(PROBE_MIN_RTTS, calls))
     const byRtt = backoff({
-      initialMs: PROBE_RTTS * this.#srtt,
+      initialMs: first * this.#srtt,
       maxMs: PROBE_MAX_RTTS * this.#srtt,
     }).delay(this.#refusedProbes)
     return Math.min(byCooldown, byRtt)
