@@ -1,6 +1,7 @@
 import type { PauseView } from '../../../shared/contract'
 import { retryAfterMs, retryDelayMs } from '../providers/classify'
 import type { LimitChange, Outcome } from '../core/types'
+import { timerMs } from '../core/timers'
 import type {
   BudgetChange,
   BudgetDimension,
@@ -148,12 +149,13 @@ export class PartitionPacing {
     if (this.#wake !== undefined && this.#wakeAt <= at) return false
     clearTimeout(this.#wake)
     this.#wakeAt = at
-    // Not unref'd: a caller may be waiting on nothing but this timer.
+    // Not unref'd: a caller may be waiting on nothing but this timer. A wait beyond one timer's
+    // reach wakes early: the caller asks again and the rest is armed anew.
     this.#wake = setTimeout(() => {
       this.#wake = undefined
       this.#wakeAt = Number.POSITIVE_INFINITY
       wake()
-    }, wait)
+    }, timerMs(wait))
     return false
   }
 

@@ -16,7 +16,8 @@ import type {
 import { checkBatch, StopSignal, type Active, type CallResult, type RunContext } from './context'
 import { estimateUsage, ledgerRow, ZERO_USAGE } from './ledger-rows'
 import { persistPaid } from './durable/held-writes'
-import { backoffMs, sleep } from './retry'
+import { backoffMs } from './retry'
+import { sleep } from '../core/timers'
 
 /** What one call sends: the conversation so far, its index in the execution, under which epoch. */
 export interface StepCall {
