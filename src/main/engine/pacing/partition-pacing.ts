@@ -63,6 +63,14 @@ export interface PacingSnapshot {
   pauseReason: string | null
 }
 
+/**
+ * The longest a refusal pauses a partition. A provider asking for longer (a retry-after a year
+ * ahead, a quota reset next month, a misconfigured proxy) is asked again after this long: one
+ * refused call an hour costs nothing, and a run whose quota was raised or whose provider lied
+ * goes on within the hour instead of sleeping for the full wait.
+ */
+export const MAX_PAUSE_MS = 3_600_000
+
 /** Validates options once, for every partition the scheduler creates. */
 export function checkPacingOptions(options: PacingOptions): Required<PacingOptions> {
   if (options === null || typeof options !== 'object') {
@@ -259,16 +267,19 @@ export class PartitionPacing {
     // With a budget the model waits exactly for the refill; a reset is when the bucket is full
     // again (both vendors), far later than the next call fits.
     const paced = this.#o.budget && reading !== undefined
-    const wait = retryAfterMs(headers, now) ?? (paced ? undefined : retryDelayMs(headers, now))
-    if (wait === undefined || wait <= 0) return { pause: null, absorbed, budgets, reading }
+    const asked = retryAfterMs(headers, now) ?? (paced ? undefined : retryDelayMs(headers, now))
+    if (asked === undefined || asked <= 0) return { pause: null, absorbed, budgets, reading }
+    const wait = Math.min(asked, MAX_PAUSE_MS)
     const jitter = this.#o.random() * Math.min(this.#o.resumeJitterMs, wait * 0.2)
     const why = explained
       ? 'the announced budget is empty'
       : lone
         ? 'a refusal among successes (pausing on every one)'
         : 'refused again with no success between'
-    const said = `${outcome === 'overloaded' ? 'overloaded' : '429'} said wait ${Math.round(wait)} ms`
-    const pause = this.#pauseUntil(now, Math.ceil(now + wait + jitter), ` (${said}: ${why})`)
+    const held =
+      asked > wait ? `; held to ${MAX_PAUSE_MS / 3_600_000} h, then one call asks again` : ''
+    const said = `${outcome === 'overloaded' ? 'overloaded' : '429'} said wait ${Math.round(asked)} ms`
+    const pause = this.#pauseUntil(now, Math.ceil(now + wait + jitter), ` (${said}: ${why}${held})`)
     return { pause, absorbed, budgets, reading }
   }
 
