@@ -12,7 +12,7 @@ import { EXIT } from './exit-codes'
 import { exitNow, noteInterrupted } from './exit-guard'
 import { reportHeldAnswers } from './disk-full'
 import { say } from './terminal-text'
-import { printStop } from './run-report'
+import { pauseAnnouncer, printStop } from './run-report'
 import { loadRunAgents, reportUnhandled } from './agents'
 import { LineErrorLog, checkReadable, readingBar, rejectLines, reportLineErrors } from './run-input'
 import { printSummary, summarize } from './run-summary'
@@ -245,6 +245,8 @@ async function drive(
   // The live line: the bar is redrawn under it.
   const onStop = (stop: PartitionStop) => printStop(stop)
   engine.scheduler.on('stopped', onStop)
+  const onPause = pauseAnnouncer()
+  engine.scheduler.on('pause', onPause)
   const run = engine.batches.drive(batchId, {
     onProgress: (b) => {
       const unfinished = b ? b.counts.queued + b.counts.running : 0
@@ -281,6 +283,7 @@ async function drive(
   process.on('SIGTERM', onSignal)
   const end = await run.done
   engine.scheduler.off('stopped', onStop)
+  engine.scheduler.off('pause', onPause)
   bar?.stop()
   return end
 }

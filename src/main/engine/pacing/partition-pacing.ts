@@ -1,6 +1,7 @@
 import type { PauseView } from '../../../shared/contract'
 import { retryAfterMs, retryDelayMs } from '../providers/classify'
 import type { LimitChange, Outcome } from '../core/types'
+import { timerMs } from '../core/timers'
 import type {
   BudgetChange,
   BudgetDimension,
@@ -61,6 +62,14 @@ export interface PacingSnapshot {
   /** Why the partition last paused (the pause's reason line), or null if it never did. */
   pauseReason: string | null
 }
+
+/**
+ * The longest a refusal pauses a partition. A provider asking for longer (a retry-after a year
+ * ahead, a quota reset next month, a misconfigured proxy) is asked again after this long: one
+ * refused call an hour costs nothing, and a run whose quota was raised or whose provider lied
+ * goes on within the hour instead of sleeping for the full wait.
+ */
+export const MAX_PAUSE_MS = 3_600_000
 
 /** Validates options once, for every partition the scheduler creates. */
 export function checkPacingOptions(options: PacingOptions): Required<PacingOptions> {
@@ -148,12 +157,13 @@ export class PartitionPacing {
     if (this.#wake !== undefined && this.#wakeAt <= at) return false
     clearTimeout(this.#wake)
     this.#wakeAt = at
-    // Not unref'd: a caller may be waiting on nothing but this timer.
+    // Not unref'd: a caller may be waiting on nothing but this timer. A wait beyond one timer's
+    // reach wakes early: the caller asks again and the rest is armed anew.
     this.#wake = setTimeout(() => {
       this.#wake = undefined
       this.#wakeAt = Number.POSITIVE_INFINITY
       wake()
-    }, wait)
+    }, timerMs(wait))
     return false
   }
 
@@ -257,16 +267,19 @@ export class PartitionPacing {
     // With a budget the model waits exactly for the refill; a reset is when the bucket is full
     // again (both vendors), far later than the next call fits.
     const paced = this.#o.budget && reading !== undefined
-    const wait = retryAfterMs(headers, now) ?? (paced ? undefined : retryDelayMs(headers, now))
-    if (wait === undefined || wait <= 0) return { pause: null, absorbed, budgets, reading }
+    const asked = retryAfterMs(headers, now) ?? (paced ? undefined : retryDelayMs(headers, now))
+    if (asked === undefined || asked <= 0) return { pause: null, absorbed, budgets, reading }
+    const wait = Math.min(asked, MAX_PAUSE_MS)
     const jitter = this.#o.random() * Math.min(this.#o.resumeJitterMs, wait * 0.2)
     const why = explained
       ? 'the announced budget is empty'
       : lone
         ? 'a refusal among successes (pausing on every one)'
         : 'refused again with no success between'
-    const said = `${outcome === 'overloaded' ? 'overloaded' : '429'} said wait ${Math.round(wait)} ms`
-    const pause = this.#pauseUntil(now, Math.ceil(now + wait + jitter), ` (${said}: ${why})`)
+    const held =
+      asked > wait ? `; held to ${MAX_PAUSE_MS / 3_600_000} h, then one call asks again` : ''
+    const said = `${outcome === 'overloaded' ? 'overloaded' : '429'} said wait ${Math.round(asked)} ms`
+    const pause = this.#pauseUntil(now, Math.ceil(now + wait + jitter), ` (${said}: ${why}${held})`)
     return { pause, absorbed, budgets, reading }
   }
 

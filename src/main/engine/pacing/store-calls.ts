@@ -3,6 +3,7 @@
 // And the timer that has the budget look at the store again: after a failure, at the end of a
 // pause, or by polling with backoff for the releases of workers in other processes.
 import { backoff, type Backoff } from '../core/backoff'
+import { timerMs } from '../core/timers'
 import type { MaybePromise, PollPolicy } from './store'
 
 export interface StoreCallsOptions {
@@ -100,7 +101,8 @@ export class StoreCalls {
         this.#o.stale()
         this.#o.wake()
       },
-      Math.max(1, Math.ceil(ms)),
+      // A pause read from the store may reach past one timer's span: waking early only looks again.
+      timerMs(ms),
     )
     // The wait itself keeps the process alive (the scheduler holds waiters); a stray timer must not.
     this.#retry.unref()

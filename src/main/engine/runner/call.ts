@@ -16,7 +16,8 @@ import type {
 import { checkBatch, StopSignal, type Active, type CallResult, type RunContext } from './context'
 import { estimateUsage, ledgerRow, ZERO_USAGE } from './ledger-rows'
 import { persistPaid } from './durable/held-writes'
-import { backoffMs, sleep } from './retry'
+import { backoffMs } from './retry'
+import { sleep } from '../core/timers'
 
 /** What one call sends: the conversation so far, its index in the execution, under which epoch. */
 export interface StepCall {
@@ -163,7 +164,14 @@ async function send(
   checkBatch(ctx, task, notStarted)
   // What the call should cost, for a partition paced by an announced token budget.
   const estimate = { inputTokens: estimateTokens(messages), outputTokens: maxOutputTokens ?? 0 }
-  const permit = await scheduler.acquire(partition, active.controller.signal, estimate)
+  if (ctx.stopping()) throw new StopSignal('stop')
+  active.admitting = true
+  let permit: Awaited<ReturnType<typeof scheduler.acquire>>
+  try {
+    permit = await scheduler.acquire(partition, active.controller.signal, estimate)
+  } finally {
+    active.admitting = false
+  }
   let intent = false
   try {
     // The wait for a slot may have been long: look again before sending. A stop that began

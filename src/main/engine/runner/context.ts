@@ -57,6 +57,11 @@ export interface Active {
    * later) was lost, the pick and the claim may be gone, and nothing is sent (RunContext.onDisk).
    */
   unconfirmed?: number
+  /**
+   * Waiting at the scheduler for a call's admission (a pause may last an hour): nothing is sent
+   * once a stop begins, so a stop ends such a task at once instead of after the grace.
+   */
+  admitting?: boolean
 }
 
 /**

@@ -220,6 +220,8 @@ export class Runner extends EventEmitter<RunnerEvents> {
       const waiter = this.#active.get(id)
       if (waiter) stopTask(waiter, new StopSignal('stop'))
     }
+    // So do calls still waiting for admission: none is sent after a stop, and a pause may be long.
+    for (const a of this.#active.values()) if (a.admitting) stopTask(a, new StopSignal('stop'))
     const all = () => Promise.all([...this.#active.values()].map((a) => a.done))
     // With the disk full, what lands in the grace is only held: a short one, then the last tries.
     const grace = Math.min(opts.graceMs ?? 10_000, health?.blocked ? 3000 : Infinity)

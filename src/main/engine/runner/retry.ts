@@ -20,21 +20,6 @@ export function busyWaitMs(attempt: number): number {
   return busyWait.delay(attempt)
 }
 
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason)
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort)
-      resolve()
-    }, ms)
-    const onAbort = () => {
-      clearTimeout(timer)
-      reject(signal.reason)
-    }
-    signal.addEventListener('abort', onAbort, { once: true })
-  })
-}
-
 /** The provider refused the request itself: sending it again would fail the same way. */
 export function isInputFailure(status: number): boolean {
   return status === 400 || status === 413 || status === 422

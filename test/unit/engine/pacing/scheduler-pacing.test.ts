@@ -1,9 +1,16 @@
 // The Scheduler's rules that came with pacing on by default: the controller swap, sliders under
-// pacing, the floor's learned pace, announced budgets as `headers` changes, the pause in the snapshot.
+// pacing, the floor's learned pace, announced budgets as `headers` changes, the pause in the snapshot,
+// waits asked for beyond an hour or beyond one timer's reach.
 // Fake timers for the wake-ups and a fake clock for now(), moved together.
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { controllerFactory } from '../../../../src/main/engine/pacing/controllers'
-import type { PauseChange } from '../../../../src/main/engine/pacing/partition-pacing'
+import {
+  MAX_PAUSE_MS,
+  PartitionPacing,
+  checkPacingOptions,
+  type PauseChange,
+} from '../../../../src/main/engine/pacing/partition-pacing'
+import { MAX_TIMER_MS } from '../../../../src/main/engine/core/timers'
 import { Scheduler, type SchedulerOptions } from '../../../../src/main/engine/pacing/scheduler'
 import type { LimitChange } from '../../../../src/main/engine/core/types'
 import { fakeClock } from '../../../helpers/clock'
@@ -248,5 +255,74 @@ describe('announced budgets', () => {
     expect(limits.every((c) => c.cause !== 'headers')).toBe(true)
     expect(s.snapshot()[0]?.lastChange?.cause).not.toBe('headers')
     s.close()
+  })
+})
+
+describe('a refusal asking to wait longer than an hour', () => {
+  it.each([
+    ['retry-after in seconds', { 'retry-after': '99999999' }],
+    [
+      'retry-after as a date a year ahead',
+      { 'retry-after': new Date(T0 + 365 * 86_400_000).toUTCString() },
+    ],
+    ['retry-after-ms past 2^31-1', { 'retry-after-ms': String(2 ** 32) }],
+  ])('%s: the pause is held to an hour, said so, and wakes once after it', async (_, headers) => {
+    const { s, track, pass, pauses } = paced({ params: { initial: 1 } })
+    const refused = await s.acquire('p')
+    const log: string[] = []
+    void track(log, 'w1')
+    refused.release('throttled', { headers })
+    // An hour and the jitter (random 0.5 of at most 1 s).
+    const until = T0 + MAX_PAUSE_MS + 500
+    expect(pauses).toEqual([
+      expect.objectContaining({
+        partition: 'p',
+        until,
+        reason: expect.stringMatching(/held to 1 h, then one call asks again\)$/),
+      }),
+    ])
+    // One timer, for the hour: not one that overflows to 1 ms and re-arms itself.
+    expect(vi.getTimerCount()).toBe(1)
+    await pass(1000)
+    expect(vi.getTimerCount()).toBe(1)
+    await pass(until - T0 - 1001)
+    expect(log).toEqual([])
+    await pass(1)
+    expect(log).toEqual(['w1'])
+    s.close()
+  })
+
+  it('a pause an hour long is kept as asked', async () => {
+    const { s, pauses } = paced({ params: { initial: 1 } })
+    const refused = await s.acquire('p')
+    s.acquire('p').catch(() => {})
+    refused.release('throttled', { headers: { 'retry-after': '3600' } })
+    expect(pauses[0]?.until).toBe(T0 + 3_600_000 + 500)
+    expect(pauses[0]?.reason).not.toMatch(/held to/)
+    s.close()
+  })
+})
+
+describe('a wait beyond one timer', () => {
+  it('an announced budget of one call per 1000 h: the wake-up waits 2^31-1 ms, not 1 ms', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+    const pacing = new PartitionPacing('p', checkPacingOptions({ random: () => 0.5 }))
+    const reservation = pacing.admit(T0)
+    pacing.settle(T0 + 10, reservation, 'ok', {
+      headers: {
+        'x-ratelimit-limit-requests': '1',
+        'x-ratelimit-remaining-requests': '0',
+        'x-ratelimit-reset-requests': '1000h',
+      },
+    })
+    expect(pacing.delayMs(T0 + 10)).toBeGreaterThan(MAX_TIMER_MS)
+    const wake = vi.fn()
+    expect(pacing.ready(T0 + 10, undefined, wake)).toBe(false)
+    vi.advanceTimersByTime(1000)
+    expect(wake).not.toHaveBeenCalled()
+    // Woken early, the caller asks again and the rest is armed anew.
+    vi.advanceTimersByTime(MAX_TIMER_MS - 1000)
+    expect(wake).toHaveBeenCalledTimes(1)
+    pacing.stop()
   })
 })
