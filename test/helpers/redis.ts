@@ -17,6 +17,8 @@ export interface RedisServer {
   stop(signal?: NodeJS.Signals): Promise<void>
   /** Starts it again on the same port and folder; with persistence it reloads its data. */
   start(): Promise<void>
+  /** Sends a signal and returns at once: SIGSTOP stalls it (connections kept, no answer), SIGCONT resumes. */
+  signal(signal: NodeJS.Signals): void
   /** Stops it and removes its folder. */
   close(): Promise<void>
 }
@@ -93,7 +95,12 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
       await exited
       child = null
     },
+    signal(signal) {
+      child?.kill(signal)
+    },
     async close() {
+      // A stopped server would not die of SIGKILL any later, but would hold nothing either: go on.
+      child?.kill('SIGCONT')
       await server.stop('SIGKILL')
       rmSync(dir, { recursive: true, force: true })
     },
