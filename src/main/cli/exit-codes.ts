@@ -14,6 +14,11 @@ export const EXIT = Object.freeze({
    * not reachable): its tasks stay queued; fix the cause and run the same command again.
    */
   stopped: 4,
+  /**
+   * Stopped by the run's spend cap (--budget): tasks not started are held (queued); run the same
+   * command with a higher --budget to resume exactly those.
+   */
+  budget: 5,
   /** Stopped by Ctrl-C or SIGTERM; running the same command again resumes. */
   interrupted: 130,
 })
@@ -26,4 +31,6 @@ Exit codes:
   3    the database or the disk (cannot open, read-only, damaged, newer schema, full)
   4    stopped by a setup failure (key refused or missing, unknown model, no credit, server
        unreachable): its tasks stay queued; fix the cause and run the same command again
+  5    stopped by the run's spend cap (--budget): tasks not started are held; run the same
+       command with a higher --budget to resume them
   130  interrupted (Ctrl-C, SIGTERM): run the same command again to resume`

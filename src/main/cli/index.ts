@@ -158,6 +158,11 @@ function addRunCommand(program: Command, done: Done): void {
     )
     .option('--new', 'start a new batch even if an interrupted run of this file can be resumed')
     .option(
+      '--budget <usd>',
+      "the run's spend cap in USD, kept with the batch (a rerun's --budget replaces it): each call's worst case is reserved before it is sent; what does not fit is held (exit 5)",
+      num(0),
+    )
+    .option(
       '--max-tokens <n>',
       'cap each answer at n tokens, for tasks whose params set none (Anthropic default: 1024)',
       int(1),

@@ -1,10 +1,17 @@
 import { basename, resolve } from 'node:path'
 import cliProgress from 'cli-progress'
 import type { BatchSummary } from '../../shared/contract'
-import { formatUsd } from '../../shared/money'
+import { formatUsd, usdToMicros } from '../../shared/money'
 import { formatFromName } from '../../shared/batch-format'
 import { runParams, type ParamsOptions } from './params'
-import type { AimdParams, ControllerKind, Engine, PartitionStop, StreamedStart } from '../engine'
+import type {
+  AimdParams,
+  BudgetState,
+  ControllerKind,
+  Engine,
+  PartitionStop,
+  StreamedStart,
+} from '../engine'
 import { SIM_DEFAULT_MODEL } from '../engine'
 import { UsageError, dbPathFrom, processBaseUrls } from './common'
 import { openTeamEngine } from './team'
@@ -51,6 +58,8 @@ export interface RunOptions extends ParamsOptions {
   agentVersion?: string
   /** Team mode: the team's Redis (--store, $PACER_STORE). */
   store?: string
+  /** The run's spend cap in USD (--budget), kept with the batch; a rerun's replaces it. */
+  budget?: number
 }
 
 /** `pacer run FILE`: queue (or resume) the batch, run it to the end, report; Ctrl-C resumes later. */
@@ -123,10 +132,18 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
     throw new UsageError(refusals.join('\npacer: '))
   }
 
+  const unpriced = applyBudget(engine, start.batchId, opts)
+  if (unpriced.length > 0) {
+    engine.batches.interrupt(start.batchId)
+    await engine.shutdown()
+    throw new UsageError(unpriced.join('\npacer: '))
+  }
+
   engine.onWarning((message) => say.err(`pacer: warning: ${message}\n`))
   const driving = Date.now()
-  const { interrupted, batch, stops } = await drive(engine, start.batch, opts)
+  const { interrupted, batch, stops, budgetStop } = await drive(engine, start.batch, opts)
   const runMs = Date.now() - driving
+  const budget = engine.budgets.state(start.batchId)
   const summary = summarize(engine, start.batchId, batch, stops, {
     started,
     enqueueMs,
@@ -143,11 +160,36 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
   } else {
     printSummary(summary, file)
   }
+  if (budgetStop !== null) reportBudgetStop(budgetStop, budget, batch)
   const lost = reportHeldAnswers(engine)
   if (lost !== null) return lost
   if (stops.length > 0) return EXIT.stopped
+  if (budgetStop !== null) return EXIT.budget
   if (interrupted) return EXIT.interrupted
   return summary.failed > 0 || summary.cancelled > 0 ? EXIT.tasksFailed : EXIT.done
+}
+
+/**
+ * Stores --budget with the batch (a resumed one keeps its cap without it) and returns the lines
+ * refusing models that have no price under the cap: their calls could not be bounded.
+ */
+function applyBudget(engine: Engine, batchId: string, opts: RunOptions): string[] {
+  if (opts.budget !== undefined) engine.budgets.setRunCap(batchId, usdToMicros(opts.budget))
+  const cap = engine.budgets.state(batchId).capMicros
+  if (cap !== null && !opts.json) {
+    say.err(`pacer: budget ${formatUsd(cap)} for this run\n`)
+  }
+  return engine.budgets.unpriced(batchId)
+}
+
+/** What a cap left: spent, held, and the way on. */
+function reportBudgetStop(reason: string, b: BudgetState, batch: BatchSummary | null): void {
+  const held = batch ? batch.counts.queued + batch.counts.running : 0
+  const cap = b.capMicros === null ? 'none' : formatUsd(b.capMicros)
+  say.err(
+    `pacer: stopped by the run's budget: ${formatUsd(b.spentMicros)} spent of ${cap}; ` +
+      `${held} task(s) not started are held (queued); ${reason.replace(/^held by budget: /, '')}\n`,
+  )
 }
 
 type StartFile = Parameters<Engine['batches']['startStreamedFile']>[0]
@@ -224,7 +266,12 @@ async function drive(
   engine: Engine,
   first: BatchSummary,
   opts: RunOptions,
-): Promise<{ interrupted: boolean; batch: BatchSummary | null; stops: PartitionStop[] }> {
+): Promise<{
+  interrupted: boolean
+  batch: BatchSummary | null
+  stops: PartitionStop[]
+  budgetStop: string | null
+}> {
   const batchId = first.id
   const bar =
     process.stderr.isTTY && !opts.json

@@ -7,6 +7,7 @@ export type { Engine, EngineOptions, SecretsAccess, StreamedStart } from './app/
 export { HTTP_PROVIDERS } from './app/provider-access'
 export { eachEngine, openConsoleEngine } from './app/team-join'
 export { EngineError } from './core/errors'
+export type { Budgets, BudgetState } from './app/budgets'
 export type { AimdParams, Usage } from './core/types'
 export { PACER_VERSION } from './core/version'
 export { RECOVERY_HINT, defaultDbPath, integrityProblems, openDatabase } from './db'

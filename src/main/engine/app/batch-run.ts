@@ -24,6 +24,8 @@ export interface BatchRun {
     batch: BatchSummary | null
     /** Partitions a setup failure stopped: the run stopped with their tasks queued. */
     stops: PartitionStop[]
+    /** Why the batch's cap stopped the run (its unstarted tasks held, queued); null: it did not. */
+    budgetStop: string | null
   }>
   /** Admits no new call; the ones in flight finish. The batch is left interrupted. */
   stop(): void
@@ -96,6 +98,14 @@ export function driveBatch(
     stops.push(s)
     stop()
   })
+  // The cap refused a call: no new calls; those in flight land and settle within the grace.
+  let budgetStop: string | null = null
+  const onBudget = (id: string, reason: string) => {
+    if (id !== batchId || budgetStop !== null) return
+    budgetStop = reason
+    stop()
+  }
+  runner.on('budget', onBudget)
 
   deps.start()
   const timer = setInterval(tick, PROGRESS_MS)
@@ -104,19 +114,21 @@ export function driveBatch(
   const done = ended.then(async () => {
     clearInterval(timer)
     runner.off('batch', onBatch)
+    runner.off('budget', onBudget)
     unsubscribe()
     // A stop from here on (Ctrl-C while the last calls land) does not make a finished run
     // an interrupted one.
     const interrupted = stopped
     if (interrupted) {
       await stopping
-      deps.interrupt(stops.length > 0 ? stops.map((s) => s.reason).join('; ') : null)
+      const reasons = [...stops.map((s) => s.reason), ...(budgetStop === null ? [] : [budgetStop])]
+      deps.interrupt(reasons.length > 0 ? reasons.join('; ') : null)
     }
     // A call still in flight here belongs to a task someone else finished (we lost its lease), or
     // to a cancelled batch: let it land so the ledger shows what it cost.
     await runner.stop({ graceMs })
     deps.commit()
-    return { interrupted, batch: deps.batch(), stops }
+    return { interrupted, batch: deps.batch(), stops, budgetStop }
   })
 
   function stop(): void {

@@ -34,6 +34,7 @@ import { createParts } from './parts'
 import { commitOpenScopes } from '../db/step-writes'
 import type { SecretsAccess } from './secrets'
 import { keyRefusals, type KeyScope } from './provider-access'
+import { budgets, type Budgets } from './budgets'
 import { EngineError } from '../core/errors'
 import type { TeamStore } from '../team/connect'
 import { startTeamLedger } from '../team/ledger/source'
@@ -119,6 +120,8 @@ export interface Engine {
   readonly results: Results
   /** Where batches are queued, resumed, paused, cancelled and driven (console and CLI alike). */
   readonly batches: BatchLifecycle
+  /** The batches' spend caps: `pacer run --budget`. */
+  readonly budgets: Budgets
   /** Which agent module drives which batch; modules loaded by this process. */
   readonly agents: AgentRegistry
   readonly handlers: CommandHandlers
@@ -244,6 +247,7 @@ export function createEngine(options: EngineOptions): Engine {
     settings: parts.settings,
     results,
     batches,
+    budgets: budgets(parts),
     agents: parts.agents,
     handlers,
     subscribe: (event, listener) => events.subscribe(event, listener),

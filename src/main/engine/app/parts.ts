@@ -13,6 +13,7 @@ import { Ledger } from '../ledger/ledger'
 import type { ControllerKind } from '../pacing/controllers'
 import { controllerFactory } from '../pacing/controllers'
 import { Prices } from '../pricing/prices'
+import { SpendBudget } from '../pacing/spend-budget'
 import { createProviders, type HttpProviderId } from '../providers'
 import { createSimProvider } from '../providers/sim'
 import { TaskQueue } from '../queue/queue'
@@ -39,6 +40,8 @@ export interface EngineParts {
   readonly prices: Prices
   readonly claims: SqliteClaimStore
   readonly ledger: Ledger
+  /** The batches' spend caps and the reservations of the calls in flight under them. */
+  readonly budget: SpendBudget
   readonly scheduler: Scheduler
   readonly queue: TaskQueue
   readonly secrets: SecretsAccess
@@ -210,6 +213,7 @@ export function createParts(options: EngineOptions): EngineParts {
     writes,
   })
   const ledger = new Ledger({ db, prices, clock, writes, nativeBinding: options.nativeBinding })
+  const budget = new SpendBudget({ db, prices, clock, writes })
   // Team mode: the team's claims keep this database's retention (Settings change it), and a
   // server that lost them is re-seeded from this database's completed claims.
   const teamClaims = options.team?.claims ?? null
@@ -247,6 +251,7 @@ export function createParts(options: EngineOptions): EngineParts {
     retryFailedSince,
     scheduler,
     ledger,
+    budget,
     clock,
     workerId,
     provider: (id) => providers[id],
@@ -275,6 +280,7 @@ export function createParts(options: EngineOptions): EngineParts {
     prices,
     claims,
     ledger,
+    budget,
     scheduler,
     queue,
     secrets,

@@ -43,6 +43,7 @@ const PARTS = [
   'prices',
   'settings',
   'results',
+  'budgets',
   'batches',
   'agents',
 ] as const

@@ -18,6 +18,7 @@ import { estimateUsage, ledgerRow, ZERO_USAGE } from './ledger-rows'
 import { persistPaid } from './durable/held-writes'
 import { backoffMs } from './retry'
 import { sleep } from '../core/timers'
+import { releaseBudget, reserveBudget } from './budget-reserve'
 
 /** What one call sends: the conversation so far, its index in the execution, under which epoch. */
 export interface StepCall {
@@ -65,6 +66,8 @@ interface Sent {
   timedOut: boolean
   /** A setup failure: the answer stopped the partition (setup-failures.ts). */
   stopped: boolean
+  /** The call's reservation under its batch's cap, settled with its ledger row; null: none. */
+  reservation: number | null
 }
 
 /** One provider call, admitted by the scheduler, retried on throttles and transient errors. */
@@ -91,11 +94,12 @@ export async function callProvider(
     }
     const pushback = outcome === 'throttled' || outcome === 'overloaded'
     o.writes.run(() => {
-      o.ledger.record({
+      const r = o.ledger.record({
         ...base,
         ...failedUsage(response, call.messages),
         outcome: pushback ? 'throttled' : sent.timedOut ? 'timeout' : 'error',
       })
+      o.budget?.settle(active.task.batchId, sent.reservation, r.costMicros)
       call.onUnanswered?.()
     })
     const message = response.error ?? `HTTP ${response.status}`
@@ -165,13 +169,14 @@ async function send(
   // What the call should cost, for a partition paced by an announced token budget.
   const estimate = { inputTokens: estimateTokens(messages), outputTokens: maxOutputTokens ?? 0 }
   if (ctx.stopping()) throw new StopSignal('stop')
-  active.admitting = true
-  let permit: Awaited<ReturnType<typeof scheduler.acquire>>
-  try {
-    permit = await scheduler.acquire(partition, active.controller.signal, estimate)
-  } finally {
-    active.admitting = false
-  }
+  // Reserved before the slot is taken: a call waiting for money holds no slot.
+  const budget = await reserveBudget(ctx, active, call)
+  const reservation = budget?.id ?? null
+  const giveBack = () => releaseBudget(ctx, reservation)
+  const permit = await admit(ctx, active, partition, estimate).catch((err: unknown) => {
+    giveBack()
+    throw err
+  })
   let intent = false
   try {
     // The wait for a slot may have been long: look again before sending. A stop that began
@@ -188,6 +193,7 @@ async function send(
     if (stop) throw new PartitionStoppedError(partition, stop.reason)
   } catch (err) {
     permit.release('error')
+    giveBack()
     // Nothing was sent: the intent is void.
     if (intent) ctx.guard('journal', () => call.onUnanswered?.())
     throw err
@@ -203,7 +209,8 @@ async function send(
     response = await provider.call({
       model: call.model,
       messages: [...messages],
-      maxOutputTokens,
+      // Under a cap a call without an output cap is sent with the one its reservation assumed.
+      maxOutputTokens: budget?.defaultedOutput ? budget.outputTokens : maxOutputTokens,
       params,
       // Every step of a multi-step task resends the steps before it: worth caching.
       cacheHistory: task.steps > 1,
@@ -216,13 +223,14 @@ async function send(
       // The request was sent and may be billed; its usage is unknown. Keep it on the ledger.
       ctx.guard('ledger', () =>
         ctx.o.writes.run(() => {
-          ledger.record({
+          const r = ledger.record({
             ...row(),
             usage: ZERO_USAGE,
             outcome: 'abandoned',
             latencyMs: clock.now() - permit.sentAt,
             status: null,
           })
+          ctx.o.budget?.settle(task.batchId, reservation, r.costMicros)
           call.onUnanswered?.()
         }),
       )
@@ -258,6 +266,22 @@ async function send(
     base: { ...row(), latencyMs, status: response.status || null },
     timedOut: hung,
     stopped: setup !== undefined,
+    reservation,
+  }
+}
+
+/** Waits for the scheduler's slot; a stop meanwhile ends the wait at once (Runner.stop). */
+async function admit(
+  ctx: RunContext,
+  active: Active,
+  partition: string,
+  estimate: { inputTokens: number; outputTokens: number },
+) {
+  active.admitting = true
+  try {
+    return await ctx.o.scheduler.acquire(partition, active.controller.signal, estimate)
+  } finally {
+    active.admitting = false
   }
 }
 
@@ -304,7 +328,7 @@ function deadline(active: Active, ms: number): { timedOut(): boolean; clear(): v
 async function answered(
   ctx: RunContext,
   active: Active,
-  { response, base }: Sent,
+  { response, base, reservation }: Sent,
   { messages, epoch, onAnswer, answerLost, provider, model }: StepCall,
 ): Promise<CallResult> {
   const { task } = active
@@ -324,14 +348,17 @@ async function answered(
       const owner = epoch !== null && !active.lost && claims.renew(task.fp, epoch, leaseMs)
       const kind: LedgerOutcome = owner ? 'executed' : 'duplicate'
       const r = ledger.record({ ...base, usage, outcome: kind, estimated })
+      let spent = r.costMicros
       // This call was sent before and paid, but its answer was lost (the process died first):
       // that payment goes on the ledger now, a duplicate of its own with no epoch (what it wasted
       // is its cost, not the whole execution's: ledger-queries.ts executionsSql), at this
       // answer's usage (the same request), so estimated.
       if (owner && answerLost) {
         const again = { epoch: null, reason: ANSWER_LOST, outcome: 'duplicate' as const }
-        ledger.record({ ...base, ...again, usage, estimated: true })
+        const lost = ledger.record({ ...base, ...again, usage, estimated: true })
+        if (spent !== null && lost.costMicros !== null) spent += lost.costMicros
       }
+      ctx.o.budget?.settle(task.batchId, reservation, spent)
       if (owner) onAnswer?.({ response, usage, costMicros: r.costMicros })
       return { owner, costMicros: r.costMicros }
     },

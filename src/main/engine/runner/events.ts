@@ -16,4 +16,6 @@ export interface RunnerEvents {
   batch: [batchId: string]
   /** A rerun's request differed from its execution's journal: the replay ended at that index. */
   divergence: [event: DivergenceEvent]
+  /** A call of the batch did not fit under its cap: its task, and the run's next ones, are held. */
+  budget: [batchId: string, reason: string]
 }

@@ -2,6 +2,7 @@
 // through journaled effects, then the claim is completed (fenced) with the result.
 import { parseExactJson } from '../../../shared/exact-json'
 import { PartitionStoppedError } from '../pacing/scheduler'
+import { BudgetStopError } from '../pacing/spend-budget'
 import type { JsonValue, Provider, RequestParams, Usage } from '../core/types'
 import type { QueuedTask } from '../queue/queue'
 import { builtinDriver } from './builtin-driver'
@@ -114,6 +115,7 @@ function isRunnerEnd(err: unknown, active: Active): boolean {
   return (
     err instanceof StopSignal ||
     err instanceof PartitionStoppedError ||
+    err instanceof BudgetStopError ||
     isBusy(err) ||
     active.stopped !== undefined ||
     active.controller.signal.aborted

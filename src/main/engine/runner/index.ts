@@ -8,6 +8,7 @@ import { checkCallTimeout } from './options'
 import { endOfTurn } from '../db/step-writes'
 import { GiveBacks, persistEnd, sendGate } from './durable/held-writes'
 import { PartitionStoppedError } from '../pacing/scheduler'
+import { BudgetStopError } from '../pacing/spend-budget'
 import type { RunnerEvents } from './events'
 import { HeldBatches } from './held-batches'
 import { LeaseRenewals } from './renewals'
@@ -145,7 +146,10 @@ export class Runner extends EventEmitter<RunnerEvents> {
    * knows it is gone, else at lease expiry): never lost. Its batches become interrupted.
    */
   sweepExpired(): void {
-    const { batchIds } = this.#o.queue.requeueExpired()
+    const { batchIds, requeued } = this.#o.queue.requeueExpired()
+    // A dead worker's reservations come back with its tasks (the next reservation on a batch
+    // would find them stale too; this returns them before anyone asks).
+    if (requeued > 0) this.#o.budget?.sweep()
     if (batchIds.length === 0) return
     for (const b of batchIds) {
       // A scoped runner is the live driver of its own batches: keep them running.
@@ -298,8 +302,9 @@ export class Runner extends EventEmitter<RunnerEvents> {
           return
         }
         finish = { status: 'requeue', error: null }
-      } else if (err instanceof PartitionStoppedError) {
-        // A setup failure stopped its partition: the task waits, queued, for the fix.
+      } else if (err instanceof PartitionStoppedError || err instanceof BudgetStopError) {
+        // A setup failure stopped its partition, or the cap its batch: the task waits, queued
+        // with the reason (held, never failed), for the fix or a higher cap.
         finish = { status: 'requeue', error: err.reason }
         this.#hold(task.batchId, err)
       } else {
@@ -331,12 +336,13 @@ export class Runner extends EventEmitter<RunnerEvents> {
   }
 
   /**
-   * A console's batch that met a stopped partition is paused with the reason, so its tasks are
-   * not picked again and again until the operator resumes it. A `pacer run` stops its whole run
-   * instead (BatchLifecycle.drive).
+   * A console's batch that met a stopped partition (or its cap) is paused with the reason, so its
+   * tasks are not picked again and again until the operator resumes it. A `pacer run` stops its
+   * whole run instead (BatchLifecycle.drive; a cap's stop is heard as the 'budget' event).
    */
-  #hold(batchId: string, err: PartitionStoppedError): void {
-    this.#held.add(err.partition, batchId)
+  #hold(batchId: string, err: PartitionStoppedError | BudgetStopError): void {
+    if (err instanceof PartitionStoppedError) this.#held.add(err.partition, batchId)
+    else this.emit('budget', batchId, err.reason)
     if (this.#o.batchIds !== null) return
     this.#guard('batch hold', () => {
       if (this.#o.queue.applyBatchAction(batchId, 'pause')) {

@@ -2,6 +2,7 @@ import type { WriteScope } from '../db/step-writes'
 import type { Ledger } from '../ledger/ledger'
 import type { TaskQueue } from '../queue/queue'
 import type { Scheduler } from '../pacing/scheduler'
+import type { SpendBudget } from '../pacing/spend-budget'
 import type { ClaimStore, Clock, Provider, TeamClaimStore } from '../core/types'
 import { directWrites } from '../db/step-writes'
 import type { Driver, DriverTask } from './durable/effects'
@@ -17,6 +18,11 @@ export interface RunnerOptions {
   team?: TeamClaimStore | null
   scheduler: Scheduler
   ledger: Ledger
+  /**
+   * The batches' spend caps: a call of a capped batch is sent only once its worst case is
+   * reserved (spend-budget.ts). @default null (no caps are read)
+   */
+  budget?: SpendBudget | null
   clock: Clock
   /** Resolves a task's provider id; undefined = unknown provider (the task fails, visibly). */
   provider: (id: string) => Provider | undefined
@@ -76,12 +82,13 @@ export interface RetryRun {
 
 /** The options with every default filled in. */
 export type ResolvedRunnerOptions = Required<
-  Omit<RunnerOptions, 'batchIds' | 'driverFor' | 'journal' | 'team' | 'retryFailedSince'>
+  Omit<RunnerOptions, 'batchIds' | 'driverFor' | 'journal' | 'team' | 'retryFailedSince' | 'budget'>
 > &
   Pick<RunnerOptions, 'driverFor'> & {
     batchIds: string[] | null
     journal: JournalParts | null
     team: TeamClaimStore | null
+    budget: SpendBudget | null
     retryFailedSince: ReadonlyMap<string, RetryRun>
   }
 
@@ -97,6 +104,7 @@ export function resolveRunnerOptions(options: RunnerOptions): ResolvedRunnerOpti
     batchIds: options.batchIds ?? null,
     journal: options.journal ?? null,
     team: options.team ?? null,
+    budget: options.budget ?? null,
     retryFailedSince: options.retryFailedSince ?? new Map(),
     leaseMs,
     callTimeoutMs: options.callTimeoutMs ?? 120_000,

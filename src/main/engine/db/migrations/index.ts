@@ -12,6 +12,7 @@ import { workersMigration } from './010-workers'
 import { batchAgentsMigration } from './011-batch-agents'
 import { ledgerSourceMigration } from './012-ledger-source'
 import { pacingRateBudgetMigration } from './013-pacing-rate-budget'
+import { spendBudgetsMigration } from './014-spend-budgets'
 import type { Migration } from './migration'
 
 export type { Migration } from './migration'
@@ -31,4 +32,5 @@ export const MIGRATIONS: readonly Migration[] = [
   batchAgentsMigration,
   ledgerSourceMigration,
   pacingRateBudgetMigration,
+  spendBudgetsMigration,
 ]

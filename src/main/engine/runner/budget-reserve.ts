@@ -1,0 +1,45 @@
+// A call's reservation under its batch's spend cap (pacing/spend-budget.ts), taken before the
+// call is admitted and given back whole when nothing is sent.
+import { sleep } from '../core/timers'
+import { BudgetStopError } from '../pacing/spend-budget'
+import { StopSignal, type Active, type RunContext } from './context'
+import type { StepCall } from './call'
+
+/** How often a call that does not fit yet looks again while others' reservations settle. */
+const BUDGET_WAIT_MS = 25
+
+/**
+ * Reserves the call's worst case under its batch's cap (null: no cap). A call that cannot fit is
+ * refused (BudgetStopError: its task is held); one that may fit once the calls in flight settle
+ * waits for them. An unpriced model under a cap is refused: its cost has no bound.
+ */
+export async function reserveBudget(
+  ctx: RunContext,
+  active: Active,
+  call: StepCall,
+): Promise<{ id: number; outputTokens: number; defaultedOutput: boolean } | null> {
+  const budget = ctx.o.budget
+  const { task } = active
+  if (!budget || budget.capOf(task.batchId) === null) return null
+  const asked = call.maxOutputTokens ?? call.params?.max_tokens
+  const worst = budget.worstCase(call.provider, call.model, call.messages, asked)
+  if ('unpriced' in worst) throw new BudgetStopError(task.batchId, worst.unpriced)
+  for (;;) {
+    const r = budget.reserve({
+      batchId: task.batchId,
+      taskId: task.id,
+      worker: ctx.o.workerId,
+      micros: worst.micros,
+    })
+    if (r.kind === 'uncapped') return null
+    if (r.kind === 'reserved') return { id: r.id, ...worst }
+    if (r.kind === 'stop') throw new BudgetStopError(task.batchId, r.reason)
+    await sleep(BUDGET_WAIT_MS, active.controller.signal)
+    if (ctx.stopping()) throw new StopSignal('stop')
+  }
+}
+
+/** Nothing was sent: the reservation (if any) goes back whole. */
+export function releaseBudget(ctx: RunContext, reservation: number | null): void {
+  if (reservation !== null) ctx.guard('budget', () => ctx.o.budget?.release(reservation))
+}
