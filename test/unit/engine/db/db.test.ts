@@ -56,6 +56,7 @@ describe('openDatabase', () => {
     // claims, ledger and tasks are views of the compact tables since migration 5 (same names, same columns).
     expect(tables(db)).toEqual([
       'batches',
+      'budget_reservations',
       'call_journal',
       'claims',
       'fingerprints',

@@ -1,0 +1,212 @@
+// The reservation arithmetic of the per-run cap, on real SQLite: two connections to one file stand
+// for two processes, and random interleavings of reservations, settlements (at or below what was
+// reserved), failures, worker deaths and raised caps never let spent + reserved pass the cap.
+import { copyFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type Database from 'better-sqlite3'
+import fc from 'fast-check'
+import { afterEach, describe, expect, it } from 'vitest'
+import { openDatabase } from '../../../../src/main/engine/db'
+import { Prices } from '../../../../src/main/engine/pricing/prices'
+import { SpendBudget } from '../../../../src/main/engine/pacing/spend-budget'
+import { fakeClock } from '../../../helpers/clock'
+import { tempDir } from '../../../helpers/cli'
+
+const open: Database.Database[] = []
+afterEach(() => {
+  for (const db of open.splice(0)) db.close()
+})
+
+const TASKS = 12
+const WORKERS = ['w0', 'w1']
+
+let template: string | undefined
+
+/** A database with one batch and TASKS running tasks, task i run by worker i % 2. */
+function setup(capMicros: number) {
+  // Migrated once, copied for each run: the property makes a database per run.
+  if (!template) {
+    template = join(tempDir('pacer-spend-budget-'), 'template.db')
+    openDatabase(template).close()
+  }
+  const path = join(tempDir('pacer-spend-budget-'), 'pacer.db')
+  copyFileSync(template, path)
+  const first = openDatabase(path)
+  first
+    .prepare(
+      `INSERT INTO batches(key, id, name, state, created_at, updated_at, budget_micros)
+       VALUES (1, 'b1', 'b1', 'running', 0, 0, ?)`,
+    )
+    .run(capMicros)
+  const task = first.prepare(
+    'INSERT INTO task_queue(id, batch, seq, fp_id, status, worker) VALUES (?, 1, ?, ?, 1, ?)',
+  )
+  for (let i = 0; i < TASKS; i++) task.run(i + 1, i, i + 1, WORKERS[i % 2])
+  const second = openDatabase(path)
+  open.push(first, second)
+  const clock = fakeClock()
+  const prices = new Prices()
+  const budgets = [first, second].map((db) => new SpendBudget({ db, prices, clock }))
+  return { db: first, budgets }
+}
+
+function books(db: Database.Database) {
+  return db
+    .prepare(
+      `SELECT budget_micros AS cap, budget_spent_micros AS spent,
+         (SELECT COALESCE(SUM(micros), 0) FROM budget_reservations) AS reserved
+       FROM batches WHERE id = 'b1'`,
+    )
+    .get() as { cap: number; spent: number; reserved: number }
+}
+
+type Op =
+  | { op: 'reserve'; via: number; task: number; micros: number }
+  | { op: 'settle'; pick: number; share: number }
+  | { op: 'fail'; pick: number }
+  | { op: 'die'; worker: number }
+  | { op: 'raise'; by: number }
+
+const opArb: fc.Arbitrary<Op> = fc.oneof(
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      op: fc.constant('reserve' as const),
+      via: fc.integer({ min: 0, max: 1 }),
+      task: fc.integer({ min: 0, max: TASKS - 1 }),
+      micros: fc.integer({ min: 0, max: 5_000 }),
+    }),
+  },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      op: fc.constant('settle' as const),
+      pick: fc.nat(),
+      share: fc.double({ min: 0, max: 1, noNaN: true }),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('fail' as const), pick: fc.nat() }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      op: fc.constant('die' as const),
+      worker: fc.integer({ min: 0, max: 1 }),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      op: fc.constant('raise' as const),
+      by: fc.integer({ min: 0, max: 3000 }),
+    }),
+  },
+)
+
+describe('SpendBudget: reserve before sending, settle to the real cost', () => {
+  it('spent + reserved never passes the cap; once all is settled, reserved = 0 and spent = what was settled', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 20_000 }),
+        fc.array(opArb, { maxLength: 80 }),
+        (cap, ops) => {
+          const { db, budgets } = setup(cap)
+          const outstanding: { id: number; micros: number; worker: string }[] = []
+          let settled = 0
+          const check = () => {
+            const b = books(db)
+            expect(b.spent + b.reserved).toBeLessThanOrEqual(b.cap)
+            expect(b.spent).toBe(settled)
+          }
+          for (const o of ops) {
+            if (o.op === 'reserve') {
+              // The worker that runs the task now: its reservation is live until the task ends.
+              const worker = db
+                .prepare('SELECT worker FROM task_queue WHERE id = ?')
+                .pluck()
+                .get(o.task + 1) as string
+              const r = budgets[o.via]!.reserve({
+                batchId: 'b1',
+                taskId: o.task + 1,
+                worker,
+                micros: o.micros,
+              })
+              const { spent, reserved } = books(db)
+              if (r.kind === 'reserved') outstanding.push({ id: r.id, micros: o.micros, worker })
+              // Refused only when it did not fit; told to wait only while others hold some.
+              if (r.kind === 'stop') expect(spent + o.micros).toBeGreaterThan(cap)
+              if (r.kind === 'wait') expect(reserved).toBeGreaterThan(0)
+              expect(r.kind).not.toBe('uncapped')
+            } else if (o.op === 'settle' || o.op === 'fail') {
+              if (outstanding.length === 0) continue
+              const [res] = outstanding.splice(o.pick % outstanding.length, 1)
+              const cost = o.op === 'fail' ? 0 : Math.floor(res!.micros * o.share)
+              budgets[0]!.settle('b1', res!.id, cost)
+              settled += cost
+            } else if (o.op === 'die') {
+              // The lease sweep requeues a dead worker's tasks; its reservations are stale then.
+              db.prepare('UPDATE task_queue SET status = 0, worker = NULL WHERE worker = ?').run(
+                WORKERS[o.worker],
+              )
+              budgets[1]!.sweep()
+              for (let i = outstanding.length - 1; i >= 0; i--) {
+                if (outstanding[i]!.worker === WORKERS[o.worker]) outstanding.splice(i, 1)
+              }
+              // Picked again by a live worker (so later reservations have a running task).
+              db.prepare('UPDATE task_queue SET status = 1, worker = ? WHERE status = 0').run(
+                WORKERS[1 - o.worker],
+              )
+            } else {
+              cap += o.by
+              db.prepare("UPDATE batches SET budget_micros = ? WHERE id = 'b1'").run(cap)
+            }
+            check()
+          }
+          for (const res of outstanding.splice(0)) budgets[1]!.release(res.id)
+          const end = books(db)
+          expect(end.reserved).toBe(0)
+          expect(end.spent).toBe(settled)
+          for (const d of open.splice(0)) d.close()
+        },
+      ),
+      { numRuns: 150 },
+    )
+  })
+
+  it('a reservation that fits is taken whole, one that cannot is refused, one that may waits', () => {
+    const { budgets, db } = setup(1000)
+    const [a] = budgets
+    expect(a!.reserve({ batchId: 'b1', taskId: 1, worker: 'w0', micros: 600 })).toMatchObject({
+      kind: 'reserved',
+    })
+    expect(a!.reserve({ batchId: 'b1', taskId: 2, worker: 'w1', micros: 600 })).toEqual({
+      kind: 'wait',
+    })
+    expect(a!.reserve({ batchId: 'b1', taskId: 2, worker: 'w1', micros: 1001 })).toMatchObject({
+      kind: 'stop',
+      reason: expect.stringMatching(/^held by budget: the run's cap is \$0\.001/) as string,
+    })
+    expect(books(db)).toEqual({ cap: 1000, spent: 0, reserved: 600 })
+  })
+
+  it('prices the worst case at the dearer input rate and the output cap, and refuses an unpriced model', () => {
+    const { budgets } = setup(1000)
+    const messages = [{ role: 'user' as const, content: 'héllo' }]
+    const bytes = Buffer.byteLength(JSON.stringify(messages))
+    // claude-sonnet-4-5: $3 input, $3.75 cache write, $15 output per 1M tokens.
+    const worst = budgets[0]!.worstCase('anthropic', 'claude-sonnet-4-5', messages, 100)
+    expect(worst).toEqual({
+      micros: Math.round(bytes * 3.75 + 100 * 15) + 1,
+      outputTokens: 100,
+      defaultedOutput: false,
+    })
+    expect(
+      budgets[0]!.worstCase('anthropic', 'claude-sonnet-4-5', messages, undefined),
+    ).toMatchObject({
+      outputTokens: 4096,
+      defaultedOutput: true,
+    })
+    expect(budgets[0]!.worstCase('openai-compatible', 'local', messages, 10)).toEqual({
+      unpriced: expect.stringMatching(/^openai-compatible\/local has no price/) as string,
+    })
+  })
+})
