@@ -4,7 +4,7 @@
 // under a cap is refused before anything is sent.
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { query, runOnVendor, tempDir, writeJsonl } from '../../helpers/cli'
+import { query, runOnVendor, tempDir, until, writeJsonl } from '../../helpers/cli'
 import { closeVendors, fakeVendor, useVendor, variedUsage } from '../../helpers/fake-vendor'
 
 afterEach(closeVendors)
@@ -76,6 +76,41 @@ describe('pacer run --budget', () => {
     const [after] = query<{ spent: number }>(db, 'SELECT budget_spent_micros AS spent FROM batches')
     expect(after!.spent).toBe(bill())
     expect(query(db, 'SELECT * FROM budget_reservations')).toEqual([])
+  }, 120_000)
+
+  it('a run SIGKILLed mid-run: its reservations come back, and the rerun under the stored cap keeps the vendor bill under it', async () => {
+    const vendor = await fakeVendor({ dialect: 'openai', latencyMs: 150, usage: variedUsage })
+    const dir = tempDir('pacer-budget-kill-')
+    const db = join(dir, 'pacer.db')
+    await useVendor(db, vendor, { prices: { local: PRICE } })
+    const file = batchFile(dir)
+    const capMicros = 30_000
+    const bill = () =>
+      vendor.answers.reduce(
+        (sum, a) => sum + a.usage.input * PRICE.input + a.usage.output * PRICE.output,
+        0,
+      )
+    const first = runOnVendor(file, db, ['--budget', String(capMicros / 1e6), ...FLAGS])
+    await until(() => vendor.answers.length >= 40, 60_000)
+    first.child.kill('SIGKILL')
+    await first.done
+    // It died holding reservations for the calls it had in flight.
+    const held = query<{ n: number }>(db, 'SELECT COUNT(*) AS n FROM budget_reservations')[0]!.n
+    expect(held).toBeGreaterThan(0)
+
+    // No --budget: the batch keeps its cap.
+    const second = await runOnVendor(file, db, FLAGS).done
+    expect([0, 5], second.stderr).toContain(second.code)
+    // The same batch, resumed (--json keeps the resume line off stderr).
+    expect(query(db, 'SELECT COUNT(*) AS n FROM batches')).toEqual([{ n: 1 }])
+    expect(bill()).toBeLessThanOrEqual(capMicros)
+    expect(query(db, 'SELECT * FROM budget_reservations')).toEqual([])
+    const [b] = query<{ spent: number; cap: number }>(
+      db,
+      'SELECT budget_spent_micros AS spent, budget_micros AS cap FROM batches',
+    )
+    const [ledger] = query<{ cost: number }>(db, 'SELECT SUM(cost_micros) AS cost FROM ledger')
+    expect(b).toEqual({ spent: ledger!.cost, cap: capMicros })
   }, 120_000)
 
   it('refuses an unpriced model under a cap in one line, sending nothing', async () => {

@@ -29,7 +29,8 @@ export async function reserveBudget(
       batchId: task.batchId,
       taskId: task.id,
       worker: ctx.o.workerId,
-      micros: worst.micros,
+      // A resend of a call whose answer was lost with its process settles that payment too.
+      micros: call.answerLost ? worst.micros * 2 : worst.micros,
     })
     if (r.kind === 'uncapped') return null
     if (r.kind === 'reserved') return { id: r.id, ...worst }
