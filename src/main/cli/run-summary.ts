@@ -38,6 +38,11 @@ export interface RunSummary extends FailureReport {
   interrupted: boolean
   resumed: boolean
   skippedLines: number
+  /**
+   * The run's spend cap (--budget), when the batch has one: the cap, what its settled calls cost,
+   * and why it stopped the run (null: it did not).
+   */
+  budget?: { capUsd: number; spentUsd: number; stoppedBy: string | null }
 }
 
 export function summarize(

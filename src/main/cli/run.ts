@@ -1,7 +1,7 @@
 import { basename, resolve } from 'node:path'
 import cliProgress from 'cli-progress'
 import type { BatchSummary } from '../../shared/contract'
-import { formatUsd, usdToMicros } from '../../shared/money'
+import { formatUsd, microsToUsd, usdToMicros } from '../../shared/money'
 import { formatFromName } from '../../shared/batch-format'
 import { runParams, type ParamsOptions } from './params'
 import type {
@@ -155,6 +155,11 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
   })
   await engine.shutdown({ graceMs: 0 })
 
+  if (budget.capMicros !== null) {
+    const { capMicros, spentMicros } = budget
+    const spent = { capUsd: microsToUsd(capMicros), spentUsd: microsToUsd(spentMicros) }
+    summary.budget = { ...spent, stoppedBy: budgetStop }
+  }
   if (opts.json) {
     say.out(`${JSON.stringify(summary)}\n`)
   } else {

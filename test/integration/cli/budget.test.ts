@@ -39,6 +39,11 @@ describe('pacer run --budget', () => {
 
     const first = await runOnVendor(file, db, ['--budget', String(CAP_USD), ...FLAGS]).done
     expect(first.code, first.stderr).toBe(5)
+    const report = JSON.parse(first.stdout) as { budget: unknown; queued: number }
+    expect(report.budget).toMatchObject({
+      capUsd: CAP_USD,
+      stoppedBy: expect.stringMatching(/^held by budget: /) as string,
+    })
     expect(first.stderr).toMatch(/stopped by the run's budget: \$[\d.]+ spent of \$0\.05; \d+ task/)
     const capMicros = CAP_USD * 1e6
     const billed = bill()
