@@ -165,7 +165,7 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
   } else {
     printSummary(summary, file)
   }
-  if (budgetStop !== null) reportBudgetStop(budgetStop, budget, batch)
+  if (budgetStop !== null) reportBudgetStop(budget, batch)
   const lost = reportHeldAnswers(engine)
   if (lost !== null) return lost
   if (stops.length > 0) return EXIT.stopped
@@ -187,13 +187,14 @@ function applyBudget(engine: Engine, batchId: string, opts: RunOptions): string[
   return engine.budgets.unpriced(batchId)
 }
 
-/** What a cap left: spent, held, and the way on. */
-function reportBudgetStop(reason: string, b: BudgetState, batch: BatchSummary | null): void {
+/** What a cap left: spent, held, and the way on (the reason is kept with the batch). */
+function reportBudgetStop(b: BudgetState, batch: BatchSummary | null): void {
   const held = batch ? batch.counts.queued + batch.counts.running : 0
   const cap = b.capMicros === null ? 'none' : formatUsd(b.capMicros)
   say.err(
     `pacer: stopped by the run's budget: ${formatUsd(b.spentMicros)} spent of ${cap}; ` +
-      `${held} task(s) not started are held (queued); ${reason.replace(/^held by budget: /, '')}\n`,
+      `${held} task(s) not started are held (queued): run the same command with a higher ` +
+      `--budget to resume them\n`,
   )
 }
 
