@@ -24,7 +24,15 @@ export function runPacerInPty(args: string[], env: NodeJS.ProcessEnv = {}): Prom
       : ['-qfec', argv.map(quote).join(' '), '/dev/null']
   const child = spawn('script', scriptArgs, {
     cwd: ROOT,
-    env: { ...process.env, FORCE_COLOR: '0', HOME: home, ...env },
+    env: {
+      ...process.env,
+      FORCE_COLOR: '0',
+      HOME: home,
+      // Either would send a command without --db to the user's own database.
+      XDG_CONFIG_HOME: undefined,
+      PACER_DB: undefined,
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   const chunks: Buffer[] = []
@@ -62,7 +70,15 @@ export function startPacerInPty(
   const argv = [process.execPath, join(ROOT, 'bin/pacer.cjs'), ...args]
   const child = spawn('script', ['-qfec', argv.map(quote).join(' '), '/dev/null'], {
     cwd: ROOT,
-    env: { ...process.env, FORCE_COLOR: '0', HOME: home, ...env },
+    env: {
+      ...process.env,
+      FORCE_COLOR: '0',
+      HOME: home,
+      // Either would send a command without --db to the user's own database.
+      XDG_CONFIG_HOME: undefined,
+      PACER_DB: undefined,
+      ...env,
+    },
     stdio: ['pipe', 'pipe', 'pipe'],
   })
   const chunks: Buffer[] = []
