@@ -6,5 +6,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Fails the run if any test wrote into the user's own ~/.config/Pacer (or $PACER_DB).
+    globalSetup: ['test/helpers/real-config-guard.ts'],
   },
 })

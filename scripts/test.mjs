@@ -47,5 +47,7 @@ try {
   passed = 0
   failed = 1
 }
+// A failure outside the tests (the guard over the user's Pacer folder, a crashed worker) counts.
+if (run.status !== 0 && failed === 0) failed = 1
 console.log(`\n${passed} passed, ${failed} failed`)
 process.exit(run.status === 0 && failed === 0 && passed > 0 ? 0 : 1)

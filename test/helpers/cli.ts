@@ -29,7 +29,15 @@ export function startPacer(
   const home = env['HOME'] ?? mkdtempSync(join(tmpdir(), 'pacer-home-'))
   const child = spawn(process.execPath, [PACER, ...args], {
     cwd: ROOT,
-    env: { ...process.env, FORCE_COLOR: '0', HOME: home, ...env },
+    env: {
+      ...process.env,
+      FORCE_COLOR: '0',
+      HOME: home,
+      // Either would send a command without --db to the user's own database.
+      XDG_CONFIG_HOME: undefined,
+      PACER_DB: undefined,
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let stdout = ''

@@ -1,7 +1,7 @@
 // `pacer` under a pseudo-terminal, for what it prints when stdout is a terminal (isTTY): through
 // the system's `script` (util-linux on Linux, BSD's on macOS), so no native module is needed.
 import { spawn } from 'node:child_process'
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ROOT } from './cli'
@@ -24,7 +24,15 @@ export function runPacerInPty(args: string[], env: NodeJS.ProcessEnv = {}): Prom
       : ['-qfec', argv.map(quote).join(' '), '/dev/null']
   const child = spawn('script', scriptArgs, {
     cwd: ROOT,
-    env: { ...process.env, FORCE_COLOR: '0', HOME: home, ...env },
+    env: {
+      ...process.env,
+      FORCE_COLOR: '0',
+      HOME: home,
+      // Either would send a command without --db to the user's own database.
+      XDG_CONFIG_HOME: undefined,
+      PACER_DB: undefined,
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   const chunks: Buffer[] = []
@@ -40,4 +48,106 @@ export function runPacerInPty(args: string[], env: NodeJS.ProcessEnv = {}): Prom
       else resolve({ code, output: Buffer.concat(chunks).toString('utf8') })
     })
   })
+}
+
+/**
+ * Starts `pacer ARGS` on a pseudo-terminal and keeps its keyboard: `type('\u0003')` is a Ctrl-C as
+ * the terminal's line discipline delivers it (SIGINT to the foreground process group).
+ */
+export function startPacerInPty(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): {
+  /** Keys typed into the terminal. */
+  type: (keys: string) => void
+  /** What the terminal got so far. */
+  output: () => string
+  /** The pid of `pacer` itself (the node process under script(1) and its shell). */
+  pacerPid: () => number | null
+  done: Promise<PtyResult>
+} {
+  const home = env['HOME'] ?? mkdtempSync(join(tmpdir(), 'pacer-home-'))
+  const argv = [process.execPath, join(ROOT, 'bin/pacer.cjs'), ...args]
+  const child = spawn('script', ['-qfec', argv.map(quote).join(' '), '/dev/null'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      FORCE_COLOR: '0',
+      HOME: home,
+      // Either would send a command without --db to the user's own database.
+      XDG_CONFIG_HOME: undefined,
+      PACER_DB: undefined,
+      ...env,
+    },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  })
+  const chunks: Buffer[] = []
+  let stderr = ''
+  child.stdout.on('data', (d: Buffer) => chunks.push(d))
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+  const output = () => Buffer.concat(chunks).toString('utf8')
+  const done = new Promise<PtyResult>((resolve, reject) => {
+    child.on('error', (err) =>
+      reject(new Error(`cannot start script(1) for a pty: ${err.message}`)),
+    )
+    child.on('close', (code) => {
+      child.stdin.destroy()
+      if (stderr) reject(new Error(`script(1) failed: ${stderr}`))
+      else resolve({ code, output: output() })
+    })
+  })
+  const pacerPid = (): number | null => {
+    // Down the process tree from script(1): the first node process is pacer.
+    let pids = [child.pid!]
+    for (let depth = 0; depth < 4 && pids.length; depth++) {
+      const next: number[] = []
+      for (const pid of pids) {
+        let kids: string
+        try {
+          kids = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+        } catch {
+          continue
+        }
+        for (const k of kids.split(' ').filter(Boolean).map(Number)) {
+          const cmd = readFileSync(`/proc/${k}/cmdline`, 'utf8')
+          if (cmd.startsWith(process.execPath) && cmd.includes('pacer.cjs')) return k
+          next.push(k)
+        }
+      }
+      pids = next
+    }
+    return null
+  }
+  return { type: (keys) => child.stdin.write(keys), output, pacerPid, done }
+}
+
+/**
+ * The screen a terminal shows for `output`, line by line, for the controls a progress bar uses:
+ * CR, LF, erase line (CSI 2K), erase right (CSI K / 0K), cursor to a column (CSI n G); other
+ * escape sequences (cursor save/restore and visibility, line wrapping) move nothing here.
+ */
+export function terminalScreen(output: string): string[] {
+  const lines: string[][] = [[]]
+  let row = 0
+  let col = 0
+  // eslint-disable-next-line no-control-regex -- the controls are what is parsed
+  const token = /\r|\n|\u001b\[(\d*)([A-Za-z])|\u001b\[\?\d+[hl]|\u001b[78]|[^\r\n\u001b]/gu
+  for (const m of output.matchAll(token)) {
+    const line = lines[row]!
+    if (m[0] === '\r') col = 0
+    else if (m[0] === '\n') {
+      row++
+      col = 0
+      lines[row] ??= []
+    } else if (m[2] === 'K') {
+      if (m[1] === '2') line.length = 0
+      else line.length = Math.min(line.length, col)
+    } else if (m[2] === 'G') col = Math.max(0, Number(m[1] || '1') - 1)
+    else if (m[0].startsWith('\u001b')) continue
+    else {
+      while (line.length < col) line.push(' ')
+      line[col++] = m[0]
+    }
+  }
+  return lines.map((l) => l.join('').trimEnd())
 }

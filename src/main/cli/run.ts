@@ -18,7 +18,7 @@ import { openTeamEngine } from './team'
 import { EXIT } from './exit-codes'
 import { exitNow, noteInterrupted } from './exit-guard'
 import { reportHeldAnswers } from './disk-full'
-import { say } from './terminal-text'
+import { holdLiveLine, say } from './terminal-text'
 import { pauseAnnouncer, printStop } from './run-report'
 import { loadRunAgents, reportUnhandled } from './agents'
 import { LineErrorLog, checkReadable, readingBar, rejectLines, reportLineErrors } from './run-input'
@@ -286,13 +286,21 @@ async function drive(
             format:
               '{bar} {value}/{total} | done {done} reused {reused} failed {failed} | in flight {inflight} limit {limit} | {cost}',
             hideCursor: true,
-            clearOnComplete: false,
+            // Stopped (done, Ctrl-C, SIGTERM, an error), the bar's line is erased: the summary
+            // is written on a clean line, never over a bar fragment.
+            clearOnComplete: true,
+            // Lines said meanwhile erase the bar (holdLiveLine): the next frame draws it again.
+            forceRedraw: true,
             stream: process.stderr,
           },
           cliProgress.Presets.shades_classic,
         )
       : null
-  bar?.start(first.total, 0, progressPayload(engine, batchId, first))
+  let releaseLine = () => {}
+  const stopBar = () => {
+    bar?.stop()
+    releaseLine()
+  }
 
   let pausedNoticed = false
   // The live line: the bar is redrawn under it.
@@ -303,10 +311,10 @@ async function drive(
   const run = engine.batches.drive(batchId, {
     onProgress: (b) => {
       const unfinished = b ? b.counts.queued + b.counts.running : 0
-      if (bar && b) bar.update(b.total - unfinished, progressPayload(engine, batchId, b))
+      if (bar?.isActive && b) bar.update(b.total - unfinished, progressPayload(engine, batchId, b))
       if (b?.state === 'paused' && !pausedNoticed) {
         pausedNoticed = true
-        bar?.stop()
+        stopBar()
         say.err(
           `pacer: batch ${batchId} was paused (from the console); waiting for it to resume (Ctrl-C stops this run)\n`,
         )
@@ -329,16 +337,28 @@ async function drive(
       // signal does not hold the process past a short bound (its lease lapses instead).
       say.err('\npacer: aborting\n')
       run.abort()
-      setTimeout(() => exitNow(EXIT.interrupted), ABORT_BOUND_MS).unref()
+      setTimeout(() => {
+        stopBar()
+        exitNow(EXIT.interrupted)
+      }, ABORT_BOUND_MS).unref()
     }
   }
   process.on('SIGINT', onSignal)
   process.on('SIGTERM', onSignal)
-  const end = await run.done
-  engine.scheduler.off('stopped', onStop)
-  engine.scheduler.off('pause', onPause)
-  bar?.stop()
-  return end
+  // Drawn only once Ctrl-C is ours: a signal between the first frame and the handlers ended the
+  // process by default, leaving the bar, a hidden cursor and line wrapping off behind it.
+  if (bar) {
+    bar.start(first.total, 0, progressPayload(engine, batchId, first))
+    releaseLine = holdLiveLine()
+  }
+  try {
+    return await run.done
+  } finally {
+    engine.scheduler.off('stopped', onStop)
+    engine.scheduler.off('pause', onPause)
+    // Before anything else is printed, the error's message included.
+    stopBar()
+  }
 }
 
 function progressPayload(engine: Engine, batchId: string, b: BatchSummary | null) {

@@ -57,12 +57,37 @@ export function terminalSafeStream(): Transform {
   })
 }
 
+/** Back to the start of the line and erase it (ECMA-48 CR + EL 2): what clears a progress bar. */
+export const CLEAR_LINE = '\r\x1b[2K'
+
+/** A progress bar drawn on stderr now: anything printed first erases its line. */
+let liveLine = false
+
+/**
+ * Marks a progress bar as drawn on the terminal's stderr until the returned function is called:
+ * meanwhile every line `say` prints starts by clearing the bar's line, so no text lands on top of
+ * a bar fragment (the bar is drawn again below it on its next frame: `forceRedraw`).
+ */
+export function holdLiveLine(): () => void {
+  liveLine = true
+  return () => {
+    liveLine = false
+  }
+}
+
+/** Erases the bar's line before text for the terminal (stdout only when it is one too). */
+function clearLive(toTerminal: boolean): void {
+  if (liveLine && toTerminal && process.stderr.isTTY) process.stderr.write(CLEAR_LINE)
+}
+
 /** The CLI's only way to print: stdout for results, stderr for the rest, controls escaped. */
 export const say = {
   out(text: string): void {
+    clearLive(process.stdout.isTTY === true)
     process.stdout.write(terminalSafe(text, { lines: true }))
   },
   err(text: string): void {
+    clearLive(true)
     process.stderr.write(terminalSafe(text, { lines: true }))
   },
 }

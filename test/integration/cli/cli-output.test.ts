@@ -34,7 +34,7 @@ describe('terminal-safe output', () => {
       await runPacer(['run', file, '--db', db, '--sim-latency-scale', '0']),
       await runPacer(['summary', '--db', db]),
       await runPacer(['batches', '--db', db]),
-      await runPacer(['forecast', file]),
+      await runPacer(['forecast', file, '--db', db]),
     ]
     for (const r of outputs) {
       expect(r.code).toBe(0)

@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events'
+import type Database from 'better-sqlite3'
 import type {
   BatchSummary,
   EventName,
@@ -14,8 +15,16 @@ import type { EngineParts } from './parts'
 
 /** At most this many changed task rows go in one `tasks:changed`; the console refetches beyond. */
 const MAX_TASKS_PER_EVENT = 500
+/** The batches compared with the database: the ones the console's batch list shows. */
+const FOLLOWED_BATCHES = 200
+/**
+ * A batch whose driver died changes (running → interrupted) with no commit to see: while any
+ * followed batch runs, the list is read again this often even when the database did not move.
+ */
+const RUNNING_RECHECK_MS = 2000
 
-type Sources = Pick<EngineParts, 'queue' | 'scheduler' | 'ledger' | 'runner' | 'clock'>
+type Sources = Pick<EngineParts, 'queue' | 'scheduler' | 'ledger' | 'runner' | 'clock'> &
+  Partial<Pick<EngineParts, 'db'>>
 
 /**
  * The contract's events, batched: the runner and the scheduler report every change as it
@@ -49,10 +58,20 @@ export class EngineEvents {
   #teamView: (() => TeamStoreView) | null = null
   /** The backlog as last pushed ('' = none). */
   #lastBacklog = ''
+  /** `PRAGMA data_version`: moves only when another connection (another process) commits. */
+  readonly #dataVersion: Database.Statement | null
+  #lastDataVersion: unknown = null
+  /** Each followed batch as last seen (its summary's key), to announce what others changed. */
+  #seenBatches = new Map<string, string>()
+  #lastBatchRead = 0
+  #anyRunning = false
 
   constructor(parts: Sources, intervalMs = 200) {
     this.#parts = parts
     this.#emitter.setMaxListeners(0)
+    this.#dataVersion = parts.db ? parts.db.prepare('PRAGMA data_version').pluck() : null
+    // What the database holds at start is not news: only later changes are announced.
+    if (this.#dataVersion) this.#followDatabase(true)
     const { runner, scheduler } = parts
     runner.on('task', (e) => {
       this.#changedTasks.add(e.taskId)
@@ -110,14 +129,16 @@ export class EngineEvents {
   flush(): void {
     const { queue, ledger, clock } = this.#parts
     const emitter = this.#emitter
-    if (
-      emitter.listenerCount('tasks:changed') > 0 &&
-      (this.#changedTasks.size || this.#changedBatches.size)
-    ) {
+    const listening = emitter.listenerCount('tasks:changed') > 0
+    const remote = listening ? this.#followDatabase(false) : new Map<string, BatchSummary>()
+    if (listening && (this.#changedTasks.size || this.#changedBatches.size || remote.size)) {
       const ids = [...this.#changedTasks]
-      const batches = [...this.#changedBatches]
+      const own = [...this.#changedBatches]
+        .filter((id) => !remote.has(id))
         .map((id) => queue.batch(id))
         .filter((b): b is BatchSummary => b !== null)
+      const batches = [...own, ...remote.values()]
+      for (const b of own) this.#seenBatches.set(b.id, batchKey(b))
       emitter.emit('tasks:changed', {
         batches,
         tasks: queue.tasksById(ids.slice(0, MAX_TASKS_PER_EVENT)),
@@ -154,6 +175,36 @@ export class EngineEvents {
       }
     }
     this.#flushTeam()
+  }
+
+  /**
+   * The batches other processes changed since the last look (a `pacer run` on the same file, a
+   * second console, a team worker): read only when the database moved (`PRAGMA data_version`, a
+   * counter SQLite keeps per connection, so the idle cost is one pragma whatever the tables hold)
+   * or a followed batch is unfinished and may have lost its driver. What is read is the batch
+   * list — its counts are columns kept with every status change — never the tasks: the console
+   * re-reads the task rows it shows when the counts move.
+   */
+  #followDatabase(initial: boolean): Map<string, BatchSummary> {
+    const changed = new Map<string, BatchSummary>()
+    if (!this.#dataVersion) return changed
+    const version = this.#dataVersion.get()
+    const now = this.#parts.clock.now()
+    const recheck = this.#anyRunning && now - this.#lastBatchRead >= RUNNING_RECHECK_MS
+    if (!initial && version === this.#lastDataVersion && !recheck) return changed
+    this.#lastDataVersion = version
+    this.#lastBatchRead = now
+    const seen = new Map<string, string>()
+    let running = false
+    for (const b of this.#parts.queue.listBatches(FOLLOWED_BATCHES)) {
+      const key = batchKey(b)
+      seen.set(b.id, key)
+      if (b.state === 'running') running = true
+      if (!initial && this.#seenBatches.get(b.id) !== key) changed.set(b.id, b)
+    }
+    this.#seenBatches = seen
+    this.#anyRunning = running
+    return changed
   }
 
   #flushTeam(): void {
@@ -217,6 +268,11 @@ export class EngineEvents {
     this.flush()
     clearInterval(this.#timer)
   }
+}
+
+/** What a console shows of a batch: when it differs, the batch is announced. */
+function batchKey(b: BatchSummary): string {
+  return JSON.stringify([b.state, b.updatedAt, b.counts, b.stopReason, b.owner?.alive, b.name])
 }
 
 function changeKey(c: LimitChangeView): string {

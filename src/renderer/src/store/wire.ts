@@ -74,6 +74,10 @@ export function wirePacer(): () => void {
   const offConnection = onConnectionChanged((state) => {
     const was = store().connection
     store().setConnection(state)
+    // The first open: the batch list may have been read before the stream listened, and a batch
+    // another process finished in between would stay 'running' with live controls. Read it again
+    // now that every later change reaches this page.
+    if (state === 'open' && was === 'connecting') void store().loadBatches()
     if (state !== 'open' || (was !== 'reconnecting' && was !== 'unauthorized')) return
     const s = store()
     void s.loadBatches()
