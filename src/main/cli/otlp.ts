@@ -1,0 +1,97 @@
+// The CLI's OpenTelemetry export: `pacer export --otlp URL` for a finished batch, and the live
+// export `pacer run --otlp URL` (or the OTEL_EXPORTER_OTLP_* variables) starts beside a run.
+// What is printed names the target by URL and header *names*: header values are credentials.
+import type { Engine, OtlpTarget, TraceExportReport } from '../engine'
+import {
+  LiveTraceExport,
+  OtlpConfigError,
+  describeTarget,
+  exportBatchTrace,
+  otlpTarget,
+} from '../engine'
+import { UsageError, openReader } from './common'
+import { EXIT } from './exit-codes'
+import { say } from './terminal-text'
+
+/** How long a run waits at its end for the collector: a run exits on time whatever it does. */
+const RUN_CLOSE_MS = 2000
+/** `pacer export --otlp` is the point of the command: it waits longer, still bounded. */
+const EXPORT_CLOSE_MS = 15_000
+
+/** The target from `--otlp` and the environment; a bad setting is a usage error. */
+export function targetFrom(flagUrl: string | undefined): OtlpTarget | null {
+  try {
+    return otlpTarget(flagUrl, process.env)
+  } catch (err) {
+    if (err instanceof OtlpConfigError) throw new UsageError(err.message)
+    throw err
+  }
+}
+
+/** `pacer export --otlp URL [--batch ID]`: one finished batch from the ledger, as one trace. */
+export async function exportOtlpCommand(opts: {
+  db?: string
+  otlp: string
+  batch?: string
+  json?: boolean
+}): Promise<number> {
+  const target = targetFrom(opts.otlp)!
+  const engine = openReader(opts.db)
+  try {
+    const report = await exportBatchTrace(engine.db, target, {
+      batchId: opts.batch,
+      closeMs: EXPORT_CLOSE_MS,
+    })
+    if (!report) {
+      throw new UsageError(
+        opts.batch
+          ? `no batch ${opts.batch} in ${engine.dbPath} (see pacer batches)`
+          : `no finished batch in ${engine.dbPath}: name one with --batch (see pacer batches)`,
+      )
+    }
+    if (opts.json) say.out(`${JSON.stringify(report)}\n`)
+    say.err(
+      `sent batch ${report.batchId} as trace ${report.traceId} to ${describeTarget(target)}: ` +
+        `${report.tasks} task span(s), ${report.calls} call span(s), ${report.delivered} of ${report.ended} span(s) accepted\n`,
+    )
+    if (report.dropped > 0) {
+      say.err(droppedLine(report, target))
+      // The collector did not take it all: like a server not reachable, fix it and run it again.
+      return EXIT.stopped
+    }
+    return EXIT.done
+  } finally {
+    await engine.shutdown({ graceMs: 0 })
+  }
+}
+
+/** A run's live export, or null when none is configured. */
+export function startLiveExport(
+  engine: Engine,
+  batchId: string,
+  target: OtlpTarget | null,
+): { finish: () => Promise<void> } | null {
+  if (!target) return null
+  const live = new LiveTraceExport(engine.db, target, batchId)
+  const unsubscribe = engine.subscribe('tasks:changed', ({ tasks }) => {
+    for (const t of tasks) {
+      if (t.status !== 'queued' && t.status !== 'running') live.taskEnded(t.id)
+    }
+  })
+  return {
+    finish: async () => {
+      unsubscribe()
+      const report = await live.finish(RUN_CLOSE_MS)
+      // Said once, at the end: the run is never interrupted by a collector's trouble.
+      if (report.dropped > 0) say.err(droppedLine(report, target))
+    },
+  }
+}
+
+function droppedLine(r: TraceExportReport, target: OtlpTarget): string {
+  return (
+    `pacer: OTLP export: ${r.dropped} of ${r.ended} span(s) dropped (the collector at ` +
+    `${describeTarget(target)} was down, slow or refused them); the ledger has every call: ` +
+    `pacer export --otlp URL --batch ${r.batchId} sends them again\n`
+  )
+}

@@ -1,0 +1,172 @@
+// Sending a batch's trace: all at once from the ledger (`pacer export --otlp`), or live while a
+// run drives it. Both read the same rows and write them through the same BatchTraceWriter, so a
+// batch sent live and sent again afterwards is the same trace.
+import type Database from 'better-sqlite3'
+import { BatchTraceReader, BatchTraceWriter, type CallRow, type TaskRow } from './batch-trace'
+import type { OtlpTarget } from './otlp-config'
+import { OtlpPipeline, type DeliveryCounts, type PipelineOptions } from './pipeline'
+
+/** What one export sent. */
+export interface TraceExportReport extends DeliveryCounts {
+  batchId: string
+  traceId: string
+  tasks: number
+  calls: number
+}
+
+/** Sends one batch (or the latest finished one) from the ledger; null when there is none. */
+export async function exportBatchTrace(
+  db: Database.Database,
+  target: OtlpTarget,
+  opts: { batchId?: string; closeMs?: number; pipeline?: PipelineOptions } = {},
+): Promise<TraceExportReport | null> {
+  const reader = new BatchTraceReader(db)
+  const batch = reader.batch(opts.batchId)
+  if (!batch) return null
+  const tasks = reader.tasks(batch.id)
+  const calls = reader.calls(batch.id)
+  // A batch is sent whole: the queue holds all of it, so only the collector can drop spans.
+  const size = tasks.length + calls.length + 1
+  const pipeline = new OtlpPipeline(target, {
+    ...opts.pipeline,
+    maxQueueSize: Math.max(opts.pipeline?.maxQueueSize ?? 2048, size),
+  })
+  const writer = new BatchTraceWriter(pipeline, batch.id)
+  for (const t of tasks) writer.learnTask(t)
+  let sentCalls = 0
+  for (const c of calls) if (writer.call(c)) sentCalls++
+  const saved = savedByTask(calls)
+  for (const t of tasks) writer.task(t, { savedMicros: saved.get(t.id) ?? 0 })
+  writer.batch(batch, { tasks: tasks.length })
+  const counts = await pipeline.close(opts.closeMs ?? 10_000)
+  return {
+    batchId: batch.id,
+    traceId: writer.traceId,
+    tasks: tasks.length,
+    calls: sentCalls,
+    ...counts,
+  }
+}
+
+/**
+ * A run's batch sent as it goes: a task's call spans and its own span once it ends (so they carry
+ * what only the end knows: the finish reason, the reuse), read from the ledger on a timer, never
+ * on the path of a call. `taskEnded` is fed from the engine's task events.
+ */
+export class LiveTraceExport {
+  readonly #reader: BatchTraceReader
+  readonly #writer: BatchTraceWriter
+  readonly #pipeline: OtlpPipeline
+  readonly #batchId: string
+  readonly #timer: NodeJS.Timeout
+  #afterId: number
+  /** Ledger rows of tasks not ended yet, by task id. */
+  readonly #pending = new Map<number, CallRow[]>()
+  readonly #ended = new Set<number>()
+  readonly #sent = new Set<number>()
+  #calls = 0
+  #closed = false
+
+  constructor(
+    db: Database.Database,
+    target: OtlpTarget,
+    batchId: string,
+    opts: { everyMs?: number; pipeline?: PipelineOptions } = {},
+  ) {
+    this.#reader = new BatchTraceReader(db)
+    this.#pipeline = new OtlpPipeline(target, opts.pipeline)
+    this.#writer = new BatchTraceWriter(this.#pipeline, batchId)
+    this.#batchId = batchId
+    // Rows already in the ledger (a resumed batch's earlier runs) are sent too: the trace is the
+    // batch's, whoever ran which part.
+    this.#afterId = 0
+    this.#timer = setInterval(() => this.#tick(), opts.everyMs ?? 500)
+    this.#timer.unref()
+  }
+
+  /** A task of the batch reached an end state (engine event): its spans go out on the next tick. */
+  taskEnded(taskId: number): void {
+    if (!this.#sent.has(taskId)) this.#ended.add(taskId)
+  }
+
+  /**
+   * The run is over: the last rows, every task not yet sent, the batch span; then a close bounded
+   * by `closeMs` whatever the collector does.
+   */
+  async finish(closeMs: number): Promise<TraceExportReport> {
+    clearInterval(this.#timer)
+    if (this.#closed) throw new Error('live export already finished')
+    this.#closed = true
+    let tasks = 0
+    try {
+      this.#tick()
+      const all = this.#reader.tasks(this.#batchId)
+      for (const t of all) {
+        if (!this.#sent.has(t.id) && (t.startedAt !== null || this.#pending.has(t.id))) {
+          this.#sendTask(t)
+        }
+      }
+      tasks = this.#sent.size
+      for (const rows of this.#pending.values()) for (const r of rows) this.#sendCall(r)
+      this.#pending.clear()
+      const batch = this.#reader.batch(this.#batchId)
+      if (batch) this.#writer.batch(batch, { tasks: all.length })
+    } catch {
+      // A database that cannot be read now (closing, full) costs the trace its tail, not the run.
+    }
+    const counts = await this.#pipeline.close(closeMs)
+    return {
+      batchId: this.#batchId,
+      traceId: this.#writer.traceId,
+      tasks,
+      calls: this.#calls,
+      ...counts,
+    }
+  }
+
+  #tick(): void {
+    try {
+      for (const r of this.#reader.calls(this.#batchId, this.#afterId)) {
+        this.#afterId = r.id
+        if (r.taskId === null) this.#sendCall(r)
+        else {
+          const rows = this.#pending.get(r.taskId)
+          if (rows) rows.push(r)
+          else this.#pending.set(r.taskId, [r])
+        }
+      }
+      if (this.#ended.size === 0) return
+      const ids = [...this.#ended]
+      this.#ended.clear()
+      for (const t of this.#reader.tasksById(ids)) this.#sendTask(t)
+    } catch {
+      // Export never fails a run: a read that fails now is tried again on the next tick.
+    }
+  }
+
+  #sendTask(t: TaskRow): void {
+    this.#sent.add(t.id)
+    this.#writer.learnTask(t)
+    const rows = this.#pending.get(t.id) ?? []
+    this.#pending.delete(t.id)
+    let saved = 0
+    for (const r of rows) {
+      if (r.outcome === 'reused') saved += r.savedMicros ?? 0
+      this.#sendCall(r)
+    }
+    this.#writer.task(t, { savedMicros: saved })
+  }
+
+  #sendCall(r: CallRow): void {
+    if (this.#writer.call(r)) this.#calls++
+  }
+}
+
+function savedByTask(calls: CallRow[]): Map<number, number> {
+  const out = new Map<number, number>()
+  for (const c of calls) {
+    if (c.outcome !== 'reused' || c.taskId === null) continue
+    out.set(c.taskId, (out.get(c.taskId) ?? 0) + (c.savedMicros ?? 0))
+  }
+  return out
+}

@@ -1,0 +1,166 @@
+// The OpenTelemetry SDK as Pacer drives it: one tracer provider, a BatchSpanProcessor with a
+// bounded queue in front of the OTLP/HTTP exporter, and a count of what arrived. Spans are ended
+// on the caller's thread in microseconds (an object in an array); the HTTP requests happen on
+// the processor's timer, so a collector that is down, slow or refusing costs a run nothing but
+// the spans it drops, which are counted and said once at the end.
+import { randomBytes } from 'node:crypto'
+import type { Tracer } from '@opentelemetry/api'
+import { ExportResultCode, type ExportResult } from '@opentelemetry/core'
+import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http'
+import { OTLPTraceExporter as ProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto'
+import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources'
+import {
+  BatchSpanProcessor,
+  TracerProvider,
+  type IdGenerator,
+  type ReadableSpan,
+  type SpanExporter,
+} from '@opentelemetry/sdk-trace'
+import { PACER_VERSION } from '../core/version'
+import type { OtlpTarget } from './otlp-config'
+
+/** How the pipeline queues and sends. */
+export interface PipelineOptions {
+  /** Spans held for export at most; more are dropped (and counted). @default 2048 */
+  maxQueueSize?: number
+  /** How long spans wait for a batch to fill. @default 1000 */
+  scheduledDelayMs?: number
+  /** One export request's deadline, retries included. @default 5000 */
+  exportTimeoutMs?: number
+}
+
+/** What became of the spans ended so far. */
+export interface DeliveryCounts {
+  ended: number
+  delivered: number
+  /** Ended but not accepted by the collector: queue full, refused, unreachable, or cut at close. */
+  dropped: number
+}
+
+/**
+ * Hands out the span ids a caller set just before starting a span, so a span's id is a pure
+ * function of what it stands for: a task's call spans can name it as parent before the task span
+ * exists (live export), and exporting a batch twice sends the same ids.
+ */
+export class ChosenIds implements IdGenerator {
+  #traceId: string | undefined
+  #spanId: string | undefined
+
+  /** The ids the next started span gets (its trace id only when it has no parent). */
+  choose(traceId: string, spanId: string): void {
+    this.#traceId = traceId
+    this.#spanId = spanId
+  }
+
+  generateTraceId(): string {
+    const id = this.#traceId ?? randomBytes(16).toString('hex')
+    this.#traceId = undefined
+    return id
+  }
+
+  generateSpanId(): string {
+    const id = this.#spanId ?? randomBytes(8).toString('hex')
+    this.#spanId = undefined
+    return id
+  }
+}
+
+/** An OTLP trace pipeline: its tracer, its ids, what it delivered, and a bounded close. */
+export class OtlpPipeline {
+  readonly tracer: Tracer
+  readonly ids = new ChosenIds()
+  readonly #provider: TracerProvider
+  readonly #counting: CountingExporter
+
+  constructor(target: OtlpTarget, options: PipelineOptions = {}, serviceName = 'pacer') {
+    const timeoutMillis = options.exportTimeoutMs ?? 5000
+    const config = { url: target.url, headers: { ...target.headers }, timeoutMillis }
+    const exporter =
+      target.protocol === 'http/json' ? new JsonExporter(config) : new ProtoExporter(config)
+    this.#counting = new CountingExporter(exporter)
+    // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (envDetector) win over Pacer's defaults.
+    const resource = resourceFromAttributes({
+      'service.name': serviceName,
+      'service.version': PACER_VERSION,
+      'telemetry.sdk.language': 'nodejs',
+    }).merge(detectResources({ detectors: [envDetector] }))
+    this.#provider = new TracerProvider({
+      resource,
+      idGenerator: this.ids,
+      spanProcessors: [
+        new BatchSpanProcessor({
+          exporter: this.#counting,
+          maxQueueSize: options.maxQueueSize ?? 2048,
+          maxExportBatchSize: Math.min(512, options.maxQueueSize ?? 2048),
+          scheduledDelayMillis: options.scheduledDelayMs ?? 1000,
+          exportTimeoutMillis: timeoutMillis,
+        }),
+      ],
+    })
+    this.tracer = this.#provider.getTracer('pacer', PACER_VERSION)
+  }
+
+  /** Counts a span the caller ended (the processor queues or drops it). */
+  noteEnded(n = 1): void {
+    this.#counting.ended += n
+  }
+
+  counts(): DeliveryCounts {
+    const { ended, delivered } = this.#counting
+    return { ended, delivered, dropped: Math.max(0, ended - delivered) }
+  }
+
+  /**
+   * Sends what is queued and closes, within `boundMs` whatever the collector does: a run exits
+   * on time, and what did not make it is counted as dropped.
+   */
+  async close(boundMs: number): Promise<DeliveryCounts> {
+    let timer: NodeJS.Timeout | undefined
+    const bound = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, boundMs)
+      timer.unref()
+    })
+    const shut = this.#provider
+      .forceFlush({ timeoutMillis: boundMs })
+      .then(() => this.#provider.shutdown())
+      .catch(() => undefined)
+    await Promise.race([shut, bound])
+    clearTimeout(timer)
+    // Whatever the exporter still has in flight is not waited for; the counts are final now.
+    this.#counting.closed = true
+    return this.counts()
+  }
+}
+
+/** The exporter the processor sees: counts what the collector accepted. */
+class CountingExporter implements SpanExporter {
+  ended = 0
+  delivered = 0
+  closed = false
+  readonly #inner: SpanExporter
+
+  constructor(inner: SpanExporter) {
+    this.#inner = inner
+  }
+
+  export(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
+    try {
+      this.#inner.export(spans, (result) => {
+        if (result.code === ExportResultCode.SUCCESS && !this.closed) {
+          this.delivered += spans.length
+        }
+        done(result)
+      })
+    } catch (error) {
+      done({ code: ExportResultCode.FAILED, error: error as Error })
+    }
+  }
+
+  shutdown(): Promise<void> {
+    return this.#inner.shutdown()
+  }
+
+  forceFlush(): Promise<void> {
+    return this.#inner.forceFlush?.() ?? Promise.resolve()
+  }
+}
