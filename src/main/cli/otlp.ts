@@ -13,8 +13,12 @@ import { UsageError, openReader } from './common'
 import { EXIT } from './exit-codes'
 import { say } from './terminal-text'
 
-/** How long a run waits at its end for the collector: a run exits on time whatever it does. */
-const RUN_CLOSE_MS = 2000
+/**
+ * How long a run waits at its end for the collector, and one export's deadline (retries
+ * included) during a run: the SDK's retry timers hold the process until that deadline, so
+ * together they bound what a collector that is down or slow adds to a run.
+ */
+const RUN_CLOSE_MS = 1500
 /** `pacer export --otlp` is the point of the command: it waits longer, still bounded. */
 const EXPORT_CLOSE_MS = 15_000
 
@@ -72,7 +76,9 @@ export function startLiveExport(
   target: OtlpTarget | null,
 ): { finish: () => Promise<void> } | null {
   if (!target) return null
-  const live = new LiveTraceExport(engine.db, target, batchId)
+  const live = new LiveTraceExport(engine.db, target, batchId, {
+    pipeline: { exportTimeoutMs: RUN_CLOSE_MS },
+  })
   const unsubscribe = engine.subscribe('tasks:changed', ({ tasks }) => {
     for (const t of tasks) {
       if (t.status !== 'queued' && t.status !== 'running') live.taskEnded(t.id)

@@ -20,6 +20,8 @@ export interface OtlpTarget {
 export class OtlpConfigError extends Error {}
 
 const TRACES_PATH = 'v1/traces'
+/** An HTTP field name (RFC 9110 token). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
 
 /**
  * The target from `--otlp URL` (a base endpoint, like OTEL_EXPORTER_OTLP_ENDPOINT) or the
@@ -73,10 +75,11 @@ export function parseHeaders(name: string, raw: string | undefined): Record<stri
     if (!entry.trim()) return
     const eq = entry.indexOf('=')
     const key = (eq < 0 ? entry : entry.slice(0, eq)).trim()
-    if (eq < 0 || !key) {
-      throw new OtlpConfigError(
-        `${name}: entry ${i + 1} is not key=value${key && eq < 0 ? ` (key ${JSON.stringify(key.slice(0, 40))} has no value)` : ''}`,
-      )
+    // Neither the entry nor its key is echoed: a header pasted without its name (`Basic ...`)
+    // would put the credential itself where the key goes.
+    if (eq < 0 || !key) throw new OtlpConfigError(`${name}: entry ${i + 1} is not key=value`)
+    if (!HEADER_NAME.test(key)) {
+      throw new OtlpConfigError(`${name}: entry ${i + 1}: its key is not a header name`)
     }
     let value: string
     try {

@@ -74,7 +74,13 @@ export class OtlpPipeline {
 
   constructor(target: OtlpTarget, options: PipelineOptions = {}, serviceName = 'pacer') {
     const timeoutMillis = options.exportTimeoutMs ?? 5000
-    const config = { url: target.url, headers: { ...target.headers }, timeoutMillis }
+    // No keep-alive: a socket kept for the next batch of spans would hold a finished run open.
+    const config = {
+      url: target.url,
+      headers: { ...target.headers },
+      timeoutMillis,
+      keepAlive: false,
+    }
     const exporter =
       target.protocol === 'http/json' ? new JsonExporter(config) : new ProtoExporter(config)
     this.#counting = new CountingExporter(exporter)
