@@ -70,13 +70,13 @@ export async function exportOtlpCommand(opts: {
 }
 
 /** A run's live export, or null when none is configured. */
-export function startLiveExport(
+export async function startLiveExport(
   engine: Engine,
   batchId: string,
   target: OtlpTarget | null,
-): { finish: () => Promise<void> } | null {
+): Promise<{ finish: () => Promise<void> } | null> {
   if (!target) return null
-  const live = new LiveTraceExport(engine.db, target, batchId, {
+  const live = await LiveTraceExport.start(engine.db, target, batchId, {
     pipeline: { exportTimeoutMs: RUN_CLOSE_MS },
   })
   const unsubscribe = engine.subscribe('tasks:changed', ({ tasks }) => {

@@ -128,7 +128,7 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
   }
 
   engine.onWarning((message) => say.err(`pacer: warning: ${message}\n`))
-  const live = startLiveExport(engine, start.batchId, otlp)
+  const live = await startLiveExport(engine, start.batchId, otlp)
   const driving = Date.now()
   const { interrupted, batch, stops } = await drive(engine, start.batch, opts)
   const runMs = Date.now() - driving

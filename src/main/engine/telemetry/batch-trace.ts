@@ -4,7 +4,6 @@
 // ledger row of a call. Everything comes from the ledger's own rows with their own times, so a
 // live run and `pacer export --otlp` afterwards send the same spans with the same ids.
 import { createHash } from 'node:crypto'
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags } from '@opentelemetry/api'
 import type { Attributes } from '@opentelemetry/api'
 import type Database from 'better-sqlite3'
 import type { OtlpPipeline } from './pipeline'
@@ -153,7 +152,7 @@ export class BatchTraceWriter {
     const span = this.#p.tracer.startSpan(
       `invoke_workflow ${b.name}`,
       {
-        kind: SpanKind.INTERNAL,
+        kind: this.#p.api.SpanKind.INTERNAL,
         startTime: b.createdAt,
         attributes: {
           'gen_ai.operation.name': 'invoke_workflow',
@@ -163,7 +162,7 @@ export class BatchTraceWriter {
           'pacer.batch.tasks': counts.tasks,
         },
       },
-      ROOT_CONTEXT,
+      this.#p.api.ROOT_CONTEXT,
     )
     span.end(Math.max(b.updatedAt, b.createdAt))
     this.#p.noteEnded()
@@ -179,7 +178,7 @@ export class BatchTraceWriter {
     const span = this.#p.tracer.startSpan(
       `invoke_agent ${t.type}`,
       {
-        kind: SpanKind.INTERNAL,
+        kind: this.#p.api.SpanKind.INTERNAL,
         startTime: start,
         attributes: {
           'gen_ai.operation.name': 'invoke_agent',
@@ -200,7 +199,7 @@ export class BatchTraceWriter {
       this.#parent(this.#batchSpanId),
     )
     if (t.status === 'failed')
-      span.setStatus({ code: SpanStatusCode.ERROR, message: t.error ?? '' })
+      span.setStatus({ code: this.#p.api.SpanStatusCode.ERROR, message: t.error ?? '' })
     span.end(end)
     this.#p.noteEnded()
   }
@@ -240,7 +239,7 @@ export class BatchTraceWriter {
     this.#p.ids.choose(this.#traceId, hex(`pacer:call:${this.#batchId}:${r.id}`, 16))
     const span = this.#p.tracer.startSpan(
       `chat ${r.model}`,
-      { kind: SpanKind.CLIENT, startTime: start, attributes },
+      { kind: this.#p.api.SpanKind.CLIENT, startTime: start, attributes },
       this.#parent(parent),
     )
     if (r.outcome === 'replayed') {
@@ -251,7 +250,7 @@ export class BatchTraceWriter {
         'error.type',
         r.outcome === 'timeout' ? 'timeout' : String(r.status ?? r.outcome),
       )
-      span.setStatus({ code: SpanStatusCode.ERROR, message: r.outcome })
+      span.setStatus({ code: this.#p.api.SpanStatusCode.ERROR, message: r.outcome })
     }
     span.end(end)
     this.#p.noteEnded()
@@ -263,10 +262,10 @@ export class BatchTraceWriter {
   }
 
   #parent(spanId: string) {
-    return trace.setSpanContext(ROOT_CONTEXT, {
+    return this.#p.api.trace.setSpanContext(this.#p.api.ROOT_CONTEXT, {
       traceId: this.#traceId,
       spanId,
-      traceFlags: TraceFlags.SAMPLED,
+      traceFlags: this.#p.api.TraceFlags.SAMPLED,
       isRemote: false,
     })
   }

@@ -27,7 +27,7 @@ export async function exportBatchTrace(
   const calls = reader.calls(batch.id)
   // A batch is sent whole: the queue holds all of it, so only the collector can drop spans.
   const size = tasks.length + calls.length + 1
-  const pipeline = new OtlpPipeline(target, {
+  const pipeline = await OtlpPipeline.open(target, {
     ...opts.pipeline,
     maxQueueSize: Math.max(opts.pipeline?.maxQueueSize ?? 2048, size),
   })
@@ -67,20 +67,31 @@ export class LiveTraceExport {
   #calls = 0
   #closed = false
 
-  constructor(
+  /** Loads the SDK and starts reading the batch's ledger rows every `everyMs`. */
+  static async start(
     db: Database.Database,
     target: OtlpTarget,
     batchId: string,
     opts: { everyMs?: number; pipeline?: PipelineOptions } = {},
+  ): Promise<LiveTraceExport> {
+    const pipeline = await OtlpPipeline.open(target, opts.pipeline)
+    return new LiveTraceExport(db, pipeline, batchId, opts.everyMs ?? 500)
+  }
+
+  private constructor(
+    db: Database.Database,
+    pipeline: OtlpPipeline,
+    batchId: string,
+    everyMs: number,
   ) {
     this.#reader = new BatchTraceReader(db)
-    this.#pipeline = new OtlpPipeline(target, opts.pipeline)
-    this.#writer = new BatchTraceWriter(this.#pipeline, batchId)
+    this.#pipeline = pipeline
+    this.#writer = new BatchTraceWriter(pipeline, batchId)
     this.#batchId = batchId
     // Rows already in the ledger (a resumed batch's earlier runs) are sent too: the trace is the
     // batch's, whoever ran which part.
     this.#afterId = 0
-    this.#timer = setInterval(() => this.#tick(), opts.everyMs ?? 500)
+    this.#timer = setInterval(() => this.#tick(), everyMs)
     this.#timer.unref()
   }
 

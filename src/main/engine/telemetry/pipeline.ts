@@ -4,17 +4,13 @@
 // the processor's timer, so a collector that is down, slow or refusing costs a run nothing but
 // the spans it drops, which are counted and said once at the end.
 import { randomBytes } from 'node:crypto'
-import type { Tracer } from '@opentelemetry/api'
-import { ExportResultCode, type ExportResult } from '@opentelemetry/core'
-import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http'
-import { OTLPTraceExporter as ProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto'
-import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources'
-import {
-  BatchSpanProcessor,
+import type * as Api from '@opentelemetry/api'
+import type { ExportResult, ExportResultCode } from '@opentelemetry/core'
+import type {
+  IdGenerator,
+  ReadableSpan,
+  SpanExporter,
   TracerProvider,
-  type IdGenerator,
-  type ReadableSpan,
-  type SpanExporter,
 } from '@opentelemetry/sdk-trace'
 import { PACER_VERSION } from '../core/version'
 import type { OtlpTarget } from './otlp-config'
@@ -67,12 +63,29 @@ export class ChosenIds implements IdGenerator {
 
 /** An OTLP trace pipeline: its tracer, its ids, what it delivered, and a bounded close. */
 export class OtlpPipeline {
-  readonly tracer: Tracer
-  readonly ids = new ChosenIds()
+  readonly api: typeof Api
+  readonly tracer: Api.Tracer
+  readonly ids: ChosenIds
   readonly #provider: TracerProvider
   readonly #counting: CountingExporter
 
-  constructor(target: OtlpTarget, options: PipelineOptions = {}, serviceName = 'pacer') {
+  /**
+   * Loads the SDK (only a command that exports pays for it: every other command and the app
+   * start without it) and builds the pipeline.
+   */
+  static async open(
+    target: OtlpTarget,
+    options: PipelineOptions = {},
+    serviceName = 'pacer',
+  ): Promise<OtlpPipeline> {
+    const [api, core, sdk, resources, json, proto] = await Promise.all([
+      import('@opentelemetry/api'),
+      import('@opentelemetry/core'),
+      import('@opentelemetry/sdk-trace'),
+      import('@opentelemetry/resources'),
+      import('@opentelemetry/exporter-trace-otlp-http'),
+      import('@opentelemetry/exporter-trace-otlp-proto'),
+    ])
     const timeoutMillis = options.exportTimeoutMs ?? 5000
     // No keep-alive: a socket kept for the next batch of spans would hold a finished run open.
     const config = {
@@ -82,28 +95,47 @@ export class OtlpPipeline {
       keepAlive: false,
     }
     const exporter =
-      target.protocol === 'http/json' ? new JsonExporter(config) : new ProtoExporter(config)
-    this.#counting = new CountingExporter(exporter)
+      target.protocol === 'http/json'
+        ? new json.OTLPTraceExporter(config)
+        : new proto.OTLPTraceExporter(config)
+    const counting = new CountingExporter(exporter, core.ExportResultCode)
     // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (envDetector) win over Pacer's defaults.
-    const resource = resourceFromAttributes({
-      'service.name': serviceName,
-      'service.version': PACER_VERSION,
-      'telemetry.sdk.language': 'nodejs',
-    }).merge(detectResources({ detectors: [envDetector] }))
-    this.#provider = new TracerProvider({
+    const resource = resources
+      .resourceFromAttributes({
+        'service.name': serviceName,
+        'service.version': PACER_VERSION,
+        'telemetry.sdk.language': 'nodejs',
+      })
+      .merge(resources.detectResources({ detectors: [resources.envDetector] }))
+    const ids = new ChosenIds()
+    const maxQueueSize = options.maxQueueSize ?? 2048
+    const provider = new sdk.TracerProvider({
       resource,
-      idGenerator: this.ids,
+      idGenerator: ids,
       spanProcessors: [
-        new BatchSpanProcessor({
-          exporter: this.#counting,
-          maxQueueSize: options.maxQueueSize ?? 2048,
-          maxExportBatchSize: Math.min(512, options.maxQueueSize ?? 2048),
+        new sdk.BatchSpanProcessor({
+          exporter: counting,
+          maxQueueSize,
+          maxExportBatchSize: Math.min(512, maxQueueSize),
           scheduledDelayMillis: options.scheduledDelayMs ?? 1000,
           exportTimeoutMillis: timeoutMillis,
         }),
       ],
     })
-    this.tracer = this.#provider.getTracer('pacer', PACER_VERSION)
+    return new OtlpPipeline(api, provider, counting, ids)
+  }
+
+  private constructor(
+    api: typeof Api,
+    provider: TracerProvider,
+    counting: CountingExporter,
+    ids: ChosenIds,
+  ) {
+    this.api = api
+    this.#provider = provider
+    this.#counting = counting
+    this.ids = ids
+    this.tracer = provider.getTracer('pacer', PACER_VERSION)
   }
 
   /** Counts a span the caller ended (the processor queues or drops it). */
@@ -144,21 +176,23 @@ class CountingExporter implements SpanExporter {
   delivered = 0
   closed = false
   readonly #inner: SpanExporter
+  readonly #codes: typeof ExportResultCode
 
-  constructor(inner: SpanExporter) {
+  constructor(inner: SpanExporter, codes: typeof ExportResultCode) {
     this.#inner = inner
+    this.#codes = codes
   }
 
   export(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
     try {
       this.#inner.export(spans, (result) => {
-        if (result.code === ExportResultCode.SUCCESS && !this.closed) {
+        if (result.code === this.#codes.SUCCESS && !this.closed) {
           this.delivered += spans.length
         }
         done(result)
       })
     } catch (error) {
-      done({ code: ExportResultCode.FAILED, error: error as Error })
+      done({ code: this.#codes.FAILED, error: error as Error })
     }
   }
 
