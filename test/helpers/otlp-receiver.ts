@@ -24,8 +24,13 @@ export interface OtlpReceiver {
   close: () => Promise<void>
 }
 
-/** Starts a receiver on a free loopback port; `status` other than 200 refuses every request. */
-export async function startOtlpReceiver(opts: { status?: number } = {}): Promise<OtlpReceiver> {
+/**
+ * Starts a receiver on a free loopback port; `status` other than 200 refuses every request,
+ * `delayMs` holds each answer that long (a slow collector).
+ */
+export async function startOtlpReceiver(
+  opts: { status?: number; delayMs?: number } = {},
+): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = []
   const requests: OtlpReceiver['requests'] = []
   const server: Server = createServer((req, res) => {
@@ -39,8 +44,13 @@ export async function startOtlpReceiver(opts: { status?: number } = {}): Promise
       if (status === 200 && req.url === '/v1/traces') {
         spans.push(...(contentType.includes('json') ? fromJson(body) : fromProtobuf(body)))
       }
-      res.writeHead(status, { 'content-type': contentType || 'application/json' })
-      res.end(contentType.includes('json') ? '{}' : '')
+      const answer = () => {
+        if (res.destroyed) return
+        res.writeHead(status, { 'content-type': contentType || 'application/json' })
+        res.end(contentType.includes('json') ? '{}' : '')
+      }
+      if (opts.delayMs) setTimeout(answer, opts.delayMs).unref()
+      else answer()
     })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))

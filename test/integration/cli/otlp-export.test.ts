@@ -180,11 +180,12 @@ describe('OTLP export', () => {
     }
   }, 60_000)
 
-  it('a collector that is down or answers 500 never fails the run: ledger complete, drops said once, no secret', async () => {
+  it('a collector that is down, slow (5 s a request) or answers 500 never fails the run: ledger complete, drops said once, no secret', async () => {
     const dir = tempDir()
     const file = writeJsonl(dir, 'batch.jsonl', TASKS)
     const closedPort = await freePort()
     const refusing = await startOtlpReceiver({ status: 500 })
+    const slow = await startOtlpReceiver({ delayMs: 5000 })
     try {
       const base = join(dir, 'base.db')
       const t0 = Date.now()
@@ -196,6 +197,7 @@ describe('OTLP export', () => {
       const targets = [
         { name: 'down', url: `http://127.0.0.1:${closedPort}`, env: {} },
         { name: '500', url: '', env: { OTEL_EXPORTER_OTLP_ENDPOINT: refusing.url } },
+        { name: 'slow', url: slow.url, env: { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' } },
       ]
       for (const target of targets) {
         const db = join(dir, `${target.name}.db`)
@@ -222,8 +224,10 @@ describe('OTLP export', () => {
       }
       expect(refusing.requests.length).toBeGreaterThan(0)
       expect(refusing.spans).toHaveLength(0)
+      expect(slow.requests.length).toBeGreaterThan(0)
     } finally {
       await refusing.close()
+      await slow.close()
     }
   }, 60_000)
 })
