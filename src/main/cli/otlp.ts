@@ -5,6 +5,7 @@ import type { Engine, OtlpTarget, TraceExportReport } from '../engine'
 import {
   LiveTraceExport,
   OtlpConfigError,
+  loadOtelSdk,
   describeTarget,
   exportBatchTrace,
   otlpTarget,
@@ -25,7 +26,11 @@ const EXPORT_CLOSE_MS = 15_000
 /** The target from `--otlp` and the environment; a bad setting is a usage error. */
 export function targetFrom(flagUrl: string | undefined): OtlpTarget | null {
   try {
-    return otlpTarget(flagUrl, process.env)
+    const target = otlpTarget(flagUrl, process.env)
+    // Loaded while the batch is read and queued, not before its first call. A load that fails
+    // is said when the export starts.
+    if (target) loadOtelSdk().catch(() => undefined)
+    return target
   } catch (err) {
     if (err instanceof OtlpConfigError) throw new UsageError(err.message)
     throw err
@@ -76,9 +81,16 @@ export async function startLiveExport(
   target: OtlpTarget | null,
 ): Promise<{ finish: () => Promise<void> } | null> {
   if (!target) return null
-  const live = await LiveTraceExport.start(engine.db, target, batchId, {
-    pipeline: { exportTimeoutMs: RUN_CLOSE_MS },
-  })
+  let live: LiveTraceExport
+  try {
+    live = await LiveTraceExport.start(engine.db, target, batchId, {
+      pipeline: { exportTimeoutMs: RUN_CLOSE_MS },
+    })
+  } catch (err) {
+    // Export never fails a run: without the SDK the run goes on, untraced, and says so.
+    say.err(`pacer: OTLP export is off for this run: ${(err as Error).message}\n`)
+    return null
+  }
   const unsubscribe = engine.subscribe('tasks:changed', ({ tasks }) => {
     for (const t of tasks) {
       if (t.status !== 'queued' && t.status !== 'running') live.taskEnded(t.id)

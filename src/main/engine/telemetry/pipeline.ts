@@ -61,6 +61,28 @@ export class ChosenIds implements IdGenerator {
   }
 }
 
+let sdkLoading: ReturnType<typeof importSdk> | undefined
+
+/**
+ * Starts loading the OpenTelemetry SDK (once): a run calls it as soon as it knows it exports, so
+ * the load overlaps reading the batch file instead of delaying the first call.
+ */
+export function loadOtelSdk(): ReturnType<typeof importSdk> {
+  sdkLoading ??= importSdk()
+  return sdkLoading
+}
+
+function importSdk() {
+  return Promise.all([
+    import('@opentelemetry/api'),
+    import('@opentelemetry/core'),
+    import('@opentelemetry/sdk-trace'),
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/exporter-trace-otlp-http'),
+    import('@opentelemetry/exporter-trace-otlp-proto'),
+  ])
+}
+
 /** An OTLP trace pipeline: its tracer, its ids, what it delivered, and a bounded close. */
 export class OtlpPipeline {
   readonly api: typeof Api
@@ -78,14 +100,7 @@ export class OtlpPipeline {
     options: PipelineOptions = {},
     serviceName = 'pacer',
   ): Promise<OtlpPipeline> {
-    const [api, core, sdk, resources, json, proto] = await Promise.all([
-      import('@opentelemetry/api'),
-      import('@opentelemetry/core'),
-      import('@opentelemetry/sdk-trace'),
-      import('@opentelemetry/resources'),
-      import('@opentelemetry/exporter-trace-otlp-http'),
-      import('@opentelemetry/exporter-trace-otlp-proto'),
-    ])
+    const [api, core, sdk, resources, json, proto] = await loadOtelSdk()
     const timeoutMillis = options.exportTimeoutMs ?? 5000
     // No keep-alive: a socket kept for the next batch of spans would hold a finished run open.
     const config = {
