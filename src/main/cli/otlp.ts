@@ -60,11 +60,16 @@ export async function exportOtlpCommand(opts: {
     }
     if (opts.json) say.out(`${JSON.stringify(report)}\n`)
     say.err(
-      `sent batch ${report.batchId} as trace ${report.traceId} to ${describeTarget(target)}: ` +
-        `${report.tasks} task span(s), ${report.calls} call span(s), ${report.delivered} of ${report.ended} span(s) accepted\n`,
+      `batch ${report.batchId} (${report.tasks} task(s), ${report.calls} call(s)) as trace ` +
+        `${report.traceId} to ${describeTarget(target)}: ${report.delivered} of ${report.ended} span(s) accepted\n`,
     )
-    if (report.dropped > 0) {
+    if (report.dropped > 0 || !report.complete) {
       say.err(droppedLine(report, target))
+      if (!report.complete) {
+        say.err(
+          'pacer: OTLP export stopped at the first refusal: the rest of the batch was not sent\n',
+        )
+      }
       // The collector did not take it all: like a server not reachable, fix it and run it again.
       return EXIT.stopped
     }

@@ -88,9 +88,11 @@ export class BatchTraceReader {
     return (row as BatchRow | undefined) ?? null
   }
 
-  /** The batch's tasks, in queue order. */
-  tasks(batchId: string): TaskRow[] {
-    return this.#db.prepare(`${TASK_SQL} WHERE batch_id = ? ORDER BY id`).all(batchId) as TaskRow[]
+  /** The batch's tasks after task `afterId`, in queue order; `limit` -1: all. */
+  tasks(batchId: string, afterId = 0, limit = -1): TaskRow[] {
+    return this.#db
+      .prepare(`${TASK_SQL} WHERE batch_id = ? AND id > ? ORDER BY id LIMIT ?`)
+      .all(batchId, afterId, limit) as TaskRow[]
   }
 
   /** Tasks by id (live export: the ones that just ended). */
@@ -101,10 +103,10 @@ export class BatchTraceReader {
   }
 
   /** The batch's ledger rows after `afterId` (0: all), in the order they were written. */
-  calls(batchId: string, afterId = 0): CallRow[] {
+  calls(batchId: string, afterId = 0, limit = -1): CallRow[] {
     return this.#db
-      .prepare(`${CALL_SQL} WHERE id > ? AND batch_id = ? ORDER BY id`)
-      .all(afterId, batchId) as CallRow[]
+      .prepare(`${CALL_SQL} WHERE id > ? AND batch_id = ? ORDER BY id LIMIT ?`)
+      .all(afterId, batchId, limit) as CallRow[]
   }
 
   /** The highest ledger row id now: live export starts after it. */

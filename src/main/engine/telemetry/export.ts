@@ -12,6 +12,8 @@ export interface TraceExportReport extends DeliveryCounts {
   traceId: string
   tasks: number
   calls: number
+  /** false: the collector failed a page and the rest of the batch was not sent. */
+  complete: boolean
 }
 
 /** Sends one batch (or the latest finished one) from the ledger; null when there is none. */
@@ -23,30 +25,48 @@ export async function exportBatchTrace(
   const reader = new BatchTraceReader(db)
   const batch = reader.batch(opts.batchId)
   if (!batch) return null
-  const tasks = reader.tasks(batch.id)
-  const calls = reader.calls(batch.id)
-  // A batch is sent whole: the queue holds all of it, so only the collector can drop spans.
-  const size = tasks.length + calls.length + 1
-  const pipeline = await OtlpPipeline.open(target, {
-    ...opts.pipeline,
-    maxQueueSize: Math.max(opts.pipeline?.maxQueueSize ?? 2048, size),
-  })
+  const pipeline = await OtlpPipeline.open(target, opts.pipeline)
   const writer = new BatchTraceWriter(pipeline, batch.id)
-  for (const t of tasks) writer.learnTask(t)
-  let sentCalls = 0
-  for (const c of calls) if (writer.call(c)) sentCalls++
-  const saved = savedByTask(calls)
-  for (const t of tasks) writer.task(t, { savedMicros: saved.get(t.id) ?? 0 })
-  writer.batch(batch, { tasks: tasks.length })
-  const counts = await pipeline.close(opts.closeMs ?? 10_000)
-  return {
-    batchId: batch.id,
-    traceId: writer.traceId,
-    tasks: tasks.length,
-    calls: sentCalls,
-    ...counts,
+  // Page by page, each sent before the next is read: a batch of a million tasks costs a page of
+  // memory and never overflows the queue (only the collector can drop spans).
+  // A collector that failed a page fails the next ones too: stop there instead of waiting out
+  // a deadline per page; the report says so, and the whole batch can be sent again.
+  let complete = true
+  const flush = async () => {
+    await pipeline.flush(opts.closeMs ?? 10_000)
+    complete = pipeline.counts().dropped === 0
   }
+  let tasks = 0
+  for (let page = reader.tasks(batch.id, 0, PAGE); page.length;) {
+    for (const t of page) writer.learnTask(t)
+    tasks += page.length
+    page = reader.tasks(batch.id, page.at(-1)!.id, PAGE)
+  }
+  let sentCalls = 0
+  const saved = new Map<number, number>()
+  for (let page = reader.calls(batch.id, 0, PAGE); page.length;) {
+    for (const c of page) {
+      if (writer.call(c)) sentCalls++
+      else if (c.taskId !== null) {
+        saved.set(c.taskId, (saved.get(c.taskId) ?? 0) + (c.savedMicros ?? 0))
+      }
+    }
+    await flush()
+    page = complete ? reader.calls(batch.id, page.at(-1)!.id, PAGE) : []
+  }
+  for (let page = complete ? reader.tasks(batch.id, 0, PAGE) : []; page.length;) {
+    for (const t of page) writer.task(t, { savedMicros: saved.get(t.id) ?? 0 })
+    await flush()
+    page = complete ? reader.tasks(batch.id, page.at(-1)!.id, PAGE) : []
+  }
+  if (complete) writer.batch(batch, { tasks })
+  const counts = await pipeline.close(opts.closeMs ?? 10_000)
+  const report = { batchId: batch.id, traceId: writer.traceId, tasks, calls: sentCalls }
+  return { ...report, complete, ...counts }
 }
+
+/** Rows read and sent at a time by `pacer export --otlp`: half the span queue. */
+const PAGE = 1000
 
 /**
  * A run's batch sent as it goes: a task's call spans and its own span once it ends (so they carry
@@ -131,6 +151,7 @@ export class LiveTraceExport {
       traceId: this.#writer.traceId,
       tasks,
       calls: this.#calls,
+      complete: true,
       ...counts,
     }
   }
@@ -171,13 +192,4 @@ export class LiveTraceExport {
   #sendCall(r: CallRow): void {
     if (this.#writer.call(r)) this.#calls++
   }
-}
-
-function savedByTask(calls: CallRow[]): Map<number, number> {
-  const out = new Map<number, number>()
-  for (const c of calls) {
-    if (c.outcome !== 'reused' || c.taskId === null) continue
-    out.set(c.taskId, (out.get(c.taskId) ?? 0) + (c.savedMicros ?? 0))
-  }
-  return out
 }

@@ -163,6 +163,11 @@ export class OtlpPipeline {
     return { ended, delivered, dropped: Math.max(0, ended - delivered) }
   }
 
+  /** Sends what is queued, waiting at most `boundMs` (what does not make it counts as dropped). */
+  async flush(boundMs: number): Promise<void> {
+    await this.#provider.forceFlush({ timeoutMillis: boundMs }).catch(() => undefined)
+  }
+
   /**
    * Sends what is queued and closes, within `boundMs` whatever the collector does: a run exits
    * on time, and what did not make it is counted as dropped.
