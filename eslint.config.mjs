@@ -49,6 +49,7 @@ const ENGINE_LAYERS = [
   'results',
   'settings',
   'team',
+  'telemetry',
   'app',
 ]
 const NOT_THE_BINDINGS = layer(

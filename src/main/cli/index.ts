@@ -9,6 +9,7 @@ import { serveCommand } from './serve'
 import { demoCommand } from './demo'
 import { storeOption, teamLedgerOption } from './team'
 import { teamExportCommand, teamSummaryCommand } from './team-ledger-commands'
+import { exportOtlpCommand } from './otlp'
 import { DatabaseError, UsageError, isStorageError } from './common'
 import { EXIT, EXIT_CODES_HELP } from './exit-codes'
 import { say } from './terminal-text'
@@ -163,6 +164,10 @@ function addRunCommand(program: Command, done: Done): void {
       num(0),
     )
     .option(
+      '--otlp <url>',
+      'send spans to this OpenTelemetry collector as the run goes (default: $OTEL_EXPORTER_OTLP_ENDPOINT)',
+    )
+    .option(
       '--max-tokens <n>',
       'cap each answer at n tokens, for tasks whose params set none (Anthropic default: 1024)',
       int(1),
@@ -210,8 +215,19 @@ function addLedgerCommands(program: Command, done: Done): void {
 
   program
     .command('export')
-    .description('export the ledger as CSV (streamed; formula-injection safe)')
-    .requiredOption('--out <file>', 'CSV file to write ("-" for stdout)')
+    .description(
+      'export the ledger as CSV (streamed; formula-injection safe), or a batch as an OpenTelemetry trace',
+    )
+    .option('--out <file>', 'CSV file to write ("-" for stdout)')
+    .option(
+      '--otlp <url>',
+      'send a finished batch as OTLP spans to this collector endpoint (…/v1/traces is added); headers from OTEL_EXPORTER_OTLP_HEADERS',
+    )
+    .option(
+      '--batch <id>',
+      'with --otlp: the batch (default: the latest finished; see pacer batches)',
+    )
+    .option('--json', 'with --otlp: print what was sent as JSON')
     .addOption(dbOption())
     .addOption(
       new Option('--kind <kind>', 'one row per call, or per task type')
@@ -220,7 +236,7 @@ function addLedgerCommands(program: Command, done: Done): void {
     )
     .addOption(teamLedgerOption())
     .action(async (opts) => {
-      done(await (opts.store ? teamExportCommand(opts) : exportCommand(opts)))
+      done(await exportAction(opts))
     })
 
   program
@@ -339,4 +355,27 @@ function num(min: number, max = Number.MAX_SAFE_INTEGER) {
     }
     return n
   }
+}
+
+/** `pacer export`: a CSV (--out), or a batch as a trace (--otlp). */
+async function exportAction(opts: {
+  out?: string
+  otlp?: string
+  store?: string
+  db?: string
+  batch?: string
+  json?: boolean
+  kind: 'events' | 'summary'
+}): Promise<number> {
+  if (opts.otlp !== undefined) {
+    if (opts.out !== undefined || opts.store) {
+      throw new UsageError('--otlp sends a batch of this database: not with --out or --store')
+    }
+    return exportOtlpCommand({ ...opts, otlp: opts.otlp })
+  }
+  if (opts.out === undefined) {
+    throw new UsageError('export needs --out FILE (CSV) or --otlp URL (a trace)')
+  }
+  const csv = { ...opts, out: opts.out }
+  return opts.store ? teamExportCommand({ ...csv, store: opts.store }) : exportCommand(csv)
 }

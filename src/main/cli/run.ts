@@ -23,6 +23,7 @@ import { pauseAnnouncer, printStop } from './run-report'
 import { loadRunAgents, reportUnhandled } from './agents'
 import { LineErrorLog, checkReadable, readingBar, rejectLines, reportLineErrors } from './run-input'
 import { printSummary, summarize } from './run-summary'
+import { startLiveExport, targetFrom } from './otlp'
 
 export type { RunSummary } from './run-summary'
 
@@ -60,6 +61,8 @@ export interface RunOptions extends ParamsOptions {
   store?: string
   /** The run's spend cap in USD (--budget), kept with the batch; a rerun's replaces it. */
   budget?: number
+  /** An OTLP collector to send spans to as the run goes (else the OTEL_EXPORTER_OTLP_* vars). */
+  otlp?: string
 }
 
 /** `pacer run FILE`: queue (or resume) the batch, run it to the end, report; Ctrl-C resumes later. */
@@ -70,6 +73,7 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
   await checkReadable(path)
   const params = runParams(opts)
   const agents = await loadRunAgents(opts.agents, opts.agentVersion)
+  const otlp = targetFrom(opts.otlp)
 
   const scheduler: Partial<AimdParams> = {}
   if (opts.minConcurrency !== undefined) scheduler.min = opts.minConcurrency
@@ -140,10 +144,12 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
   }
 
   engine.onWarning((message) => say.err(`pacer: warning: ${message}\n`))
+  const live = await startLiveExport(engine, start.batchId, otlp)
   const driving = Date.now()
   const { interrupted, batch, stops, budgetStop } = await drive(engine, start.batch, opts)
   const runMs = Date.now() - driving
   const budget = engine.budgets.state(start.batchId)
+  await live?.finish()
   const summary = summarize(engine, start.batchId, batch, stops, {
     started,
     enqueueMs,

@@ -1,0 +1,124 @@
+// Where OTLP traces go, read the way every OpenTelemetry SDK reads it (the OTLP exporter spec's
+// environment variables), with Pacer's --otlp flag over them. Header values are secrets (an
+// `Authorization=Basic ...` for Langfuse): they are kept here and sent, never printed — what
+// describes the target names the headers only.
+
+/** The OTLP wire encodings Pacer sends (gRPC is not supported: it needs another transport). */
+export const OTLP_PROTOCOLS = ['http/protobuf', 'http/json'] as const
+export type OtlpProtocol = (typeof OTLP_PROTOCOLS)[number]
+
+/** Where and how to send traces. */
+export interface OtlpTarget {
+  /** The traces URL requests are POSTed to (…/v1/traces for a base endpoint). */
+  url: string
+  protocol: OtlpProtocol
+  /** Sent with every request; the values never leave this object except on the wire. */
+  headers: Record<string, string>
+}
+
+/** A bad OTLP setting: the message names the setting and the value (never a header's value). */
+export class OtlpConfigError extends Error {}
+
+const TRACES_PATH = 'v1/traces'
+/** An HTTP field name (RFC 9110 token). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
+
+/**
+ * The target from `--otlp URL` (a base endpoint, like OTEL_EXPORTER_OTLP_ENDPOINT) or the
+ * environment; null when neither names one (no export).
+ */
+export function otlpTarget(flagUrl: string | undefined, env: NodeJS.ProcessEnv): OtlpTarget | null {
+  const tracesEndpoint = nonEmpty(env['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'])
+  const endpoint = nonEmpty(env['OTEL_EXPORTER_OTLP_ENDPOINT'])
+  let url: string
+  if (flagUrl !== undefined) url = tracesUrl(checkUrl('--otlp', flagUrl))
+  // The spec: the signal-specific variable is used as is, the general one gets /v1/traces.
+  else if (tracesEndpoint) url = checkUrl('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', tracesEndpoint)
+  else if (endpoint) url = tracesUrl(checkUrl('OTEL_EXPORTER_OTLP_ENDPOINT', endpoint))
+  else return null
+  const protocolName =
+    nonEmpty(env['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL']) ??
+    nonEmpty(env['OTEL_EXPORTER_OTLP_PROTOCOL']) ??
+    'http/protobuf'
+  if (!(OTLP_PROTOCOLS as readonly string[]).includes(protocolName)) {
+    throw new OtlpConfigError(
+      `OTEL_EXPORTER_OTLP_PROTOCOL: expected ${OTLP_PROTOCOLS.join(' or ')}, got ${JSON.stringify(protocolName)}`,
+    )
+  }
+  const headers = {
+    ...parseHeaders('OTEL_EXPORTER_OTLP_HEADERS', env['OTEL_EXPORTER_OTLP_HEADERS']),
+    ...parseHeaders('OTEL_EXPORTER_OTLP_TRACES_HEADERS', env['OTEL_EXPORTER_OTLP_TRACES_HEADERS']),
+  }
+  return { url, protocol: protocolName as OtlpProtocol, headers }
+}
+
+/** The target as logs may show it: the URL without credentials, header names without values. */
+export function describeTarget(t: OtlpTarget): string {
+  const u = new URL(t.url)
+  u.username = ''
+  u.password = ''
+  u.search = ''
+  const names = Object.keys(t.headers)
+  const headers = names.length ? `, headers ${names.map((n) => `${n}=***`).join(', ')}` : ''
+  return `${u.toString()} (${t.protocol}${headers})`
+}
+
+/**
+ * W3C-baggage-style `key=value,key2=value2` with percent-encoded values, as the OTLP spec
+ * defines OTEL_EXPORTER_OTLP_HEADERS. A bad entry names its key (or position), never its value.
+ */
+export function parseHeaders(name: string, raw: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {}
+  if (!raw || !raw.trim()) return out
+  const entries = raw.split(',')
+  entries.forEach((entry, i) => {
+    if (!entry.trim()) return
+    const eq = entry.indexOf('=')
+    const key = (eq < 0 ? entry : entry.slice(0, eq)).trim()
+    // Neither the entry nor its key is echoed: a header pasted without its name (`Basic ...`)
+    // would put the credential itself where the key goes.
+    if (eq < 0 || !key) throw new OtlpConfigError(`${name}: entry ${i + 1} is not key=value`)
+    if (!HEADER_NAME.test(key)) {
+      throw new OtlpConfigError(`${name}: entry ${i + 1}: its key is not a header name`)
+    }
+    let value: string
+    try {
+      value = decodeURIComponent(entry.slice(eq + 1).trim())
+    } catch {
+      throw new OtlpConfigError(
+        `${name}: the value of ${JSON.stringify(key)} is not percent-encoded`,
+      )
+    }
+    out[key] = value
+  })
+  return out
+}
+
+function tracesUrl(base: string): string {
+  const u = new URL(base)
+  if (u.pathname.replace(/\/+$/, '').endsWith(`/${TRACES_PATH}`)) return u.toString()
+  u.pathname = `${u.pathname.replace(/\/+$/, '')}/${TRACES_PATH}`
+  return u.toString()
+}
+
+function checkUrl(name: string, raw: string): string {
+  let u: URL
+  try {
+    u = new URL(raw)
+  } catch {
+    throw new OtlpConfigError(`${name}: not a URL: ${JSON.stringify(redactUrl(raw))}`)
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') {
+    throw new OtlpConfigError(`${name}: expected an http:// or https:// URL, got ${u.protocol}`)
+  }
+  return u.toString()
+}
+
+/** A URL-ish string with anything like user:password@ cut, for an error message. */
+function redactUrl(raw: string): string {
+  return raw.replace(/\/\/[^/@]*@/, '//***@').slice(0, 200)
+}
+
+function nonEmpty(v: string | undefined): string | undefined {
+  return v !== undefined && v.trim() !== '' ? v.trim() : undefined
+}

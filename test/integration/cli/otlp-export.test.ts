@@ -1,0 +1,242 @@
+// OpenTelemetry export end to end: real `pacer` processes, a real loopback OTLP receiver that
+// decodes what arrives (http/json and http/protobuf), the ledger read back as an auditor would.
+// A batch sent live (`pacer run --otlp`) and sent again from the ledger (`pacer export --otlp`)
+// is one trace of the same spans; every call span carries the tokens and cost of its ledger row;
+// a collector that is down or refusing costs the run nothing but a counted, said-once drop; the
+// secret header never shows.
+import { createServer } from 'node:net'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { query, runPacer, tempDir, writeJsonl, type CliResult } from '../../helpers/cli'
+import { startOtlpReceiver, type ReceivedSpan } from '../../helpers/otlp-receiver'
+
+const SECRET = 'c2VjcmV0LXZhbHVlLTQyNDI='
+const HEADERS = { OTEL_EXPORTER_OTLP_HEADERS: `Authorization=Basic%20${SECRET},X-Team=pacer` }
+
+const TASKS = [
+  { type: 'summarize', payload: { prompt: 'the ledger, briefly' } },
+  { type: 'agent', steps: 3, payload: { prompt: 'plan, check, report' } },
+  { type: 'summarize', payload: { prompt: 'the ledger, briefly' } },
+  { type: 'classify', payload: { prompt: 'is this spam?' } },
+  { type: 'classify', payload: { prompt: 'is this spam?' } },
+  { type: 'summarize', payload: { prompt: 'the ledger, briefly' } },
+]
+
+interface LedgerRow {
+  id: number
+  ts: number
+  task_id: number
+  input_tokens: number
+  cached_input_tokens: number
+  cache_write_tokens: number
+  output_tokens: number
+  cost_micros: number | null
+  saved_micros: number | null
+  outcome: string
+  latency_ms: number | null
+  model: string
+}
+
+function noSecret(r: CliResult): void {
+  expect(r.stdout).not.toContain(SECRET)
+  expect(r.stderr).not.toContain(SECRET)
+  expect(r.stderr).not.toContain('c2VjcmV0')
+}
+
+function byName(spans: ReceivedSpan[], kind: number): ReceivedSpan[] {
+  return spans.filter((s) => s.kind === kind)
+}
+
+describe('OTLP export', () => {
+  it('sends a batch live and again from the ledger: one trace, a span per call equal to its ledger row', async () => {
+    const dir = tempDir()
+    const db = join(dir, 'pacer.db')
+    const file = writeJsonl(dir, 'batch.jsonl', TASKS)
+    const live = await startOtlpReceiver()
+    const after = await startOtlpReceiver()
+    try {
+      const run = await runPacer(
+        [
+          'run',
+          file,
+          '--db',
+          db,
+          '--sim-latency-scale',
+          '0.05',
+          '--max-tokens',
+          '200',
+          '--temperature',
+          '0.3',
+          '--otlp',
+          live.url,
+        ],
+        { ...HEADERS, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_SERVICE_NAME: 'batch-svc' },
+      )
+      expect(run.code, run.stderr).toBe(0)
+      expect(run.stderr).not.toContain('dropped')
+      noSecret(run)
+
+      const exp = await runPacer(['export', '--otlp', after.url, '--db', db, '--json'], {
+        ...HEADERS,
+        OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=test',
+      })
+      expect(exp.code, exp.stderr).toBe(0)
+      noSecret(exp)
+      const report = JSON.parse(exp.stdout) as { dropped: number; calls: number; tasks: number }
+      expect(report.dropped).toBe(0)
+
+      // The encodings the receivers saw, and the secret header on the wire (only there).
+      expect(live.requests.every((r) => r.contentType.includes('application/json'))).toBe(true)
+      expect(after.requests.every((r) => r.contentType.includes('application/x-protobuf'))).toBe(
+        true,
+      )
+      for (const r of [...live.requests, ...after.requests]) {
+        expect(r.headers['authorization']).toBe(`Basic ${SECRET}`)
+        expect(r.headers['x-team']).toBe('pacer')
+      }
+
+      const rows = query<LedgerRow>(db, 'SELECT * FROM ledger ORDER BY id')
+      const tasks = query<{ id: number; status: string; seq: number; fp: string; type: string }>(
+        db,
+        'SELECT id, status, seq, fp, type FROM tasks ORDER BY id',
+      )
+      const callRows = rows.filter((r) => r.outcome !== 'reused')
+      expect(tasks.filter((t) => t.status === 'reused')).toHaveLength(3)
+      expect(report.calls).toBe(callRows.length)
+
+      for (const received of [live.spans, after.spans]) {
+        // One trace, one root: the batch.
+        expect(new Set(received.map((s) => s.traceId)).size).toBe(1)
+        const roots = received.filter((s) => s.parentSpanId === '')
+        expect(roots.map((s) => s.name)).toEqual(['invoke_workflow batch.jsonl'])
+
+        // A task span per task, reused ones marked, each under the batch.
+        const taskSpans = received.filter((s) => s.name.startsWith('invoke_agent '))
+        expect(taskSpans).toHaveLength(tasks.length)
+        for (const t of tasks) {
+          const span = taskSpans.find((s) => s.attributes['pacer.task.id'] === t.id)!
+          expect(span.name).toBe(`invoke_agent ${t.type}`)
+          expect(span.parentSpanId).toBe(roots[0]!.spanId)
+          expect(span.attributes['pacer.task.line']).toBe(t.seq)
+          expect(span.attributes['pacer.task.fingerprint']).toBe(t.fp)
+          expect(span.attributes['pacer.task.status']).toBe(t.status)
+          expect(span.attributes['pacer.task.outcome']).toBe(
+            t.status === 'reused' ? 'reused' : 'executed',
+          )
+        }
+
+        // A CLIENT span per call, equal to its ledger row, under its task.
+        const calls = byName(received, 3)
+        expect(calls).toHaveLength(callRows.length)
+        for (const r of callRows) {
+          const span = calls.find((s) => s.attributes['pacer.ledger.row'] === r.id)!
+          expect(span.name).toBe(`chat ${r.model}`)
+          const task = taskSpans.find((s) => s.attributes['pacer.task.id'] === r.task_id)!
+          expect(span.parentSpanId).toBe(task.spanId)
+          expect(span.attributes).toMatchObject({
+            'gen_ai.operation.name': 'chat',
+            'gen_ai.provider.name': 'pacer.sim',
+            'gen_ai.request.model': r.model,
+            'gen_ai.response.model': r.model,
+            'gen_ai.request.max_tokens': 200,
+            'gen_ai.request.temperature': 0.3,
+            'gen_ai.usage.input_tokens': r.input_tokens,
+            'gen_ai.usage.output_tokens': r.output_tokens,
+            'gen_ai.usage.cache_read.input_tokens': r.cached_input_tokens,
+            'gen_ai.usage.cache_creation.input_tokens': r.cache_write_tokens,
+            'pacer.call.outcome': r.outcome,
+          })
+          expect(Math.round((span.attributes['pacer.cost_usd'] as number) * 1e6)).toBe(
+            r.cost_micros,
+          )
+          expect(span.endMs).toBe(r.ts)
+          expect(span.startMs).toBe(r.ts - (r.latency_ms ?? 0))
+        }
+        // The last call of each executed task has the answer's finish reason.
+        expect(calls.filter((s) => s.attributes['gen_ai.response.finish_reasons'])).toHaveLength(
+          tasks.filter((t) => t.status === 'succeeded').length,
+        )
+        // What dedup saved is on the reused tasks' spans, as the ledger has it.
+        const savedMicros = rows
+          .filter((r) => r.outcome === 'reused')
+          .reduce((n, r) => n + (r.saved_micros ?? 0), 0)
+        const savedOnSpans = taskSpans.reduce(
+          (n, s) => n + Math.round((s.attributes['pacer.saved_usd'] as number) * 1e6),
+          0,
+        )
+        expect(savedOnSpans).toBe(savedMicros)
+        expect(savedMicros).toBeGreaterThan(0)
+      }
+
+      // Live and afterwards: the same trace, the same span ids.
+      const ids = (spans: ReceivedSpan[]) => spans.map((s) => `${s.traceId}/${s.spanId}`).sort()
+      expect(ids(live.spans)).toEqual(ids(after.spans))
+      expect(live.spans[0]!.resource['service.name']).toBe('batch-svc')
+      expect(after.spans[0]!.resource['service.name']).toBe('pacer')
+      expect(after.spans[0]!.resource['deployment.environment']).toBe('test')
+    } finally {
+      await live.close()
+      await after.close()
+    }
+  }, 60_000)
+
+  it('a collector that is down, slow (5 s a request) or answers 500 never fails the run: ledger complete, drops said once, no secret', async () => {
+    const dir = tempDir()
+    const file = writeJsonl(dir, 'batch.jsonl', TASKS)
+    const closedPort = await freePort()
+    const refusing = await startOtlpReceiver({ status: 500 })
+    const slow = await startOtlpReceiver({ delayMs: 5000 })
+    try {
+      const base = join(dir, 'base.db')
+      const t0 = Date.now()
+      const plain = await runPacer(['run', file, '--db', base, '--sim-latency-scale', '0.05'])
+      const plainMs = Date.now() - t0
+      expect(plain.code, plain.stderr).toBe(0)
+      const baseRows = query<{ n: number }>(base, 'SELECT COUNT(*) AS n FROM ledger')[0]!.n
+
+      const targets = [
+        { name: 'down', url: `http://127.0.0.1:${closedPort}`, env: {} },
+        { name: '500', url: '', env: { OTEL_EXPORTER_OTLP_ENDPOINT: refusing.url } },
+        { name: 'slow', url: slow.url, env: { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' } },
+      ]
+      for (const target of targets) {
+        const db = join(dir, `${target.name}.db`)
+        const args = ['run', file, '--db', db, '--sim-latency-scale', '0.05']
+        if (target.url) args.push('--otlp', target.url)
+        const started = Date.now()
+        const run = await runPacer(args, { ...HEADERS, ...target.env })
+        const ms = Date.now() - started
+        expect(run.code, `${target.name}: ${run.stderr}`).toBe(0)
+        noSecret(run)
+        const drops = run.stderr.split('\n').filter((l) => l.includes('span(s) dropped'))
+        expect(drops, target.name).toHaveLength(1)
+        expect(drops[0]).toMatch(/OTLP export: \d+ of \d+ span\(s\) dropped/)
+        expect(drops[0]).toContain('Authorization=***')
+        // Nothing lost from the ledger, every task at an end.
+        expect(query<{ n: number }>(db, 'SELECT COUNT(*) AS n FROM ledger')[0]!.n).toBe(baseRows)
+        const open = query<{ n: number }>(
+          db,
+          "SELECT COUNT(*) AS n FROM tasks WHERE status NOT IN ('succeeded', 'reused')",
+        )[0]!.n
+        expect(open).toBe(0)
+        // Bounded: the end waits at most the close bound (1.5 s) and the last export's deadline.
+        expect(ms, `${target.name}: ${ms} ms vs ${plainMs} ms`).toBeLessThan(plainMs + 4000)
+      }
+      expect(refusing.requests.length).toBeGreaterThan(0)
+      expect(refusing.spans).toHaveLength(0)
+      expect(slow.requests.length).toBeGreaterThan(0)
+    } finally {
+      await refusing.close()
+      await slow.close()
+    }
+  }, 60_000)
+})
+
+/** A loopback port nothing listens on (taken, then let go). */
+async function freePort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  await new Promise<void>((resolve) => server.close(() => resolve()))
+  return port
+}
