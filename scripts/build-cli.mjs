@@ -14,11 +14,13 @@
 //   __dirname/lua): copied to out/cli/lua, as electron.vite.config.ts copies them to out/main/lua.
 import { build } from 'esbuild'
 import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
-import { dirname, join, relative } from 'node:path'
+import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
-const OUT = join(ROOT, 'out/cli')
+// `--out DIR` builds elsewhere (the install test packs a copy without touching this clone's out/).
+const outArg = process.argv.indexOf('--out')
+const OUT = outArg > 0 ? resolve(process.argv[outArg + 1]) : join(ROOT, 'out/cli')
 export const EXTERNAL = ['better-sqlite3', 'tsx', 'tsx/*', '@redis/client']
 
 const started = Date.now()
@@ -63,5 +65,5 @@ const inputs = Object.keys(result.metafile.inputs)
 writeFileSync(join(OUT, 'inputs.json'), `${JSON.stringify(inputs, null, 1)}\n`)
 const bytes = result.metafile.outputs[relative(ROOT, join(OUT, 'pacer.mjs'))]?.bytes ?? 0
 console.log(
-  `build-cli: out/cli/pacer.mjs (${Math.round(bytes / 1024)} kB, ${inputs.length} sources) in ${Date.now() - started} ms`,
+  `build-cli: ${relative(ROOT, join(OUT, 'pacer.mjs'))} (${Math.round(bytes / 1024)} kB, ${inputs.length} sources) in ${Date.now() - started} ms`,
 )

@@ -154,7 +154,7 @@ complete -o default -F ${fn} ${name}
 
 /** Text inside a zsh single-quoted string, and inside an _arguments `[description]`. */
 function zshText(text: string): string {
-  return text.replace(/'/g, `'\\''`).replace(/([[\]:\\])/g, '\\$1')
+  return text.replace(/([[\]:\\])/g, '\\$1').replace(/'/g, `'\\''`)
 }
 
 function zshOption(o: OptionSpec): string[] {
