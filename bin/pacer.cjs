@@ -38,7 +38,15 @@ function finish(main) {
 }
 
 if (builtIsCurrent()) {
-  import(require('node:url').pathToFileURL(built).href).then((cli) => finish(cli.main))
+  import(require('node:url').pathToFileURL(built).href).then(
+    (cli) => finish(cli.main),
+    (err) => {
+      console.error(
+        `pacer: cannot load the built CLI ${built}: ${err.message} (npm run build:cli rebuilds it; PACER_FROM_SOURCE=1 runs the sources)`,
+      )
+      process.exitCode = 1
+    },
+  )
 } else {
   // The CommonJS hooks compile the sources; the ESM hooks let their lazy import('./run') find a
   // .ts file (the CommonJS API alone leaves import() to Node, which does not). tsx's ESM API is
