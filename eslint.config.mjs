@@ -59,10 +59,14 @@ const NOT_THE_BINDINGS = layer(
   'desktop',
   'cli',
 )
-/** cli/, desktop/, server/ and transport/ see the engine through its one public module. */
+/**
+ * cli/, desktop/, server/ and transport/ see the engine through its one public module, and its
+ * constants through engine/constants.ts (which loads nothing, for `pacer --help`).
+ */
 const FRONT_DOOR = {
-  group: ['**/engine/*', '**/engine/**'],
-  message: "import the engine through its public face, src/main/engine/index.ts ('../engine').",
+  group: ['**/engine/*', '**/engine/**', '!**/engine/constants'],
+  message:
+    "import the engine through its public face, src/main/engine/index.ts ('../engine'), or its load-nothing constants ('../engine/constants').",
 }
 
 const BINDINGS_APART =
@@ -202,16 +206,17 @@ export default tseslint.config(
     rules: { 'max-lines-per-function': ['error', { max: 120 }] },
   },
   {
-    // The engine's top level holds only its folders and index.ts, so a path reads as a map.
+    // The engine's top level holds only its folders and its two faces, index.ts and the
+    // load-nothing constants.ts, so a path reads as a map.
     files: ['src/main/engine/*.ts'],
-    ignores: ['src/main/engine/index.ts'],
+    ignores: ['src/main/engine/index.ts', 'src/main/engine/constants.ts'],
     rules: {
       'no-restricted-syntax': [
         'error',
         {
           selector: 'Program',
           message:
-            "the engine's top level holds only folders and index.ts: put this file in the folder of its concern.",
+            "the engine's top level holds only folders, index.ts and constants.ts: put this file in the folder of its concern.",
         },
       ],
     },

@@ -1,4 +1,4 @@
-// `npm test`: typecheck, lint, the import-cycle check, format check, build, then every test layer (unit, integration, e2e) in one
+// `npm test`: typecheck, lint, the import-cycle check, format check, build (console and CLI), then every test layer (unit, integration, e2e) in one
 // vitest run. Ends with a plain `N passed, N failed` line so a run that executed nothing cannot
 // pass unnoticed.
 import { spawnSync } from 'node:child_process'
@@ -12,6 +12,9 @@ const steps = [
   ['format', 'npx', ['prettier', '--check', '--log-level', 'warn', '.']],
   // The browser tests load the built console: build it from these sources, never a stale copy.
   ['build', 'npx', ['electron-vite', 'build', '--logLevel', 'warn']],
+  // The CLI tests spawn bin/pacer.cjs, which runs the built CLI when it is current: test what a
+  // user runs (the sources are tested too, whenever one is newer than the bundle).
+  ['build-cli', 'node', ['scripts/build-cli.mjs']],
 ]
 for (const [name, cmd, args] of steps) {
   console.log(`\n> ${name}`)

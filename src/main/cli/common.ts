@@ -4,23 +4,10 @@ import { BaseUrl } from '../../shared/contract'
 import type { Engine, EngineOptions, HttpProviderId } from '../engine'
 import { ENV_NAMES, HTTP_PROVIDERS, createEngine, defaultDbPath } from '../engine'
 import { terminalSafe } from './terminal-text'
+import { DatabaseError, UsageError } from './errors'
 
-/** Bad input or usage: one clear line on stderr and exit code 2. */
-export class UsageError extends Error {}
-
-/** The database or the disk failed us: one clear line on stderr and exit code 3. */
-export class DatabaseError extends Error {}
-
-/** SQLite's and the file system's errors about the database file or the disk under it. */
-const STORAGE_ERRNO = new Set(['ENOSPC', 'EROFS', 'EDQUOT', 'EIO'])
-
-/** Whether an error thrown by a command is the database's or the disk's (exit code 3). */
-export function isStorageError(err: unknown): err is Error & { code: string } {
-  if (!(err instanceof Error)) return false
-  const code = (err as { code?: unknown }).code
-  if (typeof code !== 'string') return false
-  return code.startsWith('SQLITE_') || STORAGE_ERRNO.has(code)
-}
+// Kept importable from here: the commands took them from this module before errors.ts existed.
+export { DatabaseError, UsageError, isStorageError } from './errors'
 
 export function dbPathFrom(opt: string | undefined): string {
   return opt ? resolve(opt) : defaultDbPath()

@@ -1,11 +1,12 @@
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { runCommand } from './run'
 import { summaryCommand } from './ledger-commands'
 import { say } from './terminal-text'
+import { packageRoot } from './package-root'
 
-const DEMO_FILE = resolve(__dirname, '../../../resources/examples/demo.jsonl')
+const DEMO_FILE = join(packageRoot(), 'resources/examples/demo.jsonl')
 
 /** `pacer demo` (`npm run demo`): the bundled batch on the simulated provider, then the summary. */
 export async function demoCommand(opts: { db?: string }): Promise<number> {

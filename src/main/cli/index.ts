@@ -1,23 +1,20 @@
-import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
-import { runCommand } from './run'
-import { resultsCommand } from './results'
-import { batchesCommand, exportCommand, summaryCommand } from './ledger-commands'
-import { backupCommand, checkCommand } from './db-commands'
-import { forecastCommand } from './forecast'
-import { pricesCommand } from './prices'
-import { serveCommand } from './serve'
-import { demoCommand } from './demo'
-import { storeOption, teamLedgerOption } from './team'
-import { teamExportCommand, teamSummaryCommand } from './team-ledger-commands'
-import { exportOtlpCommand } from './otlp'
-import { DatabaseError, UsageError, isStorageError } from './common'
+import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander'
+import { storeOption, teamLedgerOption } from './options'
+import { DatabaseError, UsageError, isStorageError } from './errors'
 import { EXIT, EXIT_CODES_HELP } from './exit-codes'
 import { say } from './terminal-text'
 import { guardProcess } from './exit-guard'
-import { CONTROLLER_KINDS, PACER_VERSION, SIM_REQUESTS_PER_MINUTE } from '../engine'
+import { PACER_VERSION, SIM_REQUESTS_PER_MINUTE } from '../engine/constants'
+import { CONTROLLER_KIND_NAMES } from '../../shared/contract/controller-kinds'
+import { SHELLS } from './completion-shells'
+
+// This module only defines the commands: each action imports its command's module when it runs,
+// so `pacer --help` (and a typo) loads commander and these definitions, not the engine, zod,
+// SQLite, the console server, Redis or tsx. The built CLI (scripts/build-cli.mjs) keeps those
+// imports lazy; under tsx, bin/pacer.cjs registers the ESM hooks that import() of a .ts needs.
 
 /** What a command's action reports: the process's exit code. */
-type Done = (exitCode: number) => void
+export type Done = (exitCode: number) => void
 
 /** Runs one `pacer` command; resolves to its exit code (exit-codes.ts). */
 export async function main(argv: string[]): Promise<number> {
@@ -70,7 +67,7 @@ const controllerOption = () =>
   new Option(
     '--controller <kind>',
     'concurrency controller for this process (default: the setting, adaptive unless changed)',
-  ).choices(CONTROLLER_KINDS)
+  ).choices(CONTROLLER_KIND_NAMES)
 
 /** A base URL for this process; an environment key may go there (a URL in Settings gets none). */
 const baseUrlOption = () =>
@@ -111,7 +108,8 @@ function withSimOptions(command: Command): Command {
     )
 }
 
-function buildProgram(done: Done): Command {
+/** Every `pacer` command with its options; `done` receives the exit code of the one that runs. */
+export function buildProgram(done: Done): Command {
   const program = new Command()
     .name('pacer')
     .description(
@@ -125,6 +123,7 @@ function buildProgram(done: Done): Command {
   addRunCommand(program, done)
   addLedgerCommands(program, done)
   addConsoleCommands(program, done)
+  addCompletionCommand(program, done)
   return program
 }
 
@@ -187,6 +186,7 @@ function addRunCommand(program: Command, done: Done): void {
     )
     .option('--json', 'print one JSON object with the totals and failures at the end')
     .action(async (file: string, opts) => {
+      const { runCommand } = await import('./run')
       done(await runCommand(file, opts))
     })
 }
@@ -201,7 +201,13 @@ function addLedgerCommands(program: Command, done: Done): void {
     .addOption(teamLedgerOption())
     .option('--json', 'print {"byType": [...], "totals": {...}} (with --store: and "byMachine")')
     .action(async (opts) => {
-      done(await (opts.store ? teamSummaryCommand(opts) : summaryCommand(opts)))
+      if (opts.store) {
+        const { teamSummaryCommand } = await import('./team-ledger-commands')
+        done(await teamSummaryCommand(opts))
+      } else {
+        const { summaryCommand } = await import('./ledger-commands')
+        done(await summaryCommand(opts))
+      }
     })
 
   program
@@ -210,6 +216,7 @@ function addLedgerCommands(program: Command, done: Done): void {
     .addOption(dbOption())
     .option('--json', 'print the list as JSON')
     .action(async (opts) => {
+      const { batchesCommand } = await import('./ledger-commands')
       done(await batchesCommand(opts))
     })
 
@@ -253,6 +260,7 @@ function addLedgerCommands(program: Command, done: Done): void {
     )
     .option('--raw', "CSV: add the provider's raw message as a JSON column (JSONL always has it)")
     .action(async (opts) => {
+      const { resultsCommand } = await import('./results')
       done(await resultsCommand(opts))
     })
 
@@ -261,7 +269,8 @@ function addLedgerCommands(program: Command, done: Done): void {
     .description("run SQLite's integrity check on the database (read only); exit 3 if damaged")
     .addOption(dbOption())
     .option('--json', 'one JSON object: dbPath, ok, problems')
-    .action((opts) => {
+    .action(async (opts) => {
+      const { checkCommand } = await import('./db-commands')
       done(checkCommand(opts))
     })
 
@@ -271,6 +280,7 @@ function addLedgerCommands(program: Command, done: Done): void {
     .requiredOption('--out <file>', 'the copy to write (must not exist)')
     .addOption(dbOption())
     .action(async (opts) => {
+      const { backupCommand } = await import('./db-commands')
       done(await backupCommand(opts))
     })
 
@@ -288,6 +298,7 @@ function addLedgerCommands(program: Command, done: Done): void {
     .option('--output-tokens <n>', 'output tokens of the call', int(0))
     .option('--json', 'print the table, or the price and cost, as JSON')
     .action(async (model: string | undefined, opts) => {
+      const { pricesCommand } = await import('./prices')
       done(await pricesCommand(model, opts))
     })
 
@@ -299,6 +310,7 @@ function addLedgerCommands(program: Command, done: Done): void {
     .option('--audit', 'forecast without deduplication')
     .option('--json', 'print the forecast as JSON')
     .action(async (file: string, opts) => {
+      const { forecastCommand } = await import('./forecast')
       done(await forecastCommand(file, opts))
     })
 }
@@ -325,6 +337,7 @@ function addConsoleCommands(program: Command, done: Done): void {
     .addOption(promptCacheOption())
     .addOption(storeOption())
   withSimOptions(serve).action(async (opts) => {
+    const { serveCommand } = await import('./serve')
     done(await serveCommand(opts))
   })
 
@@ -333,7 +346,20 @@ function addConsoleCommands(program: Command, done: Done): void {
     .description('run the bundled example batch on the simulated provider and print the summary')
     .option('--db <path>', 'database file (default: a fresh one in the temp folder)')
     .action(async (opts) => {
+      const { demoCommand } = await import('./demo')
       done(await demoCommand(opts))
+    })
+}
+
+function addCompletionCommand(program: Command, done: Done): void {
+  program
+    .command('completion')
+    .description('print a completion script: source <(pacer completion bash), see docs/cli.md')
+    .addArgument(new Argument('<shell>', 'the shell to complete in').choices(SHELLS))
+    .action(async (shell: (typeof SHELLS)[number]) => {
+      const { completionScript } = await import('./completion')
+      say.out(completionScript(program, shell))
+      done(EXIT.done)
     })
 }
 
@@ -371,11 +397,17 @@ async function exportAction(opts: {
     if (opts.out !== undefined || opts.store) {
       throw new UsageError('--otlp sends a batch of this database: not with --out or --store')
     }
+    const { exportOtlpCommand } = await import('./otlp')
     return exportOtlpCommand({ ...opts, otlp: opts.otlp })
   }
   if (opts.out === undefined) {
     throw new UsageError('export needs --out FILE (CSV) or --otlp URL (a trace)')
   }
   const csv = { ...opts, out: opts.out }
-  return opts.store ? teamExportCommand({ ...csv, store: opts.store }) : exportCommand(csv)
+  if (opts.store) {
+    const { teamExportCommand } = await import('./team-ledger-commands')
+    return teamExportCommand({ ...csv, store: opts.store })
+  }
+  const { exportCommand } = await import('./ledger-commands')
+  return exportCommand(csv)
 }

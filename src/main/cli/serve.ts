@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { spawn, spawnSync } from 'node:child_process'
 import { isLoopbackHost, startHttpServer } from '../server'
 import type { ControllerKind } from '../engine'
@@ -7,8 +7,9 @@ import { HTTP_PROVIDERS, eachEngine } from '../engine'
 import { UsageError, dbPathFrom, processBaseUrls } from './common'
 import { openServeEngine } from './team'
 import { say } from './terminal-text'
+import { packageRoot } from './package-root'
 
-const ROOT = resolve(__dirname, '../../..')
+const ROOT = packageRoot()
 
 /** `pacer serve`: the console over loopback HTTP + SSE, with a one-time token in the URL. */
 export async function serveCommand(opts: {
@@ -33,21 +34,7 @@ export async function serveCommand(opts: {
   const host = checkHost(opts.host, opts.allowRemote === true)
   const baseUrls = processBaseUrls(opts.baseUrl, opts.provider)
   const rendererDir = join(ROOT, 'out', 'renderer')
-  if (!existsSync(join(rendererDir, 'index.html'))) {
-    say.err('pacer: building the console (first run)...\n')
-    const built = spawnSync(
-      process.execPath,
-      [join(ROOT, 'node_modules/electron-vite/bin/electron-vite.js'), 'build'],
-      {
-        cwd: ROOT,
-        stdio: ['ignore', 'ignore', 'inherit'],
-      },
-    )
-    if (built.status !== 0)
-      throw new UsageError(
-        'could not build the console: run `npm run build` and look at its errors',
-      )
-  }
+  ensureConsoleBuilt(rendererDir)
   const engine = await openServeEngine(opts.store, {
     checkIntegrity: true,
     dbPath: dbPathFrom(opts.db),
@@ -128,6 +115,28 @@ export async function serveCommand(opts: {
     process.on('SIGTERM', stop)
   })
   return 0
+}
+
+/** The console's files (out/renderer): built on first use in a clone, shipped in a package. */
+function ensureConsoleBuilt(rendererDir: string): void {
+  if (!existsSync(join(rendererDir, 'index.html'))) {
+    const electronVite = join(ROOT, 'node_modules/electron-vite/bin/electron-vite.js')
+    // An installed package ships the built console (out/renderer) and none of the build tools.
+    if (!existsSync(electronVite)) {
+      throw new UsageError(
+        `this installation has no built console (${rendererDir}): install a package made by \`npm pack\`, which builds it`,
+      )
+    }
+    say.err('pacer: building the console (first run)...\n')
+    const built = spawnSync(process.execPath, [electronVite, 'build'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    })
+    if (built.status !== 0)
+      throw new UsageError(
+        'could not build the console: run `npm run build` and look at its errors',
+      )
+  }
 }
 
 /** The address to listen on: loopback unless the operator allows remote access in so many words. */

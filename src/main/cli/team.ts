@@ -2,8 +2,8 @@
 // process to the team's Redis before the engine opens, so its partitions share one budget with
 // every machine on that server (without either, the database's teamStore setting applies), and
 // claims: each distinct task runs once across them; its ledger rows are appended to the team's
-// stream there. `pacer summary --store` and `pacer export --store` read the team's ledger.
-import { Option } from 'commander'
+// stream there. `pacer summary --store` and `pacer export --store` read the team's ledger. The
+// flags themselves are in options.ts (loaded by `pacer --help`, which must not load the engine).
 import type { Engine, EngineOptions, TeamChoice, TeamStore } from '../engine'
 import {
   StoreUrlError,
@@ -15,13 +15,6 @@ import {
 } from '../engine'
 import { DatabaseError, UsageError, openEngine } from './common'
 import { say } from './terminal-text'
-
-/** `--store` on the commands that run tasks. */
-export const storeOption = () =>
-  new Option(
-    '--store <url>',
-    'team mode: share the provider budget and the claims with other machines through this Redis (redis://HOST:PORT/DB, rediss:// for TLS; password in the URL or $PACER_REDIS_PASSWORD; default $PACER_STORE)',
-  )
 
 /**
  * Opens the engine, in team mode when a store URL is given: a bad URL is a usage error naming
@@ -81,13 +74,6 @@ async function connectGiven(given: TeamChoice, leaseMs?: number): Promise<TeamSt
     throw err
   }
 }
-
-/** `--store [url]` on the commands that read the team's ledger. */
-export const teamLedgerOption = () =>
-  new Option(
-    '--store [url]',
-    "the team's ledger, from this Redis (redis://HOST:PORT/DB; without a URL: $PACER_STORE, else the teamStore setting)",
-  )
 
 /**
  * The team store of `pacer summary --store` and `pacer export --store`: the URL given, or

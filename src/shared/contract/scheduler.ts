@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { finiteNumber } from './numbers'
+import { CONTROLLER_KIND_NAMES } from './controller-kinds'
 
 /** No provider takes this many calls at once from one console; a typo must not flood one. */
 const MAX_CONCURRENCY_LIMIT = 1000
@@ -27,7 +28,7 @@ export type AimdParamsPatch = z.infer<typeof AimdParamsPatch>
 export type AimdParamsView = Required<AimdParamsPatch>
 
 /** The concurrency controllers a partition can run: the seed memo's AIMD, and the adaptive one. */
-export const ControllerKind = z.enum(['seed', 'adaptive'])
+export const ControllerKind = z.enum(CONTROLLER_KIND_NAMES)
 export type ControllerKind = z.infer<typeof ControllerKind>
 
 /**

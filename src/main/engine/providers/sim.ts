@@ -10,12 +10,12 @@ import type {
   Usage,
 } from '../core/types'
 import { systemClock } from '../core/types'
+import { SIM_REQUESTS_PER_MINUTE } from './sim-limits'
 
 /** The model a new user's first batch runs on. */
 export const SIM_DEFAULT_MODEL = 'sim-small'
 
-/** The simulated provider's request budget per rolling minute, unless told otherwise. */
-export const SIM_REQUESTS_PER_MINUTE = 10_000
+export { SIM_REQUESTS_PER_MINUTE }
 
 export interface SimProviderOptions {
   /** Seeds every pseudo-random choice (text, lengths, jitter, errors). @default 42 */
