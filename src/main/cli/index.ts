@@ -1,6 +1,7 @@
 import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import { storeOption, teamLedgerOption } from './options'
 import { DatabaseError, UsageError, isStorageError } from './errors'
+import { exportAction } from './export-action'
 import { EXIT, EXIT_CODES_HELP } from './exit-codes'
 import { say } from './terminal-text'
 import { guardProcess } from './exit-guard'
@@ -122,6 +123,7 @@ export function buildProgram(done: Done): Command {
     .addHelpText('after', EXIT_CODES_HELP)
   addRunCommand(program, done)
   addLedgerCommands(program, done)
+  addDatabaseCommands(program, done)
   addConsoleCommands(program, done)
   addCompletionCommand(program, done)
   return program
@@ -263,7 +265,9 @@ function addLedgerCommands(program: Command, done: Done): void {
       const { resultsCommand } = await import('./results')
       done(await resultsCommand(opts))
     })
+}
 
+function addDatabaseCommands(program: Command, done: Done): void {
   program
     .command('check')
     .description("run SQLite's integrity check on the database (read only); exit 3 if damaged")
@@ -381,33 +385,4 @@ function num(min: number, max = Number.MAX_SAFE_INTEGER) {
     }
     return n
   }
-}
-
-/** `pacer export`: a CSV (--out), or a batch as a trace (--otlp). */
-async function exportAction(opts: {
-  out?: string
-  otlp?: string
-  store?: string
-  db?: string
-  batch?: string
-  json?: boolean
-  kind: 'events' | 'summary'
-}): Promise<number> {
-  if (opts.otlp !== undefined) {
-    if (opts.out !== undefined || opts.store) {
-      throw new UsageError('--otlp sends a batch of this database: not with --out or --store')
-    }
-    const { exportOtlpCommand } = await import('./otlp')
-    return exportOtlpCommand({ ...opts, otlp: opts.otlp })
-  }
-  if (opts.out === undefined) {
-    throw new UsageError('export needs --out FILE (CSV) or --otlp URL (a trace)')
-  }
-  const csv = { ...opts, out: opts.out }
-  if (opts.store) {
-    const { teamExportCommand } = await import('./team-ledger-commands')
-    return teamExportCommand({ ...csv, store: opts.store })
-  }
-  const { exportCommand } = await import('./ledger-commands')
-  return exportCommand(csv)
 }
