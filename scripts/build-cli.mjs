@@ -21,7 +21,9 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
 // `--out DIR` builds elsewhere (the install test packs a copy without touching this clone's out/).
 const outArg = process.argv.indexOf('--out')
 const OUT = outArg > 0 ? resolve(process.argv[outArg + 1]) : join(ROOT, 'out/cli')
-export const EXTERNAL = ['better-sqlite3', 'tsx', 'tsx/*', '@redis/client']
+// The OpenTelemetry SDK stays a package too: loaded only by a command that exports, and its
+// CommonJS modules lose their named exports when bundled into a dynamic import.
+export const EXTERNAL = ['better-sqlite3', 'tsx', 'tsx/*', '@redis/client', '@opentelemetry/*']
 
 const started = Date.now()
 rmSync(OUT, { recursive: true, force: true })
