@@ -23,6 +23,13 @@ export { SettingsStore } from './settings/settings'
 export { TeamStoreUnreachable } from './team/connect'
 export type { TeamStore } from './team/connect'
 export { teamCsv, teamRollup } from './team/ledger/team-read'
-export { aloneLine, connectTeam, teamChoice, teamModeLine } from './team/open'
+export {
+  aloneLine,
+  confirmGivenStore,
+  connectTeam,
+  teamChoice,
+  teamModeLine,
+  unconfirmedStoreLine,
+} from './team/open'
 export type { TeamChoice } from './team/open'
 export { StoreUrlError } from './team/store-url'
