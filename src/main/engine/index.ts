@@ -23,6 +23,7 @@ export { SettingsStore } from './settings/settings'
 export { TeamStoreUnreachable } from './team/connect'
 export type { TeamStore } from './team/connect'
 export { teamCsv, teamRollup } from './team/ledger/team-read'
+export { ExportIncomplete } from './ledger/csv'
 export {
   aloneLine,
   confirmGivenStore,

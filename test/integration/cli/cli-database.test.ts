@@ -2,10 +2,18 @@
 // copied while runs go on. Real files, real `pacer` processes.
 import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { chmodSync, existsSync, openSync, readFileSync, writeSync, closeSync } from 'node:fs'
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  openSync,
+  readFileSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { ROOT, runPacer, tempDir, writeJsonl, type CliResult } from '../../helpers/cli'
+import { ROOT, query, runPacer, tempDir, writeJsonl, type CliResult } from '../../helpers/cli'
 
 const PACER = join(ROOT, 'bin/pacer.cjs')
 const NOBODY = 65534
@@ -112,6 +120,56 @@ describe('a damaged database', () => {
     const check = await runPacer(['check', '--db', db])
     expect(check.code).toBe(3)
     expect(check.stdout).toMatch(/^damaged: /)
+  })
+
+  it('export of a damaged ledger fails with code 3 and says how many rows it wrote, never done', async () => {
+    const dir = tempDir()
+    const { db } = await finishedDb(dir, 1300)
+    const total = query<{ n: number }>(db, 'SELECT count(*) AS n FROM ledger_rows')[0]!.n
+    const leaves = query<{ pageno: number }>(
+      db,
+      "SELECT pageno FROM dbstat WHERE name = 'ledger_rows' AND pagetype = 'leaf' ORDER BY path",
+    ).map((r) => r.pageno)
+    const pageAt = (pageno: number) => 4096 * (pageno - 1)
+    const patch = (file: string, offset: number, bytes: Buffer) => {
+      const fd = openSync(file, 'r+')
+      try {
+        writeSync(fd, bytes, 0, bytes.length, offset)
+      } finally {
+        closeSync(fd)
+      }
+    }
+    const exportOf = async (file: string) => {
+      const out = join(dir, `${Math.random().toString(36).slice(2)}.csv`)
+      const r = await runPacer(['export', '--db', file, '--out', out])
+      const written = readFileSync(out, 'utf8').trim().split('\n').length - 1
+      return { ...r, written }
+    }
+    const sound = await exportOf(db)
+    expect(sound.code, sound.stderr).toBe(0)
+    expect(sound.written).toBe(total)
+
+    // A leaf whose header says it holds one cell: SQLite reads on without an error, rows short.
+    const short = join(dir, 'short.db')
+    writeFileSync(short, readFileSync(db))
+    patch(short, pageAt(leaves[1]!) + 3, Buffer.from([0, 1]))
+    const silent = await exportOf(short)
+    expect(silent.written).toBeLessThan(total)
+    expect(silent.code).toBe(3)
+    expect(silent.stderr.trim().split('\n')).toHaveLength(1)
+    expect(silent.stderr).toContain(`export incomplete: wrote ${silent.written} events row(s) to`)
+    expect(silent.stderr).toMatch(/not every row could be read .*sqlite3 DAMAGED\.db \.recover/)
+
+    // A leaf past the first 1,000 rows (in key order) turned to noise: the first page is written,
+    // then it stops.
+    const noisy = join(dir, 'noisy.db')
+    writeFileSync(noisy, readFileSync(db))
+    patch(noisy, pageAt(leaves.at(-2)!), Buffer.alloc(4096, 0xa5))
+    const stopped = await exportOf(noisy)
+    expect(stopped.code).toBe(3)
+    expect(stopped.written).toBe(1000)
+    expect(stopped.stderr).toContain('export incomplete: wrote 1000 events row(s) to')
+    expect(stopped.stderr).toMatch(/SQLITE_CORRUPT/)
   })
 
   it('pacer check says ok for a sound file; pacer backup copies it whole', async () => {

@@ -172,17 +172,20 @@ export function openDatabase(file: string, opts: OpenDatabaseOptions = {}): Data
 }
 
 /**
- * What SQLite's integrity_check or quick_check finds wrong, one problem per entry (empty: ok). A
- * file damaged where the check itself must read throws SQLITE_CORRUPT: that is one problem too.
+ * What SQLite's integrity_check or quick_check finds wrong, one problem per entry (empty: ok), of
+ * the whole file or of one table and its indexes. A file damaged where the check itself must read
+ * throws SQLITE_CORRUPT: that is one problem too.
  */
 export function integrityProblems(
   db: Database.Database,
   check: 'integrity_check' | 'quick_check',
   max: number,
+  table?: string,
 ): string[] {
   let rows: Record<string, string>[]
   try {
-    rows = db.pragma(`${check}(${max})`) as Record<string, string>[]
+    // SQLite takes either a limit or a table name here, not both.
+    rows = db.pragma(`${check}(${table ?? max})`) as Record<string, string>[]
   } catch (err) {
     const code = (err as { code?: unknown }).code
     if (code === 'SQLITE_CORRUPT' || code === 'SQLITE_NOTADB') return [(err as Error).message]
@@ -191,6 +194,7 @@ export function integrityProblems(
   return rows
     .flatMap((r) => String(r[check]).split('\n'))
     .filter((line) => line !== 'ok' && !line.startsWith('*** in database'))
+    .slice(0, max)
 }
 
 /** A few problems on one line, and how many more there were. */
