@@ -1,13 +1,15 @@
 // The database file as users meet it: read only (an archived ledger, a colleague's copy), damaged,
 // copied while runs go on. Real files, real `pacer` processes.
-import { spawn } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import {
   chmodSync,
   closeSync,
   existsSync,
   openSync,
+  readdirSync,
   readFileSync,
+  statSync,
   writeFileSync,
   writeSync,
 } from 'node:fs'
@@ -98,6 +100,53 @@ describe('a read-only database', () => {
     expect(digest(db)).toBe(before)
     expect(existsSync(`${db}-wal`) || existsSync(`${db}-shm`)).toBe(false)
   })
+})
+
+// A real full file system needs a mount: a tmpfs of its own, so only as root (as CI runs).
+const asRoot = process.getuid?.() === 0
+
+describe('a full disk', () => {
+  it.runIf(asRoot)(
+    'every read command works on a database whose disk is full, and creates or changes nothing',
+    async () => {
+      const dir = tempDir()
+      const { db: source } = await finishedDb(dir)
+      const mount = tempDir('pacer-full-')
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', mount])
+      try {
+        const db = join(mount, 'p.db')
+        writeFileSync(db, readFileSync(source))
+        // Fill what is left, to the last block.
+        const fd = openSync(join(mount, 'fill'), 'w')
+        try {
+          for (const block = Buffer.alloc(4096); ;) writeSync(fd, block)
+        } catch (err) {
+          expect((err as NodeJS.ErrnoException).code).toBe('ENOSPC')
+        } finally {
+          closeSync(fd)
+        }
+        const before = { digest: digest(db), mtimeMs: statSync(db).mtimeMs }
+        const runs: [string[], (r: CliResult) => void][] = [
+          [['summary', '--json'], (r) => expect(JSON.parse(r.stdout).byType).toHaveLength(2)],
+          [['batches'], (r) => expect(r.stdout).toMatch(/b\.jsonl\s+done\s+6/)],
+          [['check'], (r) => expect(r.stdout).toMatch(/^ok: /)],
+          [['results', '--out', '-'], (r) => expect(r.stdout.trim().split('\n')).toHaveLength(6)],
+          [['export', '--out', '-'], (r) => expect(r.stdout.trim().split('\n')).toHaveLength(7)],
+          [['backup', '--out', join(dir, 'copy.db')], (r) => expect(r.stderr).toMatch(/backed up/)],
+        ]
+        for (const [args, check] of runs) {
+          const r = await runPacer([...args, '--db', db])
+          expect(r.code, `${args[0]}: ${r.stderr}`).toBe(0)
+          check(r)
+        }
+        // Nothing written: no -wal or -shm left beside it, the file's bytes and time unchanged.
+        expect(readdirSync(mount).sort()).toEqual(['fill', 'p.db'])
+        expect({ digest: digest(db), mtimeMs: statSync(db).mtimeMs }).toEqual(before)
+      } finally {
+        execFileSync('umount', [mount])
+      }
+    },
+  )
 })
 
 describe('a damaged database', () => {

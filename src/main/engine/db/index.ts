@@ -4,6 +4,7 @@ import path from 'node:path'
 import Database from 'better-sqlite3'
 import { systemClock, type Clock } from '../core/types'
 import { MIGRATIONS, type Migration } from './migrations'
+import { isUnopenableWal, roomForShm } from './read-only'
 
 export const DEFAULT_DB_FILENAME = 'pacer.db'
 
@@ -216,6 +217,10 @@ function openReadOnly(
   busyTimeoutMs: number,
   opts: OpenDatabaseOptions,
 ): Database.Database {
+  // On a full disk SQLite can create the -shm index but not size it (SQLITE_IOERR_SHMSIZE), and
+  // the failed try leaves an empty -wal and a stub -shm behind: when no process holds the file
+  // open in WAL mode (no -shm) and there is no room for one, read the file alone, creating nothing.
+  if (!existsSync(`${file}-shm`) && !roomForShm(file)) return walSnapshot(file, opts)
   let db: Database.Database
   try {
     db = new Database(file, {
@@ -280,11 +285,6 @@ function writable(file: string): boolean {
   } catch {
     return false
   }
-}
-
-function isUnopenableWal(err: unknown): boolean {
-  const code = (err as { code?: unknown }).code
-  return typeof code === 'string' && /^SQLITE_(READONLY|CANTOPEN)/.test(code)
 }
 
 /** A read-only open reads only a database of this Pacer's schema: an upgrade is a write. */
