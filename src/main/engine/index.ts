@@ -1,5 +1,5 @@
 // The engine's one public face: cli/, desktop/ and server/ import only this module (lint holds it).
-export { AgentModuleError, loadAgentModule } from './agents/module'
+export { AgentModuleError, fileKind, loadAgentModule } from './agents/module'
 export type { AgentModule } from './agents/module'
 export type { BatchAgents } from './agents/registry'
 export { createEngine } from './app/engine'
