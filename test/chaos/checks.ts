@@ -23,6 +23,8 @@ interface LedgerTotals {
   lost: number
   /** Calls the client gave up on in flight: abandoned (killed, stopped) or timed out. */
   givenUp: number
+  /** Paid rows (lost answers aside) whose usage the provider did not give as numbers: estimated. */
+  estimated: number
   input: number
   output: number
 }
@@ -51,6 +53,11 @@ export function checkDatabase(dbPath: string, served: Served, distinctTasks: num
         GROUP BY fp_id, step HAVING count(*) > 1)`,
     )
     const running = count(db, `SELECT count(*) AS n FROM batches WHERE state = 'running'`)
+    const zeroCost = count(
+      db,
+      `SELECT count(*) AS n FROM ledger WHERE outcome IN ('executed', 'duplicate')
+        AND reason IS NULL AND (cost_micros IS NULL OR cost_micros = 0)`,
+    )
     const t = ledgerTotals(db)
     const repeats = [...served.perConversation.values()].reduce((sum, n) => sum + n - 1, 0)
     return [
@@ -66,6 +73,18 @@ export function checkDatabase(dbPath: string, served: Served, distinctTasks: num
       atMost('billed, not on the ledger <= calls given up', served.calls - t.paid, t.givenUp),
       atMost('ledgered, not billed <= lost answers ledgered', t.paid - served.calls, t.lost),
       atMost('rows ledgered duplicate <= billed twice + lost', t.duplicate, repeats + t.lost),
+      // Garbage usage (hostileUsage) is estimated and flagged: a row for each answer, never $0.
+      atMost(
+        'answers with garbage usage, not ledgered estimated <= given up',
+        served.hostileUsage - t.estimated,
+        t.givenUp,
+      ),
+      atMost(
+        'rows estimated, lost answers aside <= garbage usage served',
+        t.estimated,
+        served.hostileUsage,
+      ),
+      check('paid rows at $0 (lost answers aside)', zeroCost, 0),
       atMost('input tokens, lost answers aside <= served', t.input, served.inputTokens),
       atMost('output tokens, lost answers aside <= served', t.output, served.outputTokens),
       check('PRAGMA integrity_check', integrity, 'ok'),
@@ -92,11 +111,19 @@ function ledgerTotals(db: Database.Database): LedgerTotals {
   const rows = db
     .prepare(
       `SELECT outcome, count(*) AS n, sum(reason IS NOT NULL) AS lost,
-         sum(CASE WHEN reason IS NULL THEN input_tokens END) AS input,
-         sum(CASE WHEN reason IS NULL THEN output_tokens END) AS output
+         sum(reason IS NULL AND estimated = 1) AS estimated,
+         sum(CASE WHEN reason IS NULL AND estimated = 0 THEN input_tokens END) AS input,
+         sum(CASE WHEN reason IS NULL AND estimated = 0 THEN output_tokens END) AS output
        FROM ledger GROUP BY outcome`,
     )
-    .all() as { outcome: string; n: number; lost: number; input: number; output: number }[]
+    .all() as {
+    outcome: string
+    n: number
+    lost: number
+    estimated: number
+    input: number
+    output: number
+  }[]
   const by = new Map(rows.map((r) => [r.outcome, r]))
   const paid = ['executed', 'duplicate'].map((o) => by.get(o))
   const executed = by.get('executed')?.n ?? 0
@@ -106,6 +133,7 @@ function ledgerTotals(db: Database.Database): LedgerTotals {
     duplicate,
     paid: executed + duplicate,
     lost: by.get('duplicate')?.lost ?? 0,
+    estimated: paid.reduce((sum, r) => sum + (r?.estimated ?? 0), 0),
     replayed: by.get('replayed')?.n ?? 0,
     reused: by.get('reused')?.n ?? 0,
     givenUp: (by.get('abandoned')?.n ?? 0) + (by.get('timeout')?.n ?? 0),

@@ -18,6 +18,8 @@ export interface FaultRates {
   serverError: number
   hang: number
   drop: number
+  /** A 200 billed as usual whose usage is garbage: negative, a string, an object, above 2^53. */
+  hostileUsage: number
 }
 
 export const DEFAULT_FAULTS: FaultRates = {
@@ -26,11 +28,14 @@ export const DEFAULT_FAULTS: FaultRates = {
   serverError: 0.02,
   hang: 0.005,
   drop: 0.01,
+  hostileUsage: 0.03,
 }
 
 export interface Served {
   /** 200 answers written, and their tokens. */
   calls: number
+  /** Of them, answers whose usage was garbage (the ledger must estimate them, never $0). */
+  hostileUsage: number
   inputTokens: number
   outputTokens: number
   /** Requests by fault: throttle, overloaded, serverError, hang, drop, ok. */
@@ -85,6 +90,7 @@ export async function startChaosProvider(
   let rates: FaultRates | null = DEFAULT_FAULTS
   const served: Served = {
     calls: 0,
+    hostileUsage: 0,
     inputTokens: 0,
     outputTokens: 0,
     byKind: {},
@@ -127,6 +133,10 @@ export async function startChaosProvider(
       // Billed once it starts on the answer, like a hosted model: a client that goes away (killed)
       // while it generates has paid all the same.
       const body = bill(raw, served)
+      if (kind === 'hostileUsage') {
+        served.hostileUsage++
+        ;(body as { usage: unknown }).usage = HOSTILE_USAGE[served.hostileUsage % 4]
+      }
       setTimeout(() => {
         if (!res.destroyed) json(res, 200, body)
       }, wait)
@@ -145,6 +155,14 @@ export async function startChaosProvider(
       }),
   }
 }
+
+/** Usage a hostile or broken provider reports for a call it bills all the same. */
+const HOSTILE_USAGE: unknown[] = [
+  { prompt_tokens: -50, completion_tokens: -3, total_tokens: -53 },
+  { prompt_tokens: '120', completion_tokens: 'seven', total_tokens: '127' },
+  { prompt_tokens: { n: 1 }, completion_tokens: null },
+  { prompt_tokens: 2 ** 60, completion_tokens: 2 ** 60 },
+]
 
 /** A 200 whose tokens depend only on the request, counted as served (billed) when made. */
 function bill(raw: string, served: Served): unknown {

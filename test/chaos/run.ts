@@ -2,7 +2,8 @@
  * `npm run chaos [-- --seed N --seconds S --tasks N --processes P]`: several `pacer run` processes
  * and a console (`pacer serve`) on one database against a loopback provider that throttles, fails,
  * hangs and drops connections; processes killed with SIGKILL and SIGINT at random and restarted;
- * the database's write lock held by another program for a while; the disk filled up and freed.
+ * the database's write lock held by another program for a while; the disk filled up and freed;
+ * exports aimed at the database and agent modules that exit or hang at load (hostile.ts).
  * Then the faults stop, every file is run to the end, and the database is checked against what the
  * provider served (checks.ts). Seeded: the same seed draws the same tasks, faults and schedule.
  * Exit 0 when every check holds, 1 otherwise.
@@ -17,6 +18,7 @@ import { seededRandom } from '../helpers/random'
 import { checkDatabase, formatChecks } from './checks'
 import { startConsole } from './console'
 import { prepareDisk, holdWriteLock, type Disk } from './faults'
+import { exportAtDatabase, hostileAgentRun, hostileTally, type HostileTally } from './hostile'
 import { startChaosProvider, type ChaosProvider } from './provider'
 import { Worker } from './worker'
 
@@ -52,13 +54,15 @@ function writeFiles(dir: string, random: () => number): { files: string[]; disti
   return { files, distinct: used.size }
 }
 
-type Fault = 'sigkill' | 'sigint' | 'lock' | 'disk'
+type Fault = 'sigkill' | 'sigint' | 'lock' | 'disk' | 'export' | 'agent'
 
 function pickFault(random: () => number, disk: Disk): Fault {
   const x = random()
-  if (x < 0.35) return 'sigkill'
-  if (x < 0.6) return 'sigint'
-  if (x < 0.8 || !disk.fillable) return 'lock'
+  if (x < 0.3) return 'sigkill'
+  if (x < 0.5) return 'sigint'
+  if (x < 0.6) return 'export'
+  if (x < 0.7) return 'agent'
+  if (x < 0.85 || !disk.fillable) return 'lock'
   return 'disk'
 }
 
@@ -68,6 +72,7 @@ async function chaos(
   disk: Disk,
   random: () => number,
   tally: Record<Fault, number>,
+  hostile: { tally: HostileTally; dir: string; file: string; pending: Promise<void>[] },
 ): Promise<void> {
   const end = Date.now() + seconds * 1000
   while (Date.now() < end) {
@@ -78,7 +83,12 @@ async function chaos(
     if (fault === 'sigkill') worker.kill('SIGKILL', 300 + random() * 1500)
     else if (fault === 'sigint') worker.kill('SIGINT', 300 + random() * 1500)
     else if (fault === 'lock') await holdWriteLock(dbPath, 500 + random() * 2000)
-    else await disk.fill(1000 + random() * 2500)
+    else if (fault === 'export') await exportAtDatabase(dbPath, random, hostile.tally)
+    else if (fault === 'agent') {
+      hostile.pending.push(
+        hostileAgentRun(hostile.dir, hostile.file, dbPath, random, hostile.tally),
+      )
+    } else await disk.fill(1000 + random() * 2500)
   }
 }
 
@@ -94,7 +104,11 @@ async function main(): Promise<number> {
   try {
     provider = await startChaosProvider(seed ^ 0x5eed)
     const db = openDatabase(dbPath)
-    new SettingsStore(db).set({ baseUrls: { 'openai-compatible': provider.url } })
+    // Priced, so a call ledgered as free shows (a garbage usage must be estimated, never $0).
+    new SettingsStore(db).set({
+      baseUrls: { 'openai-compatible': provider.url },
+      priceOverrides: { chaos: { input: 3, cachedInput: 3, cacheWrite: 3, output: 15 } },
+    })
     db.close()
     const { files, distinct } = writeFiles(work, random)
     console.log(
@@ -104,8 +118,17 @@ async function main(): Promise<number> {
     const console_ = await startConsole(dbPath)
     const workers = files.map((file, i) => new Worker(`p${i + 1}`, file, dbPath))
     for (const w of workers) w.start()
-    const tally: Record<Fault, number> = { sigkill: 0, sigint: 0, lock: 0, disk: 0 }
-    await chaos(workers, dbPath, disk, random, tally)
+    const tally: Record<Fault, number> = {
+      sigkill: 0,
+      sigint: 0,
+      lock: 0,
+      disk: 0,
+      export: 0,
+      agent: 0,
+    }
+    const hostile = { tally: hostileTally(), dir: work, file: files[0]!, pending: [] }
+    await chaos(workers, dbPath, disk, random, tally, hostile)
+    await Promise.all(hostile.pending)
     // The faults stop; every file is run until it ends well (or the drain's bound runs out).
     provider.setFaults(null)
     const drained = await Promise.all(workers.map((w) => w.finish(180_000)))
@@ -123,11 +146,25 @@ async function main(): Promise<number> {
       expected: `${polls.sent}/${polls.sent}`,
       ok: polls.ok === polls.sent && polls.sent > 0,
     })
+    const h = hostile.tally
+    checks.push({
+      name: 'exports aimed at the database refused (exit 2)',
+      measured: `${h.exportsRefused}/${h.exports}`,
+      expected: `${h.exports}/${h.exports}`,
+      ok: h.exportsRefused === h.exports,
+    })
+    checks.push({
+      name: 'runs whose agent module exits or hangs at load that exited 0',
+      measured: `${h.agentExitCodes.filter((c) => c === 0).length} (codes ${h.agentExitCodes.join(',') || 'none'})`,
+      expected: `0 (codes ${h.agentExitCodes.join(',') || 'none'})`,
+      ok: h.agentExitCodes.length === h.agents && !h.agentExitCodes.includes(0),
+    })
     const starts = workers.reduce((n, w) => n + w.starts, 0)
     const { byKind } = provider.served
     console.log(
       `faults: ${tally.sigkill} SIGKILL, ${tally.sigint} SIGINT, ${tally.lock} write locks held,` +
-        ` ${tally.disk} disk full; ${starts} pacer run processes started` +
+        ` ${tally.disk} disk full, ${tally.export} exports at the database,` +
+        ` ${tally.agent} hostile agent modules; ${starts} pacer run processes started` +
         `\nprovider: ${JSON.stringify(byKind)}; ${provider.served.calls} answers,` +
         ` ${provider.served.inputTokens}+${provider.served.outputTokens} tokens` +
         `\n${formatChecks(checks)}\nchaos: ${((Date.now() - started) / 1000).toFixed(0)} s`,

@@ -1,16 +1,56 @@
-import { existsSync } from 'node:fs'
-import { resolve } from 'node:path'
+import { existsSync, realpathSync, statSync, type Stats } from 'node:fs'
+import { basename, dirname, join, resolve } from 'node:path'
 import { BaseUrl } from '../../shared/contract'
 import type { Engine, EngineOptions, HttpProviderId } from '../engine'
-import { ENV_NAMES, HTTP_PROVIDERS, createEngine, defaultDbPath } from '../engine'
+import { ENV_NAMES, HTTP_PROVIDERS, createEngine, defaultDbPath, fileKind } from '../engine'
 import { terminalSafe } from './terminal-text'
 import { DatabaseError, UsageError } from './errors'
 
 // Kept importable from here: the commands took them from this module before errors.ts existed.
 export { DatabaseError, UsageError, isStorageError } from './errors'
 
+/**
+ * The database path of a command (--db, else $PACER_DB or the desktop app's), refused in one line
+ * (exit 3) when it is no place for a database: an existing path that is not a regular file (a FIFO
+ * blocks every open, a device reads without end) or anything under /proc, /sys or /dev (but
+ * /dev/shm), whose files are the kernel's, not a disk's.
+ */
 export function dbPathFrom(opt: string | undefined): string {
-  return opt ? resolve(opt) : defaultDbPath()
+  const path = opt ? resolve(opt) : defaultDbPath()
+  const real = realPathOf(path)
+  // /dev/shm is a tmpfs, a disk as far as a database goes.
+  const kernel = ['/proc', '/sys', '/dev'].find(
+    (dir) => (real === dir || real.startsWith(`${dir}/`)) && !real.startsWith('/dev/shm/'),
+  )
+  if (kernel !== undefined) {
+    throw new DatabaseError(
+      `${path} is under ${kernel}, whose files are the kernel's: give a database file on a disk (--db)`,
+    )
+  }
+  let st: Stats | undefined
+  try {
+    st = statSync(path)
+  } catch {
+    st = undefined // a new file, or one SQLite will say it cannot open
+  }
+  const kind = st ? fileKind(st) : null
+  if (kind !== null) {
+    throw new DatabaseError(`${path} is ${kind}, not a database file: give a database file (--db)`)
+  }
+  return path
+}
+
+/** The path with its links resolved, or its folder's when it does not exist yet. */
+function realPathOf(path: string): string {
+  try {
+    return realpathSync(path)
+  } catch {
+    try {
+      return join(realpathSync(dirname(path)), basename(path))
+    } catch {
+      return path
+    }
+  }
 }
 
 /** For commands that only read the ledger: a mistyped --db must not quietly create an empty one. */

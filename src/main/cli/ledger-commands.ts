@@ -1,6 +1,8 @@
+import { resolve } from 'node:path'
 import type { BatchSummary, TypeRollupView } from '../../shared/contract'
 import { costCaveats, formatUsd, microsToUsd } from '../../shared/money'
-import { openReader, table, thousands } from './common'
+import { ExportIncomplete, RECOVERY_HINT } from '../engine'
+import { DatabaseError, openReader, table, thousands } from './common'
 import { streamOut } from './stream-out'
 import { say } from './terminal-text'
 
@@ -123,6 +125,14 @@ export async function exportCommand(opts: {
     const done = await streamOut(opts.out, (out) => engine.exportCsv(opts.kind, out), engine.dbPath)
     if (done) say.err(`wrote ${done.rows} ${opts.kind} row(s) to ${done.where}\n`)
     return 0
+  } catch (err) {
+    // Never done with rows missing: the count written, SQLite's reason, and the way out (exit 3).
+    if (!(err instanceof ExportIncomplete)) throw err
+    const where = opts.out === '-' ? 'stdout' : resolve(opts.out)
+    throw new DatabaseError(
+      `export incomplete: wrote ${err.rows} ${opts.kind} row(s) to ${where}, but not every row ` +
+        `could be read (${err.code}: ${err.message}); ${RECOVERY_HINT}, then export that`,
+    )
   } finally {
     await engine.shutdown({ graceMs: 0 })
   }

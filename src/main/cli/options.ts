@@ -13,5 +13,5 @@ export const storeOption = () =>
 export const teamLedgerOption = () =>
   new Option(
     '--store [url]',
-    "the team's ledger, from this Redis (redis://HOST:PORT/DB; without a URL: $PACER_STORE, else the teamStore setting)",
+    "the team's ledger, from this Redis (redis://HOST:PORT/DB; without a URL: $PACER_STORE, else the teamStore setting if confirmed)",
   )

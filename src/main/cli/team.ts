@@ -1,6 +1,7 @@
 // Team mode on the command line: `--store redis://HOST:PORT/DB` (or $PACER_STORE) connects this
 // process to the team's Redis before the engine opens, so its partitions share one budget with
-// every machine on that server (without either, the database's teamStore setting applies), and
+// every machine on that server (without either, the database's teamStore setting applies if the
+// user confirmed it: given to a process once, or saved in the desktop app's Settings), and
 // claims: each distinct task runs once across them; its ledger rows are appended to the team's
 // stream there. `pacer summary --store` and `pacer export --store` read the team's ledger. The
 // flags themselves are in options.ts (loaded by `pacer --help`, which must not load the engine).
@@ -8,6 +9,7 @@ import type { Engine, EngineOptions, TeamChoice, TeamStore } from '../engine'
 import {
   StoreUrlError,
   TeamStoreUnreachable,
+  confirmGivenStore,
   connectTeam,
   openConsoleEngine,
   teamChoice,
@@ -25,11 +27,12 @@ export async function openTeamEngine(
   flag: string | undefined,
   options: EngineOptions,
 ): Promise<Engine> {
-  const given = teamChoice(flag, options)
+  const given = teamChoice(flag, options, process.env, sayIgnored)
   if (!given) return openEngine(options)
   const team = await connectGiven(given, options.leaseMs)
   try {
     const engine = openEngine({ ...options, team })
+    confirmGivenStore(engine.settings, given)
     say.err(`pacer: ${teamModeLine(team.address)}\n`)
     return engine
   } catch (err) {
@@ -46,20 +49,31 @@ export async function openServeEngine(
   flag: string | undefined,
   options: EngineOptions,
 ): Promise<Engine> {
-  const given = teamChoice(flag, options)
-  if (!given) return openEngine(options)
+  let ignored: string | undefined
+  const given = teamChoice(flag, options, process.env, (line) => {
+    ignored = line
+    sayIgnored(line)
+  })
+  // The console's Settings → Team mode shows the ignored store's line too.
+  if (!given)
+    return openEngine(ignored === undefined ? options : { ...options, teamProblem: ignored })
   const log = (line: string) => say.err(`pacer: ${line}\n`)
   try {
-    return await openConsoleEngine({
+    const engine = await openConsoleEngine({
       connect: () => connectTeam(given, log, { leaseMs: options.leaseMs }),
       open: (extra) => openEngine({ ...options, ...extra }),
       log,
     })
+    confirmGivenStore(engine.settings, given)
+    return engine
   } catch (err) {
     if (err instanceof StoreUrlError) throw new UsageError(err.message)
     throw err
   }
 }
+
+/** An unconfirmed teamStore setting: one line, and the process runs on this machine alone. */
+const sayIgnored = (line: string) => say.err(`pacer: ${line}\n`)
 
 /**
  * Connects to a store URL given by a flag, the environment or a setting: a bad URL is a usage
@@ -77,14 +91,19 @@ async function connectGiven(given: TeamChoice, leaseMs?: number): Promise<TeamSt
 
 /**
  * The team store of `pacer summary --store` and `pacer export --store`: the URL given, or
- * (`--store` alone) $PACER_STORE, else the database's teamStore setting. Nothing opens the
+ * (`--store` alone) $PACER_STORE, else the database's confirmed teamStore setting. Nothing opens the
  * database otherwise: a machine that never ran a batch can read the team's ledger.
  */
 export async function connectTeamReader(flag: string | true, dbPath: string): Promise<TeamStore> {
-  const given = teamChoice(flag === true ? undefined : flag, { dbPath })
+  let ignored: string | undefined
+  const given = teamChoice(flag === true ? undefined : flag, { dbPath }, process.env, (line) => {
+    ignored = line
+  })
   if (!given) {
     throw new UsageError(
-      '--store: no team store given: pass --store redis://HOST:PORT/DB, or set PACER_STORE or the teamStore setting',
+      ignored === undefined
+        ? '--store: no team store given: pass --store redis://HOST:PORT/DB, or set PACER_STORE or the teamStore setting'
+        : `--store: ${ignored}`,
     )
   }
   return connectGiven(given)

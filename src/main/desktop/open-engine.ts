@@ -1,8 +1,9 @@
 // How the desktop app opens its engine: in team mode when $PACER_STORE or the database's
-// teamStore setting names a Redis (as `pacer run/serve` do), and on its own when that store does
-// not answer or its URL is wrong: a window must open either way, saying which it is. A store that
-// did not answer is tried again in the background, and the app joins its team when it answers
-// (team-join.ts). Electron-free, so it is unit-tested with a real database and a real redis-server.
+// confirmed teamStore setting names a Redis (as `pacer run/serve` do), and on its own when that
+// store does not answer or its URL is wrong: a window must open either way, saying which it is.
+// A store that did not answer is tried again in the background, and the app joins its team when
+// it answers (team-join.ts). Electron-free, so it is unit-tested with a real database and a real
+// redis-server.
 import type { Engine, EngineOptions } from '../engine'
 import {
   StoreUrlError,
@@ -35,8 +36,15 @@ export async function openDesktopEngine(
   o: DesktopEngineOptions = {},
 ): Promise<Engine> {
   const { env = process.env, log = (line) => console.error(`pacer: ${line}`) } = o
-  const choice = teamChoice(undefined, options, env)
-  if (!choice) return createEngine(options)
+  // The window is the user's own: a teamStore saved in its Settings is confirmed (unlike one saved
+  // through `pacer serve`'s console, which others may reach).
+  options = { ...options, confirmsTeamStore: true }
+  let ignored: string | undefined
+  const choice = teamChoice(undefined, options, env, (line) => {
+    ignored = line
+    log(line)
+  })
+  if (!choice) return createEngine(ignored ? { ...options, teamProblem: ignored } : options)
   try {
     return await openConsoleEngine({
       connect: () =>

@@ -1,5 +1,5 @@
 // The engine's one public face: cli/, desktop/ and server/ import only this module (lint holds it).
-export { AgentModuleError, loadAgentModule } from './agents/module'
+export { AgentModuleError, fileKind, loadAgentModule } from './agents/module'
 export type { AgentModule } from './agents/module'
 export type { BatchAgents } from './agents/registry'
 export { createEngine } from './app/engine'
@@ -24,7 +24,15 @@ export { SettingsStore } from './settings/settings'
 export { TeamStoreUnreachable } from './team/connect'
 export type { TeamStore } from './team/connect'
 export { teamCsv, teamRollup } from './team/ledger/team-read'
-export { aloneLine, connectTeam, teamChoice, teamModeLine } from './team/open'
+export { ExportIncomplete } from './ledger/csv'
+export {
+  aloneLine,
+  confirmGivenStore,
+  connectTeam,
+  teamChoice,
+  teamModeLine,
+  unconfirmedStoreLine,
+} from './team/open'
 export type { TeamChoice } from './team/open'
 export { StoreUrlError } from './team/store-url'
 export { GENAI_SEMCONV_VERSION } from './telemetry/batch-trace'

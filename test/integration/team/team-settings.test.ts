@@ -53,11 +53,12 @@ describe('the teamStore setting', () => {
     expect(readFileSync(dbPath).includes('pw-9f8e7d')).toBe(false)
   })
 
-  it('pacer run started without --store uses it: a server not there stops the start (exit 3)', async () => {
+  it('pacer run without --store uses a confirmed setting: a server not there stops the start (exit 3)', async () => {
     const dir = tempDir()
     const dbPath = join(dir, 'p.db')
     const port = await freePort()
-    engine = createEngine({ dbPath })
+    // The desktop app's own window confirms what its Settings save.
+    engine = createEngine({ dbPath, confirmsTeamStore: true })
     await engine.handlers['settings:set']({ teamStore: `redis://127.0.0.1:${port}/0` })
     await engine.shutdown({ graceMs: 0 })
     engine = undefined
@@ -65,5 +66,60 @@ describe('the teamStore setting', () => {
     const r = await runPacer(['run', file, '--db', dbPath])
     expect(r.code).toBe(3)
     expect(r.stderr).toContain(`team store 127.0.0.1:${port} unreachable`)
+  })
+
+  it('a store planted through a console (pacer serve) is not joined: its forged results are not reused, until a run is given it', async () => {
+    redis = await startRedis()
+    const dir = tempDir()
+    const tasks = [1, 2, 3].map((n) => ({ type: 't', payload: { n } }))
+    const file = writeJsonl(dir, 'b.jsonl', tasks)
+    // The planter's machine fills the Redis with results for these very tasks.
+    const planter = await runPacer([
+      'run',
+      file,
+      '--db',
+      join(dir, 'planter.db'),
+      '--store',
+      redis.url,
+      '--json',
+    ])
+    expect(planter.code, planter.stderr).toBe(0)
+    expect((JSON.parse(planter.stdout) as { executed: number }).executed).toBe(3)
+    // The victim's database gets the URL through a console that confirms nothing (as pacer serve).
+    const dbPath = join(dir, 'victim.db')
+    engine = createEngine({ dbPath })
+    await engine.handlers['settings:set']({ teamStore: redis.url })
+    await engine.shutdown({ graceMs: 0 })
+    engine = undefined
+    const r = await runPacer(['run', file, '--db', dbPath, '--json'])
+    expect(r.code, r.stderr).toBe(0)
+    const lines = r.stderr.split('\n').filter((l) => l.includes('teamStore setting'))
+    expect(lines).toEqual([
+      `pacer: the teamStore setting ${redis.url} was never confirmed on this machine (a console others may reach can store it), so it is ignored and this process paces on this machine alone; to use it, pass --store ${redis.url} (or set PACER_STORE), which also confirms it for later runs, or save it in the desktop app's Settings`,
+    ])
+    expect(r.stderr).not.toContain('team mode:')
+    expect(JSON.parse(r.stdout)).toMatchObject({ executed: 3, reused: 0 })
+    // Given once by the user, it is confirmed: the next run without --store joins it.
+    const given = await runPacer(['run', file, '--db', dbPath, '--store', redis.url, '--json'])
+    expect(given.code, given.stderr).toBe(0)
+    const later = await runPacer([
+      'run',
+      writeJsonl(dir, 'c.jsonl', tasks),
+      '--db',
+      dbPath,
+      '--json',
+    ])
+    expect(later.code, later.stderr).toBe(0)
+    expect(later.stderr).toContain('team mode:')
+    expect(later.stderr).not.toContain('never confirmed')
+    // Saved again through the console, a different URL is unconfirmed again.
+    engine = createEngine({ dbPath })
+    await engine.handlers['settings:set']({ teamStore: `redis://127.0.0.1:${redis.port}/1` })
+    await engine.shutdown({ graceMs: 0 })
+    engine = undefined
+    const moved = await runPacer(['run', writeJsonl(dir, 'd.jsonl', tasks), '--db', dbPath])
+    expect(moved.code, moved.stderr).toBe(0)
+    expect(moved.stderr).toContain('never confirmed')
+    expect(moved.stderr).not.toContain('team mode:')
   })
 })

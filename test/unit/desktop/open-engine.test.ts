@@ -18,11 +18,16 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((r) => r.close()))
 })
 
-/** A database whose Settings name this team store, as the console's Team mode section saves it. */
-function databaseWith(teamStore: string | null): string {
+/**
+ * A database whose Settings name this team store, as the desktop's Team mode section saves it
+ * (confirmed), or as `pacer serve`'s console does (not).
+ */
+function databaseWith(teamStore: string | null, confirmed = true): string {
   const dbPath = join(tempDir('pacer-desktop-team-'), 'pacer.db')
   const db = openDatabase(dbPath)
-  new SettingsStore(db).set({ teamStore })
+  const settings = new SettingsStore(db)
+  settings.set({ teamStore })
+  if (confirmed) settings.confirmTeamStore(teamStore)
   db.close()
   return dbPath
 }
@@ -96,6 +101,22 @@ describe('the desktop opens its engine in team mode when the setting is set', ()
     // The window's event forwarding and the started runner carry over to the reopened engine.
     await engine.handlers['tasks:enqueue']({ tasks: [{ type: 't', payload: { n: 1 } }] })
     await until(() => batches.some((states) => states.includes('done')) || undefined)
+  })
+
+  it('a store saved through a console that confirms nothing is not joined until saved here', async () => {
+    const redis = await startRedis()
+    servers.push(redis)
+    const dbPath = databaseWith(redis.url, false)
+    const first = await open(dbPath)
+    const shown = await first.view()
+    expect(shown).toMatchObject({ stored: redis.url, active: null })
+    expect(shown.problem).toMatch(/^the teamStore setting .* was never confirmed on this machine/)
+    expect(first.lines).toEqual([shown.problem])
+    // Saved in this window's Settings, it is the user's choice: the next start joins it.
+    await first.engine.handlers['settings:set']({ teamStore: redis.url })
+    await first.engine.shutdown()
+    const second = await open(dbPath)
+    expect(await second.view()).toEqual({ stored: redis.url, active: redis.url, problem: null })
   })
 
   it('$PACER_STORE wins over the setting; a wrong URL there opens the app on its own too', async () => {

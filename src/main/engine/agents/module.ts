@@ -4,7 +4,8 @@
 // part of the fingerprint of every task it handles (fingerprint.ts), so changed code does not
 // reuse the answers of the old code.
 import { hash } from 'node:crypto'
-import { readFile } from 'node:fs/promises'
+import type { Stats } from 'node:fs'
+import { readFile, stat } from 'node:fs/promises'
 import { extname, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import type { JsonValue } from '../core/types'
@@ -87,8 +88,12 @@ export async function loadAgentModule(path: string): Promise<AgentModule> {
   }
   let source: Buffer
   try {
+    // Only a regular file: a FIFO blocks the read until a writer comes, /dev/zero never ends.
+    const kind = fileKind(await stat(file))
+    if (kind !== null) throw new AgentModuleError(file, `is ${kind}, not a regular file`)
     source = await readFile(file)
   } catch (err) {
+    if (err instanceof AgentModuleError) throw err
     const e = err as NodeJS.ErrnoException
     const why =
       e.code === 'ENOENT' ? 'no such file' : e.code === 'EISDIR' ? 'is a folder' : e.message
@@ -199,4 +204,15 @@ function describe(value: unknown): string {
   if (value === null) return 'null'
   if (Array.isArray(value)) return 'an array'
   return typeof value
+}
+
+/** What a path that is not a regular file is, for a message; null for a regular file. */
+export function fileKind(st: Stats): string | null {
+  if (st.isFile()) return null
+  if (st.isDirectory()) return 'a folder'
+  if (st.isFIFO()) return 'a FIFO (named pipe)'
+  if (st.isCharacterDevice()) return 'a character device'
+  if (st.isBlockDevice()) return 'a block device'
+  if (st.isSocket()) return 'a socket'
+  return 'something else'
 }

@@ -100,6 +100,12 @@ export interface EngineOptions {
   /** Team mode: pacing shared through this connected store; closed by shutdown. */
   team?: TeamStore
   /**
+   * A teamStore saved through this engine's Settings is the user's own choice (the desktop app's
+   * window), so later processes join it. A console others may reach (`pacer serve`) stores it
+   * unconfirmed: a process joins it only when given it (--store, PACER_STORE). @default false
+   */
+  confirmsTeamStore?: boolean
+  /**
    * Team mode was asked for and could not start: why, as Settings shows it (the process runs
    * alone); a function when that changes while it runs (team-join.ts tries the store again).
    */

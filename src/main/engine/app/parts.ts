@@ -58,6 +58,8 @@ export interface EngineParts {
   readonly controller: ControllerSwitch
   /** The call deadline was given for this engine (`--timeout`): the setting does not move it. */
   readonly callTimeoutFixed: boolean
+  /** A teamStore saved through Settings here is confirmed (the desktop app's own window). */
+  readonly confirmsTeamStore: boolean
   /** Whether Anthropic calls mark their stable prefix for the prompt cache. */
   readonly promptCaching: PromptCachingSwitch
   /** Team mode's store, when this process paces through one. */
@@ -291,6 +293,7 @@ export function createParts(options: EngineOptions): EngineParts {
     agents,
     controller,
     callTimeoutFixed: options.callTimeoutMs !== undefined,
+    confirmsTeamStore: options.confirmsTeamStore ?? false,
     promptCaching,
     team: options.team ?? null,
     retryFailedSince,

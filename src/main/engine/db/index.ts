@@ -4,6 +4,7 @@ import path from 'node:path'
 import Database from 'better-sqlite3'
 import { systemClock, type Clock } from '../core/types'
 import { MIGRATIONS, type Migration } from './migrations'
+import { isUnopenableWal, roomForShm } from './read-only'
 
 export const DEFAULT_DB_FILENAME = 'pacer.db'
 
@@ -172,17 +173,20 @@ export function openDatabase(file: string, opts: OpenDatabaseOptions = {}): Data
 }
 
 /**
- * What SQLite's integrity_check or quick_check finds wrong, one problem per entry (empty: ok). A
- * file damaged where the check itself must read throws SQLITE_CORRUPT: that is one problem too.
+ * What SQLite's integrity_check or quick_check finds wrong, one problem per entry (empty: ok), of
+ * the whole file or of one table and its indexes. A file damaged where the check itself must read
+ * throws SQLITE_CORRUPT: that is one problem too.
  */
 export function integrityProblems(
   db: Database.Database,
   check: 'integrity_check' | 'quick_check',
   max: number,
+  table?: string,
 ): string[] {
   let rows: Record<string, string>[]
   try {
-    rows = db.pragma(`${check}(${max})`) as Record<string, string>[]
+    // SQLite takes either a limit or a table name here, not both.
+    rows = db.pragma(`${check}(${table ?? max})`) as Record<string, string>[]
   } catch (err) {
     const code = (err as { code?: unknown }).code
     if (code === 'SQLITE_CORRUPT' || code === 'SQLITE_NOTADB') return [(err as Error).message]
@@ -191,6 +195,7 @@ export function integrityProblems(
   return rows
     .flatMap((r) => String(r[check]).split('\n'))
     .filter((line) => line !== 'ok' && !line.startsWith('*** in database'))
+    .slice(0, max)
 }
 
 /** A few problems on one line, and how many more there were. */
@@ -212,6 +217,10 @@ function openReadOnly(
   busyTimeoutMs: number,
   opts: OpenDatabaseOptions,
 ): Database.Database {
+  // On a full disk SQLite can create the -shm index but not size it (SQLITE_IOERR_SHMSIZE), and
+  // the failed try leaves an empty -wal and a stub -shm behind: when no process holds the file
+  // open in WAL mode (no -shm) and there is no room for one, read the file alone, creating nothing.
+  if (!existsSync(`${file}-shm`) && !roomForShm(file)) return walSnapshot(file, opts)
   let db: Database.Database
   try {
     db = new Database(file, {
@@ -276,11 +285,6 @@ function writable(file: string): boolean {
   } catch {
     return false
   }
-}
-
-function isUnopenableWal(err: unknown): boolean {
-  const code = (err as { code?: unknown }).code
-  return typeof code === 'string' && /^SQLITE_(READONLY|CANTOPEN)/.test(code)
 }
 
 /** A read-only open reads only a database of this Pacer's schema: an upgrade is a write. */

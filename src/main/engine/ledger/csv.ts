@@ -165,7 +165,6 @@ export async function streamEventsCsv(
     for (let after = 0; ;) {
       const records = pages.records.all({ ...params, after, maxId }) as (string | null)[]
       if (records.length === 0) return
-      rows += records.length
       let text = records.includes(null)
         ? null
         : plainCsvRecords(records as string[], EVENT_COLUMNS.length)
@@ -180,9 +179,35 @@ export async function streamEventsCsv(
       }
       // 64 KiB chunks: a file takes them 40 % faster than 16 KiB ones, and memory stays flat.
       for (let i = 0; i < text.length; i += CHUNK) yield text.slice(i, i + CHUNK)
+      // Counted once handed on: a page SQLite cannot read stops the export with what it wrote.
+      rows += records.length
       if (records.length < CSV_PAGE_ROWS) return
     }
   }
-  await pipeline(Readable.from(chunks()), out)
+  try {
+    await pipeline(Readable.from(chunks()), out)
+  } catch (err) {
+    const code = (err as { code?: unknown }).code
+    if (typeof code === 'string' && code.startsWith('SQLITE_')) {
+      throw new ExportIncomplete(rows, (err as Error).message, code, { cause: err })
+    }
+    throw err
+  }
   return { rows }
+}
+
+/**
+ * An export that could not read every row (a damaged page, a disk error): the rows it wrote
+ * before, and SQLite's reason and code, so a caller says both and never reports it done.
+ */
+export class ExportIncomplete extends Error {
+  override readonly name = 'ExportIncomplete'
+  constructor(
+    readonly rows: number,
+    message: string,
+    readonly code: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options)
+  }
 }

@@ -1,7 +1,14 @@
 import type Database from 'better-sqlite3'
 import type { CostPoint, LedgerFilter, TypeRollupView } from '../../../shared/contract'
 import { csvStream } from '../core/csv'
-import { CSV_PAGE_ROWS, eventsCsvPageSql, streamEventsCsv, SUMMARY_COLUMNS } from './csv'
+import {
+  CSV_PAGE_ROWS,
+  ExportIncomplete,
+  eventsCsvPageSql,
+  streamEventsCsv,
+  SUMMARY_COLUMNS,
+} from './csv'
+import { integrityProblems } from '../db'
 import { ReadWorker } from '../db/read-worker'
 import { eventsPageSql, PAGE_ROWS } from './queries'
 import { fpKey } from '../db/codes'
@@ -334,7 +341,23 @@ export class Ledger {
     const { where, params } = whereOf(checkFilter(filter))
     const records = this.#statement(eventsCsvPageSql(where)).pluck()
     const rows = this.#statement(eventsPageSql(where, CSV_PAGE_ROWS))
-    return streamEventsCsv({ records, rows }, params, this.#maxId.get()?.maxId ?? 0, out)
+    const done = await streamEventsCsv(
+      { records, rows },
+      params,
+      this.#maxId.get()?.maxId ?? 0,
+      out,
+    )
+    // A damaged page can hide rows from a scan as well as fail it: an export that ran to its end
+    // is whole only if SQLite finds the ledger's table and its indexes sound.
+    const problems = integrityProblems(this.#db, 'quick_check', 3, 'ledger_rows')
+    if (problems.length > 0) {
+      throw new ExportIncomplete(
+        done.rows,
+        `the ledger's table is damaged (${problems.join('; ')}), so rows may be missing`,
+        'SQLITE_CORRUPT',
+      )
+    }
+    return done
   }
 
   #statement(sql: string): Database.Statement {

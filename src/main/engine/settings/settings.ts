@@ -20,12 +20,20 @@ export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze({
   priceOverrides: {},
 })
 
+/**
+ * The settings key that holds the teamStore URL the user confirmed. Not a setting the console can
+ * set (SettingsPatch is strict): a URL planted through a console is not joined until confirmed.
+ */
+const TEAM_STORE_CONFIRMED = 'teamStoreConfirmed'
+
 /** Owns the settings table: one JSON value per key. Secrets never go here. */
 export class SettingsStore {
+  readonly #db: Database.Database
   readonly #get: Database.Statement
   readonly #set: Database.Statement
 
   constructor(db: Database.Database) {
+    this.#db = db
     this.#get = db.prepare('SELECT key, value FROM settings')
     this.#set = db.prepare(
       'INSERT INTO settings(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value',
@@ -53,6 +61,21 @@ export class SettingsStore {
       this.#set.run(key, JSON.stringify(next[key]))
     }
     return next
+  }
+
+  /** The teamStore setting when the user confirmed that very URL; null otherwise. */
+  confirmedTeamStore(): string | null {
+    const stored = this.get().teamStore
+    if (stored === null) return null
+    const row = this.#db
+      .prepare('SELECT value FROM settings WHERE key = ?')
+      .get(TEAM_STORE_CONFIRMED) as { value: string } | undefined
+    return row !== undefined && JSON.parse(row.value) === stored ? stored : null
+  }
+
+  /** Records that the user confirmed this teamStore URL (as teamStoreSetting writes it). */
+  confirmTeamStore(url: string | null): void {
+    this.#set.run(TEAM_STORE_CONFIRMED, JSON.stringify(url))
   }
 }
 

@@ -8,7 +8,7 @@ import { SettingsStore } from '../settings/settings'
 import type { ConnectOptions, TeamStore } from './connect'
 import { connectTeamStore } from './connect'
 import type { StoreAddress } from './store-url'
-import { parseStoreUrl, storeUrlFrom } from './store-url'
+import { maskUrl, parseStoreUrl, storeUrlFrom } from './store-url'
 
 /** A store URL and where it came from (for messages): `--store`, `PACER_STORE`, the setting. */
 export interface TeamChoice {
@@ -22,8 +22,14 @@ export interface DatabaseAt {
   nativeBinding?: string
 }
 
-/** The `teamStore` setting of an existing database (Settings → Team mode), if any. */
-function storedSetting({ dbPath, nativeBinding }: DatabaseAt): TeamChoice | undefined {
+/**
+ * The `teamStore` setting of an existing database (Settings → Team mode), if any, when the user
+ * confirmed it; an unconfirmed one is told to `ignored` and not used.
+ */
+function storedSetting(
+  { dbPath, nativeBinding }: DatabaseAt,
+  ignored: (line: string) => void,
+): TeamChoice | undefined {
   if (!existsSync(dbPath)) return undefined
   let db
   try {
@@ -32,23 +38,56 @@ function storedSetting({ dbPath, nativeBinding }: DatabaseAt): TeamChoice | unde
     return undefined // the engine's own open says what is wrong with the file
   }
   try {
-    const url = new SettingsStore(db).get().teamStore
-    return url ? { text: url, from: 'the teamStore setting' } : undefined
+    const settings = new SettingsStore(db)
+    const url = settings.get().teamStore
+    if (!url) return undefined
+    if (settings.confirmedTeamStore() === url) return { text: url, from: 'the teamStore setting' }
+    ignored(unconfirmedStoreLine(url))
+    return undefined
   } finally {
     db.close()
   }
 }
 
 /**
+ * What a process says when the database names a team store nobody confirmed (a console may have
+ * planted it): joining it would share claims, and so reuse whatever results that Redis holds.
+ */
+export function unconfirmedStoreLine(url: string): string {
+  const shown = maskUrl(url)
+  return `the teamStore setting ${shown} was never confirmed on this machine (a console others may reach can store it), so it is ignored and this process paces on this machine alone; to use it, pass --store ${shown} (or set PACER_STORE), which also confirms it for later runs, or save it in the desktop app's Settings`
+}
+
+/**
  * The team store this process uses: the flag, else $PACER_STORE, else the database's teamStore
- * setting; undefined when none (the process paces with the processes on its database alone).
+ * setting if the user confirmed it (said to `ignored` when not); undefined when none (the process
+ * paces with the processes on its database alone).
  */
 export function teamChoice(
   flag: string | undefined,
   database: DatabaseAt,
   env: NodeJS.ProcessEnv = process.env,
+  ignored: (line: string) => void = () => {},
 ): TeamChoice | undefined {
-  return storeUrlFrom(flag, env) ?? storedSetting(database)
+  return storeUrlFrom(flag, env) ?? storedSetting(database, ignored)
+}
+
+/**
+ * A process given a store (--store, PACER_STORE) that the teamStore setting names too confirms the
+ * setting: later processes started without either join it. Nothing else confirms it outside the
+ * desktop app's Settings, so a URL a console planted is joined only once someone runs with it.
+ */
+export function confirmGivenStore(settings: SettingsStore, given: TeamChoice): boolean {
+  if (given.from === 'the teamStore setting') return false
+  let stored: string
+  try {
+    stored = parseStoreUrl(given.text, given.from).stored
+  } catch {
+    return false
+  }
+  if (settings.get().teamStore !== stored || settings.confirmedTeamStore() === stored) return false
+  settings.confirmTeamStore(stored)
+  return true
 }
 
 /**

@@ -63,6 +63,9 @@ export function settingsHandlers(
         runner.pump()
       }
       settings.set(patch)
+      if (patch.teamStore !== undefined && parts.confirmsTeamStore) {
+        settings.confirmTeamStore(patch.teamStore)
+      }
       if (patch.resultTtlMs !== undefined) claims.resultTtlMs = patch.resultTtlMs
       if (patch.acceptTruncated !== undefined) claims.acceptTruncated = patch.acceptTruncated
       // A process started with --timeout keeps its own deadline.
