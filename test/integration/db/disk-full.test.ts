@@ -45,6 +45,9 @@ async function setUp(latencyMs: number, agents = true) {
     PACER_TEST_PAGE_LIMIT_FILE: limit,
     NODE_OPTIONS:
       `${process.env['NODE_OPTIONS'] ?? ''} --require ${JSON.stringify(PAGE_LIMIT)}`.trim(),
+    // The preload swaps better-sqlite3 in require's cache, which the built CLI's ES module import
+    // does not read: these children run the same code from its sources.
+    PACER_FROM_SOURCE: '1',
   }
   return { server, dir, db, limit, file, env, distinct }
 }

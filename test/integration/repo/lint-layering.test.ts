@@ -102,13 +102,16 @@ async function messagesOf(file: string, code: string, rule: string): Promise<str
 const lines = (n: number, line = 'x += 1') => Array.from({ length: n }, () => line).join('\n')
 
 describe('the engine reads as a map', () => {
-  it('its top level holds only folders and index.ts', async () => {
+  it('its top level holds only folders, index.ts and constants.ts', async () => {
     const code = 'export const stray = 1\n'
     const rule = 'no-restricted-syntax'
     expect(await messagesOf('src/main/engine/stray.ts', code, rule)).toEqual([
-      expect.stringContaining("the engine's top level holds only folders and index.ts"),
+      expect.stringContaining(
+        "the engine's top level holds only folders, index.ts and constants.ts",
+      ),
     ])
     expect(await messagesOf('src/main/engine/index.ts', code, rule)).toEqual([])
+    expect(await messagesOf('src/main/engine/constants.ts', code, rule)).toEqual([])
     expect(await messagesOf('src/main/engine/core/stray.ts', code, rule)).toEqual([])
   })
 
