@@ -14,6 +14,21 @@ export interface CliResult {
   stderr: string
 }
 
+/**
+ * A child `pacer`'s environment, hermetic: a HOME of its own unless the test gives one, and no
+ * variable that would send a command without --db to the user's own database or ~/.config.
+ */
+export function hermeticEnv(env: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    FORCE_COLOR: '0',
+    HOME: env['HOME'] ?? mkdtempSync(join(tmpdir(), 'pacer-home-')),
+    XDG_CONFIG_HOME: undefined,
+    PACER_DB: undefined,
+    ...env,
+  }
+}
+
 /** Starts `pacer ARGS` as a real child process (the same entry point as `npx pacer`). */
 export function startPacer(
   args: string[],
@@ -24,20 +39,9 @@ export function startPacer(
   /** What the process printed so far. */
   output: () => { stdout: string; stderr: string }
 } {
-  // Hermetic: a HOME of its own unless the test gives one, so no run reads or writes the user's
-  // ~/.config (the default database, settings).
-  const home = env['HOME'] ?? mkdtempSync(join(tmpdir(), 'pacer-home-'))
   const child = spawn(process.execPath, [PACER, ...args], {
     cwd: ROOT,
-    env: {
-      ...process.env,
-      FORCE_COLOR: '0',
-      HOME: home,
-      // Either would send a command without --db to the user's own database.
-      XDG_CONFIG_HOME: undefined,
-      PACER_DB: undefined,
-      ...env,
-    },
+    env: hermeticEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let stdout = ''

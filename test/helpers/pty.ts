@@ -1,10 +1,9 @@
 // `pacer` under a pseudo-terminal, for what it prints when stdout is a terminal (isTTY): through
 // the system's `script` (util-linux on Linux, BSD's on macOS), so no native module is needed.
 import { spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { ROOT } from './cli'
+import { ROOT, hermeticEnv } from './cli'
 
 export interface PtyResult {
   code: number | null
@@ -16,7 +15,6 @@ const quote = (arg: string) => `'${arg.replace(/'/g, `'\\''`)}'`
 
 /** Runs `pacer ARGS` with stdin, stdout and stderr on a pseudo-terminal; HOME of its own. */
 export function runPacerInPty(args: string[], env: NodeJS.ProcessEnv = {}): Promise<PtyResult> {
-  const home = env['HOME'] ?? mkdtempSync(join(tmpdir(), 'pacer-home-'))
   const argv = [process.execPath, join(ROOT, 'bin/pacer.cjs'), ...args]
   const scriptArgs =
     process.platform === 'darwin'
@@ -24,15 +22,7 @@ export function runPacerInPty(args: string[], env: NodeJS.ProcessEnv = {}): Prom
       : ['-qfec', argv.map(quote).join(' '), '/dev/null']
   const child = spawn('script', scriptArgs, {
     cwd: ROOT,
-    env: {
-      ...process.env,
-      FORCE_COLOR: '0',
-      HOME: home,
-      // Either would send a command without --db to the user's own database.
-      XDG_CONFIG_HOME: undefined,
-      PACER_DB: undefined,
-      ...env,
-    },
+    env: hermeticEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   const chunks: Buffer[] = []
@@ -66,19 +56,10 @@ export function startPacerInPty(
   pacerPid: () => number | null
   done: Promise<PtyResult>
 } {
-  const home = env['HOME'] ?? mkdtempSync(join(tmpdir(), 'pacer-home-'))
   const argv = [process.execPath, join(ROOT, 'bin/pacer.cjs'), ...args]
   const child = spawn('script', ['-qfec', argv.map(quote).join(' '), '/dev/null'], {
     cwd: ROOT,
-    env: {
-      ...process.env,
-      FORCE_COLOR: '0',
-      HOME: home,
-      // Either would send a command without --db to the user's own database.
-      XDG_CONFIG_HOME: undefined,
-      PACER_DB: undefined,
-      ...env,
-    },
+    env: hermeticEnv(env),
     stdio: ['pipe', 'pipe', 'pipe'],
   })
   const chunks: Buffer[] = []
