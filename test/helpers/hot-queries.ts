@@ -49,6 +49,7 @@ export const HOT_QUERIES: Readonly<Record<string, string>> = {
   'results.batchRange': RESULTS_SQL.batchRange,
   'results.task': RESULTS_SQL.task,
   'results.taskLedger': RESULTS_SQL.taskLedger,
+  'results.taskJournal': RESULTS_SQL.taskJournal,
   // The rollups' upkeep as rows are appended, and `pacer run`'s closing totals of its batch.
   ...named('rollups', FOLD_SQL),
   // Team mode: the appender's page of rows after its cursor (the earlier rows of their tasks are
