@@ -295,6 +295,7 @@ export function createEngine(options: EngineOptions): Engine {
       parts.workers.stop()
       events.close()
       scheduler.close()
+      parts.history.flush(parts.clock.now())
       try {
         parts.writes.commit()
       } catch (err) {
