@@ -1,7 +1,10 @@
 // What the task drawer may show of a task's input: credentials redacted (by field name, by a
 // configured key's value, by a vendor key's shape), numbers as written, JSON indented.
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { createEngine } from '../../../../src/main/engine/app/engine'
 import { indentJson, Redactor, taskInput } from '../../../../src/main/engine/results/task-input'
+import { tempDir } from '../../../helpers/cli'
 
 describe('task input for the drawer', () => {
   it('redacts fields named like credentials, configured keys and key shapes, but not token counts', () => {
@@ -57,5 +60,82 @@ describe('task input for the drawer', () => {
     const agent = taskInput({ ...row, type: 'research' }, new Redactor([]))
     expect(agent.agent).toEqual({ path: '/a/agent.mjs', identity: 'version:1', code: 'version:1' })
     expect(agent.messages).toBeNull()
+  })
+})
+
+describe('tasks:get on a real database', () => {
+  it('lists the execution’s journal and redacts a configured key from the payload', async () => {
+    const key = 'configured-openai-key-0123456789'
+    const engine = createEngine({
+      dbPath: join(tempDir(), 'pacer.db'),
+      secrets: {
+        get: (p) => (p === 'openai' ? key : null),
+        keysFrom: 'environment',
+        available: false,
+        reason: null,
+      },
+    })
+    try {
+      const { batchId } = await engine.handlers['tasks:enqueue']({
+        tasks: [{ type: 't', payload: { prompt: `use ${key}` }, params: { max_tokens: 9 } }],
+      })
+      const task = engine.db
+        .prepare(
+          'SELECT t.id, t.fp_id FROM task_queue t JOIN batches b ON b.key = t.batch WHERE b.id = ?',
+        )
+        .get(batchId) as { id: number; fp_id: number }
+      // An interrupted execution: call 1 answered, a step's value, call 3 sent with no answer.
+      const entry = engine.db.prepare(
+        `INSERT INTO call_journal (fp_id, idx, kind, hash, state, epoch, task_id, ts, body, cost_micros)
+         VALUES (?, ?, ?, x'00', ?, 1, ?, ?, ?, ?)`,
+      )
+      entry.run(
+        task.fp_id,
+        1,
+        1,
+        1,
+        task.id,
+        1000,
+        JSON.stringify({ text: 'plan', model: 'm1' }),
+        42,
+      )
+      entry.run(task.fp_id, 2, 2, 1, task.id, 1001, '{"hits":[3]}', null)
+      entry.run(task.fp_id, 3, 1, 0, task.id, 1002, null, null)
+      const detail = await engine.handlers['tasks:get']({ taskId: task.id })
+      expect(detail.journal).toEqual([
+        {
+          idx: 1,
+          kind: 'call',
+          state: 'answered',
+          ts: 1000,
+          model: 'm1',
+          costMicros: 42,
+          text: 'plan',
+        },
+        {
+          idx: 2,
+          kind: 'step',
+          state: 'answered',
+          ts: 1001,
+          model: null,
+          costMicros: null,
+          text: '{\n  "hits": [\n    3\n  ]\n}',
+        },
+        {
+          idx: 3,
+          kind: 'call',
+          state: 'sent',
+          ts: 1002,
+          model: null,
+          costMicros: null,
+          text: null,
+        },
+      ])
+      expect(detail.input.payload).toBe('{\n  "prompt": "use [redacted]"\n}')
+      expect(detail.input.params).toBe('{\n  "max_tokens": 9\n}')
+      expect(JSON.stringify(detail)).not.toContain(key)
+    } finally {
+      await engine.shutdown()
+    }
   })
 })
