@@ -25,6 +25,7 @@ const API_METHODS = {
   getTask: 'tasks:get',
   exportResults: 'results:export',
   getScheduler: 'scheduler:get',
+  getSchedulerHistory: 'scheduler:history',
   setScheduler: 'scheduler:set',
   resumePartition: 'scheduler:resume',
   ledgerRollup: 'ledger:rollup',

@@ -20,6 +20,7 @@ import { RESULTS_SQL } from '../../src/main/engine/results/results-sql'
 import { TASK_LOG_SQL } from '../../src/main/engine/runner/durable/task-log'
 import { ENTRY_PAGE_SQL } from '../../src/main/engine/team/ledger/entries'
 import { BUDGET_SQL } from '../../src/main/engine/pacing/store-sqlite-budget'
+import { HISTORY_SQL } from '../../src/main/engine/pacing/history'
 
 const named = (prefix: string, sqls: Readonly<Record<string, string>>) =>
   Object.fromEntries(Object.entries(sqls).map(([name, sql]) => [`${prefix}.${name}`, sql]))
@@ -33,6 +34,8 @@ export const HOT_QUERIES: Readonly<Record<string, string>> = {
   ...named('claims', CLAIM_SQL),
   // Every admission and release of a partition paced by an announced budget.
   ...named('pacing.budget', BUDGET_SQL),
+  // Once a second per busy partition, and the Concurrency view's opening read of the last hour.
+  ...named('pacing.history', HISTORY_SQL),
   // `pacer run`'s closing report: one batch's failed tasks, not the queue.
   ...named('failures', FAILURE_SQL),
   ...named('ledger', LEDGER_WRITE_SQL),
@@ -49,6 +52,7 @@ export const HOT_QUERIES: Readonly<Record<string, string>> = {
   'results.batchRange': RESULTS_SQL.batchRange,
   'results.task': RESULTS_SQL.task,
   'results.taskLedger': RESULTS_SQL.taskLedger,
+  'results.taskJournal': RESULTS_SQL.taskJournal,
   // The rollups' upkeep as rows are appended, and `pacer run`'s closing totals of its batch.
   ...named('rollups', FOLD_SQL),
   // Team mode: the appender's page of rows after its cursor (the earlier rows of their tasks are
@@ -69,4 +73,6 @@ export const GROWING_TABLES: readonly string[] = [
   'ledger_rows',
   'call_journal',
   'task_log',
+  'pacing_samples',
+  'pacing_pauses',
 ]

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import type { PartitionView } from './scheduler'
+import type { PartitionView, SchedulerHistoryView } from './scheduler'
 import { AimdParamsPatch } from './scheduler'
 import type { SettingsView, TeamStoreView } from './settings'
 import { ProviderId, SettingsPatch } from './settings'
@@ -84,6 +84,10 @@ export const commandSchemas = {
     raw: z.boolean().optional(),
   }),
   'scheduler:get': z.strictObject({}),
+  /** Each partition's samples and pauses from `sinceMs` on (at most the last hour). */
+  'scheduler:history': z.strictObject({
+    sinceMs: z.number().int('must be an integer').min(0).optional(),
+  }),
   'scheduler:set': z.strictObject({
     partition: z.string().min(1),
     params: AimdParamsPatch,
@@ -139,6 +143,7 @@ export interface CommandResults {
   /** Over IPC: the file written (save dialog). Over HTTP: answered by a download instead. */
   'results:export': { path: string | null; rows: number }
   'scheduler:get': PartitionView[]
+  'scheduler:history': SchedulerHistoryView
   'scheduler:set': PartitionView[]
   'scheduler:resume': PartitionView[]
   'ledger:rollup': { byType: TypeRollupView[]; totals: TypeRollupView }

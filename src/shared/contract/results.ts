@@ -77,9 +77,50 @@ export interface TaskLogLineView {
   message: string
 }
 
+/**
+ * What a task was asked, as stored with its execution. JSON texts are indented for reading, with
+ * their numbers as written; anything that looks like a credential is `[redacted]`.
+ */
+export interface TaskInputView {
+  type: string
+  /** The payload's JSON; null for an execution stored before payloads were kept with it. */
+  payload: string | null
+  /** The request params' JSON (max_tokens, temperature, ...); null: none. */
+  params: string | null
+  steps: number
+  provider: string
+  model: string
+  /**
+   * What the built-in loop sends on its first call (later steps resend them, with the answers so
+   * far and a "Continue" turn); null for a task an agent module runs (its handler writes them).
+   */
+  messages: { role: string; content: string | null; fields: string | null }[] | null
+  /** The agent module that runs this task type, as the batch stored it; null: the built-in loop. */
+  agent: { path: string; identity: string; code: string } | null
+}
+
+/**
+ * One entry of the execution's call journal: a provider call (its answer's text) or an agent's
+ * ctx.step (its value as JSON). Kept until the execution's result is stored, so a finished task's
+ * calls are its ledger rows.
+ */
+export interface TaskJournalEntryView {
+  idx: number
+  kind: 'call' | 'step'
+  /** sent: the request went out and no answer was written (yet). */
+  state: 'sent' | 'answered'
+  ts: number
+  model: string | null
+  costMicros: number | null
+  text: string | null
+}
+
 /** `tasks:get`: what the console's task detail shows when a row of the task table is opened. */
 export interface TaskDetailView {
   answer: TaskAnswerView
+  input: TaskInputView
+  /** The execution's journal, by call index (empty once its result is stored). */
+  journal: TaskJournalEntryView[]
   ledger: TaskLedgerRowView[]
   /** The task's log, oldest first (bounded: engine/task-log.ts MAX_LOG_LINES). */
   log: TaskLogLineView[]

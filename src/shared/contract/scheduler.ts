@@ -130,6 +130,15 @@ export interface PartitionView {
 }
 
 /** One point of the live concurrency chart. */
+/**
+ * `scheduler:history`: what the database kept of each partition (one sample per busy second, every
+ * pause with its reason), so a chart opened after a run, or in a fresh console, has its last hour.
+ */
+export interface SchedulerHistoryView {
+  samples: SchedulerSample[]
+  pauses: PauseView[]
+}
+
 export interface SchedulerSample {
   partition: string
   ts: number

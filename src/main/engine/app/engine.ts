@@ -24,6 +24,7 @@ import type { AimdParams, Clock, Provider } from '../core/types'
 import type { ResolvedTask, TaskDefaults } from './batch-lifecycle'
 import { BatchLifecycle } from './batch-lifecycle'
 import { EngineEvents } from './events'
+import { ProviderId } from '../../../shared/contract'
 import { batchHandlers } from './handlers/batches'
 import { ledgerHandlers, noTeamStore } from './handlers/ledger'
 import { resultsHandlers } from './handlers/results'
@@ -218,7 +219,10 @@ export function createEngine(options: EngineOptions): Engine {
     runner.start()
   }
   const batches = new BatchLifecycle(parts, events, start)
-  const results = new Results(db)
+  // The task detail redacts every key this engine could send, wherever a payload quotes one.
+  const results = new Results(db, () =>
+    ProviderId.options.map((id) => (id === 'sim' ? null : parts.secrets.get(id))),
+  )
   const team = options.team
   // Team mode: this database's rows also go to the team's stream, read back off the hot path.
   const teamLedger =
@@ -291,6 +295,7 @@ export function createEngine(options: EngineOptions): Engine {
       parts.workers.stop()
       events.close()
       scheduler.close()
+      parts.history.flush(parts.clock.now())
       try {
         parts.writes.commit()
       } catch (err) {

@@ -21,6 +21,7 @@ import { Runner, type RetryRun } from '../runner'
 import { SqlitePacingStore } from '../pacing/store-sqlite'
 import type { TeamStore } from '../team/connect'
 import { Scheduler } from '../pacing/scheduler'
+import { PacingHistory } from '../pacing/history'
 import { SettingsStore } from '../settings/settings'
 import { TaskLog } from '../runner/durable/task-log'
 import type { Clock, Provider } from '../core/types'
@@ -36,6 +37,8 @@ export interface EngineParts {
   readonly writes: StepWrites
   readonly dbPath: string
   readonly clock: Clock
+  /** Each partition's samples and pauses kept for the Concurrency chart (pacing/history.ts). */
+  readonly history: PacingHistory
   readonly settings: SettingsStore
   readonly prices: Prices
   readonly claims: SqliteClaimStore
@@ -105,6 +108,20 @@ export interface ControllerSwitch {
   readonly kind: ControllerKind
   /** Swaps every partition's controller at its current limit (and later partitions'). */
   set(kind: ControllerKind): void
+}
+
+/** The Concurrency chart's history: what this process's scheduler sampled and paused, by second. */
+function recordHistory(
+  db: Database.Database,
+  scheduler: Scheduler,
+  warn: (message: string) => void,
+): PacingHistory {
+  const history = new PacingHistory(db, warn)
+  if (!db.readonly) {
+    scheduler.on('sample', (s) => history.record(s.ts, s.partitions))
+    scheduler.on('pause', (p) => history.recordPause(p))
+  }
+  return history
 }
 
 /** The scheduler on the pacing store every process shares, and the switch of its controller. */
@@ -267,6 +284,7 @@ export function createParts(options: EngineOptions): EngineParts {
       ? null
       : { journal: new CallJournal(db, writes), log: new TaskLog(db, writes) },
   })
+  const history = recordHistory(db, scheduler, (message) => runner.emit('warning', message))
   scheduler.on('warning', (message) => {
     // The pacing store's writes fail too while the disk is full: the one line said it.
     if (!health.blocked || !/disk is full|disk I\/O error/.test(message)) {
@@ -284,6 +302,7 @@ export function createParts(options: EngineOptions): EngineParts {
     ledger,
     budget,
     scheduler,
+    history,
     queue,
     secrets,
     processBaseUrls,

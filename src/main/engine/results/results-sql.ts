@@ -23,7 +23,8 @@ export const RESULTS_SQL = {
   allBatches: 'SELECT id FROM batches ORDER BY created_at, key',
   // The console's task detail: one task, its batch id and content.
   task: `
-    SELECT ${ANSWER_COLUMNS}, t.fp_id, b.id AS batch_id
+    SELECT ${ANSWER_COLUMNS}, t.fp_id, b.id AS batch_id, b.agents, f.payload, f.params, f.steps,
+      f.provider, f.model
     FROM task_queue t JOIN batches b ON b.key = t.batch JOIN fingerprints f ON f.id = t.fp_id
     LEFT JOIN results r ON r.id = t.result_id
     WHERE t.id = ?`,
@@ -32,6 +33,10 @@ export const RESULTS_SQL = {
     SELECT id, ts, step, outcome, model, reason, input_tokens, cached_input_tokens,
       cache_write_tokens, output_tokens, cost_micros, saved_micros, latency_ms, status, epoch, worker
     FROM ledger WHERE fp_id = ? AND task_id = ? ORDER BY id LIMIT 500`,
+  // Its execution's journal, by the primary key (fp_id, idx); bounded as the ledger rows are.
+  taskJournal: `
+    SELECT idx, kind, state, ts, body, cost_micros FROM call_journal
+    WHERE fp_id = ? ORDER BY idx LIMIT 500`,
   // `pacer run`'s closing line: the batch's tasks whose answer the output cap cut short.
   truncatedInBatch: `
     SELECT COUNT(*) AS n FROM task_queue t JOIN results r ON r.id = t.result_id

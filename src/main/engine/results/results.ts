@@ -16,6 +16,13 @@ import { taskStatusOf } from '../db/codes'
 import { EngineError } from '../core/errors'
 import { RESULTS_PAGE_ROWS, RESULTS_SQL } from './results-sql'
 import { TaskLog } from '../runner/durable/task-log'
+import {
+  journalEntry,
+  Redactor,
+  taskInput,
+  type JournalDbRow,
+  type TaskInputRow,
+} from './task-input'
 
 export interface ResultsExportOptions {
   /** One batch; undefined: the latest one. */
@@ -58,7 +65,11 @@ export class Results {
   readonly #stmts: { [K in keyof typeof RESULTS_SQL]: Database.Statement }
   readonly #log: TaskLog
 
-  constructor(db: Database.Database) {
+  /** The configured API keys, redacted from what the task detail shows. */
+  readonly #secrets: () => readonly (string | null)[]
+
+  constructor(db: Database.Database, secrets: () => readonly (string | null)[] = () => []) {
+    this.#secrets = secrets
     this.#log = new TaskLog(db)
     this.#stmts = Object.fromEntries(
       Object.entries(RESULTS_SQL).map(([name, sql]) => [name, db.prepare(sql)]),
@@ -132,13 +143,31 @@ export class Results {
     return { rows }
   }
 
-  /** One task's answer and its ledger rows; an unknown id is an error naming it. */
+  /**
+   * One task: its answer, what it was asked, its execution's journal and its ledger rows; an
+   * unknown id is an error naming it.
+   */
   task(taskId: number): TaskDetailView {
     const row = this.#stmts.task.get(taskId) as
-      (AnswerRow & { fp_id: number; batch_id: string }) | undefined
+      (AnswerRow & TaskInputRow & { fp_id: number; batch_id: string }) | undefined
     if (!row) throw new EngineError('unknown_task', `no task ${taskId}`, 'taskId')
+    const redactor = new Redactor(this.#secrets())
     const ledger = (this.#stmts.taskLedger.all(row.fp_id, taskId) as LedgerDbRow[]).map(toLedger)
-    return { answer: toAnswer(row.batch_id, row), ledger, log: this.#log.lines(taskId) }
+    const journal = (this.#stmts.taskJournal.all(row.fp_id) as JournalDbRow[]).map((r) =>
+      journalEntry(r, redactor),
+    )
+    const answer = toAnswer(row.batch_id, row)
+    return {
+      answer: {
+        ...answer,
+        text: answer.text === null ? null : redactor.text(answer.text),
+        error: answer.error === null ? null : redactor.text(answer.error),
+      },
+      input: taskInput(row, redactor),
+      journal,
+      ledger,
+      log: this.#log.lines(taskId),
+    }
   }
 
   /** How many of a batch's tasks got an answer the output cap cut short. */

@@ -6,11 +6,12 @@ import type {
   Reply,
 } from '../../../shared/contract'
 import { call } from './api'
-import { seedSamples } from './samples'
+import { mergeHistory, seedSamples } from './samples'
 import type { SliceCreator } from './types'
 
 /** The partition name that addresses every partition at once in setScheduler. */
 export const ALL_PARTITIONS = '*'
+export type ChartWindow = 'fit' | '2m' | '15m' | '1h'
 const MAX_CHANGES = 200
 
 export interface ConcurrencySlice {
@@ -21,6 +22,10 @@ export interface ConcurrencySlice {
   /** Partition pauses, newest first: the change list shows them, the charts shade them. */
   pauses: PauseView[]
   applyToAll: boolean
+  /** The charts' time window; 'fit': from the first sample of the last hour (at least 2 min). */
+  chartWindow: ChartWindow
+  /** Bumped when the database's history was merged into the charts (they re-sort). */
+  historyLoaded: number
   /**
    * Accepted parameter changes per partition, counted: a slider whose own change was refused
    * drops its error once another change to its partition goes through.
@@ -32,6 +37,7 @@ export interface ConcurrencySlice {
   addLimitChanges(changes: readonly LimitChangeView[]): void
   addPauses(pauses: readonly PauseView[]): void
   setApplyToAll(on: boolean): void
+  setChartWindow(window: ChartWindow): void
   setSchedulerParams(partition: string, params: AimdParamsPatch): Promise<Reply<PartitionView[]>>
   /** Lets a partition a setup failure stopped send again (the operator fixed the cause). */
   resumePartition(partition: string): Promise<void>
@@ -52,6 +58,8 @@ export const createConcurrencySlice: SliceCreator<ConcurrencySlice> = (set, get)
   limitChanges: [],
   pauses: [],
   applyToAll: false,
+  chartWindow: 'fit',
+  historyLoaded: 0,
   paramChanges: {},
 
   loadScheduler: async () => {
@@ -73,6 +81,13 @@ export const createConcurrencySlice: SliceCreator<ConcurrencySlice> = (set, get)
         .filter((p) => !get().pauses.some((x) => x.partition === p.partition && x.until >= now))
         .map((p) => pauseOf(p.partition, now, p.pausedUntil as number, p.pauseReason)),
     )
+    // What the database kept: a chart opened after a run, or in a fresh console, has its hour.
+    const history = await call((api) => api.getSchedulerHistory({}))
+    if (history.ok) {
+      mergeHistory(history.value.samples)
+      get().addPauses(history.value.pauses)
+      set({ historyLoaded: get().historyLoaded + 1 })
+    }
     // An idle engine sends no samples: without a first point a freshly opened chart is blank.
     seedSamples(reply.value, Date.now())
   },
@@ -100,6 +115,7 @@ export const createConcurrencySlice: SliceCreator<ConcurrencySlice> = (set, get)
   },
 
   setApplyToAll: (applyToAll) => set({ applyToAll }),
+  setChartWindow: (chartWindow) => set({ chartWindow }),
 
   setSchedulerParams: async (partition, params) => {
     const reply = await call((api) => api.setScheduler({ partition, params }))

@@ -6,8 +6,11 @@
  */
 import type { PartitionView, SchedulerSample } from '../../../shared/contract'
 
-/** The engine samples 5 times a second: this keeps ~13 min, far more than the 2-min chart. */
-const CAPACITY = 4096
+/**
+ * The engine samples 5 times a second and the database keeps one a second: this holds the chart's
+ * widest window (an hour) of history, or ~80 min of live samples.
+ */
+const CAPACITY = 24_576
 
 export class SampleRing {
   readonly ts = new Float64Array(CAPACITY)
@@ -27,6 +30,54 @@ export class SampleRing {
   /** The newest sample's time, or null when there is none. */
   get lastTs(): number | null {
     return this.size === 0 ? null : (this.ts[(this.head - 1 + CAPACITY) % CAPACITY] ?? null)
+  }
+
+  /** The oldest sample's time, or null when there is none. */
+  get firstTs(): number | null {
+    return this.size === 0 ? null : (this.ts[(this.head - this.size + CAPACITY) % CAPACITY] ?? null)
+  }
+
+  /**
+   * Samples the database kept (`scheduler:history`), merged in time order with what the ring holds:
+   * live samples may have arrived before the history's reply. Not counted as received.
+   */
+  merge(history: readonly SchedulerSample[]): void {
+    if (history.length === 0) return
+    const held: { s: SchedulerSample; seed: boolean }[] = []
+    const start = (this.head - this.size + CAPACITY) % CAPACITY
+    for (let k = 0; k < this.size; k++) {
+      const i = (start + k) % CAPACITY
+      held.push({
+        s: {
+          partition: '',
+          ts: this.ts[i] ?? 0,
+          limit: this.limit[i] ?? 0,
+          concurrency: this.concurrency[i] ?? 0,
+          inflight: this.inflight[i] ?? 0,
+          waiting: 0,
+          throttles: this.throttles[i] ?? 0,
+        },
+        seed: true,
+      })
+    }
+    const seen = new Set(held.map((h) => h.s.ts))
+    const all = [...held, ...history.filter((s) => !seen.has(s.ts)).map((s) => ({ s, seed: true }))]
+    all.sort((a, b) => a.s.ts - b.s.ts)
+    const received = this.received
+    this.head = 0
+    this.size = 0
+    for (const { s, seed } of all.slice(-CAPACITY)) this.push(s, seed)
+    this.received = received
+  }
+
+  /** The newest sample's time with calls in flight or throttled; 0 when none. */
+  lastBusyTs(): number {
+    const start = (this.head - this.size + CAPACITY) % CAPACITY
+    for (let k = this.size - 1; k >= 0; k--) {
+      const i = (start + k) % CAPACITY
+      if ((this.inflight[i] ?? 0) > 0 || (this.throttles[i] ?? 0) > 0) return this.ts[i] ?? 0
+    }
+    return 0
   }
 
   /** `seed`: a point made from a scheduler snapshot rather than sent by the engine. */
@@ -114,6 +165,25 @@ export function pushSamples(samples: readonly SchedulerSample[]): string[] {
     ringFor(s.partition).push(s)
   }
   return fresh
+}
+
+/** Merges what the database kept into each partition's ring (the chart's opening history). */
+export function mergeHistory(samples: readonly SchedulerSample[]): void {
+  const byPartition = new Map<string, SchedulerSample[]>()
+  for (const s of samples) {
+    const list = byPartition.get(s.partition) ?? []
+    list.push(s)
+    byPartition.set(s.partition, list)
+  }
+  for (const [partition, list] of byPartition) ringFor(partition).merge(list)
+}
+
+/**
+ * When each partition was last busy (calls in flight, waiting or throttled), from the samples it
+ * holds: the Concurrency view lists the busiest first.
+ */
+export function lastBusy(partition: string): number {
+  return rings.get(partition)?.lastBusyTs() ?? 0
 }
 
 /** A seed is added when the newest sample is older than this (or there is none). */

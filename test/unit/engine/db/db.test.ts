@@ -72,6 +72,9 @@ describe('openDatabase', () => {
       'migrations',
       'names',
       'pacing_partitions',
+      // Migration 15: the Concurrency chart's history.
+      'pacing_pauses',
+      'pacing_samples',
       'pacing_workers',
       'results',
       'settings',

@@ -84,3 +84,32 @@ describe("migration 13: each partition's shared announced budget", () => {
     }
   })
 })
+
+describe('migration 15: the Concurrency chart’s history', () => {
+  it('keeps every v14 partition and adds the empty history tables the chart reads', () => {
+    const path = file()
+    const v14 = openDatabase(path, { migrations: MIGRATIONS.slice(0, 14) })
+    new SqlitePacingStore({ db: v14 }).join(
+      'sim:a',
+      'w1',
+      { params: SEED_AIMD, controller: stateAt(2) },
+      100,
+    )
+    v14.close()
+
+    const v15 = openDatabase(path)
+    try {
+      expect(v15.prepare('SELECT partition FROM pacing_partitions').pluck().all()).toEqual([
+        'sim:a',
+      ])
+      expect(v15.prepare('SELECT COUNT(*) FROM pacing_samples').pluck().get()).toBe(0)
+      expect(v15.prepare('SELECT COUNT(*) FROM pacing_pauses').pluck().get()).toBe(0)
+      // One row per partition and second: a second insert for the same second must fail.
+      const insert = v15.prepare("INSERT INTO pacing_samples VALUES ('sim:a', 1000, 2, 2, 1, 0, 0)")
+      insert.run()
+      expect(() => insert.run()).toThrow(/UNIQUE|PRIMARY/)
+    } finally {
+      v15.close()
+    }
+  })
+})

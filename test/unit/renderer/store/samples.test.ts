@@ -54,3 +54,21 @@ describe('seedSamples', () => {
     expect(ring.received).toBe(1)
   })
 })
+
+describe('SampleRing.merge: the database’s history', () => {
+  it('goes before live samples that arrived first, in time order, not counted as received', () => {
+    const ring = new SampleRing()
+    ring.push(sample(50_000, 6, 2))
+    ring.merge([sample(10_000, 2, 1), sample(20_000, 4, 3), sample(50_000, 9, 9)])
+    expect(ring.since(0)).toMatchObject({
+      ts: [10_000, 20_000, 50_000],
+      limit: [2, 4, 6],
+      inflight: [1, 3, 2],
+    })
+    expect(ring.received).toBe(1)
+    expect(ring.firstTs).toBe(10_000)
+    // The last second anything was in flight: the view lists the busiest first by it.
+    ring.push(sample(60_000, 6, 0))
+    expect(ring.lastBusyTs()).toBe(50_000)
+  })
+})

@@ -25,6 +25,17 @@ function detail(taskId: number, text: string | null): TaskDetailView {
       savedMicros: null,
       error: null,
     },
+    input: {
+      type: 't',
+      payload: '{}',
+      params: null,
+      steps: 1,
+      provider: 'sim',
+      model: 'sim-small',
+      messages: [{ role: 'user', content: 'Task t: {}', fields: null }],
+      agent: null,
+    },
+    journal: [],
     ledger: [],
     log: [],
   }

@@ -1,12 +1,13 @@
 import type { CommandHandlers } from '../../../../shared/contract'
 import { mergeAimdParams } from '../../pacing/aimd'
+import { HISTORY_WINDOW_MS } from '../../pacing/history'
 import { EngineError } from '../../core/errors'
 import type { BatchLifecycle } from '../batch-lifecycle'
 import type { EngineParts } from '../parts'
 
 type SchedulerHandlers = Pick<
   CommandHandlers,
-  'scheduler:get' | 'scheduler:set' | 'scheduler:resume'
+  'scheduler:get' | 'scheduler:set' | 'scheduler:resume' | 'scheduler:history'
 >
 
 /**
@@ -14,7 +15,7 @@ type SchedulerHandlers = Pick<
  * resuming one a setup failure stopped.
  */
 export function schedulerHandlers(
-  { scheduler, runner }: EngineParts,
+  { scheduler, runner, history, clock }: EngineParts,
   batches: BatchLifecycle,
 ): SchedulerHandlers {
   return {
@@ -28,6 +29,12 @@ export function schedulerHandlers(
     },
     // Every partition any process on the database drives, with what all of them hold.
     'scheduler:get': () => scheduler.view(),
+    // What the database kept of the last hour (or less): the chart opens with it.
+    'scheduler:history': ({ sinceMs }) =>
+      history.read(
+        Math.max(sinceMs ?? 0, clock.now() - HISTORY_WINDOW_MS),
+        scheduler.view().map((p) => p.partition),
+      ),
     'scheduler:set': ({ partition, params }) => {
       // Partitions come from tasks (provider:model); the console tunes those, or all of them. A
       // partition another process drives is tuned on the shared record: it picks the params up

@@ -1,9 +1,11 @@
-import { useCallback } from 'react'
+import { useCallback, useMemo } from 'react'
 import type { AimdParamsPatch, PartitionView } from '../../../../shared/contract'
 import { EmptyState } from '../../components/empty-state'
+import { Segmented } from '../../components/segmented'
 import { formatClock, formatInt, formatNumber } from '../../lib/format'
 import { useStore } from '../../store'
-import { ALL_PARTITIONS } from '../../store/concurrency-slice'
+import { ALL_PARTITIONS, type ChartWindow } from '../../store/concurrency-slice'
+import { lastBusy } from '../../store/samples'
 import { ControllerPicker } from './controller-picker'
 import { LimitChanges } from './limit-changes'
 import { paceLine } from './pace-text'
@@ -12,8 +14,36 @@ import { PARAM_SPECS } from './param-specs'
 import { PartitionChart } from './partition-chart'
 import { PauseStatus, RecentPauses } from './partition-pauses'
 
+const WINDOWS: readonly { id: ChartWindow; label: string }[] = [
+  { id: 'fit', label: 'Fit (≤ 1 h)' },
+  { id: '2m', label: '2 min' },
+  { id: '15m', label: '15 min' },
+  { id: '1h', label: '1 h' },
+]
+
+/**
+ * Busy partitions first: calls in flight or waiting now, then the most recently busy (from the
+ * samples the charts hold, the database's history included), then by name.
+ */
+function busyFirst(partitions: readonly PartitionView[]): PartitionView[] {
+  const busyNow = (p: PartitionView) => (p.inflight > 0 || p.waiting > 0 ? 1 : 0)
+  const at = new Map(partitions.map((p) => [p.partition, lastBusy(p.partition)]))
+  return [...partitions].sort(
+    (a, b) =>
+      busyNow(b) - busyNow(a) ||
+      (at.get(b.partition) ?? 0) - (at.get(a.partition) ?? 0) ||
+      a.partition.localeCompare(b.partition),
+  )
+}
+
 export function ConcurrencyView() {
-  const partitions = useStore((s) => s.partitions)
+  const unordered = useStore((s) => s.partitions)
+  const historyLoaded = useStore((s) => s.historyLoaded)
+  const chartWindow = useStore((s) => s.chartWindow)
+  const setChartWindow = useStore((s) => s.setChartWindow)
+  // historyLoaded: the history just merged may change who was busy last.
+  // eslint-disable-next-line react-hooks/exhaustive-deps
+  const partitions = useMemo(() => busyFirst(unordered), [unordered, historyLoaded])
   const loaded = useStore((s) => s.schedulerLoaded)
   const applyToAll = useStore((s) => s.applyToAll)
   const setApplyToAll = useStore((s) => s.setApplyToAll)
@@ -48,6 +78,14 @@ export function ConcurrencyView() {
     <div className="view concurrency-view">
       <div className="toolbar">
         <ControllerPicker />
+        <Segmented
+          options={WINDOWS}
+          value={chartWindow}
+          onChange={setChartWindow}
+          label="Chart window"
+          testId="chart-window"
+          optionTestId={(id) => `chart-window-${id}`}
+        />
         <label className="check" data-testid="apply-to-all">
           <input
             type="checkbox"

@@ -4,11 +4,29 @@ import 'uplot/dist/uPlot.min.css'
 import { axis, chartTheme, fitWidth } from '../../lib/chart-theme'
 import { formatClock } from '../../lib/format'
 import { useStore } from '../../store'
+import type { ChartWindow } from '../../store/concurrency-slice'
 import { ringFor, seedSamples } from '../../store/samples'
 import { pauseAt, pauseBands } from './pause-bands'
 import { pauseTitle } from './pace-text'
 
-const WINDOW_MS = 120_000
+/** The shortest window, and the widest (what the database keeps for the chart). */
+const MIN_WINDOW_MS = 120_000
+const HOUR_MS = 3_600_000
+const WINDOW_MS: Record<Exclude<ChartWindow, 'fit'>, number> = {
+  '2m': MIN_WINDOW_MS,
+  '15m': 900_000,
+  '1h': HOUR_MS,
+}
+
+/**
+ * The window's start: a fixed span, or 'fit', from the first sample of the last hour (so a run
+ * that ended 40 min ago is drawn whole, and a live one from its start), never under 2 min.
+ */
+function windowStart(choice: ChartWindow, firstTs: number | null, now: number): number {
+  if (choice !== 'fit') return now - WINDOW_MS[choice]
+  const first = firstTs ?? now
+  return Math.max(now - HOUR_MS, Math.min(first, now - MIN_WINDOW_MS))
+}
 const HEIGHT = 220
 /** Redraw at least this often even without new samples, so the time axis keeps sliding. */
 const MIN_REDRAW_MS = 250
@@ -32,6 +50,7 @@ export function PartitionChart({ partition }: { partition: string }) {
     }
     const theme = chartTheme()
     let nowSec = Date.now() / 1000
+    let fromSec = nowSec - MIN_WINDOW_MS / 1000
     // Throttle counts per drawn point, for the legend (the marker itself sits on the limit line).
     let throttleCounts: number[] = []
     let bands: [number, number][] = []
@@ -64,7 +83,7 @@ export function PartitionChart({ partition }: { partition: string }) {
       // Under the grid and the lines: a pause is the background of what happened meanwhile.
       hooks: { drawClear: [shadePauses], setCursor: [titlePause] },
       scales: {
-        x: { time: true, range: () => [nowSec - WINDOW_MS / 1000, nowSec] },
+        x: { time: true, range: () => [fromSec, nowSec] },
         y: { range: (_u, _min, max) => [0, Math.max(4, Math.ceil((max || 0) * 1.15))] },
       },
       axes: [
@@ -109,15 +128,28 @@ export function PartitionChart({ partition }: { partition: string }) {
 
     let frame = 0
     let drawnVersion = -1
+    let drawnWindow: ChartWindow | null = null
     let drawnAt = 0
     const draw = (t: number): void => {
       frame = requestAnimationFrame(draw)
-      if (ring.version === drawnVersion && t - drawnAt < MIN_REDRAW_MS) return
+      const windowChoice = useStore.getState().chartWindow
+      if (
+        ring.version === drawnVersion &&
+        windowChoice === drawnWindow &&
+        t - drawnAt < MIN_REDRAW_MS
+      ) {
+        return
+      }
       drawnVersion = ring.version
+      drawnWindow = windowChoice
       drawnAt = t
       const now = Date.now()
       nowSec = now / 1000
-      const d = ring.since(now - WINDOW_MS)
+      const choice = useStore.getState().chartWindow
+      const from = windowStart(choice, ring.firstTs, now)
+      fromSec = from / 1000
+      el.dataset.window = choice
+      const d = ring.since(from)
       el.dataset.points = String(d.ts.length)
       // The last value holds until the next sample (an idle engine sends none): draw it up to
       // now — unless the stream is down, where the line stopping is the honest picture.
@@ -130,7 +162,7 @@ export function PartitionChart({ partition }: { partition: string }) {
         d.throttles.push(0)
       }
       throttleCounts = d.throttles
-      bands = pauseBands(useStore.getState().pauses, partition, now - WINDOW_MS, now)
+      bands = pauseBands(useStore.getState().pauses, partition, from, now)
       el.dataset.pauses = String(bands.length)
       chart.setData([
         d.ts.map((ts) => ts / 1000),

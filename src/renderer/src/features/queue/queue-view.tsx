@@ -15,6 +15,7 @@ export function QueueView() {
   const hasBatches = useStore((s) => s.batches.length > 0)
   const batchesLoaded = useStore((s) => s.batchesLoaded)
   const drafting = useStore((s) => s.importDraft !== null)
+  const openTaskId = useStore((s) => s.openTaskId)
   const [adding, setAdding] = useState(false)
   const [dragging, setDragging] = useState(false)
   // dragenter/dragleave fire for every child crossed; count them to know when the file left.
@@ -48,10 +49,11 @@ export function QueueView() {
   }
 
   const empty = batchesLoaded && !hasBatches && !drafting
+  const detailOpen = hasBatches && openTaskId !== null
 
   return (
     <div
-      className="view queue-view"
+      className={`view queue-view${detailOpen ? ' with-detail' : ''}`}
       onDragEnter={onDragEnter}
       onDragOver={onDragOver}
       onDragLeave={onDragLeave}

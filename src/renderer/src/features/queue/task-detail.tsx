@@ -7,12 +7,17 @@ import type {
   TaskLogLineView,
 } from '../../../../shared/contract'
 import { formatUsd } from '../../../../shared/money'
+import { CopyButton } from '../../components/copy-button'
 import { InlineError } from '../../components/inline-error'
 import { StatusBadge } from '../../components/status-badge'
 import { formatDateTime, formatInt } from '../../lib/format'
 import { useStore } from '../../store'
+import { InputSection, JournalEntries } from './task-input'
 
-/** The drawer a row of the task table opens: the task's answer, error and ledger rows. */
+/**
+ * The drawer a row of the task table opens: what the task was asked (payload, params, messages,
+ * model, agent module), its answer, its execution's journal and ledger rows, each with a copy button.
+ */
 export function TaskDetail() {
   const taskId = useStore((s) => s.openTaskId)
   const detail = useStore((s) => s.taskDetail)
@@ -53,11 +58,13 @@ export function TaskDetail() {
         </button>
       </div>
       <InlineError error={error} testId="task-detail-error" />
+      {detail ? <InputSection input={detail.input} /> : null}
       {answer ? (
         <AnswerSection answer={answer} />
       ) : error ? null : (
         <p className="muted">Loading…</p>
       )}
+      {detail ? <JournalEntries entries={detail.journal} /> : null}
       {detail ? <LedgerRows rows={detail.ledger} /> : null}
       {detail ? <TaskLogLines lines={detail.log} /> : null}
       {answer ? <ResultsDownload batchId={answer.batchId} /> : null}
@@ -73,7 +80,8 @@ function AnswerSection({ answer }: { answer: TaskAnswerView }) {
         ? `${formatInt(answer.inputTokens)} in / ${formatInt(answer.outputTokens)} out tokens, ${formatUsd(answer.costMicros)}`
         : null
   return (
-    <section className="task-detail-answer">
+    <section className="task-detail-answer" aria-label="Answer">
+      <h3 className="task-detail-section">Answer</h3>
       <dl className="task-detail-facts">
         <dt>Finish reason</dt>
         <dd data-testid="task-detail-finish">
@@ -103,9 +111,15 @@ function AnswerSection({ answer }: { answer: TaskAnswerView }) {
         </p>
       ) : null}
       {answer.text !== null ? (
-        <pre className="task-detail-text" data-testid="task-detail-answer">
-          {answer.text}
-        </pre>
+        <div className="task-detail-block">
+          <div className="task-detail-block-head">
+            <span className="muted">Text</span>
+            <CopyButton text={answer.text} testId="task-detail-answer-copy" />
+          </div>
+          <pre className="task-detail-text" data-testid="task-detail-answer">
+            {answer.text}
+          </pre>
+        </div>
       ) : (
         <p className="muted">No answer yet.</p>
       )}
@@ -120,49 +134,88 @@ function AnswerSection({ answer }: { answer: TaskAnswerView }) {
 function LedgerRows({ rows }: { rows: TaskLedgerRowView[] }) {
   if (rows.length === 0) return <p className="muted">No ledger rows for this task.</p>
   return (
-    <table className="task-detail-ledger" data-testid="task-detail-ledger">
-      <caption>Calls</caption>
-      <thead>
-        <tr>
-          <th>Time</th>
-          <th title="The call's index within its execution">Call</th>
-          <th>Model</th>
-          <th>Outcome</th>
-          <th>In</th>
-          <th>Out</th>
-          <th>Cost</th>
-          <th>Status</th>
-        </tr>
-      </thead>
-      <tbody>
-        {rows.map((r) => (
-          <tr key={r.id} data-testid="task-detail-ledger-row" data-outcome={r.outcome}>
-            <td>{formatDateTime(r.ts)}</td>
-            <td>{r.step === 0 ? '—' : r.step}</td>
-            <td className="mono">{r.model}</td>
-            <td>
-              {r.outcome === 'replayed' ? (
-                <span className="badge" title="Answered by the journal of an earlier run: not sent">
-                  replayed
-                </span>
-              ) : (
-                r.outcome
-              )}
-              {r.reason ? <span className="muted"> ({r.reason})</span> : null}
-            </td>
-            <td>{formatInt(r.inputTokens)}</td>
-            <td>{formatInt(r.outputTokens)}</td>
-            <td>
-              {r.outcome === 'reused' || r.outcome === 'replayed'
-                ? `saved ${formatUsd(r.savedMicros)}`
-                : formatUsd(r.costMicros)}
-            </td>
-            <td>{r.status ?? '—'}</td>
+    <div className="task-detail-ledger-box">
+      <table className="task-detail-ledger" data-testid="task-detail-ledger">
+        <caption>
+          Calls{' '}
+          <CopyButton text={ledgerTsv(rows)} label="Copy as TSV" testId="task-detail-ledger-copy" />
+        </caption>
+        <thead>
+          <tr>
+            <th>Time</th>
+            <th title="The call's index within its execution">Call</th>
+            <th>Model</th>
+            <th>Outcome</th>
+            <th>In</th>
+            <th>Out</th>
+            <th>Cost</th>
+            <th>Status</th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {rows.map((r) => (
+            <tr key={r.id} data-testid="task-detail-ledger-row" data-outcome={r.outcome}>
+              <td>{formatDateTime(r.ts)}</td>
+              <td>{r.step === 0 ? '—' : r.step}</td>
+              <td className="mono">{r.model}</td>
+              <td>
+                {r.outcome === 'replayed' ? (
+                  <span
+                    className="badge"
+                    title="Answered by the journal of an earlier run: not sent"
+                  >
+                    replayed
+                  </span>
+                ) : (
+                  r.outcome
+                )}
+                {r.reason ? <span className="muted"> ({r.reason})</span> : null}
+              </td>
+              <td>{formatInt(r.inputTokens)}</td>
+              <td>{formatInt(r.outputTokens)}</td>
+              <td>
+                {r.outcome === 'reused' || r.outcome === 'replayed'
+                  ? `saved ${formatUsd(r.savedMicros)}`
+                  : formatUsd(r.costMicros)}
+              </td>
+              <td>{r.status ?? '—'}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   )
+}
+
+/** The calls as tab-separated lines with a header: pastes into a spreadsheet as a table. */
+function ledgerTsv(rows: TaskLedgerRowView[]): string {
+  const head = [
+    'time',
+    'call',
+    'model',
+    'outcome',
+    'reason',
+    'input_tokens',
+    'output_tokens',
+    'cost_micros',
+    'saved_micros',
+    'status',
+  ]
+  const lines = rows.map((r) =>
+    [
+      new Date(r.ts).toISOString(),
+      r.step,
+      r.model,
+      r.outcome,
+      r.reason ?? '',
+      r.inputTokens,
+      r.outputTokens,
+      r.costMicros ?? '',
+      r.savedMicros ?? '',
+      r.status ?? '',
+    ].join('\t'),
+  )
+  return [head.join('\t'), ...lines].join('\n')
 }
 
 const LOG_LABELS: Record<TaskLogLineView['kind'], string> = {
