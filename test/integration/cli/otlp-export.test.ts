@@ -182,30 +182,39 @@ describe('OTLP export', () => {
 
   it('a collector that is down, slow (5 s a request) or answers 500 never fails the run: ledger complete, drops said once, no secret', async () => {
     const dir = tempDir()
-    const file = writeJsonl(dir, 'batch.jsonl', TASKS)
+    // Long enough that the run, not the process start, is what is measured: 40 distinct tasks.
+    const tasks = Array.from({ length: 40 }, (_, i) => ({
+      type: i % 2 ? 'classify' : 'summarize',
+      payload: { prompt: `item ${i}` },
+    }))
+    const file = writeJsonl(dir, 'batch.jsonl', tasks)
     const closedPort = await freePort()
     const refusing = await startOtlpReceiver({ status: 500 })
     const slow = await startOtlpReceiver({ delayMs: 5000 })
+    const common = ['--sim-latency-scale', '1', '--sim-capacity', '4', '--json']
     try {
       const base = join(dir, 'base.db')
-      const t0 = Date.now()
-      const plain = await runPacer(['run', file, '--db', base, '--sim-latency-scale', '0.05'])
-      const plainMs = Date.now() - t0
+      const plain = await runPacer(['run', file, '--db', base, ...common])
       expect(plain.code, plain.stderr).toBe(0)
-      const baseRows = query<{ n: number }>(base, 'SELECT COUNT(*) AS n FROM ledger')[0]!.n
+      const plainRun = summaryOf(plain)
+      // Every task's answered call is on the ledger (throttled attempts vary run to run).
+      const answered = (db: string) =>
+        query<{ n: number }>(db, "SELECT COUNT(*) AS n FROM ledger WHERE outcome = 'executed'")[0]!
+          .n
+      const baseRows = answered(base)
+      expect(baseRows).toBe(tasks.length)
 
       const targets = [
         { name: 'down', url: `http://127.0.0.1:${closedPort}`, env: {} },
         { name: '500', url: '', env: { OTEL_EXPORTER_OTLP_ENDPOINT: refusing.url } },
         { name: 'slow', url: slow.url, env: { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' } },
       ]
+      const measured: string[] = [`no export: run ${plainRun.runMs} ms`]
       for (const target of targets) {
         const db = join(dir, `${target.name}.db`)
-        const args = ['run', file, '--db', db, '--sim-latency-scale', '0.05']
+        const args = ['run', file, '--db', db, ...common]
         if (target.url) args.push('--otlp', target.url)
-        const started = Date.now()
         const run = await runPacer(args, { ...HEADERS, ...target.env })
-        const ms = Date.now() - started
         expect(run.code, `${target.name}: ${run.stderr}`).toBe(0)
         noSecret(run)
         const drops = run.stderr.split('\n').filter((l) => l.includes('span(s) dropped'))
@@ -213,15 +222,26 @@ describe('OTLP export', () => {
         expect(drops[0]).toMatch(/OTLP export: \d+ of \d+ span\(s\) dropped/)
         expect(drops[0]).toContain('Authorization=***')
         // Nothing lost from the ledger, every task at an end.
-        expect(query<{ n: number }>(db, 'SELECT COUNT(*) AS n FROM ledger')[0]!.n).toBe(baseRows)
+        expect(answered(db)).toBe(baseRows)
         const open = query<{ n: number }>(
           db,
           "SELECT COUNT(*) AS n FROM tasks WHERE status NOT IN ('succeeded', 'reused')",
         )[0]!.n
         expect(open).toBe(0)
-        // Bounded: the end waits at most the close bound (1.5 s) and the last export's deadline.
-        expect(ms, `${target.name}: ${ms} ms vs ${plainMs} ms`).toBeLessThan(plainMs + 4000)
+        // The run (its calls, export beside them) against the same run without export; then
+        // what the end added: at most the close bound (1.5 s) and the last export's deadline.
+        const s = summaryOf(run)
+        const pct = ((s.runMs - plainRun.runMs) / plainRun.runMs) * 100
+        measured.push(
+          `${target.name}: run ${s.runMs} ms (${pct >= 0 ? '+' : ''}${pct.toFixed(1)}%), end ${s.elapsedMs - s.enqueueMs - s.runMs} ms after it`,
+        )
+        // Loose bounds (2 busy cores shared with other work): the measurement is reported.
+        expect(s.runMs, measured.at(-1)).toBeLessThan(plainRun.runMs * 1.5 + 1000)
+        expect(s.elapsedMs - s.enqueueMs - s.runMs, measured.at(-1)).toBeLessThan(4000)
       }
+      console.log(
+        `OTLP never in the way (40 tasks, sim latency 1, capacity 4):\n  ${measured.join('\n  ')}`,
+      )
       expect(refusing.requests.length).toBeGreaterThan(0)
       expect(refusing.spans).toHaveLength(0)
       expect(slow.requests.length).toBeGreaterThan(0)
@@ -229,8 +249,17 @@ describe('OTLP export', () => {
       await refusing.close()
       await slow.close()
     }
-  }, 60_000)
+  }, 120_000)
 })
+
+/** The `--json` summary's timings. */
+function summaryOf(r: CliResult): { runMs: number; enqueueMs: number; elapsedMs: number } {
+  return JSON.parse(r.stdout.trim().split('\n').at(-1)!) as {
+    runMs: number
+    enqueueMs: number
+    elapsedMs: number
+  }
+}
 
 /** A loopback port nothing listens on (taken, then let go). */
 async function freePort(): Promise<number> {
