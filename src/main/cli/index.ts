@@ -340,6 +340,10 @@ function addConsoleCommands(program: Command, done: Done): void {
     .addOption(timeoutOption())
     .addOption(promptCacheOption())
     .addOption(storeOption())
+    .option(
+      '--otlp <url>',
+      'send the spans of the batches the console runs to this OpenTelemetry collector (default: $OTEL_EXPORTER_OTLP_ENDPOINT, else Settings → Observability)',
+    )
   withSimOptions(serve).action(async (opts) => {
     const { serveCommand } = await import('./serve')
     done(await serveCommand(opts))

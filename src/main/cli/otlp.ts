@@ -7,6 +7,7 @@ import {
   OtlpConfigError,
   loadOtelSdk,
   describeTarget,
+  droppedLine as engineDroppedLine,
   exportBatchTrace,
   otlpTarget,
 } from '../engine'
@@ -112,9 +113,5 @@ export async function startLiveExport(
 }
 
 function droppedLine(r: TraceExportReport, target: OtlpTarget): string {
-  return (
-    `pacer: OTLP export: ${r.dropped} of ${r.ended} span(s) dropped (the collector at ` +
-    `${describeTarget(target)} was down, slow or refused them); the ledger has every call: ` +
-    `pacer export --otlp URL --batch ${r.batchId} sends them again\n`
-  )
+  return `pacer: ${engineDroppedLine(r, target)}\n`
 }

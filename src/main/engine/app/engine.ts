@@ -39,6 +39,9 @@ import { EngineError } from '../core/errors'
 import type { TeamStore } from '../team/connect'
 import { startTeamLedger } from '../team/ledger/source'
 import { teamCsv } from '../team/ledger/team-read'
+import type { OtlpTarget } from '../telemetry/otlp-config'
+import { ConsoleTraceExport } from '../telemetry/console-export'
+import { effectiveOtlpTarget } from './observability'
 
 export type { StreamedStart } from './batch-stream'
 export type { SecretsAccess }
@@ -110,6 +113,13 @@ export interface EngineOptions {
    * alone); a function when that changes while it runs (team-join.ts tries the store again).
    */
   teamProblem?: string | (() => string | null)
+  /**
+   * A console (`pacer serve`, the desktop app): the batches it runs are exported live to the
+   * OTLP target given to the process (`target`: --otlp, OTEL_EXPORTER_OTLP_*) or else the one in
+   * Settings; `problem`: why the process's own setting was refused. Absent: no export (the CLI's
+   * `pacer run` exports its batch itself).
+   */
+  otlp?: { target: OtlpTarget | null; problem?: string | null }
 }
 
 export interface Engine {
@@ -241,6 +251,14 @@ export function createEngine(options: EngineOptions): Engine {
     ...resultsHandlers(results),
     ...settingsHandlers(parts, teamBacklog),
   })
+  const traces = parts.otlp
+    ? new ConsoleTraceExport({
+        db,
+        runner,
+        target: () => effectiveOtlpTarget(parts).target,
+        warn: (message) => runner.emit('warning', message),
+      })
+    : null
   return {
     db,
     dbPath: options.dbPath,
@@ -288,6 +306,8 @@ export function createEngine(options: EngineOptions): Engine {
       if (closed) return
       closed = true
       await runner.stop(opts)
+      // The batches' last spans, read before the database closes (bounded, whatever the collector).
+      await traces?.close()
       parts.workers.stop()
       events.close()
       scheduler.close()
