@@ -4,10 +4,12 @@
 // is one trace of the same spans; every call span carries the tokens and cost of its ledger row;
 // a collector that is down or refusing costs the run nothing but a counted, said-once drop; the
 // secret header never shows.
+import { writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { query, runPacer, tempDir, writeJsonl, type CliResult } from '../../helpers/cli'
+import { researchAgent } from '../../helpers/agent-module'
 import { startOtlpReceiver, type ReceivedSpan } from '../../helpers/otlp-receiver'
 
 const SECRET = 'c2VjcmV0LXZhbHVlLTQyNDI='
@@ -20,6 +22,8 @@ const TASKS = [
   { type: 'classify', payload: { prompt: 'is this spam?' } },
   { type: 'classify', payload: { prompt: 'is this spam?' } },
   { type: 'summarize', payload: { prompt: 'the ledger, briefly' } },
+  { type: 'research', payload: { q: 'what the trace holds' } },
+  { type: 'research', payload: { q: 'what the trace holds' } },
 ]
 
 interface LedgerRow {
@@ -52,6 +56,9 @@ describe('OTLP export', () => {
     const dir = tempDir()
     const db = join(dir, 'pacer.db')
     const file = writeJsonl(dir, 'batch.jsonl', TASKS)
+    // An agent module: two ctx.chat calls around a ctx.step tool call.
+    const agent = join(dir, 'agent.mjs')
+    writeFileSync(agent, researchAgent())
     const live = await startOtlpReceiver()
     const after = await startOtlpReceiver()
     try {
@@ -69,8 +76,15 @@ describe('OTLP export', () => {
           '0.3',
           '--otlp',
           live.url,
+          '--agents',
+          agent,
         ],
-        { ...HEADERS, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_SERVICE_NAME: 'batch-svc' },
+        {
+          ...HEADERS,
+          OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+          OTEL_SERVICE_NAME: 'batch-svc',
+          TOOL_LOG: join(dir, 'tool.log'),
+        },
       )
       expect(run.code, run.stderr).toBe(0)
       expect(run.stderr).not.toContain('dropped')
@@ -101,7 +115,7 @@ describe('OTLP export', () => {
         'SELECT id, status, seq, fp, type FROM tasks ORDER BY id',
       )
       const callRows = rows.filter((r) => r.outcome !== 'reused')
-      expect(tasks.filter((t) => t.status === 'reused')).toHaveLength(3)
+      expect(tasks.filter((t) => t.status === 'reused')).toHaveLength(4)
       expect(report.calls).toBe(callRows.length)
 
       for (const received of [live.spans, after.spans]) {
@@ -154,7 +168,8 @@ describe('OTLP export', () => {
         }
         // The last call of each executed task has the answer's finish reason.
         expect(calls.filter((s) => s.attributes['gen_ai.response.finish_reasons'])).toHaveLength(
-          tasks.filter((t) => t.status === 'succeeded').length,
+          // (an agent module's result is its own: it has no finish reason)
+          tasks.filter((t) => t.status === 'succeeded' && t.type !== 'research').length,
         )
         // What dedup saved is on the reused tasks' spans, as the ledger has it.
         const savedMicros = rows
@@ -166,6 +181,30 @@ describe('OTLP export', () => {
         )
         expect(savedOnSpans).toBe(savedMicros)
         expect(savedMicros).toBeGreaterThan(0)
+
+        // The agent module's ctx.step: an execute_tool span under its task, within it.
+        const tools = received.filter((s) => s.name.startsWith('execute_tool '))
+        const research = tasks.filter((t) => t.type === 'research' && t.status === 'succeeded')
+        expect(research).toHaveLength(1)
+        expect(tools.map((s) => s.name)).toEqual(['execute_tool search'])
+        const researchSpan = taskSpans.find(
+          (s) => s.attributes['pacer.task.id'] === research[0]!.id,
+        )!
+        expect(tools[0]!.parentSpanId).toBe(researchSpan.spanId)
+        expect(tools[0]!.attributes).toMatchObject({
+          'gen_ai.operation.name': 'execute_tool',
+          'gen_ai.tool.name': 'search',
+          'pacer.step.outcome': 'executed',
+        })
+        expect(tools[0]!.startMs).toBeGreaterThanOrEqual(researchSpan.startMs)
+        expect(tools[0]!.endMs).toBeLessThanOrEqual(researchSpan.endMs)
+        // Its two calls are under it too.
+        expect(calls.filter((s) => s.parentSpanId === researchSpan.spanId)).toHaveLength(2)
+        // A throttled call (the simulated provider throttles at times) is an event of its task.
+        for (const r of rows.filter((x) => x.outcome === 'throttled')) {
+          const span = taskSpans.find((s) => s.attributes['pacer.task.id'] === r.task_id)!
+          expect(span.events).toContain('pacer.throttle')
+        }
       }
 
       // Live and afterwards: the same trace, the same span ids.

@@ -55,7 +55,9 @@ export async function exportBatchTrace(
     page = complete ? reader.calls(batch.id, page.at(-1)!.id, PAGE) : []
   }
   for (let page = complete ? reader.tasks(batch.id, 0, PAGE) : []; page.length;) {
-    for (const t of page) writer.task(t, { savedMicros: saved.get(t.id) ?? 0 })
+    for (const t of page) {
+      writer.task(t, { savedMicros: saved.get(t.id) ?? 0 }, reader.taskLog(t.id))
+    }
     await flush()
     page = complete ? reader.tasks(batch.id, page.at(-1)!.id, PAGE) : []
   }
@@ -186,7 +188,7 @@ export class LiveTraceExport {
       if (r.outcome === 'reused') saved += r.savedMicros ?? 0
       this.#sendCall(r)
     }
-    this.#writer.task(t, { savedMicros: saved })
+    this.#writer.task(t, { savedMicros: saved }, this.#reader.taskLog(t.id))
   }
 
   #sendCall(r: CallRow): void {
