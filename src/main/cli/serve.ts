@@ -33,6 +33,8 @@ export async function serveCommand(opts: {
   store?: string
   /** The OTLP collector the console's batches send their spans to (else the environment's). */
   otlp?: string
+  /** Prompts and answers on the spans, secrets redacted. */
+  otlpContent?: boolean
 }): Promise<number> {
   const host = checkHost(opts.host, opts.allowRemote === true)
   // A bad --otlp or OTEL_EXPORTER_OTLP_* is a usage error, as for `pacer run`.
@@ -52,7 +54,7 @@ export async function serveCommand(opts: {
       requestsPerMinute: opts.simRpm,
     },
     callTimeoutMs: opts.timeout === undefined ? undefined : Math.round(opts.timeout * 1000),
-    otlp: { target: otlp },
+    otlp: { target: otlp, content: opts.otlpContent === true },
   })
   // A partition a setup failure stopped waits for the console's Resume: say so here too (also
   // from the engine reopened when this process joins its team).

@@ -217,7 +217,75 @@ describe('OTLP export', () => {
       await live.close()
       await after.close()
     }
-  }, 60_000)
+  }, 120_000)
+
+  it('--otlp-content puts prompts and answers on the task spans, keys and header values redacted; without it, none', async () => {
+    const dir = tempDir()
+    const db = join(dir, 'pacer.db')
+    const KEY = 'sk-content-SENTINEL-0123456789abcdef'
+    // A prompt a user pasted a key and the header's token into.
+    const file = writeJsonl(dir, 'batch.jsonl', [
+      { type: 'summarize', payload: { prompt: `rotate ${KEY} and ${SECRET} today` } },
+      { type: 'classify', payload: 'is this spam?' },
+    ])
+    const live = await startOtlpReceiver()
+    const after = await startOtlpReceiver()
+    const plain = await startOtlpReceiver()
+    const env = { ...HEADERS, OPENAI_API_KEY: KEY }
+    try {
+      const args = ['--sim-latency-scale', '0.05', '--otlp-content']
+      const run = await runPacer(['run', file, '--db', db, '--otlp', live.url, ...args], env)
+      expect(run.code, run.stderr).toBe(0)
+      const exp = await runPacer(['export', '--db', db, '--otlp', after.url, '--otlp-content'], env)
+      expect(exp.code, exp.stderr).toBe(0)
+      const without = await runPacer(['export', '--db', db, '--otlp', plain.url], env)
+      expect(without.code, without.stderr).toBe(0)
+      const results = query<{ seq: number; result: string }>(
+        db,
+        'SELECT seq, result FROM tasks ORDER BY seq',
+      )
+      for (const received of [live.spans, after.spans]) {
+        const tasks = received.filter((s) => s.name.startsWith('invoke_agent '))
+        expect(tasks).toHaveLength(2)
+        for (const span of tasks) {
+          const input = JSON.parse(span.attributes['gen_ai.input.messages'] as string) as {
+            role: string
+            parts: { type: string; content: string }[]
+          }[]
+          const output = JSON.parse(span.attributes['gen_ai.output.messages'] as string) as {
+            role: string
+            parts: { content: string }[]
+          }[]
+          expect(input[0]!.role).toBe('user')
+          expect(output[0]!.role).toBe('assistant')
+          const line = span.attributes['pacer.task.line'] as number
+          const answer = (
+            JSON.parse(results.find((r) => r.seq === line)!.result) as { text: string }
+          ).text
+          expect(output[0]!.parts[0]!.content).toBe(answer)
+          if (line === 1) {
+            expect(input[0]!.parts[0]!.content).toBe('rotate [redacted] and [redacted] today')
+          } else expect(input[0]!.parts[0]!.content).toBe('is this spam?')
+        }
+        expect(JSON.stringify(received)).not.toContain(KEY)
+        expect(JSON.stringify(received)).not.toContain(SECRET)
+      }
+      // Opt-in only: the same batch sent without the flag has no content.
+      expect(plain.spans.length).toBeGreaterThan(0)
+      for (const span of plain.spans) {
+        expect(span.attributes['gen_ai.input.messages']).toBeUndefined()
+        expect(span.attributes['gen_ai.output.messages']).toBeUndefined()
+      }
+      // And it needs a target.
+      const lone = await runPacer(['run', file, '--db', join(dir, 'x.db'), '--otlp-content'])
+      expect(lone.code).toBe(2)
+      expect(lone.stderr).toContain('--otlp-content goes with --otlp URL')
+    } finally {
+      await live.close()
+      await after.close()
+      await plain.close()
+    }
+  }, 120_000)
 
   it('a collector that is down, slow (5 s a request) or answers 500 never fails the run: ledger complete, drops said once, no secret', async () => {
     const dir = tempDir()

@@ -33,14 +33,14 @@ import { taskHandlers } from './handlers/tasks'
 import { createParts } from './parts'
 import { commitOpenScopes } from '../db/step-writes'
 import type { SecretsAccess } from './secrets'
-import { keyRefusals, type KeyScope } from './provider-access'
+import { HTTP_PROVIDERS, keyRefusals, type KeyScope } from './provider-access'
 import { budgets, type Budgets } from './budgets'
 import { EngineError } from '../core/errors'
 import type { TeamStore } from '../team/connect'
 import { startTeamLedger } from '../team/ledger/source'
 import { teamCsv } from '../team/ledger/team-read'
 import type { OtlpTarget } from '../telemetry/otlp-config'
-import { ConsoleTraceExport } from '../telemetry/console-export'
+import { ConsoleTraceExport, contentOption } from '../telemetry/console-export'
 import { effectiveOtlpTarget } from './observability'
 
 export type { StreamedStart } from './batch-stream'
@@ -119,7 +119,7 @@ export interface EngineOptions {
    * Settings; `problem`: why the process's own setting was refused. Absent: no export (the CLI's
    * `pacer run` exports its batch itself).
    */
-  otlp?: { target: OtlpTarget | null; problem?: string | null }
+  otlp?: { target: OtlpTarget | null; problem?: string | null; content?: boolean }
 }
 
 export interface Engine {
@@ -256,6 +256,14 @@ export function createEngine(options: EngineOptions): Engine {
         db,
         runner,
         target: () => effectiveOtlpTarget(parts).target,
+        content: parts.otlp.content
+          ? (target) =>
+              contentOption(
+                process.env,
+                target,
+                HTTP_PROVIDERS.map((id) => parts.secrets.get(id)),
+              )
+          : undefined,
         warn: (message) => runner.emit('warning', message),
       })
     : null

@@ -73,7 +73,12 @@ export interface EngineParts {
    * The console's live OTLP export (`pacer serve`, the desktop app): on, and the target given to
    * this process (`--otlp`, OTEL_EXPORTER_OTLP_*), which wins over Settings. null: not a console.
    */
-  readonly otlp: { processTarget: OtlpTarget | null; problem: string | null } | null
+  readonly otlp: {
+    processTarget: OtlpTarget | null
+    problem: string | null
+    /** --otlp-content: prompts and answers on the spans. */
+    content: boolean
+  } | null
 }
 
 /**
@@ -314,5 +319,7 @@ export function createParts(options: EngineOptions): EngineParts {
 
 /** The console's live export, as its parts keep it (null: not a console, no export). */
 function consoleOtlpPart(otlp: EngineOptions['otlp']): EngineParts['otlp'] {
-  return otlp ? { processTarget: otlp.target, problem: otlp.problem ?? null } : null
+  return otlp
+    ? { processTarget: otlp.target, problem: otlp.problem ?? null, content: otlp.content ?? false }
+    : null
 }

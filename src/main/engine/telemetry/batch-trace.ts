@@ -5,7 +5,14 @@
 // live run and `pacer export --otlp` afterwards send the same spans with the same ids.
 import type { Attributes } from '@opentelemetry/api'
 import type Database from 'better-sqlite3'
-import { finishReason, hex, providerName, requestAttributes, usd } from './genai-attributes'
+import {
+  contentAttributes,
+  finishReason,
+  hex,
+  providerName,
+  requestAttributes,
+  usd,
+} from './genai-attributes'
 import type { OtlpPipeline } from './pipeline'
 
 /** The semantic conventions version the attribute names follow. */
@@ -34,6 +41,8 @@ export interface TaskRow {
   startedAt: number | null
   finishedAt: number | null
   params: string | null
+  /** The task's input (JSON): with --otlp-content, its prompt goes on the task's span. */
+  payload: string | null
   result: string | null
   error: string | null
 }
@@ -75,7 +84,7 @@ const STEP_LINE = /^step (\d+) "(.*)": (?:ran(?: in (\d+) ms)?|(replayed) from t
 const BATCH_SQL = `SELECT id, name, state, created_at AS createdAt, updated_at AS updatedAt
   FROM batches`
 const TASK_SQL = `SELECT id, seq, type, fp, steps, provider, model, status, attempts,
-  started_at AS startedAt, finished_at AS finishedAt, params, result, error FROM tasks`
+  started_at AS startedAt, finished_at AS finishedAt, params, payload, result, error FROM tasks`
 const CALL_SQL = `SELECT id, ts, task_id AS taskId, step, provider, model, task_type AS taskType,
   input_tokens AS inputTokens, cached_input_tokens AS cachedInputTokens,
   cache_write_tokens AS cacheWriteTokens, output_tokens AS outputTokens,
@@ -137,6 +146,12 @@ export class BatchTraceReader {
   }
 }
 
+/** Prompts and answers on the spans (`--otlp-content`), with every secret the process holds cut. */
+export interface ContentOption {
+  /** Values replaced by `[redacted]` wherever they occur (API keys, OTLP header values). */
+  secrets: readonly string[]
+}
+
 /** Writes a batch's spans into a pipeline, with ids that follow from what each span stands for. */
 export class BatchTraceWriter {
   readonly #p: OtlpPipeline
@@ -150,8 +165,12 @@ export class BatchTraceWriter {
   /** Task id → what happened on the way (throttles, retries, replays), for its span's events. */
   readonly #events = new Map<number, { name: string; at: number; attributes: Attributes }[]>()
 
-  constructor(pipeline: OtlpPipeline, batchId: string) {
+  /** --otlp-content: prompts and answers go on the task spans, these secrets cut out. */
+  readonly #content: ContentOption | null
+
+  constructor(pipeline: OtlpPipeline, batchId: string, content: ContentOption | null = null) {
     this.#p = pipeline
+    this.#content = content
     this.#batchId = batchId
     this.#traceId = hex(`pacer:batch:${batchId}`, 32)
     this.#batchSpanId = hex(`pacer:batch-span:${batchId}`, 16)
@@ -220,6 +239,7 @@ export class BatchTraceWriter {
           'pacer.task.attempts': t.attempts,
           'pacer.task.steps': t.steps,
           'pacer.saved_usd': usd(saved.savedMicros),
+          ...(this.#content ? contentAttributes(t, this.#content.secrets) : {}),
         },
       },
       this.#parent(this.#batchSpanId),

@@ -5,7 +5,8 @@
 // `pacer run --otlp`, it never slows or fails a run: drops are said once per batch, at its end.
 import type Database from 'better-sqlite3'
 import type { TaskEvent } from '../runner/events'
-import { BatchTraceReader } from './batch-trace'
+import { ENV_NAMES } from '../providers/keys'
+import { BatchTraceReader, type ContentOption } from './batch-trace'
 import { LiveTraceExport, type TraceExportReport } from './export'
 import { describeTarget, redactTarget, type OtlpTarget } from './otlp-config'
 import { OtlpPipeline } from './pipeline'
@@ -32,6 +33,7 @@ export class ConsoleTraceExport {
   readonly #db: Database.Database
   readonly #runner: RunnerEventsLike
   readonly #target: () => OtlpTarget | null
+  readonly #content: (target: OtlpTarget) => ContentOption | null
   readonly #warn: (message: string) => void
   readonly #reader: BatchTraceReader
   readonly #live = new Map<string, Live>()
@@ -43,11 +45,14 @@ export class ConsoleTraceExport {
     runner: RunnerEventsLike
     /** Where spans go now (process flag/environment, else Settings); null: no export. */
     target: () => OtlpTarget | null
+    /** --otlp-content: prompts and answers on the spans, these secrets cut; null: not. */
+    content?: (target: OtlpTarget) => ContentOption | null
     warn: (message: string) => void
   }) {
     this.#db = opts.db
     this.#runner = opts.runner
     this.#target = opts.target
+    this.#content = opts.content ?? (() => null)
     this.#warn = opts.warn
     this.#reader = new BatchTraceReader(opts.db)
     this.#runner.on('task', this.#onTask)
@@ -95,6 +100,7 @@ export class ConsoleTraceExport {
     try {
       return await LiveTraceExport.start(this.#db, target, batchId, {
         pipeline: { exportTimeoutMs: CLOSE_MS },
+        content: this.#content(target),
       })
     } catch (err) {
       this.#warn(`OTLP export is off for batch ${batchId}: ${(err as Error).message}`)
@@ -124,6 +130,25 @@ export class ConsoleTraceExport {
     for (const [batchId, live] of [...this.#live]) this.#finish(batchId, live)
     await Promise.all([...this.#finishing])
   }
+}
+
+/**
+ * `--otlp-content`'s redaction: the API keys in the environment, the target's header values and
+ * `more` (keys stored in Settings) are cut out of prompts and answers, as from provider errors.
+ */
+export function contentOption(
+  env: NodeJS.ProcessEnv,
+  target: OtlpTarget,
+  more: readonly (string | null)[] = [],
+): ContentOption {
+  const secrets = [
+    ...Object.values(ENV_NAMES).map((n) => env[n.key]),
+    ...Object.values(target.headers),
+    // A header like `Basic <token>`: the token alone too.
+    ...Object.values(target.headers).flatMap((v) => v.split(/\s+/)),
+    ...more,
+  ].filter((s): s is string => typeof s === 'string' && s.length >= 8)
+  return { secrets: [...new Set(secrets)] }
 }
 
 /** The line said once when a batch's export dropped spans. */

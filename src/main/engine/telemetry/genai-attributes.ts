@@ -47,3 +47,68 @@ export function usd(micros: number): number {
 export function hex(what: string, length: number): string {
   return createHash('sha256').update(what).digest('hex').slice(0, length)
 }
+
+/**
+ * A task's prompt and answer as the conventions' opt-in `gen_ai.input.messages` and
+ * `gen_ai.output.messages` (JSON strings), every secret replaced by `[redacted]`.
+ */
+export function contentAttributes(
+  t: { payload: string | null; result: string | null },
+  secrets: readonly string[],
+): Attributes {
+  const out: Attributes = {}
+  const prompt = promptOf(t.payload)
+  if (prompt !== null) {
+    out['gen_ai.input.messages'] = redactSecrets(
+      JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: prompt }] }]),
+      secrets,
+    )
+  }
+  const answer = answerOf(t.result)
+  if (answer !== null) {
+    out['gen_ai.output.messages'] = redactSecrets(
+      JSON.stringify([{ role: 'assistant', parts: [{ type: 'text', content: answer }] }]),
+      secrets,
+    )
+  }
+  return out
+}
+
+/**
+ * `text` with each secret (8 characters or more: a toy key like 'x' would mangle words) and its
+ * JSON-escaped form replaced by `[redacted]`, as provider errors are redacted.
+ */
+export function redactSecrets(text: string, secrets: readonly string[]): string {
+  let out = text
+  for (const secret of secrets) {
+    if (secret.length < 8) continue
+    out = out.split(secret).join('[redacted]')
+    const escaped = JSON.stringify(secret).slice(1, -1)
+    if (escaped !== secret) out = out.split(escaped).join('[redacted]')
+  }
+  return out
+}
+
+function promptOf(payload: string | null): string | null {
+  if (payload === null) return null
+  let p: unknown
+  try {
+    p = JSON.parse(payload)
+  } catch {
+    return payload
+  }
+  if (typeof p === 'string') return p
+  const prompt = (p as { prompt?: unknown } | null)?.prompt
+  return typeof prompt === 'string' ? prompt : JSON.stringify(p)
+}
+
+function answerOf(result: string | null): string | null {
+  if (result === null) return null
+  try {
+    const r = JSON.parse(result) as { text?: unknown; value?: unknown }
+    if (typeof r.text === 'string') return r.text
+    return JSON.stringify(r.value ?? r)
+  } catch {
+    return null
+  }
+}
