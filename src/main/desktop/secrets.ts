@@ -47,6 +47,10 @@ export interface SecretStore extends SecretsAccess {
   storedFor(provider: ProviderKey): string | undefined
   /** Whether a key is stored, without decrypting it. */
   has(provider: ProviderKey): boolean
+  /** The OTLP headers and the endpoint they were stored for (Settings → Observability). */
+  otlpHeaders(): { headers: string; endpoint: string } | null
+  /** Stores (encrypted) the headers for `endpoint`, or deletes them with null. */
+  setOtlpHeaders(headers: string | null, endpoint?: string): void
   readonly available: boolean
   readonly reason: string | null
 }
