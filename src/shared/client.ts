@@ -35,6 +35,8 @@ const API_METHODS = {
   getSettings: 'settings:get',
   setSettings: 'settings:set',
   setSecret: 'secrets:set',
+  setOtlpHeaders: 'otlp:headers',
+  testOtlp: 'otlp:test',
   joinTeam: 'team:join',
 } as const satisfies Record<string, CommandName>
 

@@ -9,6 +9,7 @@ export async function exportAction(opts: {
   db?: string
   batch?: string
   json?: boolean
+  otlpContent?: boolean
   kind: 'events' | 'summary'
 }): Promise<number> {
   if (opts.otlp !== undefined) {
@@ -18,6 +19,7 @@ export async function exportAction(opts: {
     const { exportOtlpCommand } = await import('./otlp')
     return exportOtlpCommand({ ...opts, otlp: opts.otlp })
   }
+  if (opts.otlpContent) throw new UsageError('--otlp-content goes with --otlp URL')
   if (opts.out === undefined) {
     throw new UsageError('export needs --out FILE (CSV) or --otlp URL (a trace)')
   }

@@ -169,6 +169,10 @@ function addRunCommand(program: Command, done: Done): void {
       'send spans to this OpenTelemetry collector as the run goes (default: $OTEL_EXPORTER_OTLP_ENDPOINT)',
     )
     .option(
+      '--otlp-content',
+      'with --otlp: put prompts and answers on the spans (API keys and header values redacted)',
+    )
+    .option(
       '--max-tokens <n>',
       'cap each answer at n tokens, for tasks whose params set none (Anthropic default: 1024)',
       int(1),
@@ -237,6 +241,10 @@ function addLedgerCommands(program: Command, done: Done): void {
       'with --otlp: the batch (default: the latest finished; see pacer batches)',
     )
     .option('--json', 'with --otlp: print what was sent as JSON')
+    .option(
+      '--otlp-content',
+      'with --otlp: put prompts and answers on the spans (API keys and header values redacted)',
+    )
     .addOption(dbOption())
     .addOption(
       new Option('--kind <kind>', 'one row per call, or per task type')
@@ -340,6 +348,10 @@ function addConsoleCommands(program: Command, done: Done): void {
     .addOption(timeoutOption())
     .addOption(promptCacheOption())
     .addOption(storeOption())
+    .option(
+      '--otlp <url>',
+      'send the spans of the batches the console runs to this OpenTelemetry collector (default: $OTEL_EXPORTER_OTLP_ENDPOINT, else Settings → Observability)',
+    )
   withSimOptions(serve).action(async (opts) => {
     const { serveCommand } = await import('./serve')
     done(await serveCommand(opts))

@@ -5,8 +5,10 @@ import type { Engine, OtlpTarget, TraceExportReport } from '../engine'
 import {
   LiveTraceExport,
   OtlpConfigError,
+  contentOption,
   loadOtelSdk,
   describeTarget,
+  droppedLine as engineDroppedLine,
   exportBatchTrace,
   otlpTarget,
 } from '../engine'
@@ -23,10 +25,16 @@ const RUN_CLOSE_MS = 1500
 /** `pacer export --otlp` is the point of the command: it waits longer, still bounded. */
 const EXPORT_CLOSE_MS = 15_000
 
-/** The target from `--otlp` and the environment; a bad setting is a usage error. */
-export function targetFrom(flagUrl: string | undefined): OtlpTarget | null {
+/**
+ * The target from `--otlp` and the environment; a bad setting is a usage error, and so is
+ * `--otlp-content` with no target.
+ */
+export function targetFrom(flagUrl: string | undefined, content = false): OtlpTarget | null {
   try {
     const target = otlpTarget(flagUrl, process.env)
+    if (content && !target) {
+      throw new UsageError('--otlp-content goes with --otlp URL (or OTEL_EXPORTER_OTLP_ENDPOINT)')
+    }
     // Loaded while the batch is read and queued, not before its first call. A load that fails
     // is said when the export starts.
     if (target) loadOtelSdk().catch(() => undefined)
@@ -43,6 +51,7 @@ export async function exportOtlpCommand(opts: {
   otlp: string
   batch?: string
   json?: boolean
+  otlpContent?: boolean
 }): Promise<number> {
   const target = targetFrom(opts.otlp)!
   const engine = openReader(opts.db)
@@ -50,6 +59,7 @@ export async function exportOtlpCommand(opts: {
     const report = await exportBatchTrace(engine.db, target, {
       batchId: opts.batch,
       closeMs: EXPORT_CLOSE_MS,
+      content: opts.otlpContent ? contentOption(process.env, target) : null,
     })
     if (!report) {
       throw new UsageError(
@@ -84,12 +94,14 @@ export async function startLiveExport(
   engine: Engine,
   batchId: string,
   target: OtlpTarget | null,
+  content = false,
 ): Promise<{ finish: () => Promise<void> } | null> {
   if (!target) return null
   let live: LiveTraceExport
   try {
     live = await LiveTraceExport.start(engine.db, target, batchId, {
       pipeline: { exportTimeoutMs: RUN_CLOSE_MS },
+      content: content ? contentOption(process.env, target) : null,
     })
   } catch (err) {
     // Export never fails a run: without the SDK the run goes on, untraced, and says so.
@@ -112,9 +124,5 @@ export async function startLiveExport(
 }
 
 function droppedLine(r: TraceExportReport, target: OtlpTarget): string {
-  return (
-    `pacer: OTLP export: ${r.dropped} of ${r.ended} span(s) dropped (the collector at ` +
-    `${describeTarget(target)} was down, slow or refused them); the ledger has every call: ` +
-    `pacer export --otlp URL --batch ${r.batchId} sends them again\n`
-  )
+  return `pacer: ${engineDroppedLine(r, target)}\n`
 }

@@ -63,6 +63,8 @@ export interface RunOptions extends ParamsOptions {
   budget?: number
   /** An OTLP collector to send spans to as the run goes (else the OTEL_EXPORTER_OTLP_* vars). */
   otlp?: string
+  /** With an OTLP target: prompts and answers on the spans, secrets redacted. */
+  otlpContent?: boolean
 }
 
 /** `pacer run FILE`: queue (or resume) the batch, run it to the end, report; Ctrl-C resumes later. */
@@ -73,7 +75,7 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
   await checkReadable(path)
   const params = runParams(opts)
   const agents = await loadRunAgents(opts.agents, opts.agentVersion)
-  const otlp = targetFrom(opts.otlp)
+  const otlp = targetFrom(opts.otlp, opts.otlpContent === true)
 
   const scheduler: Partial<AimdParams> = {}
   if (opts.minConcurrency !== undefined) scheduler.min = opts.minConcurrency
@@ -144,7 +146,7 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
   }
 
   engine.onWarning((message) => say.err(`pacer: warning: ${message}\n`))
-  const live = await startLiveExport(engine, start.batchId, otlp)
+  const live = await startLiveExport(engine, start.batchId, otlp, opts.otlpContent === true)
   const driving = Date.now()
   const { interrupted, batch, stops, budgetStop } = await drive(engine, start.batch, opts)
   const runMs = Date.now() - driving

@@ -3,10 +3,11 @@ import { join } from 'node:path'
 import { spawn, spawnSync } from 'node:child_process'
 import { isLoopbackHost, startHttpServer } from '../server'
 import type { ControllerKind } from '../engine'
-import { HTTP_PROVIDERS, eachEngine } from '../engine'
+import { HTTP_PROVIDERS, describeTarget, eachEngine } from '../engine'
 import { UsageError, dbPathFrom, processBaseUrls } from './common'
 import { openServeEngine } from './team'
 import { say } from './terminal-text'
+import { targetFrom } from './otlp'
 import { packageRoot } from './package-root'
 
 const ROOT = packageRoot()
@@ -30,8 +31,14 @@ export async function serveCommand(opts: {
   promptCache?: boolean
   /** Team mode: the team's Redis (--store, $PACER_STORE). */
   store?: string
+  /** The OTLP collector the console's batches send their spans to (else the environment's). */
+  otlp?: string
+  /** Prompts and answers on the spans, secrets redacted. */
+  otlpContent?: boolean
 }): Promise<number> {
   const host = checkHost(opts.host, opts.allowRemote === true)
+  // A bad --otlp or OTEL_EXPORTER_OTLP_* is a usage error, as for `pacer run`.
+  const otlp = targetFrom(opts.otlp)
   const baseUrls = processBaseUrls(opts.baseUrl, opts.provider)
   const rendererDir = join(ROOT, 'out', 'renderer')
   ensureConsoleBuilt(rendererDir)
@@ -47,6 +54,7 @@ export async function serveCommand(opts: {
       requestsPerMinute: opts.simRpm,
     },
     callTimeoutMs: opts.timeout === undefined ? undefined : Math.round(opts.timeout * 1000),
+    otlp: { target: otlp, content: opts.otlpContent === true },
   })
   // A partition a setup failure stopped waits for the console's Resume: say so here too (also
   // from the engine reopened when this process joins its team).
@@ -81,6 +89,7 @@ export async function serveCommand(opts: {
   for (const refusal of engine.keyRefusals({ providers: HTTP_PROVIDERS })) {
     say.err(`pacer: warning: ${refusal}\n`)
   }
+  if (otlp) say.err(`pacer: spans of the console's batches go to ${describeTarget(otlp)}\n`)
   engine.start()
   // The URL carries the session token: print it once, on stdout, for the operator (and tests).
   say.out(`Pacer console: ${server.url}\n`)

@@ -31,6 +31,7 @@ import {
   type ImportDialogs,
 } from './menu'
 import { missingNativeBindingMessage, nativeBindingPath } from './native-binding'
+import { consoleOtlp } from '../engine'
 import { openDesktopEngine } from './open-engine'
 import { createSecretStore } from './secrets'
 import {
@@ -157,6 +158,8 @@ async function start(): Promise<void> {
     dbPath: join(userData, 'pacer.db'),
     nativeBinding,
     secrets,
+    // Spans of the batches this window runs: OTEL_EXPORTER_OTLP_* if set, else Settings.
+    otlp: consoleOtlp(process.env),
   })
   installGracefulQuit(app, (opts) => engine.shutdown(opts), { graceMs: SHUTDOWN_GRACE_MS })
 

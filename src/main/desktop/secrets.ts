@@ -47,6 +47,10 @@ export interface SecretStore extends SecretsAccess {
   storedFor(provider: ProviderKey): string | undefined
   /** Whether a key is stored, without decrypting it. */
   has(provider: ProviderKey): boolean
+  /** The OTLP headers and the endpoint they were stored for (Settings → Observability). */
+  otlpHeaders(): { headers: string; endpoint: string } | null
+  /** Stores (encrypted) the headers for `endpoint`, or deletes them with null. */
+  setOtlpHeaders(headers: string | null, endpoint?: string): void
   readonly available: boolean
   readonly reason: string | null
 }
@@ -66,6 +70,8 @@ interface StoredKey {
 interface SecretsFile {
   version: 1
   keys: Partial<Record<ProviderKey, StoredKey>>
+  /** Settings → Observability's OTLP headers, encrypted like a key, bound to their endpoint. */
+  otlpHeaders?: StoredKey
 }
 
 export const SECRET_STORAGE_UNAVAILABLE = 'secret_storage_unavailable'
@@ -111,7 +117,12 @@ function readSecretsFile(filePath: string): SecretsFile {
   try {
     const parsed = JSON.parse(text) as Partial<SecretsFile>
     if (parsed && parsed.version === 1 && typeof parsed.keys === 'object' && parsed.keys) {
-      return { version: 1, keys: parsed.keys }
+      const otlp = parsed.otlpHeaders
+      return {
+        version: 1,
+        keys: parsed.keys,
+        ...(otlp && typeof otlp.ciphertext === 'string' ? { otlpHeaders: otlp } : {}),
+      }
     }
   } catch {
     // fall through
@@ -155,20 +166,55 @@ export function createSecretStore(options: {
   const status = (): SecretStorageStatus => keyringStatus(safeStorage, platform)
   const read = (): SecretsFile => readSecretsFile(filePath)
   const write = (data: SecretsFile): void => writeSecretsFile(filePath, data)
+  const writeOrRemove = (data: SecretsFile): void => {
+    if (Object.keys(data.keys).length === 0 && !data.otlpHeaders) rmSync(filePath, { force: true })
+    else write(data)
+  }
+  const decrypt = (stored: StoredKey, what: string): string | null => {
+    if (!status().available) return null
+    try {
+      return safeStorage.decryptString(Buffer.from(stored.ciphertext, 'base64'))
+    } catch {
+      // The keyring changed (new machine, reset login keyring): the secret is unrecoverable.
+      console.error(`pacer: the stored ${what} could not be decrypted; set it again`)
+      return null
+    }
+  }
 
   return {
     status,
 
     get(provider) {
       const stored = read().keys[assertProvider(provider)]
-      if (!stored || !status().available) return null
-      try {
-        return safeStorage.decryptString(Buffer.from(stored.ciphertext, 'base64'))
-      } catch {
-        // The keyring changed (new machine, reset login keyring): the key is unrecoverable.
-        console.error(`pacer: the stored ${provider} key could not be decrypted; set it again`)
-        return null
+      return stored ? decrypt(stored, `${provider} key`) : null
+    },
+
+    otlpHeaders() {
+      const stored = read().otlpHeaders
+      if (!stored || typeof stored.baseUrl !== 'string') return null
+      const headers = decrypt(stored, 'OTLP headers')
+      return headers === null ? null : { headers, endpoint: stored.baseUrl }
+    },
+
+    setOtlpHeaders(headers, endpoint) {
+      const data = read()
+      if (headers === null) {
+        if (data.otlpHeaders) {
+          delete data.otlpHeaders
+          writeOrRemove(data)
+        }
+        return
       }
+      const state = status()
+      if (!state.available) {
+        throw new EngineError(SECRET_STORAGE_UNAVAILABLE, state.reason ?? NO_KEYRING, 'headers')
+      }
+      if (typeof endpoint !== 'string') {
+        throw new EngineError('invalid_input', 'save an endpoint before its headers', 'headers')
+      }
+      const ciphertext = safeStorage.encryptString(headers.trim()).toString('base64')
+      data.otlpHeaders = { ciphertext, updatedAt: Date.now(), baseUrl: endpoint }
+      write(data)
     },
 
     set(provider, apiKey, baseUrl) {
@@ -178,8 +224,7 @@ export function createSecretStore(options: {
         // Deleting needs no keyring: it must work precisely when the keyring is gone.
         if (data.keys[id]) {
           delete data.keys[id]
-          if (Object.keys(data.keys).length === 0) rmSync(filePath, { force: true })
-          else write(data)
+          writeOrRemove(data)
         }
         return
       }

@@ -111,6 +111,13 @@ export const commandSchemas = {
     apiKey: z.string().min(1).max(1000).nullable(),
   }),
   /**
+   * Settings → Observability: the OTLP headers (`key=value,...` as OTEL_EXPORTER_OTLP_HEADERS),
+   * stored like a key for the endpoint in effect; null deletes them. Never sent back.
+   */
+  'otlp:headers': z.strictObject({ headers: z.string().min(1).max(8000).nullable() }),
+  /** Settings → Observability's Test: one span to the endpoint in effect, and what it answered. */
+  'otlp:test': z.strictObject({}),
+  /**
    * Settings → Team mode's "Try again now": a process whose team store did not answer at its
    * start tries it at once (it tries by itself meanwhile) and joins if it answers and no batch runs.
    */
@@ -154,6 +161,8 @@ export interface CommandResults {
   'settings:get': SettingsView
   'settings:set': SettingsView
   'secrets:set': SettingsView
+  'otlp:headers': SettingsView
+  'otlp:test': { ok: boolean; message: string }
   'team:join': TeamStoreView
 }
 

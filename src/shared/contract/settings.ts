@@ -31,6 +31,28 @@ export interface SettingsView {
   secretStorage: { available: boolean; reason: string | null }
   /** Team mode: the Redis URL stored in Settings (never a password), and this process's store. */
   teamStore: TeamStoreView
+  /** Where the spans of the batches this console runs go (OpenTelemetry, OTLP/HTTP). */
+  observability: ObservabilityView
+}
+
+/** Settings → Observability: header names only, never their values. */
+export interface ObservabilityView {
+  /** The `otlpEndpoint` setting (a base endpoint: /v1/traces is added); null = unset. */
+  endpoint: string | null
+  /** The traces URL this process sends to now; null: no export. */
+  effectiveUrl: string | null
+  /** 'process': `--otlp` or OTEL_EXPORTER_OTLP_* given to this process (they win). */
+  from: 'process' | 'settings' | null
+  /** The names of the headers sent with every request (values are secrets, never shown). */
+  headerNames: string[]
+  /** 'environment': OTEL_EXPORTER_OTLP_HEADERS; 'store': entered here, for one endpoint. */
+  headersFrom: 'environment' | 'store' | null
+  /** The endpoint stored headers go to (they are not sent to another one). */
+  headersEndpoint: string | null
+  /** Why headers cannot be stored here (headless mode, no OS keyring); null: they can. */
+  headersStorage: string | null
+  /** Why the effective settings do not export, one line (a bad variable, headers held back). */
+  problem: string | null
 }
 
 /** Team mode as Settings shows it; every URL here has no password or shows it as `***`. */
@@ -132,5 +154,10 @@ export const SettingsPatch = z.strictObject({
    */
   teamStore: z.string().max(1000).nullable().optional(),
   priceOverrides: z.record(z.string().min(1), PriceView).optional(),
+  /**
+   * Where the console's batches send their spans (OTLP/HTTP base endpoint, /v1/traces added);
+   * null turns it off. No credentials in the URL: headers are stored apart, like keys.
+   */
+  otlpEndpoint: BaseUrl.nullable().optional(),
 })
 export type SettingsPatch = z.infer<typeof SettingsPatch>

@@ -202,4 +202,42 @@ describe('createSecretStore without a keyring', () => {
     locked.set('openai', null)
     expect(locked.has('openai')).toBe(false)
   })
+
+  it('keeps the OTLP headers encrypted beside the keys, bound to their endpoint', async () => {
+    const HEADERS = 'Authorization=Basic b3RscC1oZWFkZXItc2VjcmV0LTQ0'
+    const store = createSecretStore({ safeStorage: keyring(), filePath, platform: 'linux' })
+    expect(store.otlpHeaders()).toBeNull()
+    store.set('openai', KEY)
+    store.setOtlpHeaders(HEADERS, 'https://cloud.langfuse.com/api/public/otel')
+    const text = await readFile(filePath, 'utf8')
+    expect(text).not.toContain('b3RscC1oZWFkZXItc2VjcmV0LTQ0')
+    expect(text).not.toContain(KEY)
+    expect(store.otlpHeaders()).toEqual({
+      headers: HEADERS,
+      endpoint: 'https://cloud.langfuse.com/api/public/otel',
+    })
+    // A key set or removed later keeps the headers, and the other way round.
+    store.set('openai', null)
+    expect(store.otlpHeaders()?.headers).toBe(HEADERS)
+    store.set('anthropic', KEY)
+    store.setOtlpHeaders(null)
+    expect(store.otlpHeaders()).toBeNull()
+    expect(store.get('anthropic')).toBe(KEY)
+    store.set('anthropic', null)
+    expect(existsSync(filePath)).toBe(false)
+    // No keyring: refused, naming the field, never echoing the value.
+    const locked = createSecretStore({
+      safeStorage: keyring({ isEncryptionAvailable: () => false }),
+      filePath,
+      platform: 'linux',
+    })
+    let thrown: unknown
+    try {
+      locked.setOtlpHeaders(HEADERS, 'https://x.test')
+    } catch (err) {
+      thrown = err
+    }
+    expect(thrown).toMatchObject({ code: SECRET_STORAGE_UNAVAILABLE, field: 'headers' })
+    expect((thrown as Error).message).not.toContain('b3RscC1')
+  })
 })

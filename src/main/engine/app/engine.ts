@@ -34,12 +34,15 @@ import { taskHandlers } from './handlers/tasks'
 import { createParts } from './parts'
 import { commitOpenScopes } from '../db/step-writes'
 import type { SecretsAccess } from './secrets'
-import { keyRefusals, type KeyScope } from './provider-access'
+import { HTTP_PROVIDERS, keyRefusals, type KeyScope } from './provider-access'
 import { budgets, type Budgets } from './budgets'
 import { EngineError } from '../core/errors'
 import type { TeamStore } from '../team/connect'
 import { startTeamLedger } from '../team/ledger/source'
 import { teamCsv } from '../team/ledger/team-read'
+import type { OtlpTarget } from '../telemetry/otlp-config'
+import { ConsoleTraceExport, contentOption } from '../telemetry/console-export'
+import { effectiveOtlpTarget } from './observability'
 
 export type { StreamedStart } from './batch-stream'
 export type { SecretsAccess }
@@ -111,6 +114,13 @@ export interface EngineOptions {
    * alone); a function when that changes while it runs (team-join.ts tries the store again).
    */
   teamProblem?: string | (() => string | null)
+  /**
+   * A console (`pacer serve`, the desktop app): the batches it runs are exported live to the
+   * OTLP target given to the process (`target`: --otlp, OTEL_EXPORTER_OTLP_*) or else the one in
+   * Settings; `problem`: why the process's own setting was refused. Absent: no export (the CLI's
+   * `pacer run` exports its batch itself).
+   */
+  otlp?: { target: OtlpTarget | null; problem?: string | null; content?: boolean }
 }
 
 export interface Engine {
@@ -245,6 +255,22 @@ export function createEngine(options: EngineOptions): Engine {
     ...resultsHandlers(results),
     ...settingsHandlers(parts, teamBacklog),
   })
+  const traces = parts.otlp
+    ? new ConsoleTraceExport({
+        db,
+        runner,
+        target: () => effectiveOtlpTarget(parts).target,
+        content: parts.otlp.content
+          ? (target) =>
+              contentOption(
+                process.env,
+                target,
+                HTTP_PROVIDERS.map((id) => parts.secrets.get(id)),
+              )
+          : undefined,
+        warn: (message) => runner.emit('warning', message),
+      })
+    : null
   return {
     db,
     dbPath: options.dbPath,
@@ -292,6 +318,8 @@ export function createEngine(options: EngineOptions): Engine {
       if (closed) return
       closed = true
       await runner.stop(opts)
+      // The batches' last spans, read before the database closes (bounded, whatever the collector).
+      await traces?.close()
       parts.workers.stop()
       events.close()
       scheduler.close()

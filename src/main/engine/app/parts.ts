@@ -29,6 +29,7 @@ import { systemClock } from '../core/types'
 import { WorkerRegistry } from '../queue/workers'
 import type { SecretsAccess } from './secrets'
 import { envSecrets, providerKey } from './secrets'
+import type { OtlpTarget } from '../telemetry/otlp-config'
 
 /** What the engine is made of: built once by createEngine, shared by its handlers and views. */
 export interface EngineParts {
@@ -71,6 +72,16 @@ export interface EngineParts {
   readonly retryFailedSince: Map<string, RetryRun>
   /** Why team mode, asked for, is off in this process (the store did not answer at its start). */
   readonly teamProblem: string | null
+  /**
+   * The console's live OTLP export (`pacer serve`, the desktop app): on, and the target given to
+   * this process (`--otlp`, OTEL_EXPORTER_OTLP_*), which wins over Settings. null: not a console.
+   */
+  readonly otlp: {
+    processTarget: OtlpTarget | null
+    problem: string | null
+    /** --otlp-content: prompts and answers on the spans. */
+    content: boolean
+  } | null
 }
 
 /**
@@ -313,6 +324,7 @@ export function createParts(options: EngineOptions): EngineParts {
     controller,
     callTimeoutFixed: options.callTimeoutMs !== undefined,
     confirmsTeamStore: options.confirmsTeamStore ?? false,
+    otlp: consoleOtlpPart(options.otlp),
     promptCaching,
     team: options.team ?? null,
     retryFailedSince,
@@ -322,4 +334,11 @@ export function createParts(options: EngineOptions): EngineParts {
       return typeof problem === 'function' ? problem() : (problem ?? null)
     },
   }
+}
+
+/** The console's live export, as its parts keep it (null: not a console, no export). */
+function consoleOtlpPart(otlp: EngineOptions['otlp']): EngineParts['otlp'] {
+  return otlp
+    ? { processTarget: otlp.target, problem: otlp.problem ?? null, content: otlp.content ?? false }
+    : null
 }

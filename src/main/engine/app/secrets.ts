@@ -16,6 +16,13 @@ export interface SecretsAccess {
   set?(provider: ProviderId, apiKey: string | null, baseUrl?: string): void
   readonly available: boolean
   readonly reason: string | null
+  /**
+   * The OTLP headers stored in Settings (`key=value,...`, values secret, like a key) and the
+   * endpoint they were stored for: they go there and nowhere else. Absent: none can be stored.
+   */
+  otlpHeaders?(): { headers: string; endpoint: string } | null
+  /** Stores (encrypted) headers for `endpoint`, or deletes them with null. */
+  setOtlpHeaders?(headers: string | null, endpoint?: string): void
 }
 
 /** Headless mode: keys come from the environment and are never written anywhere. */

@@ -18,6 +18,7 @@ export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze({
   baseUrls: {},
   teamStore: null,
   priceOverrides: {},
+  otlpEndpoint: null,
 })
 
 /**

@@ -3,9 +3,16 @@
 // span for the batch, an `invoke_agent {type}` span per task, a CLIENT `chat {model}` span per
 // ledger row of a call. Everything comes from the ledger's own rows with their own times, so a
 // live run and `pacer export --otlp` afterwards send the same spans with the same ids.
-import { createHash } from 'node:crypto'
 import type { Attributes } from '@opentelemetry/api'
 import type Database from 'better-sqlite3'
+import {
+  contentAttributes,
+  finishReason,
+  hex,
+  providerName,
+  requestAttributes,
+  usd,
+} from './genai-attributes'
 import type { OtlpPipeline } from './pipeline'
 
 /** The semantic conventions version the attribute names follow. */
@@ -34,6 +41,8 @@ export interface TaskRow {
   startedAt: number | null
   finishedAt: number | null
   params: string | null
+  /** The task's input (JSON): with --otlp-content, its prompt goes on the task's span. */
+  payload: string | null
   result: string | null
   error: string | null
 }
@@ -60,10 +69,22 @@ export interface CallRow {
   estimated: number
 }
 
+/** A task_log line as the trace needs it (kind: 0 log, 1 divergence, 2 lost, 3 step). */
+export interface TaskLogRow {
+  seq: number
+  ts: number
+  kind: number
+  message: string
+}
+
+const LOG_KINDS = { log: 0, divergence: 1, lost: 2, step: 3 } as const
+/** What the runner writes for a ctx.step (effects-journal.ts). */
+const STEP_LINE = /^step (\d+) "(.*)": (?:ran(?: in (\d+) ms)?|(replayed) from the journal)$/
+
 const BATCH_SQL = `SELECT id, name, state, created_at AS createdAt, updated_at AS updatedAt
   FROM batches`
 const TASK_SQL = `SELECT id, seq, type, fp, steps, provider, model, status, attempts,
-  started_at AS startedAt, finished_at AS finishedAt, params, result, error FROM tasks`
+  started_at AS startedAt, finished_at AS finishedAt, params, payload, result, error FROM tasks`
 const CALL_SQL = `SELECT id, ts, task_id AS taskId, step, provider, model, task_type AS taskType,
   input_tokens AS inputTokens, cached_input_tokens AS cachedInputTokens,
   cache_write_tokens AS cacheWriteTokens, output_tokens AS outputTokens,
@@ -109,6 +130,13 @@ export class BatchTraceReader {
       .all(afterId, batchId, limit) as CallRow[]
   }
 
+  /** A task's log lines: its agent's steps, a replay that diverged, an answer lost. */
+  taskLog(taskId: number): TaskLogRow[] {
+    return this.#db
+      .prepare('SELECT seq, ts, kind, message FROM task_log WHERE task_id = ? ORDER BY seq')
+      .all(taskId) as TaskLogRow[]
+  }
+
   /** The highest ledger row id now: live export starts after it. */
   lastCallId(): number {
     const row = this.#db.prepare('SELECT MAX(id) AS id FROM ledger_rows').get() as {
@@ -116,6 +144,12 @@ export class BatchTraceReader {
     }
     return row.id ?? 0
   }
+}
+
+/** Prompts and answers on the spans (`--otlp-content`), with every secret the process holds cut. */
+export interface ContentOption {
+  /** Values replaced by `[redacted]` wherever they occur (API keys, OTLP header values). */
+  secrets: readonly string[]
 }
 
 /** Writes a batch's spans into a pipeline, with ids that follow from what each span stands for. */
@@ -128,9 +162,15 @@ export class BatchTraceWriter {
   readonly #finish = new Map<number, { step: number; reason: string }>()
   /** Task id → its params, for the request attributes of its calls. */
   readonly #params = new Map<number, Attributes>()
+  /** Task id → what happened on the way (throttles, retries, replays), for its span's events. */
+  readonly #events = new Map<number, { name: string; at: number; attributes: Attributes }[]>()
 
-  constructor(pipeline: OtlpPipeline, batchId: string) {
+  /** --otlp-content: prompts and answers go on the task spans, these secrets cut out. */
+  readonly #content: ContentOption | null
+
+  constructor(pipeline: OtlpPipeline, batchId: string, content: ContentOption | null = null) {
     this.#p = pipeline
+    this.#content = content
     this.#batchId = batchId
     this.#traceId = hex(`pacer:batch:${batchId}`, 32)
     this.#batchSpanId = hex(`pacer:batch-span:${batchId}`, 16)
@@ -170,8 +210,11 @@ export class BatchTraceWriter {
     this.#p.noteEnded()
   }
 
-  /** A task's span: `invoke_agent {type}`, from its start to its end. */
-  task(t: TaskRow, saved: { savedMicros: number }): void {
+  /**
+   * A task's span: `invoke_agent {type}`, from its start to its end, with what happened on the way
+   * as events; its agent's steps (`log`, its task_log lines) as `execute_tool` spans under it.
+   */
+  task(t: TaskRow, saved: { savedMicros: number }, log: readonly TaskLogRow[] = []): void {
     this.learnTask(t)
     const start = t.startedAt ?? t.finishedAt ?? 0
     const end = Math.max(start, t.finishedAt ?? start)
@@ -196,14 +239,56 @@ export class BatchTraceWriter {
           'pacer.task.attempts': t.attempts,
           'pacer.task.steps': t.steps,
           'pacer.saved_usd': usd(saved.savedMicros),
+          ...(this.#content ? contentAttributes(t, this.#content.secrets) : {}),
         },
       },
       this.#parent(this.#batchSpanId),
     )
+    for (const e of this.#events.get(t.id) ?? []) span.addEvent(e.name, e.attributes, e.at)
+    this.#events.delete(t.id)
+    for (const line of log) {
+      if (line.kind === LOG_KINDS.divergence) {
+        span.addEvent('pacer.journal.divergence', { 'pacer.log': line.message }, line.ts)
+      } else if (line.kind === LOG_KINDS.lost) {
+        span.addEvent('pacer.call.answer_lost', { 'pacer.log': line.message }, line.ts)
+      }
+    }
     if (t.status === 'failed')
       span.setStatus({ code: this.#p.api.SpanStatusCode.ERROR, message: t.error ?? '' })
     span.end(end)
     this.#p.noteEnded()
+    this.#steps(t, log)
+  }
+
+  /** A ctx.step of the task's agent module: an `execute_tool {name}` span under the task. */
+  #steps(t: TaskRow, log: readonly TaskLogRow[]): void {
+    for (const line of log) {
+      if (line.kind !== LOG_KINDS.step) continue
+      const m = STEP_LINE.exec(line.message)
+      if (!m) continue
+      const [, index, name, ms, replayed] = m
+      const start = line.ts - Number(ms ?? 0)
+      this.#p.ids.choose(this.#traceId, hex(`pacer:step:${this.#batchId}:${t.id}:${line.seq}`, 16))
+      const span = this.#p.tracer.startSpan(
+        `execute_tool ${name}`,
+        {
+          kind: this.#p.api.SpanKind.INTERNAL,
+          startTime: start,
+          attributes: {
+            'gen_ai.operation.name': 'execute_tool',
+            'gen_ai.tool.name': name!,
+            'gen_ai.tool.type': 'function',
+            'pacer.step.index': Number(index),
+            'pacer.step.outcome': replayed ? 'replayed' : 'executed',
+          },
+        },
+        this.#parent(this.#taskSpanId(t.id)),
+      )
+      if (replayed)
+        span.addEvent('pacer.journal.replay', { 'pacer.step.index': Number(index) }, start)
+      span.end(line.ts)
+      this.#p.noteEnded()
+    }
   }
 
   /** One ledger row: a CLIENT span for a call; nothing for a reuse (its task span says it). */
@@ -247,6 +332,7 @@ export class BatchTraceWriter {
     if (r.outcome === 'replayed') {
       span.addEvent('pacer.journal.replay', { 'pacer.call.step': r.step }, start)
     }
+    if (r.taskId !== null && r.outcome !== 'executed') this.#taskEvent(r)
     if (r.outcome === 'throttled' || r.outcome === 'error' || r.outcome === 'timeout') {
       span.setAttribute(
         'error.type',
@@ -257,6 +343,25 @@ export class BatchTraceWriter {
     span.end(end)
     this.#p.noteEnded()
     return true
+  }
+
+  /** A call that was not the task's answer, as an event of the task's span. */
+  #taskEvent(r: CallRow): void {
+    const name =
+      r.outcome === 'throttled'
+        ? 'pacer.throttle'
+        : r.outcome === 'replayed'
+          ? 'pacer.journal.replay'
+          : r.outcome === 'error' || r.outcome === 'timeout'
+            ? 'pacer.retry'
+            : `pacer.call.${r.outcome}`
+    const attributes: Attributes = { 'pacer.call.outcome': r.outcome, 'pacer.call.step': r.step }
+    if (r.status !== null) attributes['http.response.status_code'] = r.status
+    if (r.reason !== null) attributes['pacer.call.reason'] = r.reason
+    const events = this.#events.get(r.taskId!)
+    const event = { name, at: r.ts, attributes }
+    if (events) events.push(event)
+    else this.#events.set(r.taskId!, [event])
   }
 
   #taskSpanId(taskId: number): string {
@@ -283,48 +388,4 @@ export function taskOutcome(t: Pick<TaskRow, 'status'>): string {
   if (t.status === 'reused') return 'reused'
   if (t.status === 'succeeded' || t.status === 'failed') return 'executed'
   return t.status
-}
-
-/** Provider ids as the conventions name them (gen_ai.provider.name's well-known values). */
-function providerName(provider: string): string {
-  if (provider === 'sim') return 'pacer.sim'
-  if (provider === 'openai-compatible') return 'openai'
-  return provider
-}
-
-function requestAttributes(params: string | null): Attributes {
-  if (!params) return {}
-  let p: unknown
-  try {
-    p = JSON.parse(params)
-  } catch {
-    return {}
-  }
-  if (typeof p !== 'object' || p === null) return {}
-  const o = p as Record<string, unknown>
-  const out: Attributes = {}
-  const max = o['max_tokens'] ?? o['maxTokens'] ?? o['max_output_tokens']
-  if (typeof max === 'number') out['gen_ai.request.max_tokens'] = max
-  if (typeof o['temperature'] === 'number') out['gen_ai.request.temperature'] = o['temperature']
-  if (typeof o['top_p'] === 'number') out['gen_ai.request.top_p'] = o['top_p']
-  if (typeof o['seed'] === 'number') out['gen_ai.request.seed'] = o['seed']
-  return out
-}
-
-function finishReason(result: string | null): string | null {
-  if (!result) return null
-  try {
-    const r = JSON.parse(result) as { finishReason?: unknown }
-    return typeof r.finishReason === 'string' ? r.finishReason : null
-  } catch {
-    return null
-  }
-}
-
-function usd(micros: number): number {
-  return micros / 1_000_000
-}
-
-function hex(what: string, length: number): string {
-  return createHash('sha256').update(what).digest('hex').slice(0, length)
 }

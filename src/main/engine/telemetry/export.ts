@@ -2,7 +2,13 @@
 // run drives it. Both read the same rows and write them through the same BatchTraceWriter, so a
 // batch sent live and sent again afterwards is the same trace.
 import type Database from 'better-sqlite3'
-import { BatchTraceReader, BatchTraceWriter, type CallRow, type TaskRow } from './batch-trace'
+import {
+  BatchTraceReader,
+  BatchTraceWriter,
+  type CallRow,
+  type ContentOption,
+  type TaskRow,
+} from './batch-trace'
 import type { OtlpTarget } from './otlp-config'
 import { OtlpPipeline, type DeliveryCounts, type PipelineOptions } from './pipeline'
 
@@ -20,13 +26,18 @@ export interface TraceExportReport extends DeliveryCounts {
 export async function exportBatchTrace(
   db: Database.Database,
   target: OtlpTarget,
-  opts: { batchId?: string; closeMs?: number; pipeline?: PipelineOptions } = {},
+  opts: {
+    batchId?: string
+    closeMs?: number
+    pipeline?: PipelineOptions
+    content?: ContentOption | null
+  } = {},
 ): Promise<TraceExportReport | null> {
   const reader = new BatchTraceReader(db)
   const batch = reader.batch(opts.batchId)
   if (!batch) return null
   const pipeline = await OtlpPipeline.open(target, opts.pipeline)
-  const writer = new BatchTraceWriter(pipeline, batch.id)
+  const writer = new BatchTraceWriter(pipeline, batch.id, opts.content ?? null)
   // Page by page, each sent before the next is read: a batch of a million tasks costs a page of
   // memory and never overflows the queue (only the collector can drop spans).
   // A collector that failed a page fails the next ones too: stop there instead of waiting out
@@ -55,7 +66,9 @@ export async function exportBatchTrace(
     page = complete ? reader.calls(batch.id, page.at(-1)!.id, PAGE) : []
   }
   for (let page = complete ? reader.tasks(batch.id, 0, PAGE) : []; page.length;) {
-    for (const t of page) writer.task(t, { savedMicros: saved.get(t.id) ?? 0 })
+    for (const t of page) {
+      writer.task(t, { savedMicros: saved.get(t.id) ?? 0 }, reader.taskLog(t.id))
+    }
     await flush()
     page = complete ? reader.tasks(batch.id, page.at(-1)!.id, PAGE) : []
   }
@@ -92,21 +105,23 @@ export class LiveTraceExport {
     db: Database.Database,
     target: OtlpTarget,
     batchId: string,
-    opts: { everyMs?: number; pipeline?: PipelineOptions } = {},
+    opts: { everyMs?: number; pipeline?: PipelineOptions; content?: ContentOption | null } = {},
   ): Promise<LiveTraceExport> {
     const pipeline = await OtlpPipeline.open(target, opts.pipeline)
-    return new LiveTraceExport(db, pipeline, batchId, opts.everyMs ?? 500)
+    const writer = new BatchTraceWriter(pipeline, batchId, opts.content ?? null)
+    return new LiveTraceExport(db, pipeline, writer, batchId, opts.everyMs ?? 500)
   }
 
   private constructor(
     db: Database.Database,
     pipeline: OtlpPipeline,
+    writer: BatchTraceWriter,
     batchId: string,
     everyMs: number,
   ) {
     this.#reader = new BatchTraceReader(db)
     this.#pipeline = pipeline
-    this.#writer = new BatchTraceWriter(pipeline, batchId)
+    this.#writer = writer
     this.#batchId = batchId
     // Rows already in the ledger (a resumed batch's earlier runs) are sent too: the trace is the
     // batch's, whoever ran which part.
@@ -186,7 +201,7 @@ export class LiveTraceExport {
       if (r.outcome === 'reused') saved += r.savedMicros ?? 0
       this.#sendCall(r)
     }
-    this.#writer.task(t, { savedMicros: saved })
+    this.#writer.task(t, { savedMicros: saved }, this.#reader.taskLog(t.id))
   }
 
   #sendCall(r: CallRow): void {

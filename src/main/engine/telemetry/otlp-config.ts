@@ -52,15 +52,60 @@ export function otlpTarget(flagUrl: string | undefined, env: NodeJS.ProcessEnv):
   return { url, protocol: protocolName as OtlpProtocol, headers }
 }
 
+/**
+ * The target the console's Settings stored: its endpoint (a base endpoint, /v1/traces added) and
+ * the headers stored for it (`key=value,...`, as OTEL_EXPORTER_OTLP_HEADERS), the protocol from
+ * the environment as for every target.
+ */
+export function storedTarget(
+  endpoint: string,
+  headers: string | null,
+  env: NodeJS.ProcessEnv,
+): OtlpTarget {
+  const url = tracesUrl(checkUrl('otlpEndpoint', endpoint))
+  const base = otlpTarget(url, { OTEL_EXPORTER_OTLP_PROTOCOL: env['OTEL_EXPORTER_OTLP_PROTOCOL'] })
+  return { ...base!, headers: parseHeaders('headers', headers ?? undefined) }
+}
+
+/** `text` with every header value of `t` (and its URL's credentials) cut out. */
+export function redactTarget(text: string, t: OtlpTarget): string {
+  let out = text
+  for (const value of Object.values(t.headers)) {
+    if (value.length >= 4) out = out.split(value).join('***')
+  }
+  return out.replace(/\/\/[^/@\s]*@/g, '//***@')
+}
+
+/**
+ * A console's own target (the desktop app: the environment only): a bad variable does not stop
+ * the window from opening; it is the problem Settings → Observability shows.
+ */
+export function consoleOtlp(env: NodeJS.ProcessEnv): {
+  target: OtlpTarget | null
+  problem: string | null
+} {
+  try {
+    return { target: otlpTarget(undefined, env), problem: null }
+  } catch (err) {
+    if (err instanceof OtlpConfigError) return { target: null, problem: err.message }
+    throw err
+  }
+}
+
 /** The target as logs may show it: the URL without credentials, header names without values. */
 export function describeTarget(t: OtlpTarget): string {
-  const u = new URL(t.url)
+  const names = Object.keys(t.headers)
+  const headers = names.length ? `, headers ${names.map((n) => `${n}=***`).join(', ')}` : ''
+  return `${displayUrl(t.url)} (${t.protocol}${headers})`
+}
+
+/** A URL as logs and the console may show it: no credentials, no query. */
+export function displayUrl(url: string): string {
+  const u = new URL(url)
   u.username = ''
   u.password = ''
   u.search = ''
-  const names = Object.keys(t.headers)
-  const headers = names.length ? `, headers ${names.map((n) => `${n}=***`).join(', ')}` : ''
-  return `${u.toString()} (${t.protocol}${headers})`
+  return u.toString()
 }
 
 /**

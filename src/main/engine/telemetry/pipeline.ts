@@ -163,6 +163,11 @@ export class OtlpPipeline {
     return { ended, delivered, dropped: Math.max(0, ended - delivered) }
   }
 
+  /** Why the collector's last refusal failed (HTTP status, connection error), if one did. */
+  get lastError(): string | null {
+    return this.#counting.lastError
+  }
+
   /** Sends what is queued, waiting at most `boundMs` (what does not make it counts as dropped). */
   async flush(boundMs: number): Promise<void> {
     await this.#provider.forceFlush({ timeoutMillis: boundMs }).catch(() => undefined)
@@ -195,6 +200,7 @@ class CountingExporter implements SpanExporter {
   ended = 0
   delivered = 0
   closed = false
+  lastError: string | null = null
   readonly #inner: SpanExporter
   readonly #codes: typeof ExportResultCode
 
@@ -208,6 +214,8 @@ class CountingExporter implements SpanExporter {
       this.#inner.export(spans, (result) => {
         if (result.code === this.#codes.SUCCESS && !this.closed) {
           this.delivered += spans.length
+        } else if (result.code !== this.#codes.SUCCESS) {
+          this.lastError = result.error?.message ?? 'export failed'
         }
         done(result)
       })

@@ -20,6 +20,10 @@ export interface SettingsSlice {
   saveSettings(patch: SettingsPatch): Promise<Reply<SettingsView>>
   /** null removes the stored key. The key goes to the engine and never comes back. */
   saveSecret(provider: ProviderId, apiKey: string | null): Promise<Reply<SettingsView>>
+  /** Settings → Observability's headers; null removes them. Sent to the engine, never back. */
+  saveOtlpHeaders(headers: string | null): Promise<Reply<SettingsView>>
+  /** Settings → Observability's Test: one span to the endpoint in effect. */
+  testOtlp(): Promise<Reply<{ ok: boolean; message: string }>>
   /** Team mode's state as the engine tells it (team:changed, Try again now), its backlog too. */
   applyTeamStore(teamStore: TeamStoreView): void
   /** Settings → Team mode's "Try again now". */
@@ -54,6 +58,14 @@ export const createSettingsSlice: SliceCreator<SettingsSlice> = (set, get) => ({
     if (reply.ok) set(viewed(reply.value))
     return reply
   },
+
+  saveOtlpHeaders: async (headers) => {
+    const reply = await call((api) => api.setOtlpHeaders({ headers }))
+    if (reply.ok) set(viewed(reply.value))
+    return reply
+  },
+
+  testOtlp: () => call((api) => api.testOtlp({})),
 
   applyTeamStore: (teamStore) => {
     const settings = get().settings

@@ -1,10 +1,11 @@
-import type {
-  CommandHandlers,
-  ProviderId,
-  ProviderSettingsView,
-  SettingsView,
-  TeamLedgerBacklog,
-  TeamStoreView,
+import {
+  BaseUrl,
+  type CommandHandlers,
+  type ProviderId,
+  type ProviderSettingsView,
+  type SettingsView,
+  type TeamLedgerBacklog,
+  type TeamStoreView,
 } from '../../../../shared/contract'
 import { EngineError } from '../../core/errors'
 import { DEFAULT_BASE_URLS, keyAnswer } from '../../providers'
@@ -14,10 +15,11 @@ import { providerAccess } from '../provider-access'
 import { providerKey } from '../secrets'
 import { ENV_NAMES } from '../../providers/keys'
 import { teamStoreSetting } from '../../team/store-url'
+import { observabilityView, storeOtlpHeaders, testOtlp } from '../observability'
 
 type SettingsHandlers = Pick<
   CommandHandlers,
-  'settings:get' | 'settings:set' | 'secrets:set' | 'team:join'
+  'settings:get' | 'settings:set' | 'secrets:set' | 'team:join' | 'otlp:headers' | 'otlp:test'
 >
 
 /**
@@ -41,6 +43,7 @@ export function settingsHandlers(
       if (patch.baseUrls) guardEnvironmentKeys(parts, patch.baseUrls)
       if (patch.teamStore !== undefined)
         patch = { ...patch, teamStore: checkedTeamStore(patch.teamStore) }
+      if (patch.otlpEndpoint) checkOtlpEndpoint(patch.otlpEndpoint)
       const current = settings.get()
       if (
         patch.defaultProvider !== undefined &&
@@ -92,6 +95,11 @@ export function settingsHandlers(
       secrets.set(provider, apiKey, storedFor)
       return view()
     },
+    'otlp:headers': ({ headers }) => {
+      storeOtlpHeaders(parts, headers)
+      return view()
+    },
+    'otlp:test': () => testOtlp(parts),
     // Nothing to try here: an engine in team mode, or asked for none. A process that runs alone
     // because its store did not answer answers this itself (team-join.ts).
     'team:join': () => view().teamStore,
@@ -132,6 +140,7 @@ function settingsView(parts: EngineParts, ledgerBacklog: TeamLedgerBacklog | nul
     priceTableVersion: prices.version,
     secretStorage: { available: secrets.available, reason: secrets.reason },
     teamStore: teamStoreView(parts, ledgerBacklog),
+    observability: observabilityView(parts),
   }
 }
 
@@ -145,6 +154,17 @@ export function teamStoreView(
     active: parts.team?.address.display ?? null,
     problem: parts.team?.down?.message ?? parts.teamProblem,
     ...(ledgerBacklog ? { ledgerBacklog } : {}),
+  }
+}
+
+/** The transports check it too; a caller of the handlers (the desktop's) gets the same answer. */
+function checkOtlpEndpoint(value: string): void {
+  if (!BaseUrl.safeParse(value).success) {
+    throw new EngineError(
+      'invalid_input',
+      'otlpEndpoint: must be an http:// or https:// URL, without user:password (headers go apart)',
+      'otlpEndpoint',
+    )
   }
 }
 

@@ -162,6 +162,7 @@ export class JournaledEffects implements Effects {
     const stop = this.#active.stopped ?? (this.#ctx.stopping() ? new StopSignal('stop') : null)
     if (stop) throw this.#ended(stop)
     if (this.#active.lost) throw new EffectStop('lost', 'the claim was taken over')
+    const started = this.#ctx.o.clock.now()
     const value = await fn()
     const body = JSON.stringify({ value })
     if (value === undefined || body === undefined) {
@@ -169,7 +170,9 @@ export class JournaledEffects implements Effects {
     }
     if (hash && !this.#active.lost) {
       this.#parts!.journal.answer(this.#key(index, 'step', hash), body, null)
-      this.#logLine('step', `step ${index} "${name}": ran`)
+      // Its duration too: the trace's execute_tool span starts that long before the line.
+      const ms = Math.max(0, this.#ctx.o.clock.now() - started)
+      this.#logLine('step', `step ${index} "${name}": ran in ${ms} ms`)
     }
     return JSON.parse(body).value as T
   }

@@ -11,6 +11,7 @@ import { CallsSection } from './calls-section'
 import { CachingSection } from './caching-section'
 import { PricesSection } from './prices-section'
 import { ProvidersSection } from './providers-section'
+import { ObservabilitySection } from './observability-section'
 import { TeamStoreSection } from './team-store-section'
 
 export function SettingsView() {
@@ -39,6 +40,7 @@ export function SettingsView() {
       <DedupSection settings={settings} />
       <CachingSection settings={settings} />
       <TeamStoreSection settings={settings} />
+      <ObservabilitySection settings={settings} />
       <PricesSection settings={settings} />
       <DatabaseSection settings={settings} />
     </div>
