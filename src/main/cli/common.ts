@@ -146,6 +146,5 @@ export function table(headers: string[], rows: (string | number)[][]): string {
     .join('\n')
 }
 
-export function thousands(n: number): string {
-  return n.toLocaleString('en-US')
-}
+/** A count or a number of tokens, as every view writes it (shared/format.ts). */
+export { formatInt as thousands } from '../../shared/format'

@@ -312,6 +312,11 @@ function addDatabaseCommands(program: Command, done: Done): void {
     .argument('<file>', 'batch file (JSONL or CSV)')
     .addOption(dbOption())
     .option('--audit', 'forecast without deduplication')
+    .option(
+      '--assume-output-tokens <n>',
+      'output tokens each step answers (default: the simulated answer on sim, the prompt size elsewhere)',
+      int(0),
+    )
     .option('--json', 'print the forecast as JSON')
     .action(async (file: string, opts) => {
       const { forecastCommand } = await import('./forecast')

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path'
 import type { BatchSummary, TypeRollupView } from '../../shared/contract'
-import { costCaveats, formatUsd, microsToUsd } from '../../shared/money'
+import { costCaveats, microsToUsd } from '../../shared/money'
+import { formatUsd } from '../../shared/format'
 import { ExportIncomplete, RECOVERY_HINT } from '../engine'
 import { DatabaseError, openReader, table, thousands } from './common'
 import { streamOut } from './stream-out'

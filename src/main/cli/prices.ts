@@ -1,4 +1,5 @@
-import { formatUsd, microsToUsd } from '../../shared/money'
+import { microsToUsd } from '../../shared/money'
+import { formatUsd } from '../../shared/format'
 import type { PriceListing, PriceMatch, Usage } from '../engine'
 import { PRICE_TABLE_VERSION, Prices, SettingsStore, openDatabase } from '../engine'
 import { UsageError, existingDbPath, table, thousands } from './common'
