@@ -352,8 +352,10 @@ function addConsoleCommands(program: Command, done: Done): void {
 
   program
     .command('demo')
-    .description('run the bundled example batch on the simulated provider and print the summary')
-    .option('--db <path>', 'database file (default: a fresh one in the temp folder)')
+    .description(
+      'run the bundled example batch on the simulated provider, on the default database, and print the summary',
+    )
+    .addOption(dbOption())
     .action(async (opts) => {
       const { demoCommand } = await import('./demo')
       done(await demoCommand(opts))
