@@ -12,6 +12,8 @@
  * - times of day: 24-hour clock ('14:05:09'), in tables, logs, chart axes and chart legends.
  * - durations: '340 ms', '1.2 s', '3 min', '1.5 h'.
  * - percentages: whole percent, rounded down ('19%'), so a batch reads 100% only when it is done.
+ * - prices (USD per 1M tokens, a rate, not an amount): as the price table writes them, 2 to 6
+ *   decimals ('$3.00', '$0.075', '$0.0375').
  *
  * CSV headers follow the same kinds by suffix: `_usd` (decimal dollars), `_tokens` (integers),
  * `_ms` (durations), `ts` (epoch milliseconds) and `time_utc` (ISO 8601).
@@ -48,6 +50,11 @@ export function formatUsd(micros: number | null | undefined): string {
 /** A dollar amount given in dollars (a price per 1M tokens, a chart's axis value). */
 export function formatUsdValue(usd: number): string {
   return formatUsd(Math.round(usd * 1_000_000))
+}
+
+/** A price in USD per 1M tokens, with the decimals the price table gives it: '$0.075'. */
+export function formatUsdPerM(usd: number): string {
+  return `$${usd.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 6 })}`
 }
 
 /** A count (tasks, calls, rows) or a number of tokens: '213,812'. */

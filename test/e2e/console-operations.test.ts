@@ -14,6 +14,14 @@ const s = consoleSession({
 })
 
 describe('console operations', () => {
+  it('an empty Queue names the commands that fill this same database', async () => {
+    const hint = s.page.getByTestId('queue-empty-cli')
+    await hint.waitFor()
+    const text = await hint.textContent()
+    expect(text).toContain(`npx pacer run FILE.jsonl --db ${s.db}`)
+    expect(text).toContain(`npx pacer demo --db ${s.db}`)
+  })
+
   it('the add-task form queues one task that runs', async () => {
     await s.page.getByTestId('add-task-toggle').click()
     await s.page.getByTestId('task-type').fill('greet')
@@ -67,7 +75,7 @@ describe('console operations', () => {
     const notes = s.page.getByTestId('import-forecast-notes')
     await expect(notes.textContent()).resolves.toContain('4 task(s) reuse an answer')
     await expect(s.page.getByTestId('import-forecast-models').textContent()).resolves.toMatch(
-      /Priced against sim\/sim-small \(4 tasks\): \$3\.0000 input, \$15\.0000 output/,
+      /Priced against sim\/sim-small \(4 tasks\): \$3\.00 input, \$15\.00 output/,
     )
     await expect(s.page.getByTestId('import-output-tokens').textContent()).resolves.toContain(
       'assumed the size of the simulated answer',

@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import type { ForecastView } from '../../shared/contract'
 import { formatFromName } from '../../shared/batch-format'
-import { formatUsd, formatUsdValue } from '../../shared/format'
+import { formatUsd, formatUsdPerM } from '../../shared/format'
 import { UsageError, dbPathFrom, openEngine, openReader, table, thousands } from './common'
 import { say } from './terminal-text'
 
@@ -96,7 +96,7 @@ export function forecastNotes(f: ForecastView): string[] {
   )
   for (const m of f.models) {
     const price = m.price
-      ? `${formatUsdValue(m.price.input)} input, ${formatUsdValue(m.price.output)} output per 1M tokens`
+      ? `${formatUsdPerM(m.price.input)} input, ${formatUsdPerM(m.price.output)} output per 1M tokens`
       : 'no price: its cost is not included (add one in the console: Settings → Prices)'
     lines.push(`priced against ${m.provider}/${m.model} (${thousands(m.tasks)} task(s)): ${price}`)
   }

@@ -100,7 +100,7 @@ describe('pacer forecast on a database', () => {
     expect(text.stdout).toContain('output tokens: assumed, per step,')
     expect(text.stdout).toContain('--assume-output-tokens N')
     expect(text.stdout).toMatch(
-      /priced against sim\/sim-small \(4 task\(s\)\): \$3\.0000 input, \$15\.0000 output per 1M/,
+      /priced against sim\/sim-small \(4 task\(s\)\): \$3\.00 input, \$15\.00 output per 1M/,
     )
     const set = await runPacer(['forecast', file, '--assume-output-tokens', '7', '--db', db])
     expect(set.stdout).toContain('output tokens: assumed 7 per step (--assume-output-tokens)')

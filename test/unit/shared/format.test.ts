@@ -8,6 +8,7 @@ import {
   formatPercent,
   formatTokens,
   formatUsd,
+  formatUsdPerM,
   formatUsdValue,
 } from '../../../src/shared/format'
 
@@ -42,6 +43,12 @@ describe('one format per kind of number', () => {
   it('money: unpriced is a word, never $0', () => {
     expect(formatUsd(null)).toBe('unpriced')
     expect(formatUsd(undefined)).toBe('unpriced')
+  })
+
+  it('prices per 1M tokens: the decimals the price table gives, at least cents', () => {
+    expect(formatUsdPerM(3)).toBe('$3.00')
+    expect(formatUsdPerM(0.075)).toBe('$0.075')
+    expect(formatUsdPerM(0.000001)).toBe('$0.000001')
   })
 
   it('tokens and counts: whole numbers with separators, a total like its rows', () => {

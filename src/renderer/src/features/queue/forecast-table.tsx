@@ -1,6 +1,6 @@
 import { useState } from 'react'
 import type { ForecastTypeView, ForecastView } from '../../../../shared/contract'
-import { formatUsd, formatUsdValue } from '../../../../shared/format'
+import { formatUsd, formatUsdPerM } from '../../../../shared/format'
 import { formatInt, formatTokens } from '../../lib/format'
 import { useStore } from '../../store'
 
@@ -79,7 +79,7 @@ function ForecastNotes({ forecast }: { forecast: ForecastView }) {
             </span>{' '}
             ({formatInt(m.tasks)} task{m.tasks === 1 ? '' : 's'}):{' '}
             {m.price
-              ? `${formatUsdValue(m.price.input)} input, ${formatUsdValue(m.price.output)} output per 1M tokens`
+              ? `${formatUsdPerM(m.price.input)} input, ${formatUsdPerM(m.price.output)} output per 1M tokens`
               : 'no price, not included'}
           </span>
         ))}{' '}
