@@ -14,6 +14,14 @@ const s = consoleSession({
 })
 
 describe('console operations', () => {
+  it('an empty Queue names the commands that fill this same database', async () => {
+    const hint = s.page.getByTestId('queue-empty-cli')
+    await hint.waitFor()
+    const text = await hint.textContent()
+    expect(text).toContain(`npx pacer run FILE.jsonl --db ${s.db}`)
+    expect(text).toContain(`npx pacer demo --db ${s.db}`)
+  })
+
   it('the add-task form queues one task that runs', async () => {
     await s.page.getByTestId('add-task-toggle').click()
     await s.page.getByTestId('task-type').fill('greet')
@@ -49,6 +57,35 @@ describe('console operations', () => {
       return b && (b.counts.succeeded ?? 0) + (b.counts.reused ?? 0) === 4 ? b : undefined
     }, 30_000)
     expect(batch.counts).toMatchObject({ succeeded: 3, reused: 1 })
+  })
+
+  it('the same file again forecasts $0, every task reused; the output assumption is a field', async () => {
+    await s.page.getByTestId('import-file').setInputFiles({
+      name: 'tickets.csv',
+      mimeType: 'text/csv',
+      buffer: readFileSync(join(ROOT, 'resources/examples/tickets.csv')),
+    })
+    const forecast = s.page.getByTestId('import-forecast')
+    await forecast.waitFor()
+    const total = forecast.locator('tfoot tr td')
+    // Task type, tasks, duplicates, reused, calls, input, output, cost, saved.
+    await expect(total.nth(3).textContent()).resolves.toBe('4')
+    await expect(total.nth(4).textContent()).resolves.toBe('0')
+    await expect(total.nth(7).textContent()).resolves.toBe('$0.0000')
+    const notes = s.page.getByTestId('import-forecast-notes')
+    await expect(notes.textContent()).resolves.toContain('4 task(s) reuse an answer')
+    await expect(s.page.getByTestId('import-forecast-models').textContent()).resolves.toMatch(
+      /Priced against sim\/sim-small \(4 tasks\): \$3\.00 input, \$15\.00 output/,
+    )
+    await expect(s.page.getByTestId('import-output-tokens').textContent()).resolves.toContain(
+      'assumed the size of the simulated answer',
+    )
+    await s.page.getByTestId('import-output-tokens-input').fill('50')
+    await s.page.getByTestId('import-output-tokens-input').press('Enter')
+    await until(async () =>
+      (await s.page.getByTestId('import-output-tokens').textContent())?.includes('assumed 50'),
+    )
+    await s.page.getByRole('button', { name: 'Discard' }).click()
   })
 
   it('a batch imported with an agent module (its path typed) runs through the module', async () => {

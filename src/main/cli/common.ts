@@ -58,10 +58,22 @@ export function existingDbPath(opt: string | undefined): string {
   const path = dbPathFrom(opt)
   if (!existsSync(path)) {
     throw new UsageError(
-      `no Pacer database at ${path}: run a batch first (pacer run FILE.jsonl), or check --db`,
+      `no Pacer database at ${path}: ${runHint(opt, path)}${opt === undefined ? '' : ', or check --db'}`,
     )
   }
   return path
+}
+
+/**
+ * What to do on an empty (or absent) database, aimed at that same database: the demo writes where
+ * it is told, so neither hint sends the user somewhere this command would not read.
+ */
+export function runHint(opt: string | undefined, path: string): string {
+  const db = opt === undefined ? '' : ` --db ${path}`
+  return (
+    `run a batch on it: pacer run FILE.jsonl${db} (one JSON task per line), ` +
+    `or pacer demo${db} for the bundled example on the simulated provider`
+  )
 }
 
 /**
@@ -146,6 +158,5 @@ export function table(headers: string[], rows: (string | number)[][]): string {
     .join('\n')
 }
 
-export function thousands(n: number): string {
-  return n.toLocaleString('en-US')
-}
+/** A count or a number of tokens, as every view writes it (shared/format.ts). */
+export { formatInt as thousands } from '../../shared/format'

@@ -1,5 +1,5 @@
 // `pacer run`'s last word when the database could not take writes to the end.
-import { formatUsd } from '../../shared/money'
+import { formatUsd } from '../../shared/format'
 import type { Engine } from '../engine'
 import { EXIT } from './exit-codes'
 import { say } from './terminal-text'

@@ -3,8 +3,8 @@ import { stat } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import type { ForecastView } from '../../shared/contract'
 import { formatFromName } from '../../shared/batch-format'
-import { formatUsd } from '../../shared/money'
-import { UsageError, dbPathFrom, openEngine, table, thousands } from './common'
+import { formatUsd, formatUsdPerM } from '../../shared/format'
+import { UsageError, dbPathFrom, openEngine, openReader, table, thousands } from './common'
 import { say } from './terminal-text'
 
 /**
@@ -13,7 +13,7 @@ import { say } from './terminal-text'
  */
 export async function forecastCommand(
   file: string,
-  opts: { db?: string; audit?: boolean; json?: boolean },
+  opts: { db?: string; audit?: boolean; json?: boolean; assumeOutputTokens?: number },
 ): Promise<number> {
   const path = resolve(file)
   try {
@@ -23,20 +23,22 @@ export async function forecastCommand(
       `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
     )
   }
-  // Prices and defaults come from the database when there is one; a forecast creates nothing.
+  // Prices, defaults and stored answers come from the database when there is one, opened read
+  // only: a forecast creates nothing and changes nothing.
   const dbPath = dbPathFrom(opts.db)
-  const engine = openEngine({ dbPath: existsSync(dbPath) ? dbPath : ':memory:' })
+  const engine = existsSync(dbPath) ? openReader(dbPath) : openEngine({ dbPath: ':memory:' })
   try {
     const { forecast, invalidLines } = await engine.batches.forecastFile({
       path,
       format: formatFromName(path),
       audit: opts.audit,
+      assumeOutputTokens: opts.assumeOutputTokens,
       onError: (e) => say.err(`${file}:${e.line}: ${e.field ? `${e.field}: ` : ''}${e.message}\n`),
     })
     if (!forecast) throw new UsageError(`${file}: no valid tasks to forecast`)
     if (opts.json) {
-      const { byType, total, unpricedTasks } = forecast
-      say.out(`${JSON.stringify({ byType, total, unpricedTasks, invalidLines })}\n`)
+      const { dedup: _dedup, ...view } = forecast
+      say.out(`${JSON.stringify({ ...view, invalidLines })}\n`)
     } else {
       printForecast(forecast)
     }
@@ -51,6 +53,7 @@ function printForecast(f: ForecastView): void {
     r.taskType,
     r.tasks,
     r.distinctTasks,
+    r.reused,
     r.calls,
     thousands(r.inputTokens),
     thousands(r.outputTokens),
@@ -63,6 +66,7 @@ function printForecast(f: ForecastView): void {
         'task type',
         'tasks',
         'distinct',
+        'reused',
         'calls',
         'input tokens',
         'output tokens',
@@ -72,7 +76,33 @@ function printForecast(f: ForecastView): void {
       [...f.byType.map(row), row({ ...f.total, taskType: 'TOTAL' })],
     )}\n`,
   )
-  if (f.unpricedTasks > 0) {
-    say.out(`${f.unpricedTasks} task(s) use a model without a price: their cost is not included\n`)
+  for (const line of forecastNotes(f)) say.out(`${line}\n`)
+}
+
+/** What a forecast assumed and reused, in words under its table. */
+export function forecastNotes(f: ForecastView): string[] {
+  const lines: string[] = []
+  if (f.total.reused > 0) {
+    lines.push(
+      `${thousands(f.total.reused)} task(s) reuse an answer this database already holds: ` +
+        'no call, $0',
+    )
   }
+  lines.push(
+    f.assumedOutputTokens === null
+      ? 'output tokens: assumed, per step, the size of the simulated answer on sim and the size ' +
+          'of the prompt on other providers (set with --assume-output-tokens N)'
+      : `output tokens: assumed ${thousands(f.assumedOutputTokens)} per step (--assume-output-tokens)`,
+  )
+  for (const m of f.models) {
+    const price = m.price
+      ? `${formatUsdPerM(m.price.input)} input, ${formatUsdPerM(m.price.output)} output per 1M tokens`
+      : 'no price: its cost is not included (add one in the console: Settings → Prices)'
+    lines.push(`priced against ${m.provider}/${m.model} (${thousands(m.tasks)} task(s)): ${price}`)
+  }
+  lines.push(`prices: table ${f.priceVersion}`)
+  if (f.unpricedTasks > 0) {
+    lines.push(`${f.unpricedTasks} task(s) use a model without a price: their cost is not included`)
+  }
+  return lines
 }

@@ -320,6 +320,11 @@ function addDatabaseCommands(program: Command, done: Done): void {
     .argument('<file>', 'batch file (JSONL or CSV)')
     .addOption(dbOption())
     .option('--audit', 'forecast without deduplication')
+    .option(
+      '--assume-output-tokens <n>',
+      'output tokens each step answers (default: the simulated answer on sim, the prompt size elsewhere)',
+      int(0),
+    )
     .option('--json', 'print the forecast as JSON')
     .action(async (file: string, opts) => {
       const { forecastCommand } = await import('./forecast')
@@ -359,8 +364,10 @@ function addConsoleCommands(program: Command, done: Done): void {
 
   program
     .command('demo')
-    .description('run the bundled example batch on the simulated provider and print the summary')
-    .option('--db <path>', 'database file (default: a fresh one in the temp folder)')
+    .description(
+      'run the bundled example batch on the simulated provider, on the default database, and print the summary',
+    )
+    .addOption(dbOption())
     .action(async (opts) => {
       const { demoCommand } = await import('./demo')
       done(await demoCommand(opts))

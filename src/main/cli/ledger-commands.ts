@@ -1,8 +1,9 @@
 import { resolve } from 'node:path'
 import type { BatchSummary, TypeRollupView } from '../../shared/contract'
-import { costCaveats, formatUsd, microsToUsd } from '../../shared/money'
+import { costCaveats, microsToUsd } from '../../shared/money'
+import { formatUsd } from '../../shared/format'
 import { ExportIncomplete, RECOVERY_HINT } from '../engine'
-import { DatabaseError, openReader, table, thousands } from './common'
+import { DatabaseError, openReader, runHint, table, thousands } from './common'
 import { streamOut } from './stream-out'
 import { say } from './terminal-text'
 
@@ -18,9 +19,7 @@ export async function summaryCommand(opts: { db?: string; json?: boolean }): Pro
       return 0
     }
     if (byType.length === 0) {
-      say.out(
-        `the ledger at ${engine.dbPath} is empty: run a batch first (pacer run FILE.jsonl, or npm run demo)\n`,
-      )
+      say.out(`the ledger at ${engine.dbPath} is empty: ${runHint(opts.db, engine.dbPath)}\n`)
       return 0
     }
     say.out(
@@ -148,7 +147,7 @@ export async function batchesCommand(opts: { db?: string; json?: boolean }): Pro
       return 0
     }
     if (batches.length === 0) {
-      say.out(`no batches in ${engine.dbPath}: run one with pacer run FILE.jsonl\n`)
+      say.out(`no batches in ${engine.dbPath}: ${runHint(opts.db, engine.dbPath)}\n`)
       return 0
     }
     const rows = batches.map((b) => [

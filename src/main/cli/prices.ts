@@ -1,4 +1,5 @@
-import { formatUsd, microsToUsd } from '../../shared/money'
+import { microsToUsd } from '../../shared/money'
+import { formatUsd, formatUsdPerM } from '../../shared/format'
 import type { PriceListing, PriceMatch, Usage } from '../engine'
 import { PRICE_TABLE_VERSION, Prices, SettingsStore, openDatabase } from '../engine'
 import { UsageError, existingDbPath, table, thousands } from './common'
@@ -99,8 +100,7 @@ function find(prices: Prices, model: string, provider: string | undefined): Pric
   return null
 }
 
-const usd = (n: number) =>
-  `$${n.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 6 })}`
+const usd = formatUsdPerM
 
 function describe(
   model: string,

@@ -1,7 +1,8 @@
 // What `pacer run` reports at the end: the batch's totals from the ledger and the queue, as JSON
 // (--json) or as the lines a person reads.
 import type { BatchSummary } from '../../shared/contract'
-import { costCaveats, formatUsd, microsToUsd, usdToMicros } from '../../shared/money'
+import { costCaveats, microsToUsd, usdToMicros } from '../../shared/money'
+import { formatUsd } from '../../shared/format'
 import type { Engine, PartitionStop } from '../engine'
 import { failureReport, reportLines, type FailureReport } from './run-report'
 import { say } from './terminal-text'

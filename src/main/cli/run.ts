@@ -1,7 +1,8 @@
 import { basename, resolve } from 'node:path'
 import cliProgress from 'cli-progress'
 import type { BatchSummary } from '../../shared/contract'
-import { formatUsd, microsToUsd, usdToMicros } from '../../shared/money'
+import { microsToUsd, usdToMicros } from '../../shared/money'
+import { formatUsd } from '../../shared/format'
 import { formatFromName } from '../../shared/batch-format'
 import { runParams, type ParamsOptions } from './params'
 import type {

@@ -8,7 +8,7 @@ import { basename } from 'node:path'
 import type { MenuItemConstructorOptions } from 'electron'
 import { batchFormatOf } from '../../shared/batch-format'
 import type { CommandHandlers, LineError } from '../../shared/contract'
-import { formatUsd } from '../../shared/money'
+import { formatUsd } from '../../shared/format'
 import { runCommand } from '../transport/commands'
 import type { ExportKind } from '../transport/ledger-export'
 

@@ -5,7 +5,7 @@ import { ConcurrencyView } from './features/concurrency/concurrency-view'
 import { QueueView } from './features/queue/queue-view'
 import { SettingsView } from './features/settings/settings-view'
 import { SpendView } from './features/spend/spend-view'
-import { formatUsd } from '../../shared/money'
+import { formatUsd } from '../../shared/format'
 import { formatInt, formatRollupCost } from './lib/format'
 import { selectLiveLoad, useStore, type Store, type View } from './store'
 import type { ConnectionState } from './transport'
@@ -107,7 +107,7 @@ function Header() {
         </div>
         <div className="stat stat-good" data-testid="header-saved">
           <dt>Saved by dedup</dt>
-          <dd>{totals ? formatUsd(totals.savedMicros, 'glance') : '—'}</dd>
+          <dd>{totals ? formatUsd(totals.savedMicros) : '—'}</dd>
         </div>
       </dl>
     </header>

@@ -48,6 +48,8 @@ export const commandSchemas = {
     format: BatchFormat.optional(),
     /** Forecast without deduplication; default: the audit setting. */
     audit: z.boolean().optional(),
+    /** Output tokens each step is assumed to answer; default: ForecastView.assumedOutputTokens. */
+    assumeOutputTokens: z.number().int().nonnegative().max(1_000_000).optional(),
     params: RequestParams.optional(),
     agents: AgentsPath.optional(),
   }),

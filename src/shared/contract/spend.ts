@@ -115,6 +115,11 @@ export interface ForecastTypeView {
   distinctTasks: number
   /** tasks − distinctTasks. */
   duplicates: number
+  /**
+   * Tasks whose answer the database already holds (a finished batch's, still within retention):
+   * they reuse it at $0 and make no call, their in-file duplicates included. 0 in audit mode.
+   */
+  reused: number
   /** Provider calls that would be made (one per step of every task that runs). */
   calls: number
   inputTokens: number
@@ -124,10 +129,20 @@ export interface ForecastTypeView {
   /** Tasks that run on a model without a price: their cost is missing from costMicros. */
   unpricedTasks: number
   /**
-   * What the duplicates would cost if they ran: saved when dedup is on, at stake when it is off
-   * (audit mode). Unpriced duplicates are not included.
+   * What the duplicates and the reused tasks would cost if they ran: saved when dedup is on, at
+   * stake when it is off (audit mode). Unpriced ones are not included.
    */
   savedByDedupMicros: number
+}
+
+/** A model a forecast priced its tasks against, with the price used (USD per 1M tokens). */
+export interface ForecastModelView {
+  provider: string
+  model: string
+  /** Tasks of the file on this model (reused and duplicates included). */
+  tasks: number
+  /** null: no price for it (its tasks' cost is not included). */
+  price: { input: number; output: number } | null
 }
 
 export interface ForecastView {
@@ -135,4 +150,14 @@ export interface ForecastView {
   total: ForecastTypeView
   /** total.unpricedTasks. */
   unpricedTasks: number
+  /**
+   * The output tokens each step is assumed to answer (`--assume-output-tokens`, the preview's
+   * field); null: the default rule, the simulated provider's own answer size on sim and the
+   * step's prompt size on any other provider.
+   */
+  assumedOutputTokens: number | null
+  /** The models priced against, most tasks first. */
+  models: ForecastModelView[]
+  /** The price table's version the costs come from. */
+  priceVersion: string
 }

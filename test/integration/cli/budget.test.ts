@@ -44,7 +44,9 @@ describe('pacer run --budget', () => {
       capUsd: CAP_USD,
       stoppedBy: expect.stringMatching(/^held by budget: /) as string,
     })
-    expect(first.stderr).toMatch(/stopped by the run's budget: \$[\d.]+ spent of \$0\.05; \d+ task/)
+    expect(first.stderr).toMatch(
+      /stopped by the run's budget: \$[\d.]+ spent of \$0\.0500; \d+ task/,
+    )
     const capMicros = CAP_USD * 1e6
     const billed = bill()
     expect(billed).toBeLessThanOrEqual(capMicros)

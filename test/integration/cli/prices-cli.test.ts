@@ -56,8 +56,8 @@ describe('pacer prices', () => {
       'priced by the bundled entry claude-3-5-sonnet (claude-3-5-sonnet-latest is an alias of it)',
     )
     // 800,000 × $3 + 200,000 × $0.30 + 1,000 × $15 = 2.4 + 0.06 + 0.015
-    expect(alias.stdout).toContain('1,000 output tokens: $2.475')
-    expect(alias.stdout).toContain('cache reads saved $0.54')
+    expect(alias.stdout).toContain('1,000 output tokens: $2.4750')
+    expect(alias.stdout).toContain('cache reads saved $0.5400')
 
     const snapshot = await runPacer([
       'prices',
@@ -96,7 +96,7 @@ describe('pacer prices', () => {
     expect(priced.stdout).toContain(
       'priced by the override entry gpt-7, openai; an operator override',
     )
-    expect(priced.stdout).toContain('0 output tokens: $1.00')
+    expect(priced.stdout).toContain('0 output tokens: $1.0000')
     const list = await runPacer(['prices', '--db', db])
     expect(list.stdout).toMatch(
       /price table 2026-12-01\+overrides\.[0-9a-f]{8} \(bundled \+ overrides\)/,

@@ -275,8 +275,8 @@ describe('pacer run --no-prompt-cache, and pacer summary', () => {
     const table = await runPacer(['summary', '--db', db])
     // Net: 11,362 − 1,587 = 9,775 µ$.
     expect(table.stdout).toContain(
-      'prompt cache: 4,208 input tokens read from it (saved $0.011362), 2,116 written to it ' +
-        '($0.001587 above the input price): net $0.009775',
+      'prompt cache: 4,208 input tokens read from it (saved $0.0114), 2,116 written to it ' +
+        '($0.0016 above the input price): net $0.0098',
     )
     const csv = await runPacer(['export', '--db', db, '--kind', 'summary', '--out', '-'])
     const [header, ...lines] = csv.stdout.trim().split(/\r?\n/)

@@ -3,6 +3,7 @@ import {
   canCancel,
   canPause,
   canResume,
+  batchLabel,
   retryableCount,
 } from '../../../src/renderer/src/features/queue/batch-rules'
 import { allowsBatchAction } from '../../../src/shared/batch-states'
@@ -34,5 +35,15 @@ describe('batch-rules', () => {
   it('counts failed and cancelled tasks as retryable', () => {
     expect(retryableCount(summary('done', 2, 1))).toBe(3)
     expect(retryableCount(summary('running', 0, 0))).toBe(0)
+  })
+})
+
+describe('batchLabel', () => {
+  it('tells two runs of one file apart by their start and id', () => {
+    const first = { id: 'b-1', name: 'tickets.csv', source: 'tickets.csv', createdAt: 0 }
+    const second = { ...first, id: 'b-2', createdAt: 3_600_000 }
+    expect(batchLabel(first)).not.toBe(batchLabel(second))
+    expect(batchLabel(second)).toMatch(/^tickets\.csv · .* · b-2$/)
+    expect(batchLabel({ ...first, name: '', source: null })).toMatch(/^b-1 · /)
   })
 })

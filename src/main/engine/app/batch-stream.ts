@@ -12,7 +12,13 @@ import { checkIdempotencyKey } from '../intake/idempotency-keys'
 import { commitOpenScopes } from '../db/step-writes'
 import type { BatchWriter } from '../queue/queue'
 import { resolverFor, type ResolvedTask } from '../intake/task-resolver'
-import { resolveRules, taskResolver, type StartedFile, type TaskDefaults } from './task-defaults'
+import {
+  forecastOptions,
+  resolveRules,
+  taskResolver,
+  type StartedFile,
+  type TaskDefaults,
+} from './task-defaults'
 import { forgetFailure, retryTeamFailures, type EngineParts } from './parts'
 
 /** A batch file as `pacer run` streams it. */
@@ -275,6 +281,8 @@ async function hashFile(
 export type ForecastFile = Pick<StreamedFile, 'path' | 'format' | 'onError' | 'onProgress'> & {
   /** Forecast without deduplication. @default the settings' audit mode */
   audit?: boolean
+  /** Output tokens each step is assumed to answer. @default ForecastOptions.outputTokensPerStep */
+  assumeOutputTokens?: number
 }
 
 /** What `pacer forecast FILE` reports, read line by line. */
@@ -289,9 +297,11 @@ export async function forecastStreamedFile(
   file: ForecastFile,
   size: number,
 ): Promise<StreamedForecast> {
-  const { db, prices, settings } = parts
-  const dedup = !(file.audit ?? settings.get().audit)
-  const acc = new ForecastAccumulator(prices, { dedup })
+  const { db, prices } = parts
+  const acc = new ForecastAccumulator(
+    prices,
+    forecastOptions(parts, file.audit, file.assumeOutputTokens),
+  )
   const validator = new TaskValidator(tempKeys(db))
   const resolve = taskResolver(parts)
   const errors: LineError[] = []

@@ -2,6 +2,7 @@
 // them: shared by the lifecycle (a whole file at once) and the stream (a file line by line).
 import type { BatchSummary, LineError } from '../../../shared/contract'
 import type { ParsedTask } from '../intake/batch-file'
+import type { ForecastOptions } from '../intake/forecast'
 import type { RequestParams } from '../core/types'
 import type { BatchAgents } from '../agents/registry'
 import { resolverFor, type ResolvedTask, type ResolveRules } from '../intake/task-resolver'
@@ -77,4 +78,20 @@ export function taskResolver(
   defaults?: TaskDefaults,
 ): (t: ParsedTask, errors: LineError[]) => ResolvedTask | null {
   return resolverFor(resolveRules(parts, defaults))
+}
+
+/**
+ * How a forecast on this database is made: deduplicated unless audit mode (the batch's, else the
+ * setting), the stored answers of its claims counted as reused, and the output assumption given.
+ */
+export function forecastOptions(
+  parts: Pick<EngineParts, 'claims' | 'settings'>,
+  audit: boolean | undefined,
+  assumeOutputTokens: number | undefined,
+): ForecastOptions {
+  return {
+    dedup: !(audit ?? parts.settings.get().audit),
+    stored: (fp) => parts.claims.holdsResult(fp),
+    ...(assumeOutputTokens === undefined ? {} : { outputTokensPerStep: assumeOutputTokens }),
+  }
 }

@@ -17,6 +17,9 @@ export const CLAIM_SQL = {
     SELECT f.state, f.status, f.owner, f.epoch, f.lease_until, r.body AS result, f.result_id,
       f.cost_micros, f.completed_at
     FROM fingerprints f LEFT JOIN results r ON r.id = f.result_id WHERE f.fp = ?`,
+  // A forecast's question, per distinct task: is an answer stored? Without the result's body.
+  stored: `
+    SELECT state, status, completed_at FROM fingerprints WHERE fp = ? AND state = 'completed'`,
   // Re-claiming reuses the row, never deletes it: the epoch keeps growing, so an owner from any
   // earlier round is fenced out for good.
   reclaim: `

@@ -90,6 +90,7 @@ export class SqliteClaimStore implements ClaimStore {
   readonly #claimQueued: Database.Statement<[string, number, number, Key], { epoch: number }>
   readonly #insert: Database.Statement<[Key, string, number, number]>
   readonly #select: Database.Statement<[Key], ClaimRow>
+  readonly #holds: Database.Statement<[Key], Pick<ClaimRow, 'state' | 'status' | 'completed_at'>>
   readonly #reclaim: Database.Statement<[string, number, number, Key, number, ClaimState]>
   readonly #takeOver: Database.Statement<[string, number, number, Key, number, number]>
   readonly #renew: Database.Statement<[number, Key, number]>
@@ -127,6 +128,7 @@ export class SqliteClaimStore implements ClaimStore {
     this.#claimQueued = db.prepare(CLAIM_SQL.claimQueued)
     this.#insert = db.prepare(CLAIM_SQL.claim)
     this.#select = db.prepare(CLAIM_SQL.select)
+    this.#holds = db.prepare(CLAIM_SQL.stored)
     this.#reclaim = db.prepare(CLAIM_SQL.reclaim)
     this.#takeOver = db.prepare(CLAIM_SQL.takeOver)
     this.#renew = db.prepare(CLAIM_SQL.renew)
@@ -302,6 +304,12 @@ export class SqliteClaimStore implements ClaimStore {
     return this.#retained(row, this.#clock.now()) ? toStoredResult(row) : undefined
   }
 
+  /** Whether getResult would hand out a result now, without reading it (a forecast's question). */
+  holdsResult(fp: string): boolean {
+    const row = this.#holds.get(fpKey(fp))
+    return row !== undefined && this.#retained(row, this.#clock.now())
+  }
+
   #waitStep(fp: string, owner: string, leaseMs: number): WaitStep {
     const key = fpKey(fp)
     for (let round = 0; round < MAX_CAS_ROUNDS; round++) {
@@ -339,7 +347,7 @@ export class SqliteClaimStore implements ClaimStore {
   }
 
   /** A completed result still handed out: within retention, and not truncated unless accepted. */
-  #retained(row: ClaimRow, now: number): boolean {
+  #retained(row: Pick<ClaimRow, 'status' | 'completed_at'>, now: number): boolean {
     if (row.status === 'truncated' && !this.acceptTruncated) return false
     return this.#resultTtlMs === 0 || now < (row.completed_at ?? 0) + this.#resultTtlMs
   }

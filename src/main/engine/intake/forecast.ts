@@ -1,4 +1,4 @@
-import type { ForecastTypeView, ForecastView } from '../../../shared/contract'
+import type { ForecastModelView, ForecastTypeView, ForecastView } from '../../../shared/contract'
 import type { Prices } from '../pricing/prices'
 import { continueMessage, estimateTokens, messageChars, taskMessages } from '../providers/prompt'
 import type { ChatMessage, JsonValue } from '../core/types'
@@ -23,6 +23,12 @@ export interface ForecastOptions {
   outputTokensPerStep?: number
   /** Identical fingerprints run once (the first in batch order); the others reuse it. @default true */
   dedup?: boolean
+  /**
+   * Whether the database already holds an answer for a fingerprint (a claim completed within
+   * retention): such a task reuses it at $0, as the runner would. Asked once per distinct
+   * fingerprint, and only with dedup on. @default none is stored
+   */
+  stored?: (fp: string) => boolean
 }
 
 /** Expected spend of a set of tasks: the contract's view, without the task type. */
@@ -31,7 +37,6 @@ type ForecastRollup = Omit<ForecastTypeView, 'taskType'>
 /** The contract's view of a forecast, and how it was made. */
 export interface Forecast extends ForecastView {
   dedup: boolean
-  priceVersion: string
 }
 
 interface Acc extends ForecastRollup {
@@ -162,6 +167,10 @@ export class ForecastAccumulator {
   // tokens are computed once per fingerprint. Keyed by 64 bits of it: a collision is ~2^-40 even
   // for millions of distinct tasks, and would only misplace one task in an estimate.
   readonly #seen = new Set<string>()
+  /** Of #seen, the fingerprints whose answer is stored: their tasks reuse it. */
+  readonly #reusable = new Set<string>()
+  readonly #stored: ((fp: string) => boolean) | undefined
+  readonly #models = new Map<string, ForecastModelView>()
   readonly #perTask = new Map<string, { tokens: TaskTokens; cost: number | null }>()
 
   constructor(prices: Prices, opts: ForecastOptions = {}) {
@@ -174,6 +183,7 @@ export class ForecastAccumulator {
     this.#prices = prices
     this.#dedup = opts.dedup ?? true
     this.#fixedOutput = fixedOutput
+    this.#stored = this.#dedup ? opts.stored : undefined
   }
 
   /** Adds one task, in batch order; `name` names it in a TypeError. */
@@ -195,18 +205,29 @@ export class ForecastAccumulator {
       this.#perTask.set(memoKey, memo)
     }
     const { tokens, cost } = memo
+    this.#countModel(t)
     const duplicate = this.#seen.has(fp)
-    this.#seen.add(fp)
+    if (!duplicate) {
+      this.#seen.add(fp)
+      if (this.#stored?.(t.fp)) this.#reusable.add(fp)
+    }
+    const reused = this.#reusable.has(fp)
     let acc = this.#byType.get(t.type)
     if (!acc) this.#byType.set(t.type, (acc = emptyAcc()))
     for (const a of [acc, this.#total]) {
       a.tasks++
+      if (!duplicate) a.distinctTasks++
+      if (reused) {
+        // The answer is in the database: no call, $0, and what running it would cost is saved.
+        a.reused++
+        if (duplicate) a.duplicates++
+        if (cost !== null) a.savedByDedupMicros += cost
+        continue
+      }
       if (duplicate) {
         a.duplicates++
         if (cost !== null) a.savedByDedupMicros += cost
         if (this.#dedup) continue
-      } else {
-        a.distinctTasks++
       }
       a.calls += tokens.calls
       a.inputTokens += tokens.inputTokens
@@ -218,6 +239,22 @@ export class ForecastAccumulator {
         a.costMicros = (a.costMicros ?? 0) + cost
       }
     }
+  }
+
+  #countModel(t: ForecastTask): void {
+    const key = `${t.provider}\u0000${t.model}`
+    const seen = this.#models.get(key)
+    if (seen) {
+      seen.tasks++
+      return
+    }
+    const price = this.#prices.priceFor(t.provider, t.model)
+    this.#models.set(key, {
+      provider: t.provider,
+      model: t.model,
+      tasks: 1,
+      price: price && { input: price.input, output: price.output },
+    })
   }
 
   /** Tasks added so far. */
@@ -237,8 +274,10 @@ export class ForecastAccumulator {
       byType: rollups,
       total: all,
       unpricedTasks: all.unpricedTasks,
-      dedup: this.#dedup,
+      assumedOutputTokens: this.#fixedOutput ?? null,
+      models: [...this.#models.values()].sort((a, b) => b.tasks - a.tasks),
       priceVersion: this.#prices.version,
+      dedup: this.#dedup,
     }
   }
 }
@@ -248,6 +287,7 @@ function emptyAcc(): Acc {
     tasks: 0,
     distinctTasks: 0,
     duplicates: 0,
+    reused: 0,
     calls: 0,
     inputTokens: 0,
     outputTokens: 0,

@@ -3,7 +3,7 @@
 // on one database cannot both take the last dollar; the answer settles it to the ledger row's cost
 // in the row's own transaction. Invariant: spent + reserved ≤ cap, at every commit.
 import type Database from 'better-sqlite3'
-import { formatUsd } from '../../../shared/money'
+import { formatUsd } from '../../../shared/format'
 import { TASK_STATUS_CODES } from '../db/codes'
 import { directWrites, type WriteScope } from '../db/step-writes'
 import type { ChatMessage, Clock } from '../core/types'

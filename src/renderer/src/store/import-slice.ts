@@ -17,6 +17,8 @@ export interface ImportDraft {
   error: CommandError | null
   skipInvalid: boolean
   audit: boolean
+  /** Output tokens each step is assumed to answer; absent: the engine's default rule. */
+  assumeOutputTokens?: number
   /** The agent module's absolute path on the engine's machine; absent: the built-in loop. */
   agents?: string
 }
@@ -29,7 +31,13 @@ export interface ImportSlice {
   lastImport: { fileName: string; batchId: string | null; enqueued: number; skipped: number } | null
 
   openImportFile(file: File): Promise<void>
-  setImportOptions(options: { skipInvalid?: boolean; audit?: boolean }): void
+  /** Audit mode and the output assumption change the forecast: the file is previewed again. */
+  setImportOptions(options: {
+    skipInvalid?: boolean
+    audit?: boolean
+    /** null: back to the engine's default rule. */
+    assumeOutputTokens?: number | null
+  }): void
   /** The agent module for the batch ('' for none): the file is previewed again with it. */
   setImportAgents(path: string): void
   confirmImport(): Promise<void>
@@ -87,9 +95,10 @@ export const createImportSlice: SliceCreator<ImportSlice> = (set, get) => {
   const runPreview = async (id: number): Promise<void> => {
     const d = get().importDraft
     if (!d || d.id !== id || d.content === null || d.format === null) return
-    const { fileName, content, format, audit } = d
+    const { fileName, content, format, audit, assumeOutputTokens } = d
+    const assumed = assumeOutputTokens === undefined ? {} : { assumeOutputTokens }
     const reply = await call((api) =>
-      api.previewBatch({ fileName, content, format, audit, ...agentsOf(d) }),
+      api.previewBatch({ fileName, content, format, audit, ...assumed, ...agentsOf(d) }),
     )
     if (reply.ok) patchDraft(id, { phase: 'ready', preview: reply.value })
     else patchDraft(id, { phase: 'failed', error: reply.error })
@@ -133,20 +142,21 @@ export const createImportSlice: SliceCreator<ImportSlice> = (set, get) => {
       await runPreview(id)
     },
 
-    setImportOptions: (options) => {
+    setImportOptions: ({ assumeOutputTokens, ...options }) => {
       const d = get().importDraft
       if (!d) return
-      // Audit changes the forecast (no dedup savings), so the preview is asked again.
-      if (options.audit !== undefined && options.audit !== d.audit && d.content !== null) {
+      const next: ImportDraft = { ...d, ...options }
+      if (assumeOutputTokens !== undefined)
+        next.assumeOutputTokens = assumeOutputTokens ?? undefined
+      // Audit (no dedup savings) and the output assumption change the forecast: ask again.
+      const reforecast = next.audit !== d.audit || next.assumeOutputTokens !== d.assumeOutputTokens
+      if (reforecast && d.content !== null) {
         const id = get().importSeq + 1
-        set({
-          importSeq: id,
-          importDraft: { ...d, ...options, id, phase: 'previewing', error: null },
-        })
+        set({ importSeq: id, importDraft: { ...next, id, phase: 'previewing', error: null } })
         void runPreview(id)
         return
       }
-      set({ importDraft: { ...d, ...options } })
+      set({ importDraft: next })
     },
 
     setImportAgents: (path) => {

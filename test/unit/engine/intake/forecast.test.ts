@@ -77,6 +77,7 @@ describe('forecastBatch', () => {
       tasks: 1,
       distinctTasks: 1,
       duplicates: 0,
+      reused: 0,
       calls: 10,
       ...TEN_STEPS,
       unpricedTasks: 0,
@@ -84,6 +85,36 @@ describe('forecastBatch', () => {
     })
     expect(f.priceVersion).toBe(PRICE_TABLE_VERSION)
     expect(f.dedup).toBe(true)
+    expect(f.assumedOutputTokens).toBeNull()
+    expect(f.models).toEqual([
+      { provider: 'sim', model: 'sim-small', tasks: 1, price: { input: 3, output: 15 } },
+    ])
+  })
+
+  it('counts a task whose answer is stored as reused at $0, its duplicates too, unless audit', () => {
+    const tasks = [task(), task({ fp: 'fpB', steps: 1 }), task(), task({ fp: 'fpB', steps: 1 })]
+    const asked: string[] = []
+    const stored = (fp: string) => {
+      asked.push(fp)
+      return fp === 'fpA'
+    }
+    const f = forecastBatch(tasks, prices, { stored })
+    // Asked once per distinct fingerprint, with the whole fingerprint.
+    expect(asked).toEqual(['fpA', 'fpB'])
+    expect(f.total).toMatchObject({
+      tasks: 4,
+      distinctTasks: 2,
+      duplicates: 2,
+      reused: 2,
+      calls: 1,
+      costMicros: ONE_STEP.costMicros,
+      savedByDedupMicros: 2 * TEN_STEPS.costMicros + ONE_STEP.costMicros,
+    })
+    const all = forecastBatch(tasks, prices, { stored: () => true })
+    expect(all.total).toMatchObject({ reused: 4, calls: 0, inputTokens: 0, costMicros: 0 })
+    // Audit mode runs every task: stored answers are not even asked about.
+    const audit = forecastBatch(tasks, prices, { dedup: false, stored: () => true })
+    expect(audit.total).toMatchObject({ reused: 0, calls: 22 })
   })
 
   it('grows like the seed (avg × s(s+1)/2) when the answer is as long as the prompt', () => {

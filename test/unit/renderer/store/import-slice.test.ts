@@ -152,6 +152,22 @@ describe('import slice', () => {
     expect(fake.inputs('batches:preview').map((i) => i.audit)).toEqual([false, true])
   })
 
+  it('previews again with the output tokens assumed, and back without them', async () => {
+    const { store, fake } = storeOnFakePacer()
+    fake.on('batches:preview', () => ok(preview(1)))
+    await store.getState().openImportFile(file('a.jsonl', LINES))
+    store.getState().setImportOptions({ assumeOutputTokens: 250 })
+    expect(store.getState().importDraft).toMatchObject({ phase: 'previewing', id: 2 })
+    await until(() => store.getState().importDraft?.phase === 'ready')
+    // The same number again is no change: no new preview.
+    store.getState().setImportOptions({ assumeOutputTokens: 250 })
+    store.getState().setImportOptions({ assumeOutputTokens: null })
+    await until(() => store.getState().importDraft?.phase === 'ready')
+    const asked = fake.inputs('batches:preview').map((i) => i.assumeOutputTokens)
+    expect(asked).toEqual([undefined, 250, undefined])
+    expect('assumeOutputTokens' in fake.inputs('batches:preview')[2]!).toBe(false)
+  })
+
   it('previews again with the agent module chosen, and imports with it', async () => {
     const { store, fake } = storeOnFakePacer()
     fake.on('batches:preview', ({ agents }) =>

@@ -10,6 +10,7 @@ import { EngineError } from '../../core/errors'
 import { formatFromName } from '../../../../shared/batch-format'
 import { parseBatchFile } from '../../intake/batch-file'
 import { forecastBatch } from '../../intake/forecast'
+import { forecastOptions } from '../task-defaults'
 import type { BatchLifecycle, ResolvedTask, TaskDefaults } from '../batch-lifecycle'
 import type { RequestParams } from '../../core/types'
 import type { EngineParts } from '../parts'
@@ -65,11 +66,17 @@ function agentsView(agents: BatchAgents, tasks: readonly ResolvedTask[]): Agents
 
 /** The console's batch commands: preview and import a file, list, pause, resume and cancel. */
 export function batchHandlers(parts: EngineParts, batches: BatchLifecycle): BatchHandlers {
-  const { prices, queue, settings } = parts
-  const forecastOf = (tasks: readonly ResolvedTask[], audit?: boolean): ForecastView => {
-    const dedup = !(audit ?? settings.get().audit)
-    const { byType, total, unpricedTasks } = forecastBatch(tasks, prices, { dedup })
-    return { byType, total, unpricedTasks }
+  const { queue } = parts
+  const forecastOf = (
+    tasks: readonly ResolvedTask[],
+    input: { audit?: boolean; assumeOutputTokens?: number },
+  ): ForecastView => {
+    const { dedup: _dedup, ...view } = forecastBatch(
+      tasks,
+      parts.prices,
+      forecastOptions(parts, input.audit, input.assumeOutputTokens),
+    )
+    return view
   }
   return {
     'batches:preview': async (input) => {
@@ -81,7 +88,7 @@ export function batchHandlers(parts: EngineParts, batches: BatchLifecycle): Batc
         format,
         valid: tasks.length,
         errors: sortErrors([...parsed.errors, ...errors]),
-        forecast: tasks.length ? forecastOf(tasks, input.audit) : null,
+        forecast: tasks.length ? forecastOf(tasks, input) : null,
         ...(agents ? { agents: agentsView(agents.batch, tasks) } : {}),
       }
     },
@@ -96,7 +103,7 @@ export function batchHandlers(parts: EngineParts, batches: BatchLifecycle): Batc
       if (tasks.length === 0 || (errors.length > 0 && !input.skipInvalid)) {
         return { batchId: null, enqueued: 0, skipped: 0, errors }
       }
-      const audit = input.audit ?? settings.get().audit
+      const audit = input.audit ?? parts.settings.get().audit
       const batchId = batches.enqueue(
         tasks,
         { name: input.fileName, source: input.fileName, sourceHash: null, audit },

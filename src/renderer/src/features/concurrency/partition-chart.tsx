@@ -92,7 +92,8 @@ export function PartitionChart({ partition }: { partition: string }) {
         axis(theme, { size: 40 }),
       ],
       series: [
-        {},
+        // The legend's time in the axis's 24-hour clock (uPlot's default legend is 12-hour).
+        { value: (_u, v) => (v == null ? '–' : formatClock(v * 1000)) },
         {
           label: 'limit',
           stroke: theme.accent,

@@ -1,6 +1,7 @@
 /** What an operator may do with a batch in each state, and how far along it is. */
 import { allowsBatchAction } from '../../../../shared/batch-states'
 import type { BatchState, BatchSummary } from '../../../../shared/contract'
+import { formatDateTime } from '../../../../shared/format'
 
 // The engine's table decides; the console only offers what it would do.
 export function canPause(state: BatchState): boolean {
@@ -27,3 +28,11 @@ export function finishedCount(b: BatchSummary): number {
 
 /** Progress bar segments in display order; queued is the unfilled rest of the bar. */
 export const PROGRESS_SEGMENTS = ['succeeded', 'reused', 'failed', 'cancelled', 'running'] as const
+
+/**
+ * A batch as the batch filter names it: two runs of one file share a name, so its start and its
+ * id follow ('tickets.csv · Dec 2, 14:05 · b-3f2a'), as the batch list shows them.
+ */
+export function batchLabel(b: Pick<BatchSummary, 'id' | 'name' | 'source' | 'createdAt'>): string {
+  return `${b.name || b.source || b.id} · ${formatDateTime(b.createdAt)} · ${b.id}`
+}

@@ -16,6 +16,7 @@ export function QueueView() {
   const batchesLoaded = useStore((s) => s.batchesLoaded)
   const drafting = useStore((s) => s.importDraft !== null)
   const openTaskId = useStore((s) => s.openTaskId)
+  const dbPath = useStore((s) => s.settings?.dbPath)
   const [adding, setAdding] = useState(false)
   const [dragging, setDragging] = useState(false)
   // dragenter/dragleave fire for every child crossed; count them to know when the file left.
@@ -103,6 +104,13 @@ export function QueueView() {
             Import a <code>.jsonl</code> batch file or add a task; try{' '}
             <code>resources/examples/demo.jsonl</code>.
           </p>
+          {dbPath ? (
+            <p data-testid="queue-empty-cli">
+              Or from a terminal, on this same database (its batches appear here as they run):{' '}
+              <code>npx pacer run FILE.jsonl --db {dbPath}</code>, or{' '}
+              <code>npx pacer demo --db {dbPath}</code> for the bundled example.
+            </p>
+          ) : null}
           <p className="muted">
             Each line is one task:{' '}
             <code>{'{"type": "summarize", "payload": {…}, "steps": 5}'}</code>. Identical tasks run

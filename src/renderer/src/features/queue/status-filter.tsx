@@ -1,6 +1,7 @@
 import { useShallow } from 'zustand/react/shallow'
 import { formatInt } from '../../lib/format'
 import { useStore } from '../../store'
+import { batchLabel } from './batch-rules'
 import { statusCounts, TASK_STATUSES } from '../../store/task-windows'
 
 export function StatusFilter() {
@@ -50,7 +51,7 @@ export function BatchFilter() {
       <option value="">All batches</option>
       {batches.map((b) => (
         <option key={b.id} value={b.id}>
-          {b.name || b.id}
+          {batchLabel(b)}
         </option>
       ))}
     </select>

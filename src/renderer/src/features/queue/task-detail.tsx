@@ -6,7 +6,7 @@ import type {
   TaskLedgerRowView,
   TaskLogLineView,
 } from '../../../../shared/contract'
-import { formatUsd } from '../../../../shared/money'
+import { formatUsd } from '../../../../shared/format'
 import { CopyButton } from '../../components/copy-button'
 import { InlineError } from '../../components/inline-error'
 import { StatusBadge } from '../../components/status-badge'

@@ -1,7 +1,7 @@
 // The task drawer's input and journal: what the task was asked, and the calls its execution
 // journaled while unfinished, each with a copy button.
 import type { TaskInputView, TaskJournalEntryView } from '../../../../shared/contract'
-import { formatUsd } from '../../../../shared/money'
+import { formatUsd } from '../../../../shared/format'
 import { CopyButton } from '../../components/copy-button'
 import { formatDateTime } from '../../lib/format'
 

@@ -3,8 +3,8 @@ import uPlot from 'uplot'
 import 'uplot/dist/uPlot.min.css'
 import type { CostPoint } from '../../../../shared/contract'
 import { axis, chartTheme, fitWidth } from '../../lib/chart-theme'
-import { formatUsd, microsToUsd, usdToMicros } from '../../../../shared/money'
-import { formatInt } from '../../lib/format'
+import { microsToUsd } from '../../../../shared/money'
+import { formatClock, formatDateTime, formatInt, formatUsdValue } from '../../../../shared/format'
 
 const HEIGHT = 200
 
@@ -35,16 +35,17 @@ export function CostChart({
         calls: { range: (_u, _min, max) => [0, max > 0 ? max * 1.15 : 1] },
       },
       axes: [
-        axis(theme),
+        // The 24-hour clock on the axis and in the legend alike (uPlot's defaults mix 12 h in).
+        axis(theme, { space: 70, values: (_u, ticks) => ticks.map(timeTick) }),
         axis(theme, {
           scale: 'usd',
-          size: 64,
-          values: (_u, ticks) => ticks.map((t) => formatUsd(usdToMicros(t), 'glance')),
+          size: 76,
+          values: (_u, ticks) => ticks.map((t) => formatUsdValue(t)),
         }),
         axis(theme, { scale: 'calls', side: 1, size: 44, grid: { show: false } }),
       ],
       series: [
-        {},
+        { value: (_u, v) => (v == null ? '–' : formatDateTime(v * 1000)) },
         {
           label: 'cost',
           scale: 'usd',
@@ -52,7 +53,7 @@ export function CostChart({
           fill: `${theme.accent}99`,
           paths: uPlot.paths.bars!({ size: [0.7, 40], align: 0 }),
           points: { show: false },
-          value: (_u, v) => (v == null ? '–' : formatUsd(usdToMicros(v), 'glance')),
+          value: (_u, v) => (v == null ? '–' : formatUsdValue(v)),
         },
         {
           label: 'calls',
@@ -90,4 +91,10 @@ export function CostChart({
   }, [points, since, bucketMs])
 
   return <div ref={box} className="chart" data-testid="cost-chart" />
+}
+
+/** An x tick (seconds): the time of day, or the day and time when the range spans days. */
+function timeTick(seconds: number, _i: number, ticks: number[]): string {
+  const span = (ticks[ticks.length - 1] ?? seconds) - (ticks[0] ?? seconds)
+  return span > 86_400 ? formatDateTime(seconds * 1000) : formatClock(seconds * 1000)
 }

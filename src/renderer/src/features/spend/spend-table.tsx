@@ -1,5 +1,5 @@
 import type { TypeRollupView } from '../../../../shared/contract'
-import { formatUsd } from '../../../../shared/money'
+import { formatUsd } from '../../../../shared/format'
 import { formatInt, formatRollupCost, formatTokens } from '../../lib/format'
 import { formatRowMoney } from './spend-money'
 

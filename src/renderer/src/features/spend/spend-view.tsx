@@ -53,6 +53,8 @@ function MachineSpend() {
   const points = useStore((s) => s.costOverTime)
   const since = useStore((s) => s.spendSince)
   const rangeId = useStore((s) => s.spendRange)
+  const setRange = useStore((s) => s.setSpendRange)
+  const setView = useStore((s) => s.setView)
   const range = SPEND_RANGES.find((r) => r.id === rangeId) ?? SPEND_RANGES[1]!
   return (
     <>
@@ -62,6 +64,21 @@ function MachineSpend() {
             Every provider call lands on the ledger with its tokens and price. Run a batch, or pick
             a longer range.
           </p>
+          <div className="form-actions">
+            <button type="button" className="button primary" onClick={() => setView('queue')}>
+              Queue a batch
+            </button>
+            {rangeId === 'all' ? null : (
+              <button
+                type="button"
+                className="button ghost"
+                onClick={() => setRange('all')}
+                data-testid="spend-empty-all"
+              >
+                Show all time
+              </button>
+            )}
+          </div>
         </EmptyState>
       ) : null}
 

@@ -41,7 +41,7 @@ describe('the pace line', () => {
       perMinute: { 'output-tokens': 8000, 'input-tokens': 400_000, requests: 50 },
     })
     expect(line).toBe(
-      'Paced at 50 requests/min, 400K input tokens/min, 8,000 output tokens/min · bursts of the announced minute',
+      'Paced at 50 requests/min, 400,000 input tokens/min, 8,000 output tokens/min · bursts of the announced minute',
     )
   })
 
