@@ -160,6 +160,10 @@ function addRunCommand(program: Command, done: Done): void {
     )
     .option('--new', 'start a new batch even if an interrupted run of this file can be resumed')
     .option(
+      '--batch-api',
+      'send the calls as provider batches (OpenAI Batch API, Anthropic Message Batches) at half price, answers within 24 h; journaled, so a rerun resumes polling and never submits twice',
+    )
+    .option(
       '--budget <usd>',
       "the run's spend cap in USD, kept with the batch (a rerun's --budget replaces it): each call's worst case is reserved before it is sent; what does not fit is held (exit 5)",
       num(0),

@@ -193,7 +193,7 @@ describe('Anthropic message batch double', () => {
   const requests = (n: number, id = (i: number) => `r${i}`) =>
     Array.from({ length: n }, (_, i) => ({
       custom_id: id(i),
-      params: { model: 'claude-haiku-4-5', max_tokens: 64, ...chat(i) },
+      params: { ...chat(i), model: 'claude-haiku-4-5', max_tokens: 64 },
     }))
 
   it('keeps its counts at zero until it has ended, then streams every line once in shuffled order', () => {
