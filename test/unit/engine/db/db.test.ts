@@ -73,6 +73,9 @@ describe('openDatabase', () => {
       'names',
       'pacing_partitions',
       'pacing_workers',
+      // Migration 15: the journal of provider batch submissions.
+      'provider_batch_lines',
+      'provider_batches',
       'results',
       'settings',
       'task_log',
