@@ -8,6 +8,7 @@ import { guardProcess } from './exit-guard'
 import { PACER_VERSION, SIM_REQUESTS_PER_MINUTE } from '../engine/constants'
 import { CONTROLLER_KIND_NAMES } from '../../shared/contract/controller-kinds'
 import { SHELLS } from './completion-shells'
+import { addProviderBatchesCommand } from './provider-batches-command'
 
 // This module only defines the commands: each action imports its command's module when it runs,
 // so `pacer --help` (and a typo) loads commander and these definitions, not the engine, zod,
@@ -225,6 +226,8 @@ function addLedgerCommands(program: Command, done: Done): void {
       const { batchesCommand } = await import('./ledger-commands')
       done(await batchesCommand(opts))
     })
+
+  addProviderBatchesCommand(program, done, dbOption)
 
   program
     .command('export')

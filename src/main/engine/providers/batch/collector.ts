@@ -86,6 +86,8 @@ export class BatchApi extends EventEmitter<BatchApiEvents> {
   readonly #bodies = new Map<string, string>()
   readonly #round = new Map<string, RoundGroup>()
   readonly #polling = new Map<number, Promise<void>>()
+  /** Submissions this process is sending now (journaled, the vendor's answer not in yet). */
+  readonly #submitting = new Set<number>()
   /** The latest headers of the live calls per endpoint: the key the batch endpoints get. */
   readonly #links = new Map<string, Record<string, string>>()
   readonly #stop = new AbortController()
@@ -154,7 +156,8 @@ export class BatchApi extends EventEmitter<BatchApiEvents> {
     const line = this.journal.latest(call.customId)
     if (line && !line.delivered) {
       if (line.state !== 'pending') return this.#deliver(call.customId)
-      this.#ensurePolling(line.submission)
+      // Being submitted by this process: its submit polls it once the vendor has answered.
+      if (!this.#submitting.has(line.submission)) this.#ensurePolling(line.submission)
       return
     }
     const key = `${call.endpoint}\n${call.model}`
@@ -199,10 +202,21 @@ export class BatchApi extends EventEmitter<BatchApiEvents> {
 
   async #submit(g: RoundGroup, chunk: BatchRequest[]): Promise<void> {
     const { writes, clock } = this.#o
-    const api = VENDORS[g.vendor]
     const now = clock.now()
     const ids = chunk.map((r) => r.customId)
     const id = writes.run(() => this.journal.begin(g, ids, now))
+    this.#submitting.add(id)
+    try {
+      await this.#send(g, id, chunk, now)
+    } finally {
+      this.#submitting.delete(id)
+    }
+    this.#ensurePolling(id)
+  }
+
+  async #send(g: RoundGroup, id: number, chunk: BatchRequest[], now: number): Promise<void> {
+    const { writes, clock } = this.#o
+    const api = VENDORS[g.vendor]
     await writes.durable()
     const link = this.#link(g.endpoint)
     let sent: { remoteId: string; inputFile: string | null; status: string }
@@ -213,14 +227,12 @@ export class BatchApi extends EventEmitter<BatchApiEvents> {
       writes.run(() => this.journal.end(id, 'refused', [], refused, clock.now(), refused.message))
       await writes.durable()
       this.#announce(id)
-      this.#deliverSubmission(id)
       return
     }
     // The id before the first poll: from here on, no rerun submits these lines again.
     writes.run(() => this.journal.submitted(id, sent.remoteId, sent.inputFile, sent.status))
     await writes.durable()
     this.#announce(id)
-    this.#ensurePolling(id)
   }
 
   #link(endpoint: string): VendorLink {
