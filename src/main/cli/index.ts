@@ -8,6 +8,7 @@ import { guardProcess } from './exit-guard'
 import { PACER_VERSION, SIM_REQUESTS_PER_MINUTE } from '../engine/constants'
 import { CONTROLLER_KIND_NAMES } from '../../shared/contract/controller-kinds'
 import { SHELLS } from './completion-shells'
+import { addProviderBatchesCommand } from './provider-batches-command'
 
 // This module only defines the commands: each action imports its command's module when it runs,
 // so `pacer --help` (and a typo) loads commander and these definitions, not the engine, zod,
@@ -160,6 +161,10 @@ function addRunCommand(program: Command, done: Done): void {
     )
     .option('--new', 'start a new batch even if an interrupted run of this file can be resumed')
     .option(
+      '--batch-api',
+      'send the calls as provider batches (OpenAI Batch API, Anthropic Message Batches) at half price, answers within 24 h; journaled, so a rerun resumes polling and never submits twice',
+    )
+    .option(
       '--budget <usd>',
       "the run's spend cap in USD, kept with the batch (a rerun's --budget replaces it): each call's worst case is reserved before it is sent; what does not fit is held (exit 5)",
       num(0),
@@ -225,6 +230,8 @@ function addLedgerCommands(program: Command, done: Done): void {
       const { batchesCommand } = await import('./ledger-commands')
       done(await batchesCommand(opts))
     })
+
+  addProviderBatchesCommand(program, done, dbOption)
 
   program
     .command('export')

@@ -25,6 +25,13 @@ import { loadRunAgents, reportUnhandled } from './agents'
 import { LineErrorLog, checkReadable, readingBar, rejectLines, reportLineErrors } from './run-input'
 import { printSummary, summarize } from './run-summary'
 import { startLiveExport, targetFrom } from './otlp'
+import {
+  batchEngineOptions,
+  discountJson,
+  discountOf,
+  followBatches,
+  printDiscount,
+} from './batch-api'
 
 export type { RunSummary } from './run-summary'
 
@@ -66,6 +73,8 @@ export interface RunOptions extends ParamsOptions {
   otlp?: string
   /** With an OTLP target: prompts and answers on the spans, secrets redacted. */
   otlpContent?: boolean
+  /** Send the calls as provider batches at the batch price (`--batch-api`). */
+  batchApi?: boolean
 }
 
 /** `pacer run FILE`: queue (or resume) the batch, run it to the end, report; Ctrl-C resumes later. */
@@ -84,6 +93,7 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
   if (opts.initialConcurrency !== undefined) scheduler.initial = opts.initialConcurrency
   const dbPath = dbPathFrom(opts.db)
   const baseUrls = processBaseUrls(opts.baseUrl, opts.provider)
+  const viaBatch = opts.batchApi ? batchEngineOptions(opts.provider) : null
   const engine = await openTeamEngine(opts.store, {
     checkIntegrity: true,
     dbPath,
@@ -101,6 +111,7 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
     acceptTruncated: opts.acceptTruncated,
     leaseMs: Math.round(opts.lease * 1000),
     callTimeoutMs: opts.timeout === undefined ? undefined : Math.round(opts.timeout * 1000),
+    ...viaBatch,
   })
 
   if (agents) engine.agents.remember(agents.module)
@@ -148,9 +159,11 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
 
   engine.onWarning((message) => say.err(`pacer: warning: ${message}\n`))
   const live = await startLiveExport(engine, start.batchId, otlp, opts.otlpContent === true)
+  const unfollow = followBatches(engine, opts.json === true)
   const driving = Date.now()
   const { interrupted, batch, stops, budgetStop } = await drive(engine, start.batch, opts)
   const runMs = Date.now() - driving
+  unfollow()
   const budget = engine.budgets.state(start.batchId)
   await live?.finish()
   const summary = summarize(engine, start.batchId, batch, stops, {
@@ -162,6 +175,7 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
     skippedLines,
     distinct: engine.queue.distinctTasks(start.batchId),
   })
+  const discount = discountOf(engine, start.batchId)
   await engine.shutdown({ graceMs: 0 })
 
   if (budget.capMicros !== null) {
@@ -170,9 +184,11 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
     summary.budget = { ...spent, stoppedBy: budgetStop }
   }
   if (opts.json) {
-    say.out(`${JSON.stringify(summary)}\n`)
+    const viaBatchJson = discount.calls > 0 ? { viaBatch: discountJson(discount) } : {}
+    say.out(`${JSON.stringify({ ...summary, ...viaBatchJson })}\n`)
   } else {
     printSummary(summary, file)
+    printDiscount(discount)
   }
   if (budgetStop !== null) reportBudgetStop(budget, batch)
   const lost = reportHeldAnswers(engine)

@@ -15,6 +15,7 @@ import type { ControllerKind } from '../pacing/controllers'
 import type { PacingOptions } from '../pacing/partition-pacing'
 import type { Prices } from '../pricing/prices'
 import type { HttpProviderId } from '../providers'
+import type { BatchApi, BatchApiOptions } from '../providers/batch/collector'
 import type { SimProviderOptions } from '../providers/sim'
 import type { TaskQueue } from '../queue/queue'
 import type { Runner } from '../runner'
@@ -121,6 +122,11 @@ export interface EngineOptions {
    * `pacer run` exports its batch itself).
    */
   otlp?: { target: OtlpTarget | null; problem?: string | null; content?: boolean }
+  /**
+   * Calls to OpenAI (and compatible servers) and Anthropic go as provider batches at the batch
+   * price, journaled so a rerun resumes polling instead of submitting again. @default off
+   */
+  batchApi?: boolean | Omit<BatchApiOptions, 'db' | 'writes' | 'clock'>
 }
 
 export interface Engine {
@@ -141,6 +147,8 @@ export interface Engine {
   readonly budgets: Budgets
   /** Which agent module drives which batch; modules loaded by this process. */
   readonly agents: AgentRegistry
+  /** The provider-batch path when the engine was opened with `batchApi`; null: calls go live. */
+  readonly batchApi: BatchApi | null
   readonly handlers: CommandHandlers
   subscribe<E extends EventName>(
     event: E,
@@ -285,6 +293,7 @@ export function createEngine(options: EngineOptions): Engine {
     batches,
     budgets: budgets(parts),
     agents: parts.agents,
+    batchApi: parts.batchApi,
     handlers,
     subscribe: (event, listener) => events.subscribe(event, listener),
     heldAnswers: () => ({
@@ -318,6 +327,7 @@ export function createEngine(options: EngineOptions): Engine {
       if (closed) return
       closed = true
       await runner.stop(opts)
+      parts.batchApi?.close()
       // The batches' last spans, read before the database closes (bounded, whatever the collector).
       await traces?.close()
       parts.workers.stop()

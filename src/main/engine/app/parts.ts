@@ -6,7 +6,7 @@ import { SqliteClaimStore } from '../claims/claims'
 import { completedClaims } from '../claims/seeds'
 import { openDatabase } from '../db'
 import { StepWrites } from '../db/step-writes'
-import { wireWriteHealth } from '../db/write-failures'
+import { wireWriteHealth, type WriteHealth } from '../db/write-failures'
 import type { EngineOptions } from './engine'
 import { CallJournal } from '../runner/durable/journal'
 import { Ledger } from '../ledger/ledger'
@@ -16,6 +16,7 @@ import { Prices } from '../pricing/prices'
 import { SpendBudget } from '../pacing/spend-budget'
 import { createProviders, type HttpProviderId } from '../providers'
 import { createSimProvider } from '../providers/sim'
+import { BatchApi, type BatchApiOptions } from '../providers/batch/collector'
 import { TaskQueue } from '../queue/queue'
 import { Runner, type RetryRun } from '../runner'
 import { SqlitePacingStore } from '../pacing/store-sqlite'
@@ -82,6 +83,8 @@ export interface EngineParts {
     /** --otlp-content: prompts and answers on the spans. */
     content: boolean
   } | null
+  /** Calls go as provider batches at the batch price (`pacer run --batch-api`); null: live. */
+  readonly batchApi: BatchApi | null
 }
 
 /**
@@ -194,6 +197,8 @@ function createProviderMap(
     secrets: SecretsAccess
     processBaseUrls: EngineParts['processBaseUrls']
     promptCaching: PromptCachingSwitch
+    /** The network the HTTP providers use (the batch path's, with --batch-api). */
+    fetch?: typeof fetch
   },
 ): Record<string, Provider> {
   const { settings, secrets, promptCaching } = deps
@@ -208,9 +213,28 @@ function createProviderMap(
       processBaseUrls: deps.processBaseUrls,
       apiKey: (id) => providerKey(secrets, id),
       promptCaching: () => promptCaching.enabled,
+      fetch: deps.fetch,
     }),
     ...options.providers,
   }
+}
+
+/** The scheduler's warnings said by the runner; the pacing store's failing writes while the disk is full are said once, by the write health. */
+function forwardSchedulerWarnings(scheduler: Scheduler, health: WriteHealth, runner: Runner): void {
+  scheduler.on('warning', (message) => {
+    if (!health.blocked || !/disk is full|disk I\/O error/.test(message)) {
+      runner.emit('warning', message)
+    }
+  })
+}
+
+/** The provider-batch path, when the options ask for it (`pacer run --batch-api`). */
+function createBatchApi(
+  options: EngineOptions,
+  deps: Pick<BatchApiOptions, 'db' | 'writes' | 'clock'>,
+): BatchApi | null {
+  if (!options.batchApi) return null
+  return new BatchApi({ ...deps, ...(options.batchApi === true ? {} : options.batchApi) })
 }
 
 /** One database, one scheduler, one runner, wired as the options say. */
@@ -265,12 +289,14 @@ export function createParts(options: EngineOptions): EngineParts {
   const queue = new TaskQueue(db, clock, writes, workers)
   const secrets: SecretsAccess = options.secrets ?? envSecrets()
   const processBaseUrls = Object.freeze({ ...options.processBaseUrls })
+  const batchApi = createBatchApi(options, { db, writes, clock })
   const providers = createProviderMap(options, {
     clock,
     settings,
     secrets,
     processBaseUrls,
     promptCaching,
+    fetch: batchApi?.fetch,
   })
   const agents = new AgentRegistry(db)
   const retryFailedSince = new Map<string, RetryRun>()
@@ -296,12 +322,7 @@ export function createParts(options: EngineOptions): EngineParts {
       : { journal: new CallJournal(db, writes), log: new TaskLog(db, writes) },
   })
   const history = recordHistory(db, scheduler, (message) => runner.emit('warning', message))
-  scheduler.on('warning', (message) => {
-    // The pacing store's writes fail too while the disk is full: the one line said it.
-    if (!health.blocked || !/disk is full|disk I\/O error/.test(message)) {
-      runner.emit('warning', message)
-    }
-  })
+  forwardSchedulerWarnings(scheduler, health, runner)
   return {
     db,
     writes,
@@ -328,6 +349,7 @@ export function createParts(options: EngineOptions): EngineParts {
     promptCaching,
     team: options.team ?? null,
     retryFailedSince,
+    batchApi,
     // A function while the process tries its store again in the background (team-join.ts).
     get teamProblem() {
       const problem = options.teamProblem

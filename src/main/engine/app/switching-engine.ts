@@ -44,6 +44,7 @@ const PARTS = [
   'settings',
   'results',
   'budgets',
+  'batchApi',
   'batches',
   'agents',
 ] as const

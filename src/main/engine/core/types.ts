@@ -294,4 +294,6 @@ export interface LedgerEventInput {
   reason?: string | null
   /** The usage is Pacer's estimate: the provider reported none (or its answer was unreadable). */
   estimated?: boolean
+  /** 'batch': answered through the provider's batch API, priced at its batch rate. */
+  tier?: 'batch'
 }

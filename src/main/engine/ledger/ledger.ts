@@ -36,6 +36,7 @@ import {
 } from './rollup-plans'
 import { LedgerRollups } from './rollups'
 import type { Prices } from '../pricing/prices'
+import { batchPriceVersion } from '../pricing/batch-rates'
 import { systemClock, type Clock, type LedgerEventInput, type LedgerOutcome } from '../core/types'
 
 export { byCost, totalOf } from './rollup-plans'
@@ -177,7 +178,10 @@ export class Ledger {
     checkRecordInput(e, ts)
     const { usage } = e
     const tokens = usage.inputTokens + usage.outputTokens
-    const price = this.#prices.priceFor(e.provider, e.model)
+    const price =
+      e.tier === 'batch'
+        ? this.#prices.batchPriceFor(e.provider, e.model)
+        : this.#prices.priceFor(e.provider, e.model)
     // costMicros also validates the usage (integers, cached ⊆ input) before anything is written.
     let costMicros = this.#prices.costMicros(usage, price)
     const cache = this.#prices.cacheEffectMicros(usage, price)
@@ -213,7 +217,10 @@ export class Ledger {
       latencyMs: e.latencyMs,
       status: e.status,
       epoch: e.epoch,
-      priceVersion: this.#prices.version,
+      // A call answered through a provider batch is priced with the batch rates: its row says so
+      // where every row says which table priced it (the rollups count it as any executed call).
+      priceVersion:
+        e.tier === 'batch' ? batchPriceVersion(this.#prices.version) : this.#prices.version,
       estimated: e.estimated ? 1 : 0,
       cacheSavedMicros: cache?.savedMicros ?? null,
       cacheWriteExtraMicros: cache?.writeExtraMicros ?? null,

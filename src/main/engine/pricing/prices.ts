@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import { z } from 'zod'
 import { ALIASES, BUNDLED, PRICE_TABLE_VERSION, type PriceEntry } from './prices-table'
 import type { Usage } from '../core/types'
+import { atRate, BATCH_RATES, type BatchRate } from './batch-rates'
 
 export { PRICE_TABLE_VERSION }
 
@@ -108,6 +109,7 @@ export class Prices {
   #overrides: Map<string, Map<string, Entry>> = new Map()
   #version = PRICE_TABLE_VERSION
   readonly #cache = new Map<string, PriceMatch | null>()
+  readonly #batchPrices = new WeakMap<ModelPrice, ModelPrice>()
 
   constructor(overrides?: Record<string, ModelPriceOverride>) {
     if (overrides) this.setOverrides(overrides)
@@ -156,6 +158,19 @@ export class Prices {
   /** The price of a provider's model, or null when neither table nor overrides know it. */
   priceFor(provider: string, model: string): ModelPrice | null {
     return this.resolve(provider, model)?.price ?? null
+  }
+
+  /**
+   * The price of a call answered through the provider's batch API: the list price × the family's
+   * batch rate (batch-rates.ts); null when the model is unpriced or the family sells no batches.
+   */
+  batchPriceFor(provider: string, model: string): ModelPrice | null {
+    const list = this.priceFor(provider, model)
+    const rate = batchRateOf(provider)
+    if (list === null || rate === null) return null
+    let price = this.#batchPrices.get(list)
+    if (!price) this.#batchPrices.set(list, (price = atRate(list, rate.rate)))
+    return price
   }
 
   /**
@@ -291,6 +306,11 @@ const bundledEntries: Map<string, Map<string, Entry>> = new Map(
     new Map(Object.entries(models).map(([model, e]) => [model, entry(e, e)])),
   ]),
 )
+
+/** The batch rate of a provider's family (batch-rates.ts), or null when it sells none. */
+export function batchRateOf(provider: string): BatchRate | null {
+  return BATCH_RATES[providerFamily(provider)] ?? null
+}
 
 /**
  * Price family of a provider id: 'openai', 'openai-compatible' and 'openai:work' all use OpenAI's

@@ -3,9 +3,16 @@
 // the same answer, so the partition stops after the first one instead of spending a request (and,
 // for a refused connection, four attempts) per task.
 import { quotaExhausted, type Answer } from './classify'
+import { BATCH_API_UNSUPPORTED } from './batch/constants'
 
 export type SetupFailureKind =
-  'missing_key' | 'bad_key' | 'forbidden' | 'unknown_model' | 'no_credit' | 'unreachable'
+  | 'missing_key'
+  | 'bad_key'
+  | 'forbidden'
+  | 'unknown_model'
+  | 'no_credit'
+  | 'unreachable'
+  | 'no_batch_api'
 
 /** Why a partition stopped, in words an operator can act on. */
 export interface SetupFailure {
@@ -68,6 +75,14 @@ export function setupFailure(
       status: null,
       said,
       todo: `${what}: start the server, or fix the ${provider} base URL`,
+    }
+  }
+  if (res.errorCodes?.includes(BATCH_API_UNSUPPORTED)) {
+    return {
+      kind: 'no_batch_api',
+      status: res.status,
+      said,
+      todo: 'run without --batch-api, or give a --base-url whose server has them',
     }
   }
   if (res.errorCodes?.includes(MISSING_KEY_CODE)) {

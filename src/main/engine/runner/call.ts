@@ -19,6 +19,7 @@ import { persistPaid } from './durable/held-writes'
 import { backoffMs } from './retry'
 import { sleep } from '../core/timers'
 import { releaseBudget, reserveBudget } from './budget-reserve'
+import { VIA_BATCH, VIA_HEADER } from '../providers/batch/constants'
 
 /** What one call sends: the conversation so far, its index in the execution, under which epoch. */
 export interface StepCall {
@@ -337,6 +338,10 @@ async function answered(
   // token) rather than put a free call on the ledger, and say so on the row.
   const estimated = response.usage === undefined
   const usage = response.usage ?? estimateUsage(messages, response.text ?? '')
+  // Answered through a provider batch: billed at the batch rate, and never paid twice, whatever
+  // an earlier run's intent says (the batch journal knows what was submitted, and submits once).
+  const viaBatch = response.headers[VIA_HEADER] === VIA_BATCH
+  const tier = viaBatch ? ('batch' as const) : undefined
   // Still the owner? A call that finished after a takeover was paid for twice.
   // A paid answer must reach the ledger even if another process holds the write lock, or the
   // disk is full for a while (held-writes.ts): one write, committed before the task goes on. The
@@ -347,13 +352,13 @@ async function answered(
     () => {
       const owner = epoch !== null && !active.lost && claims.renew(task.fp, epoch, leaseMs)
       const kind: LedgerOutcome = owner ? 'executed' : 'duplicate'
-      const r = ledger.record({ ...base, usage, outcome: kind, estimated })
+      const r = ledger.record({ ...base, usage, outcome: kind, estimated, tier })
       let spent = r.costMicros
       // This call was sent before and paid, but its answer was lost (the process died first):
       // that payment goes on the ledger now, a duplicate of its own with no epoch (what it wasted
       // is its cost, not the whole execution's: ledger-queries.ts executionsSql), at this
       // answer's usage (the same request), so estimated.
-      if (owner && answerLost) {
+      if (owner && answerLost && !viaBatch) {
         const again = { epoch: null, reason: ANSWER_LOST, outcome: 'duplicate' as const }
         const lost = ledger.record({ ...base, ...again, usage, estimated: true })
         if (spent !== null && lost.costMicros !== null) spent += lost.costMicros

@@ -76,6 +76,9 @@ describe('openDatabase', () => {
       'pacing_pauses',
       'pacing_samples',
       'pacing_workers',
+      // Migration 16: the journal of provider batch submissions.
+      'provider_batch_lines',
+      'provider_batches',
       'results',
       'settings',
       'task_log',

@@ -14,6 +14,7 @@ import { ledgerSourceMigration } from './012-ledger-source'
 import { pacingRateBudgetMigration } from './013-pacing-rate-budget'
 import { spendBudgetsMigration } from './014-spend-budgets'
 import { pacingHistoryMigration } from './015-pacing-history'
+import { providerBatchesMigration } from './016-provider-batches'
 import type { Migration } from './migration'
 
 export type { Migration } from './migration'
@@ -35,4 +36,5 @@ export const MIGRATIONS: readonly Migration[] = [
   pacingRateBudgetMigration,
   spendBudgetsMigration,
   pacingHistoryMigration,
+  providerBatchesMigration,
 ]
