@@ -8,6 +8,7 @@ import { guardProcess } from './exit-guard'
 import { PACER_VERSION, SIM_REQUESTS_PER_MINUTE } from '../engine/constants'
 import { CONTROLLER_KIND_NAMES } from '../../shared/contract/controller-kinds'
 import { SHELLS } from './completion-shells'
+import { addBudgetsCommands } from './budgets-program'
 
 // This module only defines the commands: each action imports its command's module when it runs,
 // so `pacer --help` (and a typo) loads commander and these definitions, not the engine, zod,
@@ -125,6 +126,7 @@ export function buildProgram(done: Done): Command {
   addLedgerCommands(program, done)
   addDatabaseCommands(program, done)
   addConsoleCommands(program, done)
+  addBudgetsCommands(program, done, dbOption)
   addCompletionCommand(program, done)
   return program
 }

@@ -161,7 +161,7 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
   })
   await engine.shutdown({ graceMs: 0 })
 
-  if (budget.capMicros !== null) {
+  if (budget.capMicros !== null || budgetStop !== null) {
     const { capMicros, spentMicros } = budget
     const spent = { capUsd: microsToUsd(capMicros), spentUsd: microsToUsd(spentMicros) }
     summary.budget = { ...spent, stoppedBy: budgetStop }
@@ -171,7 +171,7 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
   } else {
     printSummary(summary, file)
   }
-  if (budgetStop !== null) reportBudgetStop(budget, batch)
+  if (budgetStop !== null) reportBudgetStop(budget, batch, budgetStop)
   const lost = reportHeldAnswers(engine)
   if (lost !== null) return lost
   if (stops.length > 0) return EXIT.stopped
@@ -194,8 +194,16 @@ function applyBudget(engine: Engine, batchId: string, opts: RunOptions): string[
 }
 
 /** What a cap left: spent, held, and the way on (the reason is kept with the batch). */
-function reportBudgetStop(b: BudgetState, batch: BatchSummary | null): void {
+function reportBudgetStop(b: BudgetState, batch: BatchSummary | null, reason: string): void {
   const held = batch ? batch.counts.queued + batch.counts.running : 0
+  if (!reason.startsWith("held by budget: the run's cap")) {
+    // A kept cap (pacer budgets): the reason names it, its period and its spend.
+    say.err(
+      `pacer: stopped by budget: ${reason.replace(/^held by budget: /, '')}; ${held} task(s) ` +
+        `not started are held (queued): raise the cap, then run the same command to resume them\n`,
+    )
+    return
+  }
   const cap = b.capMicros === null ? 'none' : formatUsd(b.capMicros)
   say.err(
     `pacer: stopped by the run's budget: ${formatUsd(b.spentMicros)} spent of ${cap}; ` +

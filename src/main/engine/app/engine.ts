@@ -25,6 +25,7 @@ import type { ResolvedTask, TaskDefaults } from './batch-lifecycle'
 import { BatchLifecycle } from './batch-lifecycle'
 import { EngineEvents } from './events'
 import { batchHandlers } from './handlers/batches'
+import { budgetHandlers } from './handlers/budgets'
 import { ledgerHandlers, noTeamStore } from './handlers/ledger'
 import { resultsHandlers } from './handlers/results'
 import { schedulerHandlers } from './handlers/scheduler'
@@ -126,7 +127,7 @@ export interface Engine {
   readonly results: Results
   /** Where batches are queued, resumed, paused, cancelled and driven (console and CLI alike). */
   readonly batches: BatchLifecycle
-  /** The batches' spend caps: `pacer run --budget`. */
+  /** The spend caps: the runs' (`pacer run --budget`) and the kept ones (`pacer budgets`). */
   readonly budgets: Budgets
   /** Which agent module drives which batch; modules loaded by this process. */
   readonly agents: AgentRegistry
@@ -233,8 +234,10 @@ export function createEngine(options: EngineOptions): Engine {
       : null
   const teamBacklog = () => teamLedger?.appender.backlog ?? null
   if (teamLedger) events.watchTeamBacklog(teamBacklog, () => teamStoreView(parts, teamBacklog()))
+  const spendCaps = budgets(parts)
   const handlers = committing(parts.writes, {
     ...taskHandlers(parts, batches),
+    ...budgetHandlers(parts, spendCaps, batches),
     ...batchHandlers(parts, batches),
     ...schedulerHandlers(parts, batches),
     ...ledgerHandlers(parts, teamLedger?.appender ?? null),
@@ -253,7 +256,7 @@ export function createEngine(options: EngineOptions): Engine {
     settings: parts.settings,
     results,
     batches,
-    budgets: budgets(parts),
+    budgets: spendCaps,
     agents: parts.agents,
     handlers,
     subscribe: (event, listener) => events.subscribe(event, listener),

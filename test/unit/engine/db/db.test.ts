@@ -56,6 +56,8 @@ describe('openDatabase', () => {
     // claims, ledger and tasks are views of the compact tables since migration 5 (same names, same columns).
     expect(tables(db)).toEqual([
       'batches',
+      // Migration 15: a call's holds under the kept spend caps.
+      'budget_holds',
       'budget_reservations',
       'call_journal',
       'claims',
@@ -75,6 +77,10 @@ describe('openDatabase', () => {
       'pacing_workers',
       'results',
       'settings',
+      // Migration 15: the kept spend caps, their spend per period and warnings said.
+      'spend_cap_alerts',
+      'spend_cap_periods',
+      'spend_caps',
       'task_log',
       'task_queue',
       'tasks',

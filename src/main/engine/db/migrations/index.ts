@@ -13,6 +13,7 @@ import { batchAgentsMigration } from './011-batch-agents'
 import { ledgerSourceMigration } from './012-ledger-source'
 import { pacingRateBudgetMigration } from './013-pacing-rate-budget'
 import { spendBudgetsMigration } from './014-spend-budgets'
+import { spendCapsMigration } from './015-spend-caps'
 import type { Migration } from './migration'
 
 export type { Migration } from './migration'
@@ -33,4 +34,5 @@ export const MIGRATIONS: readonly Migration[] = [
   ledgerSourceMigration,
   pacingRateBudgetMigration,
   spendBudgetsMigration,
+  spendCapsMigration,
 ]
