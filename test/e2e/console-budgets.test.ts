@@ -72,6 +72,15 @@ describe('the console’s Budgets section', () => {
       /held by budget: the daily cap \(UTC\) on all spend/,
     )
     expect(bill()).toBeLessThanOrEqual(CAP_MICROS)
+    // The thresholds said on the way (50, 80, then 100 % when the cap held work).
+    const warning = s.page.getByTestId('budget-warning-1')
+    await until(
+      async () =>
+        /Warning: 100% of the \$0\.02 cap on all spend reached/.test(
+          (await warning.textContent()) ?? '',
+        ),
+      20_000,
+    )
     const [held] = query<{ state: string }>(s.db, 'SELECT state FROM batches WHERE id = ?', batchId)
     expect(held!.state).toBe('paused')
     const sentBefore = vendor.requests.length
@@ -87,6 +96,8 @@ describe('the console’s Budgets section', () => {
     expect(vendor.requests.length).toBe(TASKS)
     expect([...vendor.answered.values()].every((n) => n === 1)).toBe(true)
     await banner.waitFor({ state: 'detached', timeout: 20_000 })
+    // A new amount starts the thresholds again.
+    await warning.waitFor({ state: 'detached', timeout: 20_000 })
     await until(async () => (await cellMicros('budget-reserved-1')) === 0, 20_000)
     const [ledger] = query<{ cost: number }>(s.db, 'SELECT SUM(cost_micros) AS cost FROM ledger')
     await until(async () => (await cellMicros('budget-spent-1')) === ledger!.cost, 20_000)

@@ -182,4 +182,6 @@ export interface SpendCapView {
   leftMicros: number
   /** spent / cap in whole percent (100 when the cap is 0). */
   percent: number
+  /** The highest warning threshold (50, 80, 100 %) said in this period; null: none yet. */
+  warnedPercent: number | null
 }

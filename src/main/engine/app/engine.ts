@@ -26,6 +26,7 @@ import { BatchLifecycle } from './batch-lifecycle'
 import { EngineEvents } from './events'
 import { batchHandlers } from './handlers/batches'
 import { budgetHandlers } from './handlers/budgets'
+import { watchBudgetAlerts } from './budget-alerts'
 import { ledgerHandlers, noTeamStore } from './handlers/ledger'
 import { resultsHandlers } from './handlers/results'
 import { schedulerHandlers } from './handlers/scheduler'
@@ -235,6 +236,7 @@ export function createEngine(options: EngineOptions): Engine {
   const teamBacklog = () => teamLedger?.appender.backlog ?? null
   if (teamLedger) events.watchTeamBacklog(teamBacklog, () => teamStoreView(parts, teamBacklog()))
   const spendCaps = budgets(parts)
+  const alerts = watchBudgetAlerts(parts.budget, (m) => runner.emit('warning', m))
   const handlers = committing(parts.writes, {
     ...taskHandlers(parts, batches),
     ...budgetHandlers(parts, spendCaps, batches),
@@ -291,6 +293,10 @@ export function createEngine(options: EngineOptions): Engine {
       if (closed) return
       closed = true
       await runner.stop(opts)
+      // The thresholds its last rows crossed reach their webhook before the process ends.
+      await new Promise((r) => setImmediate(r))
+      await alerts.drain()
+      alerts.stop()
       parts.workers.stop()
       events.close()
       scheduler.close()

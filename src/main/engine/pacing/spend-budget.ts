@@ -9,7 +9,13 @@ import { directWrites, type WriteScope } from '../db/step-writes'
 import type { ChatMessage, Clock } from '../core/types'
 import type { Prices } from '../pricing/prices'
 import type { SpendCapView } from '../../../shared/contract/spend'
-import { SpendCaps, type CallScope, type CapScope, type SpendCap } from './spend-caps'
+import {
+  SpendCaps,
+  type CallScope,
+  type CapAlert,
+  type CapScope,
+  type SpendCap,
+} from './spend-caps'
 
 /**
  * The output reserved (and sent as the call's max tokens) when a call under a cap sets none: the
@@ -113,6 +119,7 @@ export class SpendBudget {
   readonly #clock: Clock
   readonly #s: ReturnType<typeof prepare>
   readonly #caps: SpendCaps
+  readonly #alertListeners = new Set<(alert: CapAlert) => void>()
 
   constructor(opts: { db: Database.Database; prices: Prices; clock: Clock; writes?: WriteScope }) {
     this.#db = opts.db
@@ -220,7 +227,10 @@ export class SpendBudget {
         }
       }
       const fit = this.#caps.check(caps, call.micros, this.#clock.now())
-      if (fit.kind === 'stop') return { kind: 'stop', reason: fit.reason }
+      if (fit.kind === 'stop') {
+        if (fit.alert) this.#tell([fit.alert])
+        return { kind: 'stop', reason: fit.reason }
+      }
       if (wait || fit.kind === 'wait') return { kind: 'wait' }
       const id = Number(
         this.#s.insert.run(b.key, call.taskId, call.worker, call.micros, this.#clock.now())
@@ -247,7 +257,21 @@ export class SpendBudget {
   settle(call: CallScope, reservationId: number | null, costMicros: number | null): void {
     if (reservationId !== null) this.#s.remove.run(reservationId)
     if (costMicros !== null && costMicros !== 0) this.#s.spend.run(costMicros, call.batchId)
-    this.#caps.settle(reservationId, call, costMicros, this.#clock.now())
+    this.#tell(this.#caps.settle(reservationId, call, costMicros, this.#clock.now()))
+  }
+
+  /** Says the thresholds once the transaction that crossed them is done, never from inside it. */
+  #tell(alerts: CapAlert[]): void {
+    if (alerts.length === 0 || this.#alertListeners.size === 0) return
+    setImmediate(() => {
+      for (const a of alerts) for (const l of this.#alertListeners) l(a)
+    })
+  }
+
+  /** Hears each warning threshold a ledger row crosses (once per cap and period, all processes). */
+  onAlert(listener: (alert: CapAlert) => void): () => void {
+    this.#alertListeners.add(listener)
+    return () => this.#alertListeners.delete(listener)
   }
 
   /** Nothing was sent (or nothing will be ledgered): the reservation goes back whole. */

@@ -37,11 +37,24 @@ export interface CapHold {
   key: string
 }
 
+/** The warning thresholds, in percent of a cap: each said once per cap and period. */
+export const CAP_WARNINGS = [50, 80, 100] as const
+
+/** A threshold a ledger row's cost crossed, first in its cap and period across all processes. */
+export interface CapAlert {
+  cap: SpendCap
+  periodKey: string
+  percent: number
+  spentMicros: number
+  at: number
+}
+
 /** Whether a call's worst case fits under the caps that apply, and what it would hold. */
 export type CapCheck =
   | { kind: 'fit'; holds: CapHold[] }
   | { kind: 'wait' }
-  | { kind: 'stop'; reason: string; cap: SpendCap }
+  /** `alert`: the cap's 100 % threshold, said now for the first time in its period. */
+  | { kind: 'stop'; reason: string; cap: SpendCap; alert: CapAlert | null }
 
 function prepare(db: Database.Database) {
   const cols = `id, task_type AS taskType, provider, model, period, zone, cap_micros AS capMicros`
@@ -65,6 +78,9 @@ function prepare(db: Database.Database) {
     removePeriods: db.prepare<[number]>('DELETE FROM spend_cap_periods WHERE cap = ?'),
     removeHoldsOf: db.prepare<[number]>('DELETE FROM budget_holds WHERE cap = ?'),
     removeAlerts: db.prepare<[number]>('DELETE FROM spend_cap_alerts WHERE cap = ?'),
+    removeAlertsOf: db.prepare<[number, string]>(
+      'DELETE FROM spend_cap_alerts WHERE cap = ? AND period_key = ?',
+    ),
     spent: db.prepare<[number, string], { spent: number; presumed: number }>(
       `SELECT spent_micros AS spent, presumed_micros AS presumed FROM spend_cap_periods
        WHERE cap = ? AND period_key = ?`,
@@ -107,6 +123,12 @@ function prepare(db: Database.Database) {
       'SELECT cap, period_key AS key FROM budget_holds WHERE reservation = ?',
     ),
     release: db.prepare<[number]>('DELETE FROM budget_holds WHERE reservation = ?'),
+    alert: db.prepare<[number, string, number, number]>(
+      'INSERT OR IGNORE INTO spend_cap_alerts(cap, period_key, percent, at) VALUES (?, ?, ?, ?)',
+    ),
+    warned: db.prepare<[number, string], { percent: number | null }>(
+      'SELECT MAX(percent) AS percent FROM spend_cap_alerts WHERE cap = ? AND period_key = ?',
+    ),
     orphans: db.prepare(
       `DELETE FROM budget_holds WHERE NOT EXISTS (
          SELECT 1 FROM budget_reservations r WHERE r.id = budget_holds.reservation)`,
@@ -172,17 +194,26 @@ export class SpendCaps {
       const key = periodKey(now, cap.period, cap.zone)
       const row = this.#s.spent.get(cap.id, key)
       const spent = row ? row.spent + row.presumed : 0
-      if (spent + micros > cap.capMicros)
-        return { kind: 'stop', reason: stopLine(cap, key, spent, micros), cap }
+      if (spent + micros > cap.capMicros) return this.#stop(cap, key, spent, micros, now)
       const held = this.#s.held.get(cap.id, key)!
       if (spent + held.micros + micros > cap.capMicros) {
         // Calls in flight hold the rest; each settles at or below what it holds.
-        if (held.n === 0) return { kind: 'stop', reason: stopLine(cap, key, spent, micros), cap }
+        if (held.n === 0) return this.#stop(cap, key, spent, micros, now)
         wait = true
       }
       holds.push({ cap, key })
     }
     return wait ? { kind: 'wait' } : { kind: 'fit', holds }
+  }
+
+  /**
+   * The cap holds work: a call does not fit. That is its 100 % threshold, whatever the spend's
+   * exact share (a reservation never lets the spend reach the cap to the micro-dollar).
+   */
+  #stop(cap: SpendCap, key: string, spent: number, micros: number, now: number): CapCheck {
+    const first = this.#s.alert.run(cap.id, key, 100, now).changes === 1
+    const alert = first ? { cap, periodKey: key, percent: 100, spentMicros: spent, at: now } : null
+    return { kind: 'stop', reason: stopLine(cap, key, spent, micros), cap, alert }
   }
 
   /** Records the reservation's worst case under each cap it fits. */
@@ -199,15 +230,31 @@ export class SpendCaps {
     call: CallScope,
     costMicros: number | null,
     now: number,
-  ): void {
+  ): CapAlert[] {
     const held = reservation === null ? [] : this.#s.holdsOf.all(reservation)
     if (reservation !== null && held.length > 0) this.#s.release.run(reservation)
-    if (costMicros === null || costMicros === 0) return
+    if (costMicros === null || costMicros === 0) return []
+    const alerts: CapAlert[] = []
     for (const cap of this.all()) {
       if (!covers(cap, call)) continue
       const key = held.find((h) => h.cap === cap.id)?.key ?? periodKey(now, cap.period, cap.zone)
+      const row = this.#s.spent.get(cap.id, key)
+      const before = row ? row.spent + row.presumed : 0
       this.#s.charge.run(cap.id, key, costMicros)
+      const after = before + costMicros
+      for (const percent of CAP_WARNINGS) {
+        const line = (cap.capMicros * percent) / 100
+        // Crossed by this row, and first to say so (the row's transaction holds the lock).
+        if (
+          before < line &&
+          after >= line &&
+          this.#s.alert.run(cap.id, key, percent, now).changes
+        ) {
+          alerts.push({ cap, periodKey: key, percent, spentMicros: after, at: now })
+        }
+      }
     }
+    return alerts
   }
 
   /** The reservation was given back whole. */
@@ -237,6 +284,13 @@ export class SpendCaps {
     const { key, start, end } = periodRange(now, period, zone)
     const spent = this.#s.ledgerSum.get({ start, end, taskType, provider, model })!.spent
     this.#s.refold.run(id, key, spent)
+    // The thresholds are shares of the amount: a new amount starts them again, those the period's
+    // spend already passes counted as said (a raised cap does not warn of what it just allowed).
+    this.#s.removeAlertsOf.run(id, key)
+    const presumed = this.#s.spent.get(id, key)?.presumed ?? 0
+    for (const percent of CAP_WARNINGS) {
+      if ((spent + presumed) * 100 >= capMicros * percent) this.#s.alert.run(id, key, percent, now)
+    }
     return id
   }
 
@@ -265,6 +319,7 @@ export class SpendCaps {
       const inDoubt = row?.presumed ?? 0
       const reserved = liveHeld(cap.id, key)
       return {
+        warnedPercent: this.#s.warned.get(cap.id, key)?.percent ?? null,
         ...cap,
         periodKey: key,
         scope: scopeText(cap),
@@ -281,6 +336,15 @@ export class SpendCaps {
 /** spent / cap in whole percent, floored (100 for a cap of 0). */
 export function percentOf(spent: number, cap: number): number {
   return cap === 0 ? 100 : Math.floor((spent * 100) / cap)
+}
+
+/** The line a threshold says: on the CLI, in the console's banner, in the webhook's text. */
+export function alertLine(a: CapAlert): string {
+  const period = a.cap.period === 'total' ? '' : ` for ${a.periodKey}`
+  return (
+    `budget: ${a.percent}% of ${capName(a.cap)} reached${period}: ` +
+    `${formatUsd(a.spentMicros)} of ${formatUsd(a.cap.capMicros)}`
+  )
 }
 
 function stopLine(cap: SpendCap, key: string, spent: number, next: number): string {

@@ -78,6 +78,15 @@ export function BudgetsPanel() {
           <div>Raise a cap to resume the held tasks; nothing already paid is sent again.</div>
         </div>
       ) : null}
+      {caps
+        .filter((c) => c.warnedPercent !== null && !reached.includes(c))
+        .map((c) => (
+          <div className="banner banner-warn" key={c.id} data-testid={`budget-warning-${c.id}`}>
+            Warning: {c.warnedPercent}% of the {formatUsd(c.capMicros)} cap on {c.scope} reached
+            {c.period === 'total' ? '' : ` (${c.periodKey}, ${c.zone})`}: {formatUsd(c.spentMicros)}{' '}
+            spent
+          </div>
+        ))}
       <InlineError error={error} testId="budgets-error" />
       {caps.length > 0 ? (
         <table className="data-table" data-testid="budgets-table">
