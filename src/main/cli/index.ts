@@ -1,14 +1,25 @@
-import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander'
-import { storeOption, teamLedgerOption } from './options'
+import { Argument, Command, CommanderError, Option } from 'commander'
+import {
+  baseUrlOption,
+  controllerOption,
+  dbOption,
+  int,
+  num,
+  promptCacheOption,
+  storeOption,
+  teamLedgerOption,
+  timeoutOption,
+  withSimOptions,
+} from './options'
 import { DatabaseError, UsageError, isStorageError } from './errors'
 import { exportAction } from './export-action'
 import { EXIT, EXIT_CODES_HELP } from './exit-codes'
 import { say } from './terminal-text'
 import { guardProcess } from './exit-guard'
-import { PACER_VERSION, SIM_REQUESTS_PER_MINUTE } from '../engine/constants'
-import { CONTROLLER_KIND_NAMES } from '../../shared/contract/controller-kinds'
+import { PACER_VERSION } from '../engine/constants'
 import { SHELLS } from './completion-shells'
 import { addProviderBatchesCommand } from './provider-batches-command'
+import { addBudgetsCommands } from './budgets-program'
 
 // This module only defines the commands: each action imports its command's module when it runs,
 // so `pacer --help` (and a typo) loads commander and these definitions, not the engine, zod,
@@ -61,55 +72,6 @@ async function command(argv: string[]): Promise<number> {
   }
 }
 
-const dbOption = () =>
-  new Option('--db <path>', 'database file (default: the desktop app’s, or $PACER_DB)')
-
-/** The concurrency controller for this process; the stored setting when not given. */
-const controllerOption = () =>
-  new Option(
-    '--controller <kind>',
-    'concurrency controller for this process (default: the setting, adaptive unless changed)',
-  ).choices(CONTROLLER_KIND_NAMES)
-
-/** A base URL for this process; an environment key may go there (a URL in Settings gets none). */
-const baseUrlOption = () =>
-  new Option(
-    '--base-url <url>',
-    "base URL of --provider for this process (over Settings' and $OPENAI_BASE_URL & co.); the provider's key from the environment goes there",
-  )
-
-/** One provider call's deadline, on every command that runs tasks. */
-const timeoutOption = () =>
-  new Option(
-    '--timeout <seconds>',
-    'abort a provider call after this long: ledgered as a timeout, retried once (default: the setting, 120)',
-  ).argParser(num(0.001, 86_400))
-
-/** Off for this process only; commander sets `promptCache: true` when the flag is absent. */
-const promptCacheOption = () =>
-  new Option(
-    '--no-prompt-cache',
-    'no Anthropic prompt caching in this process (default: the setting, on unless changed)',
-  )
-
-/** The simulated provider's knobs, on every command that runs tasks. */
-function withSimOptions(command: Command): Command {
-  return command
-    .option(
-      '--sim-capacity <n>',
-      'hidden concurrency capacity of the simulated provider',
-      int(1),
-      6,
-    )
-    .option('--sim-latency-scale <x>', 'multiply the simulated latencies', num(0), 1)
-    .option(
-      '--sim-rpm <n>',
-      'requests per minute the simulated provider allows, 0 = no limit',
-      int(0),
-      SIM_REQUESTS_PER_MINUTE,
-    )
-}
-
 /** Every `pacer` command with its options; `done` receives the exit code of the one that runs. */
 export function buildProgram(done: Done): Command {
   const program = new Command()
@@ -126,6 +88,7 @@ export function buildProgram(done: Done): Command {
   addLedgerCommands(program, done)
   addDatabaseCommands(program, done)
   addConsoleCommands(program, done)
+  addBudgetsCommands(program, done, dbOption)
   addCompletionCommand(program, done)
   return program
 }
@@ -391,24 +354,4 @@ function addCompletionCommand(program: Command, done: Done): void {
       say.out(completionScript(program, shell))
       done(EXIT.done)
     })
-}
-
-function int(min: number) {
-  return (value: string) => {
-    if (!/^-?\d+$/.test(value) || Number(value) < min) {
-      throw new InvalidArgumentError(`expected an integer ≥ ${min}, got "${value}"`)
-    }
-    return Number(value)
-  }
-}
-
-function num(min: number, max = Number.MAX_SAFE_INTEGER) {
-  return (value: string) => {
-    const n = Number(value)
-    if (value.trim() === '' || !Number.isFinite(n) || n < min || n > max) {
-      const range = max === Number.MAX_SAFE_INTEGER ? `≥ ${min}` : `between ${min} and ${max}`
-      throw new InvalidArgumentError(`expected a number ${range}, got "${value}"`)
-    }
-    return n
-  }
 }

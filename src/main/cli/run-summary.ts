@@ -41,9 +41,9 @@ export interface RunSummary extends FailureReport {
   skippedLines: number
   /**
    * The run's spend cap (--budget), when the batch has one: the cap, what its settled calls cost,
-   * and why it stopped the run (null: it did not).
+   * and why a cap (its own, or a kept one: capUsd null when it has none) stopped the run.
    */
-  budget?: { capUsd: number; spentUsd: number; stoppedBy: string | null }
+  budget?: { capUsd: number | null; spentUsd: number; stoppedBy: string | null }
 }
 
 export function summarize(

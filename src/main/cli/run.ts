@@ -1,13 +1,12 @@
 import { basename, resolve } from 'node:path'
 import cliProgress from 'cli-progress'
 import type { BatchSummary } from '../../shared/contract'
-import { microsToUsd, usdToMicros } from '../../shared/money'
+import { microsToUsd } from '../../shared/money'
 import { formatUsd } from '../../shared/format'
 import { formatFromName } from '../../shared/batch-format'
 import { runParams, type ParamsOptions } from './params'
 import type {
   AimdParams,
-  BudgetState,
   ControllerKind,
   Engine,
   PartitionStop,
@@ -24,6 +23,7 @@ import { pauseAnnouncer, printStop } from './run-report'
 import { loadRunAgents, reportUnhandled } from './agents'
 import { LineErrorLog, checkReadable, readingBar, rejectLines, reportLineErrors } from './run-input'
 import { printSummary, summarize } from './run-summary'
+import { applyBudget, reportBudgetStop } from './run-budget'
 import { startLiveExport, targetFrom } from './otlp'
 import {
   batchEngineOptions,
@@ -178,7 +178,7 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
   const discount = discountOf(engine, start.batchId)
   await engine.shutdown({ graceMs: 0 })
 
-  if (budget.capMicros !== null) {
+  if (budget.capMicros !== null || budgetStop !== null) {
     const { capMicros, spentMicros } = budget
     const spent = { capUsd: microsToUsd(capMicros), spentUsd: microsToUsd(spentMicros) }
     summary.budget = { ...spent, stoppedBy: budgetStop }
@@ -190,37 +190,13 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
     printSummary(summary, file)
     printDiscount(discount)
   }
-  if (budgetStop !== null) reportBudgetStop(budget, batch)
+  if (budgetStop !== null) reportBudgetStop(budget, batch, budgetStop)
   const lost = reportHeldAnswers(engine)
   if (lost !== null) return lost
   if (stops.length > 0) return EXIT.stopped
   if (budgetStop !== null) return EXIT.budget
   if (interrupted) return EXIT.interrupted
   return summary.failed > 0 || summary.cancelled > 0 ? EXIT.tasksFailed : EXIT.done
-}
-
-/**
- * Stores --budget with the batch (a resumed one keeps its cap without it) and returns the lines
- * refusing models that have no price under the cap: their calls could not be bounded.
- */
-function applyBudget(engine: Engine, batchId: string, opts: RunOptions): string[] {
-  if (opts.budget !== undefined) engine.budgets.setRunCap(batchId, usdToMicros(opts.budget))
-  const cap = engine.budgets.state(batchId).capMicros
-  if (cap !== null && !opts.json) {
-    say.err(`pacer: budget ${formatUsd(cap)} for this run\n`)
-  }
-  return engine.budgets.unpriced(batchId)
-}
-
-/** What a cap left: spent, held, and the way on (the reason is kept with the batch). */
-function reportBudgetStop(b: BudgetState, batch: BatchSummary | null): void {
-  const held = batch ? batch.counts.queued + batch.counts.running : 0
-  const cap = b.capMicros === null ? 'none' : formatUsd(b.capMicros)
-  say.err(
-    `pacer: stopped by the run's budget: ${formatUsd(b.spentMicros)} spent of ${cap}; ` +
-      `${held} task(s) not started are held (queued): run the same command with a higher ` +
-      `--budget to resume them\n`,
-  )
 }
 
 type StartFile = Parameters<Engine['batches']['startStreamedFile']>[0]

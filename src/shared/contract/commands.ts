@@ -3,8 +3,8 @@ import type { PartitionView, SchedulerHistoryView } from './scheduler'
 import { AimdParamsPatch } from './scheduler'
 import type { SettingsView, TeamStoreView } from './settings'
 import { ProviderId, SettingsPatch } from './settings'
-import type { CostPoint, ForecastView, TeamLedgerView, TypeRollupView } from './spend'
-import { LedgerFilter, LedgerScope } from './spend'
+import type { CostPoint, ForecastView, SpendCapView, TeamLedgerView, TypeRollupView } from './spend'
+import { LedgerFilter, LedgerScope, SpendCapInput } from './spend'
 import type { TaskDetailView } from './results'
 import { ResultsFormat } from './results'
 import type { BatchSummary, LineError, TaskRow } from './tasks'
@@ -106,6 +106,14 @@ export const commandSchemas = {
   }),
   /** The team's ledger (team mode): every machine's spend per task type. */
   'ledger:team': z.strictObject({}),
+  /** The spend caps kept in the database, each with its period's spend, reserved and left. */
+  'budgets:list': z.strictObject({}),
+  /**
+   * Adds a cap, or changes the one with the same scope, period and zone; batches a cap held
+   * resume (their tasks are queued, nothing is paid twice).
+   */
+  'budgets:set': SpendCapInput,
+  'budgets:remove': z.strictObject({ id: z.number().int().positive() }),
   'settings:get': z.strictObject({}),
   'settings:set': SettingsPatch,
   'secrets:set': z.strictObject({
@@ -160,6 +168,10 @@ export interface CommandResults {
   /** Over IPC: the file written (save dialog). Over HTTP: answered by a download instead. */
   'ledger:export': { path: string | null; rows: number }
   'ledger:team': TeamLedgerView
+  'budgets:list': SpendCapView[]
+  /** The caps after the change, and the batches it resumed. */
+  'budgets:set': { caps: SpendCapView[]; id: number; resumed: string[] }
+  'budgets:remove': { caps: SpendCapView[]; removed: boolean; resumed: string[] }
   'settings:get': SettingsView
   'settings:set': SettingsView
   'secrets:set': SettingsView

@@ -161,3 +161,52 @@ export interface ForecastView {
   /** The price table's version the costs come from. */
   priceVersion: string
 }
+
+/** Over how long a spend cap adds up: all time, or a calendar day or month of its zone. */
+export const CapPeriod = z.enum(['total', 'day', 'month'])
+export type CapPeriod = z.infer<typeof CapPeriod>
+
+/**
+ * A spend cap kept in the database (`pacer budgets set`, the console's Budgets section): any of
+ * task type, provider and model narrow it; none of them: all spend. Setting one that has the same
+ * scope, period and zone changes its amount.
+ */
+export const SpendCapInput = z.strictObject({
+  usd: z.number().finite().nonnegative().max(1e9),
+  taskType: z.string().min(1).max(200).optional(),
+  provider: z.string().min(1).max(200).optional(),
+  model: z.string().min(1).max(500).optional(),
+  period: CapPeriod.default('total'),
+  /** The calendar's IANA zone; default UTC. */
+  zone: z.string().min(1).max(100).optional(),
+})
+export type SpendCapInput = z.input<typeof SpendCapInput>
+
+/** A spend cap with what its current period has spent, what calls in flight hold, what is left. */
+export interface SpendCapView {
+  id: number
+  taskType: string | null
+  provider: string | null
+  model: string | null
+  period: CapPeriod
+  zone: string
+  /** The period now: '' (total), '2026-12-02' (day), '2026-12' (month), in the cap's zone. */
+  periodKey: string
+  /** What it covers, in words: 'all spend', 'task type classify', 'openai/gpt-4o, task type x'. */
+  scope: string
+  capMicros: number
+  /** What the period's ledger rows cost (the ledger's own sum). */
+  spentMicros: number
+  /**
+   * Calls a dead process had sent and never ledgered, counted at their worst case: they may have
+   * been billed.
+   */
+  inDoubtMicros: number
+  reservedMicros: number
+  /** cap − spent − in doubt − reserved, never below 0. */
+  leftMicros: number
+  /** spent / cap in whole percent (100 when the cap is 0). */
+  percent: number
+  /** The highest warning threshold (50, 80, 100 %) said in this period; null: none yet. */
+  warnedPercent: number | null
+}

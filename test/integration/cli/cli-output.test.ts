@@ -71,7 +71,7 @@ describe('exit codes', () => {
     const r = await runPacer(['--help'])
     expect(r.code).toBe(0)
     expect(r.stdout).toMatch(
-      /Exit codes:\n\s+0\s+done\n\s+1\s+.*failed.*\n\s+2\s+bad usage or input.*\n\s+3\s+the database or the disk.*\n\s+4\s+stopped by a setup failure.*\n.*\n\s+5\s+stopped by the run's spend cap.*\n.*\n\s+130\s+interrupted/,
+      /Exit codes:\n\s+0\s+done\n\s+1\s+.*failed.*\n\s+2\s+bad usage or input.*\n\s+3\s+the database or the disk.*\n\s+4\s+stopped by a setup failure.*\n.*\n\s+5\s+stopped by a spend cap.*\n.*\n\s+130\s+interrupted/,
     )
   })
 

@@ -27,12 +27,14 @@ import { BatchLifecycle } from './batch-lifecycle'
 import { EngineEvents } from './events'
 import { ProviderId } from '../../../shared/contract'
 import { batchHandlers } from './handlers/batches'
+import { budgetHandlers } from './handlers/budgets'
+import { watchBudgetAlerts } from './budget-alerts'
 import { ledgerHandlers, noTeamStore } from './handlers/ledger'
 import { resultsHandlers } from './handlers/results'
 import { schedulerHandlers } from './handlers/scheduler'
 import { settingsHandlers, teamStoreView } from './handlers/settings'
 import { taskHandlers } from './handlers/tasks'
-import { createParts } from './parts'
+import { createParts, type EngineParts } from './parts'
 import { commitOpenScopes } from '../db/step-writes'
 import type { SecretsAccess } from './secrets'
 import { HTTP_PROVIDERS, keyRefusals, type KeyScope } from './provider-access'
@@ -143,7 +145,7 @@ export interface Engine {
   readonly results: Results
   /** Where batches are queued, resumed, paused, cancelled and driven (console and CLI alike). */
   readonly batches: BatchLifecycle
-  /** The batches' spend caps: `pacer run --budget`. */
+  /** The spend caps: the runs' (`pacer run --budget`) and the kept ones (`pacer budgets`). */
   readonly budgets: Budgets
   /** Which agent module drives which batch; modules loaded by this process. */
   readonly agents: AgentRegistry
@@ -243,42 +245,21 @@ export function createEngine(options: EngineOptions): Engine {
   )
   const team = options.team
   // Team mode: this database's rows also go to the team's stream, read back off the hot path.
-  const teamLedger =
-    team && !options.readOnly
-      ? startTeamLedger({
-          db,
-          dbPath: options.dbPath,
-          nativeBinding: options.nativeBinding,
-          stream: team.ledger,
-          onStatus: (status) => team.report(status),
-        })
-      : null
+  const teamLedger = team && !options.readOnly ? teamLedgerOf(options, db, team) : null
   const teamBacklog = () => teamLedger?.appender.backlog ?? null
   if (teamLedger) events.watchTeamBacklog(teamBacklog, () => teamStoreView(parts, teamBacklog()))
+  const spendCaps = budgets(parts)
+  const alerts = watchBudgetAlerts(parts.budget, (m) => runner.emit('warning', m))
   const handlers = committing(parts.writes, {
     ...taskHandlers(parts, batches),
+    ...budgetHandlers(parts, spendCaps, batches),
     ...batchHandlers(parts, batches),
     ...schedulerHandlers(parts, batches),
     ...ledgerHandlers(parts, teamLedger?.appender ?? null),
     ...resultsHandlers(results),
     ...settingsHandlers(parts, teamBacklog),
   })
-  const traces = parts.otlp
-    ? new ConsoleTraceExport({
-        db,
-        runner,
-        target: () => effectiveOtlpTarget(parts).target,
-        content: parts.otlp.content
-          ? (target) =>
-              contentOption(
-                process.env,
-                target,
-                HTTP_PROVIDERS.map((id) => parts.secrets.get(id)),
-              )
-          : undefined,
-        warn: (message) => runner.emit('warning', message),
-      })
-    : null
+  const traces = consoleTraces(parts)
   return {
     db,
     dbPath: options.dbPath,
@@ -291,7 +272,7 @@ export function createEngine(options: EngineOptions): Engine {
     settings: parts.settings,
     results,
     batches,
-    budgets: budgets(parts),
+    budgets: spendCaps,
     agents: parts.agents,
     batchApi: parts.batchApi,
     handlers,
@@ -330,6 +311,10 @@ export function createEngine(options: EngineOptions): Engine {
       parts.batchApi?.close()
       // The batches' last spans, read before the database closes (bounded, whatever the collector).
       await traces?.close()
+      // The thresholds its last rows crossed reach their webhook before the process ends.
+      await new Promise((r) => setImmediate(r))
+      await alerts.drain()
+      alerts.stop()
       parts.workers.stop()
       events.close()
       scheduler.close()
@@ -348,4 +333,39 @@ export function createEngine(options: EngineOptions): Engine {
       await options.team?.close()
     },
   }
+}
+
+/** Team mode: this database's rows also go to the team's stream, read back off the hot path. */
+function teamLedgerOf(
+  options: EngineOptions,
+  db: EngineParts['db'],
+  team: NonNullable<EngineOptions['team']>,
+): ReturnType<typeof startTeamLedger> {
+  return startTeamLedger({
+    db,
+    dbPath: options.dbPath,
+    nativeBinding: options.nativeBinding,
+    stream: team.ledger,
+    onStatus: (status) => team.report(status),
+  })
+}
+
+/** A console's live OTLP export of the batches it runs, or null when it has none. */
+function consoleTraces(parts: EngineParts): ConsoleTraceExport | null {
+  if (!parts.otlp) return null
+  const { runner } = parts
+  return new ConsoleTraceExport({
+    db: parts.db,
+    runner,
+    target: () => effectiveOtlpTarget(parts).target,
+    content: parts.otlp.content
+      ? (target) =>
+          contentOption(
+            process.env,
+            target,
+            HTTP_PROVIDERS.map((id) => parts.secrets.get(id)),
+          )
+      : undefined,
+    warn: (message) => runner.emit('warning', message),
+  })
 }

@@ -8,6 +8,14 @@ import { TASK_STATUS_CODES } from '../db/codes'
 import { directWrites, type WriteScope } from '../db/step-writes'
 import type { ChatMessage, Clock } from '../core/types'
 import type { Prices } from '../pricing/prices'
+import type { SpendCapView } from '../../../shared/contract/spend'
+import {
+  SpendCaps,
+  type CallScope,
+  type CapAlert,
+  type CapScope,
+  type SpendCap,
+} from './spend-caps'
 
 /**
  * The output reserved (and sent as the call's max tokens) when a call under a cap sets none: the
@@ -51,22 +59,37 @@ export class BudgetStopError extends Error {
 
 const RUNNING = TASK_STATUS_CODES.running
 
+// A reservation whose task is no longer running under the worker that made it is stale: that
+// worker died (its task was requeued by the lease sweep) or ended the call without settling.
+const STALE = `NOT EXISTS (SELECT 1 FROM task_queue t WHERE t.id = r.task_id
+  AND t.status = ${RUNNING} AND t.worker = r.worker)`
+
 function prepare(db: Database.Database) {
   return {
     batch: db.prepare<[string], { key: number; cap: number | null; spent: number }>(
       'SELECT key, budget_micros AS cap, budget_spent_micros AS spent FROM batches WHERE id = ?',
     ),
-    // A reservation whose task is no longer running under the worker that made it is stale: that
-    // worker died (its task was requeued by the lease sweep) or ended the call without settling.
-    sweep: db.prepare<[number]>(
-      `DELETE FROM budget_reservations WHERE batch = ? AND NOT EXISTS (
-         SELECT 1 FROM task_queue t WHERE t.id = budget_reservations.task_id
-           AND t.status = ${RUNNING} AND t.worker = budget_reservations.worker)`,
+    // A stale reservation whose request went out may have been billed: under the caps it held,
+    // its worst case stays counted (in doubt) instead of coming back.
+    presume: db.prepare(
+      `INSERT INTO spend_cap_periods(cap, period_key, presumed_micros)
+       SELECT h.cap, h.period_key, SUM(h.micros) FROM budget_holds h
+       JOIN budget_reservations r ON r.id = h.reservation
+       WHERE r.sent = 1 AND ${STALE} GROUP BY h.cap, h.period_key
+       ON CONFLICT(cap, period_key) DO UPDATE
+         SET presumed_micros = presumed_micros + excluded.presumed_micros`,
     ),
-    sweepAll: db.prepare(
-      `DELETE FROM budget_reservations WHERE NOT EXISTS (
-         SELECT 1 FROM task_queue t WHERE t.id = budget_reservations.task_id
-           AND t.status = ${RUNNING} AND t.worker = budget_reservations.worker)`,
+    sweepAll: db.prepare(`DELETE FROM budget_reservations AS r WHERE ${STALE}`),
+    anyStale: db.prepare<[], { n: number }>(
+      `SELECT COUNT(*) AS n FROM budget_reservations r WHERE ${STALE}`,
+    ),
+    sent: db.prepare<[number]>('UPDATE budget_reservations SET sent = 1 WHERE id = ?'),
+    // What live reservations hold under a cap in a period (a dead worker's, not swept yet, left
+    // out: they are read as in doubt or returned at the next sweep).
+    liveHeld: db.prepare<[number, string], { micros: number }>(
+      `SELECT COALESCE(SUM(h.micros), 0) AS micros FROM budget_holds h
+       JOIN budget_reservations r ON r.id = h.reservation
+       WHERE h.cap = ? AND h.period_key = ? AND NOT ${STALE}`,
     ),
     reserved: db.prepare<[number], { micros: number; n: number }>(
       'SELECT COALESCE(SUM(micros), 0) AS micros, COUNT(*) AS n FROM budget_reservations WHERE batch = ?',
@@ -88,13 +111,15 @@ function prepare(db: Database.Database) {
   }
 }
 
-/** The per-run caps of one database: reservations, settlement, and what is left. */
+/** The spend caps of one database (per run, and kept ones): reservations, settlement, what is left. */
 export class SpendBudget {
   readonly #db: Database.Database
   readonly #prices: Prices
   readonly #writes: WriteScope
   readonly #clock: Clock
   readonly #s: ReturnType<typeof prepare>
+  readonly #caps: SpendCaps
+  readonly #alertListeners = new Set<(alert: CapAlert) => void>()
 
   constructor(opts: { db: Database.Database; prices: Prices; clock: Clock; writes?: WriteScope }) {
     this.#db = opts.db
@@ -102,6 +127,7 @@ export class SpendBudget {
     this.#clock = opts.clock
     this.#writes = opts.writes ?? directWrites
     this.#s = prepare(opts.db)
+    this.#caps = new SpendCaps(opts.db)
   }
 
   /** The batch's cap in micro-dollars, null when it has none (or no such batch). */
@@ -109,15 +135,39 @@ export class SpendBudget {
     return this.#s.batch.get(batchId)?.cap ?? null
   }
 
+  /** True when some cap applies to the call: its batch's, or a kept one that covers it. */
+  applies(call: CallScope): boolean {
+    return this.capOf(call.batchId) !== null || this.#caps.applying(call).length > 0
+  }
+
   /**
    * Sets (or clears) the batch's cap, its spend refolded from the ledger: a batch first run
    * without a cap kept no running total.
    */
   setCap(batchId: string, capMicros: number | null): void {
-    if (capMicros !== null && !(Number.isSafeInteger(capMicros) && capMicros >= 0)) {
-      throw new TypeError(`a budget must be integer micro-dollars ≥ 0, got ${String(capMicros)}`)
-    }
+    if (capMicros !== null) checkMicros(capMicros)
     this.#write(() => this.#s.setCap.run(capMicros, batchId, batchId))
+  }
+
+  /** Adds a kept cap, or changes the amount of the one of the same scope; returns its id. */
+  setScopedCap(scope: CapScope, capMicros: number): number {
+    checkMicros(capMicros)
+    return this.#write(() => this.#caps.set(scope, capMicros, this.#clock.now()))
+  }
+
+  /** Removes a kept cap; false when there was none. */
+  removeScopedCap(id: number): boolean {
+    return this.#write(() => this.#caps.remove(id))
+  }
+
+  /** One kept cap, or null. */
+  scopedCap(id: number): SpendCap | null {
+    return this.#caps.get(id)
+  }
+
+  /** The kept caps with their current period's spend, in doubt, reserved and left. */
+  capViews(): SpendCapView[] {
+    return this.#caps.views(this.#clock.now(), (cap, key) => this.#s.liveHeld.get(cap, key)!.micros)
   }
 
   /** Cap, settled spend and what calls in flight hold, as committed (stale rows left out). */
@@ -153,54 +203,107 @@ export class SpendBudget {
   }
 
   /**
-   * Reserves `micros` for one call of the batch's task, atomically across processes: one write
-   * transaction (BEGIN IMMEDIATE, or a savepoint of the scope's open one) reads the spend and the
-   * reservations and inserts this one. The caller commits before sending (the runner's send gate).
+   * Reserves `micros` for one call, atomically across processes, under its batch's cap and every
+   * kept cap that covers it: one write transaction (BEGIN IMMEDIATE, or a savepoint of the scope's
+   * open one) sweeps stale reservations, reads the spend and the reservations and inserts this
+   * one. The caller commits before sending (the runner's send gate).
    */
-  reserve(call: { batchId: string; taskId: number; worker: string; micros: number }): Reservation {
+  reserve(call: CallScope & { taskId: number; worker: string; micros: number }): Reservation {
     return this.#write(() => {
       const b = this.#s.batch.get(call.batchId)
-      if (!b || b.cap === null) return { kind: 'uncapped' }
-      this.#s.sweep.run(b.key)
-      const held = this.#s.reserved.get(b.key)!
-      if (b.spent + call.micros > b.cap) {
-        return { kind: 'stop', reason: stopLine(b.cap, b.spent, call.micros) }
+      const caps = this.#caps.applying(call)
+      if (!b || (b.cap === null && caps.length === 0)) return { kind: 'uncapped' }
+      // A look first: the sweep's joins cost more than the reservation, and rarely find a row.
+      if (this.#s.anyStale.get()!.n > 0) this.#sweep()
+      let wait = false
+      if (b.cap !== null) {
+        const held = this.#s.reserved.get(b.key)!
+        if (b.spent + call.micros > b.cap) {
+          return { kind: 'stop', reason: stopLine(b.cap, b.spent, call.micros) }
+        }
+        if (b.spent + held.micros + call.micros > b.cap) {
+          // Calls in flight hold the rest; each settles at or below what it holds.
+          if (held.n === 0) return { kind: 'stop', reason: stopLine(b.cap, b.spent, call.micros) }
+          wait = true
+        }
       }
-      if (b.spent + held.micros + call.micros > b.cap) {
-        // Calls in flight hold the rest; each settles at or below what it holds.
-        return held.n > 0
-          ? { kind: 'wait' }
-          : { kind: 'stop', reason: stopLine(b.cap, b.spent, call.micros) }
+      const fit = this.#caps.check(caps, call.micros, this.#clock.now())
+      if (fit.kind === 'stop') {
+        if (fit.alert) this.#tell([fit.alert])
+        return { kind: 'stop', reason: fit.reason }
       }
+      if (wait || fit.kind === 'wait') return { kind: 'wait' }
       const id = Number(
         this.#s.insert.run(b.key, call.taskId, call.worker, call.micros, this.#clock.now())
           .lastInsertRowid,
       )
+      this.#caps.hold(id, fit.holds, call.micros)
       return { kind: 'reserved', id, micros: call.micros }
     })
   }
 
   /**
-   * The call's ledger row was written: its reservation goes and its real cost is spent. Call it
-   * inside the row's transaction. A row of a capped batch counts even if its reservation was swept.
+   * The call's request is going out: if its worker dies before the answer is ledgered, its worst
+   * case stays counted under the kept caps. Call it in the write of the call's journal intent.
    */
-  settle(batchId: string, reservationId: number | null, costMicros: number | null): void {
+  markSent(reservationId: number): void {
+    this.#s.sent.run(reservationId)
+  }
+
+  /**
+   * The call's ledger row was written: its reservation goes and its real cost is spent, under its
+   * batch's cap and every kept cap that covers it. Call it inside the row's transaction. A row
+   * counts even if its reservation was swept, or it had none (a cap set while it was in flight).
+   */
+  settle(call: CallScope, reservationId: number | null, costMicros: number | null): void {
     if (reservationId !== null) this.#s.remove.run(reservationId)
-    if (costMicros !== null && costMicros !== 0) this.#s.spend.run(costMicros, batchId)
+    if (costMicros !== null && costMicros !== 0) this.#s.spend.run(costMicros, call.batchId)
+    this.#tell(this.#caps.settle(reservationId, call, costMicros, this.#clock.now()))
+  }
+
+  /** Says the thresholds once the transaction that crossed them is done, never from inside it. */
+  #tell(alerts: CapAlert[]): void {
+    if (alerts.length === 0 || this.#alertListeners.size === 0) return
+    setImmediate(() => {
+      for (const a of alerts) for (const l of this.#alertListeners) l(a)
+    })
+  }
+
+  /** Hears each warning threshold a ledger row crosses (once per cap and period, all processes). */
+  onAlert(listener: (alert: CapAlert) => void): () => void {
+    this.#alertListeners.add(listener)
+    return () => this.#alertListeners.delete(listener)
   }
 
   /** Nothing was sent (or nothing will be ledgered): the reservation goes back whole. */
   release(reservationId: number): void {
-    this.#writes.run(() => this.#s.remove.run(reservationId))
+    this.#writes.run(() => {
+      this.#s.remove.run(reservationId)
+      this.#caps.release(reservationId)
+    })
   }
 
-  /** Reservations of tasks no longer running under their worker (a dead process's): deleted. */
+  /** Reservations of tasks no longer running under their worker (a dead process's): swept. */
   sweep(): number {
-    return this.#writes.run(() => this.#s.sweepAll.run().changes)
+    if (this.#s.anyStale.get()!.n === 0) return 0
+    return this.#write(() => this.#sweep())
+  }
+
+  #sweep(): number {
+    this.#s.presume.run()
+    const swept = this.#s.sweepAll.run().changes
+    this.#caps.sweepOrphans()
+    return swept
   }
 
   #write<T>(fn: () => T): T {
     return this.#writes.run(() => this.#db.transaction(fn).immediate())
+  }
+}
+
+function checkMicros(capMicros: number): void {
+  if (!(Number.isSafeInteger(capMicros) && capMicros >= 0)) {
+    throw new TypeError(`a budget must be integer micro-dollars ≥ 0, got ${String(capMicros)}`)
   }
 }
 

@@ -18,7 +18,7 @@ import { estimateUsage, ledgerRow, ZERO_USAGE } from './ledger-rows'
 import { persistPaid } from './durable/held-writes'
 import { backoffMs } from './retry'
 import { sleep } from '../core/timers'
-import { releaseBudget, reserveBudget } from './budget-reserve'
+import { budgetScope, markSent, releaseBudget, reserveBudget, rethrowing } from './budget-reserve'
 import { VIA_BATCH, VIA_HEADER } from '../providers/batch/constants'
 
 /** What one call sends: the conversation so far, its index in the execution, under which epoch. */
@@ -100,7 +100,7 @@ export async function callProvider(
         ...failedUsage(response, call.messages),
         outcome: pushback ? 'throttled' : sent.timedOut ? 'timeout' : 'error',
       })
-      o.budget?.settle(active.task.batchId, sent.reservation, r.costMicros)
+      o.budget?.settle(budgetScope(active, call), sent.reservation, r.costMicros)
       call.onUnanswered?.()
     })
     const message = response.error ?? `HTTP ${response.status}`
@@ -174,10 +174,7 @@ async function send(
   const budget = await reserveBudget(ctx, active, call)
   const reservation = budget?.id ?? null
   const giveBack = () => releaseBudget(ctx, reservation)
-  const permit = await admit(ctx, active, partition, estimate).catch((err: unknown) => {
-    giveBack()
-    throw err
-  })
+  const permit = await admit(ctx, active, partition, estimate).catch(rethrowing(giveBack))
   let intent = false
   try {
     // The wait for a slot may have been long: look again before sending. A stop that began
@@ -185,6 +182,7 @@ async function send(
     checkBatch(ctx, task, notStarted)
     if (ctx.stopping()) throw new StopSignal('stop')
     call.beforeSend?.()
+    markSent(ctx, reservation)
     intent = true
     // Nothing is sent on the strength of a claim (or an intent) that is not on disk yet (or was
     // lost to a full disk), nor while the disk cannot take the answer.
@@ -231,7 +229,7 @@ async function send(
             latencyMs: clock.now() - permit.sentAt,
             status: null,
           })
-          ctx.o.budget?.settle(task.batchId, reservation, r.costMicros)
+          ctx.o.budget?.settle(budgetScope(active, call), reservation, r.costMicros)
           call.onUnanswered?.()
         }),
       )
@@ -363,7 +361,7 @@ async function answered(
         const lost = ledger.record({ ...base, ...again, usage, estimated: true })
         if (spent !== null && lost.costMicros !== null) spent += lost.costMicros
       }
-      ctx.o.budget?.settle(task.batchId, reservation, spent)
+      ctx.o.budget?.settle(budgetScope(active, { provider, model }), reservation, spent)
       if (owner) onAnswer?.({ response, usage, costMicros: r.costMicros })
       return { owner, costMicros: r.costMicros }
     },

@@ -56,6 +56,8 @@ describe('openDatabase', () => {
     // claims, ledger and tasks are views of the compact tables since migration 5 (same names, same columns).
     expect(tables(db)).toEqual([
       'batches',
+      // Migration 17: a call's holds under the kept spend caps.
+      'budget_holds',
       'budget_reservations',
       'call_journal',
       'claims',
@@ -81,6 +83,10 @@ describe('openDatabase', () => {
       'provider_batches',
       'results',
       'settings',
+      // Migration 17: the kept spend caps, their spend per period and warnings said.
+      'spend_cap_alerts',
+      'spend_cap_periods',
+      'spend_caps',
       'task_log',
       'task_queue',
       'tasks',

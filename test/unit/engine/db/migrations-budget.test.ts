@@ -36,3 +36,29 @@ describe('migration 14: spend budgets', () => {
     }
   })
 })
+
+describe('migration 17: spend caps', () => {
+  it('keeps the reservations in flight (not sent) and adds the empty caps tables', () => {
+    const path = file()
+    const before = MIGRATIONS.findIndex((m) => m.version === 17)
+    const v16 = openDatabase(path, { migrations: MIGRATIONS.slice(0, before) })
+    v16
+      .prepare(
+        'INSERT INTO budget_reservations(batch, task_id, worker, micros, at) VALUES (1, 7, ?, 5, 0)',
+      )
+      .run('w1')
+    v16.close()
+
+    const v17 = openDatabase(path)
+    try {
+      expect(v17.prepare('SELECT task_id, micros, sent FROM budget_reservations').all()).toEqual([
+        { task_id: 7, micros: 5, sent: 0 },
+      ])
+      for (const t of ['spend_caps', 'spend_cap_periods', 'budget_holds', 'spend_cap_alerts']) {
+        expect(v17.prepare(`SELECT COUNT(*) FROM ${t}`).pluck().get()).toBe(0)
+      }
+    } finally {
+      v17.close()
+    }
+  })
+})

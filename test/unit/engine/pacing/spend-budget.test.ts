@@ -18,12 +18,16 @@ afterEach(() => {
 })
 
 const TASKS = 12
+// What the kept caps know of every call here.
+const SCOPE = { batchId: 'b1', taskType: 'classify', provider: 'sim', model: 'sim-1' }
+// A kept cap on all spend for all time (UTC); each test narrows it.
+const KEPT = { taskType: null, provider: null, model: null, period: 'total', zone: 'UTC' } as const
 const WORKERS = ['w0', 'w1']
 
 let template: string | undefined
 
 /** A database with one batch and TASKS running tasks, task i run by worker i % 2. */
-function setup(capMicros: number) {
+function setup(capMicros: number | null) {
   // Migrated once, copied for each run: the property makes a database per run.
   if (!template) {
     template = join(tempDir('pacer-spend-budget-'), 'template.db')
@@ -58,6 +62,16 @@ function books(db: Database.Database) {
        FROM batches WHERE id = 'b1'`,
     )
     .get() as { cap: number; spent: number; reserved: number }
+}
+
+/** Reserves for task `task` as the worker that runs it now (its reservation is live till then). */
+function reserveAs(db: Database.Database, budget: SpendBudget, task: number, micros: number) {
+  const worker = db
+    .prepare('SELECT worker FROM task_queue WHERE id = ?')
+    .pluck()
+    .get(task + 1) as string
+  const r = budget.reserve({ ...SCOPE, taskId: task + 1, worker, micros })
+  return { r, worker }
 }
 
 type Op =
@@ -119,17 +133,7 @@ describe('SpendBudget: reserve before sending, settle to the real cost', () => {
           }
           for (const o of ops) {
             if (o.op === 'reserve') {
-              // The worker that runs the task now: its reservation is live until the task ends.
-              const worker = db
-                .prepare('SELECT worker FROM task_queue WHERE id = ?')
-                .pluck()
-                .get(o.task + 1) as string
-              const r = budgets[o.via]!.reserve({
-                batchId: 'b1',
-                taskId: o.task + 1,
-                worker,
-                micros: o.micros,
-              })
+              const { r, worker } = reserveAs(db, budgets[o.via]!, o.task, o.micros)
               const { spent, reserved } = books(db)
               if (r.kind === 'reserved') outstanding.push({ id: r.id, micros: o.micros, worker })
               // Refused only when it did not fit; told to wait only while others hold some.
@@ -140,7 +144,7 @@ describe('SpendBudget: reserve before sending, settle to the real cost', () => {
               if (outstanding.length === 0) continue
               const [res] = outstanding.splice(o.pick % outstanding.length, 1)
               const cost = o.op === 'fail' ? 0 : Math.floor(res!.micros * o.share)
-              budgets[0]!.settle('b1', res!.id, cost)
+              budgets[0]!.settle(SCOPE, res!.id, cost)
               settled += cost
             } else if (o.op === 'die') {
               // The lease sweep requeues a dead worker's tasks; its reservations are stale then.
@@ -175,13 +179,13 @@ describe('SpendBudget: reserve before sending, settle to the real cost', () => {
   it('a reservation that fits is taken whole, one that cannot is refused, one that may waits', () => {
     const { budgets, db } = setup(1000)
     const [a] = budgets
-    expect(a!.reserve({ batchId: 'b1', taskId: 1, worker: 'w0', micros: 600 })).toMatchObject({
+    expect(a!.reserve({ ...SCOPE, taskId: 1, worker: 'w0', micros: 600 })).toMatchObject({
       kind: 'reserved',
     })
-    expect(a!.reserve({ batchId: 'b1', taskId: 2, worker: 'w1', micros: 600 })).toEqual({
+    expect(a!.reserve({ ...SCOPE, taskId: 2, worker: 'w1', micros: 600 })).toEqual({
       kind: 'wait',
     })
-    expect(a!.reserve({ batchId: 'b1', taskId: 2, worker: 'w1', micros: 1001 })).toMatchObject({
+    expect(a!.reserve({ ...SCOPE, taskId: 2, worker: 'w1', micros: 1001 })).toMatchObject({
       kind: 'stop',
       reason: expect.stringMatching(/^held by budget: the run's cap is \$0\.001/) as string,
     })
@@ -208,5 +212,139 @@ describe('SpendBudget: reserve before sending, settle to the real cost', () => {
     expect(budgets[0]!.worstCase('openai-compatible', 'local', messages, 10)).toEqual({
       unpriced: expect.stringMatching(/^openai-compatible\/local has no price/) as string,
     })
+  })
+})
+
+/** What a kept cap's current period holds: spent, in doubt and reserved (holds of live rows). */
+function capBooks(db: Database.Database, cap: number) {
+  return db
+    .prepare(
+      `SELECT c.cap_micros AS cap,
+         COALESCE((SELECT spent_micros FROM spend_cap_periods p WHERE p.cap = c.id), 0) AS spent,
+         COALESCE((SELECT presumed_micros FROM spend_cap_periods p WHERE p.cap = c.id), 0) AS doubt,
+         (SELECT COALESCE(SUM(micros), 0) FROM budget_holds h WHERE h.cap = c.id) AS reserved
+       FROM spend_caps c WHERE c.id = ?`,
+    )
+    .get(cap) as { cap: number; spent: number; doubt: number; reserved: number }
+}
+
+describe('SpendBudget: kept caps (per task type, model, day) across two connections', () => {
+  it('spent + in doubt + reserved never passes any cap; once settled, reserved = 0 and spent = what was settled', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 20_000 }),
+        fc.integer({ min: 0, max: 20_000 }),
+        fc.array(opArb, { maxLength: 80 }),
+        fc.array(fc.boolean(), { minLength: 80, maxLength: 80 }),
+        (dayCap, typeCap, ops, sentFlags) => {
+          const { db, budgets } = setup(null)
+          const caps = [
+            budgets[0]!.setScopedCap({ ...KEPT, period: 'day' }, dayCap),
+            budgets[1]!.setScopedCap({ ...KEPT, taskType: 'classify' }, typeCap),
+          ]
+          // Another model's cap: never applies to these calls.
+          budgets[0]!.setScopedCap({ ...KEPT, provider: 'openai', model: 'gpt-4o' }, 0)
+          const outstanding: { id: number; micros: number; worker: string }[] = []
+          let settled = 0
+          let doubt = 0
+          const check = () => {
+            for (const id of caps) {
+              const b = capBooks(db, id)
+              expect(b.spent + b.doubt + b.reserved).toBeLessThanOrEqual(b.cap)
+              expect(b.spent).toBe(settled)
+              expect(b.doubt).toBe(doubt)
+            }
+          }
+          ops.forEach((o, i) => {
+            if (o.op === 'reserve') {
+              const { r, worker } = reserveAs(db, budgets[o.via]!, o.task, o.micros)
+              expect(r.kind).not.toBe('uncapped')
+              if (r.kind === 'reserved') {
+                outstanding.push({ id: r.id, micros: o.micros, worker })
+                if (sentFlags[i]) budgets[o.via]!.markSent(r.id)
+              }
+              if (r.kind === 'stop') {
+                const over = caps.some((c) => {
+                  const b = capBooks(db, c)
+                  return b.spent + b.doubt + o.micros > b.cap
+                })
+                expect(over).toBe(true)
+              }
+            } else if (o.op === 'settle' || o.op === 'fail') {
+              if (outstanding.length === 0) return
+              const [res] = outstanding.splice(o.pick % outstanding.length, 1)
+              const cost = o.op === 'fail' ? 0 : Math.floor(res!.micros * o.share)
+              budgets[1]!.settle(SCOPE, res!.id, cost)
+              settled += cost
+            } else if (o.op === 'die') {
+              const sent = db
+                .prepare(
+                  'SELECT COALESCE(SUM(micros), 0) FROM budget_reservations WHERE worker = ? AND sent = 1',
+                )
+                .pluck()
+                .get(WORKERS[o.worker]) as number
+              db.prepare('UPDATE task_queue SET status = 0, worker = NULL WHERE worker = ?').run(
+                WORKERS[o.worker],
+              )
+              budgets[1]!.sweep()
+              // What it had sent may have been billed: counted, not returned.
+              doubt += sent
+              for (let k = outstanding.length - 1; k >= 0; k--) {
+                if (outstanding[k]!.worker === WORKERS[o.worker]) outstanding.splice(k, 1)
+              }
+              db.prepare('UPDATE task_queue SET status = 1, worker = ? WHERE status = 0').run(
+                WORKERS[1 - o.worker],
+              )
+            } else {
+              // Raised from another connection, as `pacer budgets set` would.
+              const id = caps[o.by % 2]!
+              const now = capBooks(db, id).cap
+              budgets[o.by % 2]!.setScopedCap(
+                o.by % 2 === 0 ? { ...KEPT, period: 'day' } : { ...KEPT, taskType: 'classify' },
+                now + o.by,
+              )
+            }
+            check()
+          })
+          for (const res of outstanding.splice(0)) budgets[0]!.release(res.id)
+          for (const id of caps) {
+            expect(capBooks(db, id)).toMatchObject({ reserved: 0, spent: settled, doubt })
+          }
+          expect(budgets[0]!.capViews().map((v) => v.reservedMicros)).toEqual([0, 0, 0])
+          for (const d of open.splice(0)) d.close()
+        },
+      ),
+      { numRuns: 100 },
+    )
+  })
+
+  it('names the cap that stops a call, and a call reserved before midnight settles in its day', () => {
+    const { budgets, db } = setup(null)
+    const [a] = budgets
+    const id = a!.setScopedCap({ ...KEPT, period: 'day' }, 1000)
+    expect(a!.reserve({ ...SCOPE, taskId: 1, worker: 'w0', micros: 1001 })).toMatchObject({
+      kind: 'stop',
+      reason: expect.stringMatching(
+        /^held by budget: the daily cap \(UTC\) on all spend is \$0\.001 for \d{4}-\d\d-\d\d, \$0\.00 spent/,
+      ) as string,
+    })
+    const r = a!.reserve({ ...SCOPE, taskId: 1, worker: 'w0', micros: 600 })
+    expect(r.kind).toBe('reserved')
+    const key = a!.capViews()[0]!.periodKey
+    // The answer lands the next day: it is charged to the day that admitted it.
+    db.prepare('UPDATE budget_holds SET period_key = ?').run('1999-01-01')
+    a!.settle(SCOPE, (r as { id: number }).id, 500)
+    expect(
+      db
+        .prepare(
+          'SELECT period_key AS key, spent_micros AS spent FROM spend_cap_periods WHERE cap = ?',
+        )
+        .all(id),
+    ).toEqual(
+      expect.arrayContaining([
+        { key: '1999-01-01', spent: 500 },
+        { key, spent: 0 },
+      ]),
+    )
   })
 })

@@ -15,6 +15,7 @@ import { pacingRateBudgetMigration } from './013-pacing-rate-budget'
 import { spendBudgetsMigration } from './014-spend-budgets'
 import { pacingHistoryMigration } from './015-pacing-history'
 import { providerBatchesMigration } from './016-provider-batches'
+import { spendCapsMigration } from './017-spend-caps'
 import type { Migration } from './migration'
 
 export type { Migration } from './migration'
@@ -37,4 +38,5 @@ export const MIGRATIONS: readonly Migration[] = [
   spendBudgetsMigration,
   pacingHistoryMigration,
   providerBatchesMigration,
+  spendCapsMigration,
 ]

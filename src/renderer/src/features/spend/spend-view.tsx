@@ -7,6 +7,7 @@ import { TeamBacklog } from '../../components/team-backlog'
 import { formatInt } from '../../lib/format'
 import { useStore } from '../../store'
 import { SPEND_RANGES } from '../../store/spend-slice'
+import { BudgetsPanel } from './budgets-panel'
 import { CostChart } from './cost-chart'
 import { SpendTable } from './spend-table'
 import { TeamSpend } from './team-spend'
@@ -58,6 +59,7 @@ function MachineSpend() {
   const range = SPEND_RANGES.find((r) => r.id === rangeId) ?? SPEND_RANGES[1]!
   return (
     <>
+      <BudgetsPanel />
       {rollup && rollup.totals.runs === 0 && rollup.byType.length === 0 ? (
         <EmptyState title="No spend in this range" testId="spend-empty">
           <p>
