@@ -61,13 +61,17 @@ interface Config {
 
 const inProcess = (options: SchedulerOptions) => () => ({ options, done: () => {} })
 
-/** A scheduler on a SqlitePacingStore in a fresh database file: the engine's default. */
-function shared(options: SchedulerOptions) {
+/**
+ * A scheduler on a SqlitePacingStore in a fresh database file. `lean`: the engine's default, a
+ * process alone leasing the partition in blocks (store-sqlite-lean.ts); off, every admission and
+ * release is a write every process sees, as when several share the partition.
+ */
+function shared(options: SchedulerOptions, lean = false) {
   return () => {
     const dir = mkdtempSync(join(tmpdir(), 'pacer-bench-'))
     const db = openDatabase(join(dir, 'pacer.db'))
     return {
-      options: { ...options, store: new SqlitePacingStore({ db }) },
+      options: { ...options, store: new SqlitePacingStore({ db, lean }) },
       done: () => {
         db.close()
         rmSync(dir, { recursive: true, force: true })
@@ -113,6 +117,13 @@ const CONFIGS: Config[] = [
   {
     name: 'shared SQLite budget, adaptive + pacing',
     setup: shared(adaptivePaced),
+    paced: true,
+    n: Math.ceil(N / 10),
+    target: 5_000,
+  },
+  {
+    name: 'shared SQLite budget, alone: leased in blocks',
+    setup: shared(adaptivePaced, true),
     paced: true,
     n: Math.ceil(N / 10),
     target: 5_000,

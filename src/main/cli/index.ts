@@ -346,6 +346,15 @@ function addConsoleCommands(program: Command, done: Done): void {
 
 function addCompletionCommand(program: Command, done: Done): void {
   program
+    .command('install-path')
+    .description(
+      'put pacer on your PATH: a link in ~/.local/bin (Linux, macOS), pacer.cmd on Windows',
+    )
+    .action(async () => {
+      const { installPathCommand } = await import('./install-path')
+      done(installPathCommand())
+    })
+  program
     .command('completion')
     .description('print a completion script: source <(pacer completion bash), see docs/cli.md')
     .addArgument(new Argument('<shell>', 'the shell to complete in').choices(SHELLS))

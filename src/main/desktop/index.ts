@@ -17,7 +17,9 @@ import {
   type SaveDialogOptions,
 } from 'electron'
 import { existsSync } from 'node:fs'
+import { homedir } from 'node:os'
 import { join } from 'node:path'
+import { installOnPath, type PathInstallResult } from '../transport/path-install'
 import { createAppUrlMatcher } from './app-url'
 import { createDesktopHandlers } from './desktop-handlers'
 import { exportCsvToFile, exportResultsToFile } from './export-file'
@@ -28,6 +30,7 @@ import {
   buildMenuTemplate,
   exportCsvFromMenu,
   importBatchFromMenu,
+  installCommandFromMenu,
   type ImportDialogs,
 } from './menu'
 import { missingNativeBindingMessage, nativeBindingPath } from './native-binding'
@@ -131,6 +134,29 @@ async function chooseExportPath(defaultFileName: string): Promise<string | null>
   return result.canceled || !result.filePath ? null : result.filePath
 }
 
+/**
+ * `pacer` on the user's PATH: packaged, the launcher the app ships (resources/bin/pacer runs the
+ * CLI on the app's own Electron as Node); in development, the clone's bin/pacer.cjs.
+ */
+function installCommand(): PathInstallResult {
+  if (app.isPackaged && process.platform === 'win32') {
+    // The Windows app ships no launcher yet: the package installed with npm is the way there.
+    const message =
+      'The Windows app cannot install the pacer command yet: see "Install as a tool" in the README (npm install -g).'
+    return { outcome: 'refused', command: '', onPath: false, message }
+  }
+  const target = app.isPackaged
+    ? join(process.resourcesPath, 'bin', 'pacer')
+    : join(app.getAppPath(), 'bin', 'pacer.cjs')
+  return installOnPath({
+    platform: process.platform,
+    home: homedir(),
+    target,
+    pathEnv: process.env['PATH'],
+    ...(process.env['LOCALAPPDATA'] ? { localAppData: process.env['LOCALAPPDATA'] } : {}),
+  })
+}
+
 async function start(): Promise<void> {
   hardenSession(session.defaultSession, {
     isAppUrl,
@@ -179,6 +205,7 @@ async function start(): Promise<void> {
         {
           importBatch: () => void importBatchFromMenu(handlers, dialogs).catch(report),
           exportCsv: (kind) => void exportCsvFromMenu(handlers, kind, dialogs).catch(report),
+          installCommand: () => void installCommandFromMenu(installCommand, dialogs).catch(report),
         },
         { platform: process.platform, isDev: !app.isPackaged, appName: app.name },
       ),

@@ -11,10 +11,27 @@ import type { CommandHandlers, LineError } from '../../shared/contract'
 import { formatUsd } from '../../shared/format'
 import { runCommand } from '../transport/commands'
 import type { ExportKind } from '../transport/ledger-export'
+import type { PathInstallResult } from '../transport/path-install'
 
 export interface MenuActions {
   importBatch(): void
   exportCsv(kind: ExportKind): void
+  /** Puts `pacer` on the user's PATH (transport/path-install.ts); no Help item without it. */
+  installCommand?(): void
+}
+
+/**
+ * The Help menu's "Install 'pacer' command in PATH": the app's launcher linked into the user's bin
+ * folder, and what happened said in a message box (the PATH hint included).
+ */
+export async function installCommandFromMenu(
+  install: () => PathInstallResult,
+  dialogs: Pick<ImportDialogs, 'info' | 'error'>,
+): Promise<void> {
+  const result = install()
+  const [first, ...rest] = result.message.split('\n')
+  if (result.outcome === 'refused') await dialogs.error('pacer was not installed', result.message)
+  else await dialogs.info(first ?? '', rest.join('\n'))
 }
 
 /** The application menu. `isDev` adds DevTools and reload, which a packaged build leaves out. */
@@ -71,12 +88,28 @@ export function buildMenuTemplate(
       { role: 'togglefullscreen' },
     ],
   }
+  const install = actions.installCommand
+  const help: MenuItemConstructorOptions[] = install
+    ? [
+        {
+          role: 'help',
+          submenu: [
+            {
+              id: 'install-command',
+              label: "Install 'pacer' command in PATH",
+              click: () => install(),
+            },
+          ],
+        },
+      ]
+    : []
   return [
     ...(isMac ? [{ label: options.appName ?? 'Pacer', role: 'appMenu' } as const] : []),
     file,
     { role: 'editMenu' },
     view,
     { role: 'windowMenu' },
+    ...help,
   ]
 }
 

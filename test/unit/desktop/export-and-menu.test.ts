@@ -12,8 +12,10 @@ import {
   buildMenuTemplate,
   exportCsvFromMenu,
   importBatchFromMenu,
+  installCommandFromMenu,
   type ImportDialogs,
 } from '../../../src/main/desktop/menu'
+import { installOnPath } from '../../../src/main/transport/path-install'
 import type { ExportCsv } from '../../../src/main/transport/ledger-export'
 import { createFakeEngine } from '../../helpers/fake-engine'
 
@@ -274,3 +276,50 @@ describe('exportCsvFromMenu', () => {
     expect(info).toHaveBeenCalledWith('Exported 3 row(s)', join(dir, 'x.csv'))
   })
 })
+
+describe("Help > Install 'pacer' command in PATH", () => {
+  it('is in the Help menu, wired to the action, and tells what happened', async () => {
+    const installCommand = vi.fn()
+    const menu = buildMenuTemplate(
+      { importBatch: vi.fn(), exportCsv: vi.fn(), installCommand },
+      { platform: 'linux', isDev: false },
+    )
+    const help = menu.find((m) => m.role === 'help')!
+    const [item] = help.submenu as { id?: string; label?: string; click?: () => void }[]
+    expect(item).toMatchObject({ id: 'install-command', label: "Install 'pacer' command in PATH" })
+    item?.click?.()
+    expect(installCommand).toHaveBeenCalledTimes(1)
+
+    const said: string[][] = []
+    const dialogs = {
+      info: async (m: string, d: string) => void said.push(['info', m, d]),
+      error: async (m: string, d: string) => void said.push(['error', m, d]),
+    }
+    const home = await mkdtemp(join(tmpdir(), 'pacer-home-'))
+    const install = () =>
+      installOnPath({
+        platform: 'linux',
+        home,
+        target: '/opt/Pacer/resources/bin/pacer',
+        pathEnv: '',
+      })
+    await installCommandFromMenu(install, dialogs)
+    const link = join(home, '.local', 'bin', 'pacer')
+    expect(said[0]?.slice(0, 2)).toEqual(['info', `pacer installed: ${link}`])
+    expect(said[0]?.[2]).toContain('is not on your PATH')
+    await rm(link)
+    await writeFile(link, 'mine')
+    await installCommandFromMenu(install, dialogs)
+    expect(said[1]?.slice(0, 2)).toEqual(['error', 'pacer was not installed'])
+    await rm(home, { recursive: true, force: true })
+  })
+
+  it('is absent when the shell offers no installer', () => {
+    const menu = buildMenuTemplate(actions(), { platform: 'linux', isDev: false })
+    expect(menu.some((m) => m.role === 'help')).toBe(false)
+  })
+})
+
+function actions() {
+  return { importBatch: vi.fn(), exportCsv: vi.fn() }
+}

@@ -145,10 +145,11 @@ function createPacing(
 ): { scheduler: Scheduler; controller: ControllerSwitch } {
   // Every process on the database shares each partition's budget; a dead one's slots come back
   // after the same lease as its claims (the runner's default: 30 s).
-  // In team mode, every machine on the team's Redis.
+  // In team mode, every machine on the team's Redis. A process alone on a partition leases it in
+  // blocks (store-sqlite-lean.ts): no write per call until another process shows demand.
   const pacingStore =
     options.team?.pacing ??
-    new SqlitePacingStore({ db: deps.db, leaseMs: options.leaseMs ?? 30_000 })
+    new SqlitePacingStore({ db: deps.db, leaseMs: options.leaseMs ?? 30_000, lean: true })
   let kind = deps.kind
   const scheduler = new Scheduler({
     clock: deps.clock,

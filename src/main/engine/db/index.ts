@@ -4,7 +4,7 @@ import path from 'node:path'
 import Database from 'better-sqlite3'
 import { systemClock, type Clock } from '../core/types'
 import { MIGRATIONS, type Migration } from './migrations'
-import { isUnopenableWal, roomForShm } from './read-only'
+import { bindingOf, isUnopenableWal, roomForShm } from './read-only'
 
 export const DEFAULT_DB_FILENAME = 'pacer.db'
 
@@ -118,7 +118,7 @@ export function openDatabase(file: string, opts: OpenDatabaseOptions = {}): Data
 
   let db: Database.Database
   try {
-    db = new Database(file, { timeout: busyTimeoutMs, nativeBinding: opts.nativeBinding })
+    db = new Database(file, { timeout: busyTimeoutMs, nativeBinding: bindingOf(opts) })
   } catch (err) {
     throw new DatabaseOpenError(file, reasonOf(err), { cause: err })
   }
@@ -227,7 +227,7 @@ function openReadOnly(
       readonly: true,
       fileMustExist: true,
       timeout: busyTimeoutMs,
-      nativeBinding: opts.nativeBinding,
+      nativeBinding: bindingOf(opts),
     })
   } catch (err) {
     throw new DatabaseOpenError(file, reasonOf(err), { cause: err })
@@ -268,7 +268,7 @@ function walSnapshot(file: string, opts: OpenDatabaseOptions): Database.Database
   const image = readFileSync(file)
   // Bytes 18 and 19: the file format's write and read versions, 2 for WAL, 1 for a journal.
   if (image.length >= 20) image[18] = image[19] = 1
-  const db = new Database(image, { readonly: true, nativeBinding: opts.nativeBinding })
+  const db = new Database(image, { readonly: true, nativeBinding: bindingOf(opts) })
   try {
     checkReadableVersion(db, file, opts)
   } catch (err) {

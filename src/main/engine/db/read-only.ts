@@ -21,3 +21,11 @@ export function roomForShm(file: string): boolean {
     return true // no answer: let SQLite try, and fall back on its error
   }
 }
+
+/**
+ * The better-sqlite3 binding every open loads: the caller's, else $PACER_NATIVE_BINDING, which the
+ * desktop app's `pacer` launcher (resources/bin/pacer) sets to the Electron build it runs on.
+ */
+export function bindingOf(opts: { nativeBinding?: string }): string | undefined {
+  return opts.nativeBinding ?? (process.env['PACER_NATIVE_BINDING'] || undefined)
+}

@@ -141,6 +141,70 @@ export function settleBudget(
   return next
 }
 
+/**
+ * The costed take's budget part: 'budget' when the call does not fit it yet; otherwise the next
+ * budget (the same object when nothing is announced) and the call's ticket. The slot is the
+ * caller's to take between the check and the charge.
+ */
+export function takeBudget(
+  budget: SharedBudget,
+  now: number,
+  cost: BudgetCost,
+): 'budget' | { next: SharedBudget; ticket: BudgetTicket } {
+  return budgetWaitMs(budget, now, cost) > 0 ? 'budget' : chargeBudget(budget, now, cost)
+}
+
+/** What a release does to the shared budget: `next` null when it is unchanged. */
+export interface ReleasedBudget {
+  next: SharedBudget | null
+  handedOff: boolean
+  ticket?: BudgetTicket
+}
+
+/**
+ * A release's budget part: the finished call's account, and for a handoff the slots allow, the
+ * next call's charge if the budget allows it too.
+ */
+export function releaseBudget(
+  current: SharedBudget,
+  now: number,
+  account: BudgetSettle | undefined,
+  slotsAllow: boolean,
+  cost: BudgetCost | undefined,
+): ReleasedBudget {
+  if (!account && !(slotsAllow && cost)) return { next: null, handedOff: slotsAllow }
+  const settled = account ? settleBudget(current, account, now) : null
+  const budget = settled ?? current
+  if (!slotsAllow || !cost) return { next: settled, handedOff: slotsAllow }
+  const taken = takeBudget(budget, now, cost)
+  if (taken === 'budget') return { next: settled, handedOff: false }
+  return {
+    next: taken.next !== current ? taken.next : null,
+    handedOff: true,
+    ticket: taken.ticket,
+  }
+}
+
+/**
+ * Folds into `mine` (a budget kept in one process's memory since it read `base`) what other
+ * workers charged in the row meanwhile (`theirs`): their admissions count once more, against every
+ * bucket. Only a lessee that lost its exclusivity unnoticed for a moment ever needs it.
+ */
+export function mergeBudget(
+  base: SharedBudget,
+  mine: SharedBudget,
+  theirs: SharedBudget,
+): SharedBudget {
+  const out: SharedBudget = { s: mine.s + Math.max(0, theirs.s - base.s), c: {}, d: {} }
+  for (const dim of BUDGET_DIMENSIONS) {
+    const spent = (theirs.c[dim] ?? 0) - (base.c[dim] ?? 0)
+    if (mine.c[dim] !== undefined || spent !== 0) out.c[dim] = (mine.c[dim] ?? 0) + spent
+    const b = mine.d[dim] ?? theirs.d[dim]
+    if (b) out.d[dim] = mine.d[dim] ? { ...b, v: b.v - spent } : b
+  }
+  return out
+}
+
 /** The budget as a store keeps it (JSON text; '' or null: nothing announced or spent yet). */
 export function parseBudget(text: string | null | undefined): SharedBudget {
   if (!text) return EMPTY_BUDGET

@@ -315,6 +315,11 @@ export class PartitionBudget {
   close(): void {
     this.#calls.close()
     this.#unsubscribe()
+    try {
+      if (this.#joined) this.#o.store.leave?.(this.partition, this.#o.worker)
+    } catch (err) {
+      this.#o.warn(`pacing store (${this.partition}): ${(err as Error).message}`)
+    }
   }
 
   #join(now: number): void {

@@ -2,7 +2,7 @@
 // read, parsed once per text, and written inside the pacing store's transactions.
 import type Database from 'better-sqlite3'
 import type { BudgetCost, BudgetTicket, SharedBudget } from './shared-budget'
-import { budgetWaitMs, chargeBudget, parseBudget, settleBudget } from './shared-budget'
+import { budgetWaitMs, chargeBudget, parseBudget, releaseBudget } from './shared-budget'
 import type { ReleaseRequest } from './store'
 
 /** The shared announced budget's statements: read and written on every costed admission. */
@@ -65,10 +65,7 @@ export class SqliteBudgets {
     return ticket
   }
 
-  /**
-   * A release's part, inside its transaction: the finished call's account, and for a handoff the
-   * slots allow, the next call's charge if the budget allows it too.
-   */
+  /** A release's part (shared-budget.ts releaseBudget), inside its transaction. */
   release(
     partition: string,
     request: ReleaseRequest,
@@ -76,19 +73,8 @@ export class SqliteBudgets {
   ): { handedOff: boolean; ticket?: BudgetTicket } {
     const { now, handoffCost: cost } = request
     if (!request.budget && !(slotsAllow && cost)) return { handedOff: slotsAllow }
-    const current = this.read(partition)
-    const settled = request.budget ? settleBudget(current, request.budget, now) : null
-    const budget = settled ?? current
-    if (!slotsAllow || !cost) {
-      if (settled) this.write(partition, budget)
-      return { handedOff: slotsAllow }
-    }
-    if (budgetWaitMs(budget, now, cost) > 0) {
-      if (settled) this.write(partition, budget)
-      return { handedOff: false }
-    }
-    const { next, ticket } = chargeBudget(budget, now, cost)
-    if (next !== current) this.write(partition, next)
-    return { handedOff: true, ticket }
+    const r = releaseBudget(this.read(partition), now, request.budget, slotsAllow, cost)
+    if (r.next) this.write(partition, r.next)
+    return r.ticket ? { handedOff: r.handedOff, ticket: r.ticket } : { handedOff: r.handedOff }
   }
 }

@@ -1,5 +1,6 @@
 // The SQLite pacing store's statements and rows (store-sqlite.ts runs them): a partition's record
 // in pacing_partitions, each worker's slots, waiting calls and lease in pacing_workers.
+import type Database from 'better-sqlite3'
 import type { AimdParams, LimitChange } from '../core/types'
 import type { ControllerState, PacingRecord, PacingView } from './store'
 
@@ -23,6 +24,8 @@ export interface CheckRow {
   othersWaiting: number
   waitingWorkers: number
   mine: number
+  /** Other workers under a live lease with slots or waiting calls: a lessee hands its block back. */
+  othersActive: number
 }
 
 export type ViewRow = PartitionRow & Omit<PacingView, 'record'>
@@ -40,7 +43,8 @@ export const PACING_SQL = {
          AS inflight,
        COALESCE(SUM(CASE WHEN ${other} THEN w.waiting END), 0) AS othersWaiting,
        COUNT(CASE WHEN ${other} AND w.waiting > 0 THEN 1 END) AS waitingWorkers,
-       COALESCE(MAX(CASE WHEN w.worker = @worker THEN w.slots END), 0) AS mine
+       COALESCE(MAX(CASE WHEN w.worker = @worker THEN w.slots END), 0) AS mine,
+       COUNT(CASE WHEN ${other} AND (w.slots > 0 OR w.waiting > 0) THEN 1 END) AS othersActive
      FROM pacing_partitions p LEFT JOIN pacing_workers w ON w.partition = p.partition
      WHERE p.partition = @partition GROUP BY p.partition`,
   row: 'SELECT * FROM pacing_partitions WHERE partition = ?',
@@ -102,5 +106,46 @@ export function recordOf(row: PartitionRow): PacingRecord {
     pausedUntil: row.paused_until,
     lastChange: row.last_change === null ? null : (JSON.parse(row.last_change) as LimitChange),
     version: row.version,
+  }
+}
+
+/** A partition's view as its row and its workers' rows hold it. */
+export function viewOf(row: ViewRow, record: PacingRecord): PacingView {
+  return {
+    record,
+    inflight: row.inflight,
+    waiting: row.waiting,
+    throttles: row.throttles,
+    successes: row.successes,
+    errors: row.errors,
+    workers: row.workers,
+    activeUntil: row.activeUntil,
+  }
+}
+
+/** A function run as one IMMEDIATE transaction: it takes the write lock before its first read. */
+export function inTransaction<A extends unknown[], R>(
+  db: Database.Database,
+  fn: (...args: A) => R,
+): (...args: A) => R {
+  const tx = db.transaction(fn)
+  return (...args: A) => tx.immediate(...args)
+}
+
+/** A record as its row's statements take it; `json` may reuse the text of an unchanged part. */
+export function rowArgs(
+  record: PacingRecord,
+  json: (value: object) => string,
+): Record<string, string | number | null> {
+  return {
+    partition: record.partition,
+    params: json(record.params),
+    limit: record.controller.limit,
+    lastCutAt: record.controller.lastCutAt,
+    memory: record.controller.memory === null ? null : JSON.stringify(record.controller.memory),
+    concurrency: record.concurrency,
+    pausedUntil: record.pausedUntil,
+    lastChange: record.lastChange === null ? null : json(record.lastChange),
+    version: record.version,
   }
 }

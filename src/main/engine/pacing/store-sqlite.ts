@@ -15,9 +15,13 @@ import { Doorbell, applyChange, checkStoreMs, fairShare, newRecord } from './sto
 import type { BudgetCost, BudgetTicket, SharedBudget } from './shared-budget'
 import { FIRST_TICKET, announced, budgetWaitMs } from './shared-budget'
 import { SqliteBudgets } from './store-sqlite-budget'
+import { LeanLeases, leanView, type LeanBlock } from './store-sqlite-lean'
 import {
   PACING_SQL,
+  inTransaction,
   recordOf,
+  rowArgs,
+  viewOf,
   type CheckRow,
   type PartitionRow,
   type ViewRow,
@@ -32,6 +36,12 @@ export interface SqlitePacingStoreOptions {
   pollMinMs?: number
   /** @default 50 */
   pollMaxMs?: number
+  /**
+   * A worker alone on a partition leases it in blocks: one write for many calls instead of one
+   * each (store-sqlite-lean.ts). Off, every admission and release is a write every process sees.
+   * @default false
+   */
+  lean?: boolean
 }
 
 type Args = Record<string, string | number | null>
@@ -67,8 +77,16 @@ export class SqlitePacingStore implements PacingStore {
   readonly #release: (partition: string, worker: string, r: ReleaseRequest) => Released
   readonly #update: (partition: string, decide: UpdateDecide) => Updated | undefined
   readonly #heartbeat: (worker: string, leases: readonly WorkerLease[], now: number) => void
+  readonly #lean: LeanLeases | null
+  readonly #enter: (partition: string, worker: string, version: number, now: number) => boolean
 
-  constructor({ db, leaseMs = 30_000, pollMinMs = 2, pollMaxMs = 50 }: SqlitePacingStoreOptions) {
+  constructor({
+    db,
+    leaseMs = 30_000,
+    pollMinMs = 2,
+    pollMaxMs = 50,
+    lean = false,
+  }: SqlitePacingStoreOptions) {
     this.leaseMs = checkStoreMs('leaseMs', leaseMs, 1)
     checkStoreMs('pollMinMs', pollMinMs, 1)
     this.poll = { minMs: pollMinMs, maxMs: checkStoreMs('pollMaxMs', pollMaxMs, pollMinMs) }
@@ -144,6 +162,19 @@ export class SqlitePacingStore implements PacingStore {
         this.#lease.run({ partition, worker, slots, waiting, leaseUntil: now + leaseMs })
       }
     })
+    // A lessee's record is written on the row it was read from, or not at all (an operator's won).
+    const put = (record: PacingRecord, version: number) =>
+      this.#row.get(record.partition)?.version === version && this.#put(record, 0) === record
+    this.#lean = lean ? new LeanLeases(db, this.#budgets, leaseMs, put) : null
+    // The block's take, under the write lock: still alone, on the record the caller checked.
+    this.#enter = inTransaction(db, (partition, worker, version, now) => {
+      const c = this.#check.get({ partition, worker, now })
+      if (!c || c.othersActive > 0 || c.version !== version) return false
+      const record = this.#cache.get(partition)
+      if (record?.version !== version) return false
+      this.#lean?.take(partition, worker, record, c.mine, now)
+      return true
+    })
   }
 
   join(partition: string, worker: string, init: SessionInit, now: number): Joined {
@@ -159,6 +190,8 @@ export class SqlitePacingStore implements PacingStore {
     waiting: number,
     cost?: BudgetCost,
   ): Admission {
+    const lean = this.#held(partition, worker, now)
+    if (lean) return this.#leanAdmit(partition, lean, now, waiting, cost)
     const checked = this.#checked(partition, worker, now)
     const { record, inflight, othersWaiting } = checked
     // A read first: a refusal takes no write lock, so blocked workers polling cost the others
@@ -169,6 +202,9 @@ export class SqlitePacingStore implements PacingStore {
       checked.mine >= fairShare(record.concurrency, checked.waitingWorkers)
     ) {
       return { admitted: false, record, inflight, othersWaiting }
+    }
+    if (checked.othersActive === 0 && this.#takeBlock(partition, worker, record.version, now)) {
+      return this.#leanAdmit(partition, this.#lean?.get(partition) as LeanBlock, now, waiting, cost)
     }
     const args = { partition, worker, now, waiting, leaseUntil: now + this.leaseMs }
     // With a cost, the shared announced budget decides too (store-sqlite-budget.ts).
@@ -201,7 +237,10 @@ export class SqlitePacingStore implements PacingStore {
   }
 
   release(partition: string, worker: string, request: ReleaseRequest): Released {
-    const released = this.#release(partition, worker, request)
+    const lean = this.#held(partition, worker, request.now)
+    const released =
+      (lean && this.#leanRelease(partition, lean, request)) ||
+      this.#release(partition, worker, request)
     if (released.changed) this.#remember(released.record)
     this.#bell.ring(partition, worker)
     return released
@@ -212,6 +251,8 @@ export class SqlitePacingStore implements PacingStore {
     now: number,
     decide: (record: PacingRecord) => RecordChange | null,
   ): { record: PacingRecord; changed: boolean } | undefined {
+    // An operator's change may raise the concurrency past the block: it goes back first.
+    this.#lean?.handBack(partition, now)
     const updated = this.#update(partition, { now, fn: decide })
     if (updated?.changed) {
       this.#remember(updated.record)
@@ -226,28 +267,77 @@ export class SqlitePacingStore implements PacingStore {
   }
 
   budget(partition: string): SharedBudget {
-    return this.#budgets.read(partition)
+    return this.#lean?.get(partition)?.budget ?? this.#budgets.read(partition)
   }
 
   heartbeat(worker: string, leases: readonly WorkerLease[], now: number): void {
-    if (leases.length > 0) this.#heartbeat(worker, leases, now)
+    // A lessee's row is its block: renewed as such, or handed back if another worker wants in.
+    const rest = this.#lean ? leases.filter((l) => !this.#leanBeat(l, worker, now)) : leases
+    if (rest.length > 0) this.#heartbeat(worker, rest, now)
+  }
+
+  leave(partition: string, worker: string): void {
+    if (this.#lean?.get(partition)?.worker === worker) this.#lean.handBack(partition, null)
   }
 
   partitions(now: number, recentMs: number): PacingView[] {
-    return this.#views.all({ now, since: now - recentMs }).map((row) => ({
-      record: this.#parse(row),
-      inflight: row.inflight,
-      waiting: row.waiting,
-      throttles: row.throttles,
-      successes: row.successes,
-      errors: row.errors,
-      workers: row.workers,
-      activeUntil: row.activeUntil,
-    }))
+    const blocks = new Map(this.#lean?.blocks())
+    return this.#views
+      .all({ now, since: now - recentMs })
+      .map((row) => leanView(viewOf(row, this.#parse(row)), blocks.get(row.partition)))
   }
 
   subscribe(worker: string, listener: (partition: string) => void): () => void {
     return this.#bell.subscribe(worker, listener)
+  }
+
+  /** The block the worker holds on the partition, still its own (store-sqlite-lean.ts). */
+  #held(partition: string, worker: string, now: number): LeanBlock | undefined {
+    return this.#lean?.held(partition, worker, now, () => this.#checked(partition, worker, now))
+  }
+
+  /** Takes the partition's block for a worker found alone on it; false when it cannot. */
+  #takeBlock(partition: string, worker: string, version: number, now: number): boolean {
+    if (!this.#lean) return false
+    try {
+      if (!this.#enter(partition, worker, version, now)) return false
+    } catch (err) {
+      this.#lean.drop(partition)
+      throw err
+    }
+    this.#lean.taken(partition)
+    return true
+  }
+
+  #leanRecord(partition: string, b: LeanBlock): PacingRecord {
+    if (b.pending) return b.pending
+    const cached = this.#cache.get(partition)
+    return cached?.version === b.version
+      ? cached
+      : this.#parse(this.#row.get(partition) as PartitionRow)
+  }
+
+  #leanAdmit(
+    partition: string,
+    b: LeanBlock,
+    now: number,
+    waiting: number,
+    cost: BudgetCost | undefined,
+  ): Admission {
+    return (this.#lean as LeanLeases).admit(b, this.#leanRecord(partition, b), now, waiting, cost)
+  }
+
+  /** A lessee's release (store-sqlite-lean.ts); undefined when it is to be made the shared way. */
+  #leanRelease(partition: string, b: LeanBlock, request: ReleaseRequest): Released | undefined {
+    return (this.#lean as LeanLeases).release(partition, b, this.#leanRecord(partition, b), request)
+  }
+
+  /** A heartbeat's lease on a partition this worker holds a block on: true when it was written. */
+  #leanBeat(lease: WorkerLease, worker: string, now: number): boolean {
+    if (this.#lean?.get(lease.partition)?.worker !== worker) return false
+    const b = this.#held(lease.partition, worker, now)
+    if (b) this.#lean.renew(lease.partition, b, now, lease.waiting)
+    return true
   }
 
   #checked(partition: string, worker: string, now: number): { record: PacingRecord } & CheckRow {
@@ -283,17 +373,7 @@ export class SqlitePacingStore implements PacingStore {
   }
 
   #put(record: PacingRecord, now: number, newSession = false): PacingRecord {
-    const args: Args = {
-      partition: record.partition,
-      params: this.#json(record.params),
-      limit: record.controller.limit,
-      lastCutAt: record.controller.lastCutAt,
-      memory: record.controller.memory === null ? null : JSON.stringify(record.controller.memory),
-      concurrency: record.concurrency,
-      pausedUntil: record.pausedUntil,
-      lastChange: record.lastChange === null ? null : this.#json(record.lastChange),
-      version: record.version,
-    }
+    const args = rowArgs(record, (value) => this.#json(value))
     // A new session may create the row; every other write changes the row its transaction read.
     if (newSession) this.#write.run({ ...args, now })
     else this.#change.run(args)
@@ -305,12 +385,3 @@ type Joined = { record: PacingRecord; created: boolean }
 type TakeArgs = { partition: string; worker: string; now: number; waiting: number } & Args
 type UpdateDecide = { now: number; fn: (record: PacingRecord) => RecordChange | null }
 type Updated = { record: PacingRecord; changed: boolean }
-
-/** A function run as one IMMEDIATE transaction: it takes the write lock before its first read. */
-function inTransaction<A extends unknown[], R>(
-  db: Database.Database,
-  fn: (...args: A) => R,
-): (...args: A) => R {
-  const tx = db.transaction(fn)
-  return (...args: A) => tx.immediate(...args)
-}

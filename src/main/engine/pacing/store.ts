@@ -199,6 +199,11 @@ export interface PacingStore {
   /** Partitions with a live lease or one that ended at most `recentMs` ago, oldest session first. */
   partitions(now: number, recentMs: number): MaybePromise<PacingView[]>
   /**
+   * The worker's scheduler closed: what it holds beyond its calls in flight goes back (a store
+   * that leases in blocks: store-sqlite-lean.ts). Optional; the calls in flight keep their slots.
+   */
+  leave?(partition: string, worker: string): void
+  /**
    * Calls `listener` after another worker of this process released a slot or changed a record
    * (a microtask later, never inside the call), so `worker`'s waiters wake at once. Returns the
    * unsubscribe.
