@@ -5,13 +5,7 @@ import { microsToUsd } from '../../shared/money'
 import { formatUsd } from '../../shared/format'
 import { formatFromName } from '../../shared/batch-format'
 import { runParams, type ParamsOptions } from './params'
-import type {
-  AimdParams,
-  ControllerKind,
-  Engine,
-  PartitionStop,
-  StreamedStart,
-} from '../engine'
+import type { AimdParams, ControllerKind, Engine, PartitionStop, StreamedStart } from '../engine'
 import { SIM_DEFAULT_MODEL } from '../engine'
 import { UsageError, dbPathFrom, processBaseUrls } from './common'
 import { openTeamEngine } from './team'
