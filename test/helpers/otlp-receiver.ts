@@ -1,6 +1,7 @@
 // A loopback OTLP/HTTP traces receiver: decodes what arrives (http/json, and http/protobuf with a
 // small wire-format reader over the subset of opentelemetry-proto that spans use), so a test
-// checks the spans a collector would store. `answer` makes it refuse (500) or stall.
+// checks the spans a collector would store; and OTLP/HTTP metrics (http/json, what Pacer sends
+// them as): each histogram data point as it arrived. `answer` makes it refuse (500) or stall.
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 
@@ -17,10 +18,24 @@ export interface ReceivedSpan {
   resource: Record<string, unknown>
 }
 
+/** One histogram data point of one metrics request (cumulative: each request has them all). */
+export interface ReceivedPoint {
+  metric: string
+  unit: string
+  attributes: Record<string, unknown>
+  timeNs: bigint
+  count: number
+  sum: number
+  bucketCounts: number[]
+  explicitBounds: number[]
+  resource: Record<string, unknown>
+}
+
 export interface OtlpReceiver {
   url: string
   spans: ReceivedSpan[]
-  requests: { contentType: string; headers: IncomingHttpHeaders }[]
+  points: ReceivedPoint[]
+  requests: { path: string; contentType: string; headers: IncomingHttpHeaders }[]
   close: () => Promise<void>
 }
 
@@ -32,6 +47,7 @@ export async function startOtlpReceiver(
   opts: { status?: number; delayMs?: number } = {},
 ): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = []
+  const points: ReceivedPoint[] = []
   const requests: OtlpReceiver['requests'] = []
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = []
@@ -39,10 +55,14 @@ export async function startOtlpReceiver(
     req.on('end', () => {
       const body = Buffer.concat(chunks)
       const contentType = String(req.headers['content-type'] ?? '')
-      requests.push({ contentType, headers: req.headers })
+      requests.push({ path: req.url ?? '', contentType, headers: req.headers })
       const status = opts.status ?? 200
       if (status === 200 && req.url === '/v1/traces') {
         spans.push(...(contentType.includes('json') ? fromJson(body) : fromProtobuf(body)))
+      }
+      if (status === 200 && req.url === '/v1/metrics') {
+        // (Pacer sends metrics as http/json only: protobuf ones are not decoded, so not kept.)
+        if (contentType.includes('json')) points.push(...metricsFromJson(body))
       }
       const answer = () => {
         if (res.destroyed) return
@@ -58,6 +78,7 @@ export async function startOtlpReceiver(
   return {
     url: `http://127.0.0.1:${port}`,
     spans,
+    points,
     requests,
     close: () =>
       new Promise<void>((resolve) => {
@@ -121,6 +142,67 @@ function fromJson(body: Buffer): ReceivedSpan[] {
     }
   }
   return out
+}
+
+function metricsFromJson(body: Buffer): ReceivedPoint[] {
+  const num = (v: string | number | undefined) => Number(v ?? 0)
+  const req = JSON.parse(body.toString('utf8')) as {
+    resourceMetrics?: {
+      resource?: { attributes?: JsonKv[] }
+      scopeMetrics?: {
+        metrics?: {
+          name: string
+          unit?: string
+          histogram?: {
+            dataPoints?: {
+              attributes?: JsonKv[]
+              timeUnixNano: string | number
+              count?: string | number
+              sum?: number
+              bucketCounts?: (string | number)[]
+              explicitBounds?: number[]
+            }[]
+          }
+        }[]
+      }[]
+    }[]
+  }
+  const out: ReceivedPoint[] = []
+  for (const rm of req.resourceMetrics ?? []) {
+    const resource = jsonAttrs(rm.resource?.attributes)
+    for (const sm of rm.scopeMetrics ?? []) {
+      for (const m of sm.metrics ?? []) {
+        for (const p of m.histogram?.dataPoints ?? []) {
+          out.push({
+            metric: m.name,
+            unit: m.unit ?? '',
+            attributes: jsonAttrs(p.attributes),
+            timeNs: BigInt(p.timeUnixNano),
+            count: num(p.count),
+            sum: p.sum ?? 0,
+            bucketCounts: (p.bucketCounts ?? []).map(num),
+            explicitBounds: p.explicitBounds ?? [],
+            resource,
+          })
+        }
+      }
+    }
+  }
+  return out
+}
+
+/**
+ * The latest point of each series (metric and attributes): with cumulative temporality, the
+ * totals since the start.
+ */
+export function latestPoints(points: readonly ReceivedPoint[]): ReceivedPoint[] {
+  const latest = new Map<string, ReceivedPoint>()
+  for (const p of points) {
+    const key = `${p.metric} ${JSON.stringify(Object.entries(p.attributes).sort())}`
+    const seen = latest.get(key)
+    if (!seen || seen.timeNs <= p.timeNs) latest.set(key, p)
+  }
+  return [...latest.values()]
 }
 
 function jsonAttrs(kvs: JsonKv[] | undefined): Record<string, unknown> {

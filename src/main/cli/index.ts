@@ -134,7 +134,7 @@ function addRunCommand(program: Command, done: Done): void {
     )
     .option(
       '--otlp <url>',
-      'send spans to this OpenTelemetry collector as the run goes (default: $OTEL_EXPORTER_OTLP_ENDPOINT)',
+      'send spans and GenAI metrics to this OpenTelemetry collector as the run goes (default: $OTEL_EXPORTER_OTLP_ENDPOINT)',
     )
     .option(
       '--otlp-content',
@@ -204,7 +204,7 @@ function addLedgerCommands(program: Command, done: Done): void {
     .option('--out <file>', 'CSV file to write ("-" for stdout)')
     .option(
       '--otlp <url>',
-      'send a finished batch as OTLP spans to this collector endpoint (…/v1/traces is added); headers from OTEL_EXPORTER_OTLP_HEADERS',
+      'send a finished batch as OTLP spans and GenAI metrics to this collector endpoint (…/v1/traces, …/v1/metrics are added); headers from OTEL_EXPORTER_OTLP_HEADERS',
     )
     .option(
       '--batch <id>',
@@ -325,7 +325,7 @@ function addConsoleCommands(program: Command, done: Done): void {
     .addOption(storeOption())
     .option(
       '--otlp <url>',
-      'send the spans of the batches the console runs to this OpenTelemetry collector (default: $OTEL_EXPORTER_OTLP_ENDPOINT, else Settings → Observability)',
+      'send the spans and GenAI metrics of the batches the console runs to this OpenTelemetry collector (default: $OTEL_EXPORTER_OTLP_ENDPOINT, else Settings → Observability)',
     )
   withSimOptions(serve).action(async (opts) => {
     const { serveCommand } = await import('./serve')

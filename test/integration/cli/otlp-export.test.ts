@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { query, runPacer, tempDir, writeJsonl, type CliResult } from '../../helpers/cli'
 import { researchAgent } from '../../helpers/agent-module'
+import { checkGenAiMetrics } from '../../helpers/genai-metrics'
 import { startOtlpReceiver, type ReceivedSpan } from '../../helpers/otlp-receiver'
 
 const SECRET = 'c2VjcmV0LXZhbHVlLTQyNDI='
@@ -100,10 +101,16 @@ describe('OTLP export', () => {
       expect(report.dropped).toBe(0)
 
       // The encodings the receivers saw, and the secret header on the wire (only there).
+      // (Metrics go as http/json whatever the protocol.)
+      const of = (path: string, r: typeof live) => r.requests.filter((q) => q.path === path)
       expect(live.requests.every((r) => r.contentType.includes('application/json'))).toBe(true)
-      expect(after.requests.every((r) => r.contentType.includes('application/x-protobuf'))).toBe(
-        true,
-      )
+      expect(
+        of('/v1/traces', after).every((r) => r.contentType.includes('application/x-protobuf')),
+      ).toBe(true)
+      for (const r of [live, after]) {
+        expect(of('/v1/metrics', r).length).toBeGreaterThan(0)
+        expect(of('/v1/metrics', r).every((q) => q.contentType.includes('json'))).toBe(true)
+      }
       for (const r of [...live.requests, ...after.requests]) {
         expect(r.headers['authorization']).toBe(`Basic ${SECRET}`)
         expect(r.headers['x-team']).toBe('pacer')
@@ -206,6 +213,12 @@ describe('OTLP export', () => {
           expect(span.events).toContain('pacer.throttle')
         }
       }
+
+      // The GenAI client metrics, live and from the ledger: a token and a duration record per
+      // provider call, summing to the ledger's totals.
+      checkGenAiMetrics(live.points, rows)
+      checkGenAiMetrics(after.points, rows)
+      expect(live.points[0]!.resource['service.name']).toBe('batch-svc')
 
       // Live and afterwards: the same trace, the same span ids.
       const ids = (spans: ReceivedSpan[]) => spans.map((s) => `${s.traceId}/${s.spanId}`).sort()

@@ -7,8 +7,10 @@ import type { Attributes } from '@opentelemetry/api'
 import type Database from 'better-sqlite3'
 import {
   contentAttributes,
+  callErrorType,
   finishReason,
   hex,
+  metricCall,
   providerName,
   requestAttributes,
   usd,
@@ -333,15 +335,15 @@ export class BatchTraceWriter {
       span.addEvent('pacer.journal.replay', { 'pacer.call.step': r.step }, start)
     }
     if (r.taskId !== null && r.outcome !== 'executed') this.#taskEvent(r)
-    if (r.outcome === 'throttled' || r.outcome === 'error' || r.outcome === 'timeout') {
-      span.setAttribute(
-        'error.type',
-        r.outcome === 'timeout' ? 'timeout' : String(r.status ?? r.outcome),
-      )
+    const errorType = callErrorType(r)
+    if (errorType) {
+      span.setAttribute('error.type', errorType)
       span.setStatus({ code: this.#p.api.SpanStatusCode.ERROR, message: r.outcome })
     }
     span.end(end)
     this.#p.noteEnded()
+    // A replay is answered from the journal, not by the provider: no client metrics.
+    if (r.outcome !== 'replayed') this.#p.recordCall(metricCall(r, errorType))
     return true
   }
 

@@ -3,12 +3,54 @@
 // span ids that follow from what a span stands for.
 import { createHash } from 'node:crypto'
 import type { Attributes } from '@opentelemetry/api'
+import type { GenAiCall } from './pipeline'
 
 /** Provider ids as the conventions name them (gen_ai.provider.name's well-known values). */
 export function providerName(provider: string): string {
   if (provider === 'sim') return 'pacer.sim'
   if (provider === 'openai-compatible') return 'openai'
   return provider
+}
+
+/** A ledger row's outcome and status, as a call's `error.type` needs them. */
+interface CallOutcome {
+  outcome: string
+  status: number | null
+}
+
+/** A failed call's `error.type`: `timeout`, else its HTTP status (or its outcome). */
+export function callErrorType(r: CallOutcome): string | undefined {
+  if (r.outcome === 'timeout') return 'timeout'
+  if (r.outcome === 'throttled' || r.outcome === 'error') return String(r.status ?? r.outcome)
+  return undefined
+}
+
+/**
+ * A provider call as the GenAI client metrics record it: the attributes they share, its tokens
+ * (input including cached, as on the span), its latency in seconds.
+ */
+export function metricCall(
+  r: CallOutcome & {
+    provider: string
+    model: string
+    inputTokens: number
+    outputTokens: number
+    latencyMs: number | null
+  },
+  errorType = callErrorType(r),
+): GenAiCall {
+  return {
+    attributes: {
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': providerName(r.provider),
+      'gen_ai.request.model': r.model,
+      'gen_ai.response.model': r.model,
+    },
+    inputTokens: r.inputTokens,
+    outputTokens: r.outputTokens,
+    seconds: r.latencyMs === null ? null : r.latencyMs / 1000,
+    errorType,
+  }
 }
 
 export function requestAttributes(params: string | null): Attributes {

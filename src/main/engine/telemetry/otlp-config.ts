@@ -11,6 +11,11 @@ export type OtlpProtocol = (typeof OTLP_PROTOCOLS)[number]
 export interface OtlpTarget {
   /** The traces URL requests are POSTed to (…/v1/traces for a base endpoint). */
   url: string
+  /**
+   * The metrics URL (…/v1/metrics for a base endpoint, or OTEL_EXPORTER_OTLP_METRICS_ENDPOINT);
+   * null when only a traces endpoint is named (no metrics).
+   */
+  metricsUrl: string | null
   protocol: OtlpProtocol
   /** Sent with every request; the values never leave this object except on the wire. */
   headers: Record<string, string>
@@ -20,6 +25,7 @@ export interface OtlpTarget {
 export class OtlpConfigError extends Error {}
 
 const TRACES_PATH = 'v1/traces'
+const METRICS_PATH = 'v1/metrics'
 /** An HTTP field name (RFC 9110 token). */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
 
@@ -29,13 +35,24 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
  */
 export function otlpTarget(flagUrl: string | undefined, env: NodeJS.ProcessEnv): OtlpTarget | null {
   const tracesEndpoint = nonEmpty(env['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'])
+  const metricsEndpoint = nonEmpty(env['OTEL_EXPORTER_OTLP_METRICS_ENDPOINT'])
   const endpoint = nonEmpty(env['OTEL_EXPORTER_OTLP_ENDPOINT'])
   let url: string
-  if (flagUrl !== undefined) url = tracesUrl(checkUrl('--otlp', flagUrl))
+  let base: string | null = null
+  if (flagUrl !== undefined) base = checkUrl('--otlp', flagUrl)
+  else if (endpoint) base = checkUrl('OTEL_EXPORTER_OTLP_ENDPOINT', endpoint)
   // The spec: the signal-specific variable is used as is, the general one gets /v1/traces.
-  else if (tracesEndpoint) url = checkUrl('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', tracesEndpoint)
-  else if (endpoint) url = tracesUrl(checkUrl('OTEL_EXPORTER_OTLP_ENDPOINT', endpoint))
+  if (flagUrl === undefined && tracesEndpoint) {
+    url = checkUrl('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', tracesEndpoint)
+  } else if (base !== null) url = signalUrl(base, TRACES_PATH)
   else return null
+  // Metrics go with the traces (same headers): their own variable as is, else the base + /v1/metrics.
+  const metricsUrl =
+    flagUrl === undefined && metricsEndpoint
+      ? checkUrl('OTEL_EXPORTER_OTLP_METRICS_ENDPOINT', metricsEndpoint)
+      : base !== null
+        ? signalUrl(base, METRICS_PATH)
+        : null
   const protocolName =
     nonEmpty(env['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL']) ??
     nonEmpty(env['OTEL_EXPORTER_OTLP_PROTOCOL']) ??
@@ -49,7 +66,7 @@ export function otlpTarget(flagUrl: string | undefined, env: NodeJS.ProcessEnv):
     ...parseHeaders('OTEL_EXPORTER_OTLP_HEADERS', env['OTEL_EXPORTER_OTLP_HEADERS']),
     ...parseHeaders('OTEL_EXPORTER_OTLP_TRACES_HEADERS', env['OTEL_EXPORTER_OTLP_TRACES_HEADERS']),
   }
-  return { url, protocol: protocolName as OtlpProtocol, headers }
+  return { url, metricsUrl, protocol: protocolName as OtlpProtocol, headers }
 }
 
 /**
@@ -62,7 +79,7 @@ export function storedTarget(
   headers: string | null,
   env: NodeJS.ProcessEnv,
 ): OtlpTarget {
-  const url = tracesUrl(checkUrl('otlpEndpoint', endpoint))
+  const url = checkUrl('otlpEndpoint', endpoint)
   const base = otlpTarget(url, { OTEL_EXPORTER_OTLP_PROTOCOL: env['OTEL_EXPORTER_OTLP_PROTOCOL'] })
   return { ...base!, headers: parseHeaders('headers', headers ?? undefined) }
 }
@@ -139,10 +156,14 @@ export function parseHeaders(name: string, raw: string | undefined): Record<stri
   return out
 }
 
-function tracesUrl(base: string): string {
+/** A signal's URL from a base endpoint (one already ending in a signal's path: its sibling). */
+function signalUrl(base: string, path: string): string {
   const u = new URL(base)
-  if (u.pathname.replace(/\/+$/, '').endsWith(`/${TRACES_PATH}`)) return u.toString()
-  u.pathname = `${u.pathname.replace(/\/+$/, '')}/${TRACES_PATH}`
+  let dir = u.pathname.replace(/\/+$/, '')
+  for (const known of [TRACES_PATH, METRICS_PATH]) {
+    if (dir.endsWith(`/${known}`)) dir = dir.slice(0, -known.length - 1)
+  }
+  u.pathname = `${dir}/${path}`
   return u.toString()
 }
 

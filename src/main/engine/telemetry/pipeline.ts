@@ -2,10 +2,13 @@
 // bounded queue in front of the OTLP/HTTP exporter, and a count of what arrived. Spans are ended
 // on the caller's thread in microseconds (an object in an array); the HTTP requests happen on
 // the processor's timer, so a collector that is down, slow or refusing costs a run nothing but
-// the spans it drops, which are counted and said once at the end.
+// the spans it drops, which are counted and said once at the end. Beside it, a meter provider
+// for the GenAI client metrics: histograms recorded in memory, sent by a periodic reader's timer
+// and at close, within the same bound.
 import { randomBytes } from 'node:crypto'
 import type * as Api from '@opentelemetry/api'
 import type { ExportResult, ExportResultCode } from '@opentelemetry/core'
+import type { MeterProvider } from '@opentelemetry/sdk-metrics'
 import type {
   IdGenerator,
   ReadableSpan,
@@ -80,6 +83,8 @@ function importSdk() {
     import('@opentelemetry/resources'),
     import('@opentelemetry/exporter-trace-otlp-http'),
     import('@opentelemetry/exporter-trace-otlp-proto'),
+    import('@opentelemetry/sdk-metrics'),
+    import('@opentelemetry/exporter-metrics-otlp-http'),
   ])
 }
 
@@ -90,6 +95,8 @@ export class OtlpPipeline {
   readonly ids: ChosenIds
   readonly #provider: TracerProvider
   readonly #counting: CountingExporter
+  readonly #meters: MeterProvider | null
+  readonly #metrics: { tokens: Api.Histogram; duration: Api.Histogram } | null
 
   /**
    * Loads the SDK (only a command that exports pays for it: every other command and the app
@@ -100,7 +107,7 @@ export class OtlpPipeline {
     options: PipelineOptions = {},
     serviceName = 'pacer',
   ): Promise<OtlpPipeline> {
-    const [api, core, sdk, resources, json, proto] = await loadOtelSdk()
+    const [api, core, sdk, resources, json, proto, sdkMetrics, metricsHttp] = await loadOtelSdk()
     const timeoutMillis = options.exportTimeoutMs ?? 5000
     // No keep-alive: a socket kept for the next batch of spans would hold a finished run open.
     const config = {
@@ -137,7 +144,22 @@ export class OtlpPipeline {
         }),
       ],
     })
-    return new OtlpPipeline(api, provider, counting, ids)
+    // Metrics are sent as http/json whatever the protocol: the protobuf metrics exporter is not
+    // a dependency (OTLP/HTTP collectors take both encodings on the same port).
+    const meters = target.metricsUrl
+      ? new sdkMetrics.MeterProvider({
+          resource,
+          readers: [
+            new sdkMetrics.PeriodicExportingMetricReader({
+              exporter: new metricsHttp.OTLPMetricExporter({ ...config, url: target.metricsUrl }),
+              // The reader refuses a deadline longer than its interval.
+              exportIntervalMillis: Math.max(METRICS_EVERY_MS, timeoutMillis),
+              exportTimeoutMillis: timeoutMillis,
+            }),
+          ],
+        })
+      : null
+    return new OtlpPipeline(api, provider, counting, ids, meters)
   }
 
   private constructor(
@@ -145,12 +167,32 @@ export class OtlpPipeline {
     provider: TracerProvider,
     counting: CountingExporter,
     ids: ChosenIds,
+    meters: MeterProvider | null,
   ) {
     this.api = api
     this.#provider = provider
     this.#counting = counting
     this.ids = ids
     this.tracer = provider.getTracer('pacer', PACER_VERSION)
+    this.#meters = meters
+    this.#metrics = meters ? genAiMetrics(api, meters.getMeter('pacer', PACER_VERSION)) : null
+  }
+
+  /**
+   * One provider call in the GenAI client metrics: its input and output tokens (input including
+   * cached, as on its span) and its duration, `error.type` on the duration of a failed one.
+   */
+  recordCall(call: GenAiCall): void {
+    if (!this.#metrics) return
+    const { tokens, duration } = this.#metrics
+    tokens.record(call.inputTokens, { ...call.attributes, 'gen_ai.token.type': 'input' })
+    tokens.record(call.outputTokens, { ...call.attributes, 'gen_ai.token.type': 'output' })
+    if (call.seconds !== null) {
+      const attributes = call.errorType
+        ? { ...call.attributes, 'error.type': call.errorType }
+        : call.attributes
+      duration.record(call.seconds, attributes)
+    }
   }
 
   /** Counts a span the caller ended (the processor queues or drops it). */
@@ -183,15 +225,56 @@ export class OtlpPipeline {
       timer = setTimeout(resolve, boundMs)
       timer.unref()
     })
-    const shut = this.#provider
-      .forceFlush({ timeoutMillis: boundMs })
-      .then(() => this.#provider.shutdown())
-      .catch(() => undefined)
+    const shut = Promise.all([
+      this.#provider
+        .forceFlush({ timeoutMillis: boundMs })
+        .then(() => this.#provider.shutdown())
+        .catch(() => undefined),
+      // Collects the histograms and sends them once more; what the collector refuses is lost.
+      this.#meters?.shutdown({ timeoutMillis: boundMs }).catch(() => undefined),
+    ])
     await Promise.race([shut, bound])
     clearTimeout(timer)
     // Whatever the exporter still has in flight is not waited for; the counts are final now.
     this.#counting.closed = true
     return this.counts()
+  }
+}
+
+/** How often the metrics are sent during a run (and once more at its end). */
+const METRICS_EVERY_MS = 10_000
+
+/** The attributes the GenAI client metrics share, and what one call measured. */
+export interface GenAiCall {
+  attributes: Api.Attributes
+  inputTokens: number
+  outputTokens: number
+  /** null: the call's latency is not known (no duration recorded). */
+  seconds: number | null
+  errorType: string | undefined
+}
+
+/** The conventions' recommended explicit bucket boundaries (gen-ai-metrics, v1.45.0). */
+const TOKEN_BUCKETS = [
+  1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864,
+]
+const DURATION_BUCKETS = [
+  0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,
+]
+
+function genAiMetrics(api: typeof Api, meter: Api.Meter) {
+  return {
+    tokens: meter.createHistogram('gen_ai.client.token.usage', {
+      description: 'Number of input and output tokens used',
+      unit: '{token}',
+      valueType: api.ValueType.INT,
+      advice: { explicitBucketBoundaries: TOKEN_BUCKETS },
+    }),
+    duration: meter.createHistogram('gen_ai.client.operation.duration', {
+      description: 'GenAI operation duration',
+      unit: 's',
+      advice: { explicitBucketBoundaries: DURATION_BUCKETS },
+    }),
   }
 }
 

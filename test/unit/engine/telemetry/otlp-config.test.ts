@@ -33,6 +33,27 @@ describe('otlpTarget', () => {
     expect(otlpTarget('http://flag:1', env)!.url).toBe('http://flag:1/v1/traces')
   })
 
+  it('sends metrics to the base endpoint + /v1/metrics, or the metrics endpoint as is', () => {
+    const url = (flag: string | undefined, env: NodeJS.ProcessEnv) =>
+      otlpTarget(flag, env)!.metricsUrl
+    expect(url('http://localhost:4318', {})).toBe('http://localhost:4318/v1/metrics')
+    expect(url('http://h/otel/v1/traces', {})).toBe('http://h/otel/v1/metrics')
+    expect(url(undefined, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://e:4318/' })).toBe(
+      'http://e:4318/v1/metrics',
+    )
+    const env = {
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://e:4318',
+      OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: 'http://m:9999/custom',
+    }
+    expect(url(undefined, env)).toBe('http://m:9999/custom')
+    expect(url('http://flag:1', env)).toBe('http://flag:1/v1/metrics')
+    // A traces endpoint alone names no place for metrics.
+    expect(url(undefined, { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://t/v1/traces' })).toBeNull()
+    expect(() => url(undefined, { ...env, OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: 'nope' })).toThrow(
+      /OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: not a URL/,
+    )
+  })
+
   it('reads the protocol (protobuf by default) and refuses grpc by name', () => {
     expect(otlpTarget('http://h', {})!.protocol).toBe('http/protobuf')
     expect(otlpTarget('http://h', { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' })!.protocol).toBe(

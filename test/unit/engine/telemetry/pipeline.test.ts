@@ -18,6 +18,7 @@ describe('OtlpPipeline', () => {
     try {
       const p = await OtlpPipeline.open({
         url: `${receiver.url}/v1/traces`,
+        metricsUrl: null,
         protocol: 'http/json',
         headers: {},
       })
@@ -43,11 +44,24 @@ describe('OtlpPipeline', () => {
     const { port } = server.address() as { port: number }
     await new Promise<void>((resolve) => server.close(() => resolve()))
     const p = await OtlpPipeline.open(
-      { url: `http://127.0.0.1:${port}/v1/traces`, protocol: 'http/protobuf', headers: {} },
+      {
+        url: `http://127.0.0.1:${port}/v1/traces`,
+        // Metrics to the same dead port: their close is within the same bound.
+        metricsUrl: `http://127.0.0.1:${port}/v1/metrics`,
+        protocol: 'http/protobuf',
+        headers: {},
+      },
       { exportTimeoutMs: 300, maxQueueSize: 2 },
     )
     // More than the queue holds: the processor drops the rest at once, and they count too.
     await endSpans(p, 5)
+    p.recordCall({
+      attributes: { 'gen_ai.operation.name': 'chat' },
+      inputTokens: 10,
+      outputTokens: 5,
+      seconds: 0.5,
+      errorType: undefined,
+    })
     const t0 = performance.now()
     const counts = await p.close(400)
     expect(performance.now() - t0).toBeLessThan(1000)
