@@ -20,6 +20,7 @@ export interface HostileTally {
   /** Runs on the stalled store that said so (exit 3, naming host:port) within STALL_BOUND_MS. */
   stallsSaid: number
   stallOutcomes: string[]
+  stallActive: boolean
 }
 
 export function hostileTally(): HostileTally {
@@ -31,6 +32,7 @@ export function hostileTally(): HostileTally {
     stalls: 0,
     stallsSaid: 0,
     stallOutcomes: [],
+    stallActive: false,
   }
 }
 
@@ -92,11 +94,15 @@ export function stalledStoreRun(
   silent: SilentServer,
   tally: HostileTally,
 ): Promise<void> {
+  // One at a time: the connection a run's deadline counts from must be its own.
+  if (tally.stallActive) return Promise.resolve()
+  tally.stallActive = true
   tally.stalls++
   const started = Date.now()
   const args = ['run', file, '--db', dbPath, '--provider', 'openai-compatible', '--model', 'chaos']
   args.push('--store', `redis://127.0.0.1:${silent.port}/0`)
   return runPacer(args).then((r) => {
+    tally.stallActive = false
     const ended = Date.now()
     const reached = silent.acceptedAt.find((t) => t >= started)
     const said = new RegExp(`team store 127\\.0\\.0\\.1:${silent.port} not answering`)
