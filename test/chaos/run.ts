@@ -3,7 +3,8 @@
  * and a console (`pacer serve`) on one database against a loopback provider that throttles, fails,
  * hangs and drops connections; processes killed with SIGKILL and SIGINT at random and restarted;
  * the database's write lock held by another program for a while; the disk filled up and freed;
- * exports aimed at the database and agent modules that exit or hang at load (hostile.ts).
+ * exports aimed at the database, agent modules that exit or hang at load and runs on a team store
+ * that accepts and never answers (hostile.ts).
  * Then the faults stop, every file is run to the end, and the database is checked against what the
  * provider served (checks.ts). Seeded: the same seed draws the same tasks, faults and schedule.
  * Exit 0 when every check holds, 1 otherwise.
@@ -18,7 +19,15 @@ import { seededRandom } from '../helpers/random'
 import { checkDatabase, formatChecks } from './checks'
 import { startConsole } from './console'
 import { prepareDisk, holdWriteLock, type Disk } from './faults'
-import { exportAtDatabase, hostileAgentRun, hostileTally, type HostileTally } from './hostile'
+import { silentServer, type SilentServer } from '../helpers/silent-server'
+import {
+  exportAtDatabase,
+  hostileAgentRun,
+  hostileTally,
+  stalledStoreRun,
+  STALL_BOUND_MS,
+  type HostileTally,
+} from './hostile'
 import { startChaosProvider, type ChaosProvider } from './provider'
 import { Worker } from './worker'
 
@@ -54,15 +63,16 @@ function writeFiles(dir: string, random: () => number): { files: string[]; disti
   return { files, distinct: used.size }
 }
 
-type Fault = 'sigkill' | 'sigint' | 'lock' | 'disk' | 'export' | 'agent'
+type Fault = 'sigkill' | 'sigint' | 'lock' | 'disk' | 'export' | 'agent' | 'store'
 
 function pickFault(random: () => number, disk: Disk): Fault {
   const x = random()
-  if (x < 0.3) return 'sigkill'
-  if (x < 0.5) return 'sigint'
-  if (x < 0.6) return 'export'
-  if (x < 0.7) return 'agent'
-  if (x < 0.85 || !disk.fillable) return 'lock'
+  if (x < 0.28) return 'sigkill'
+  if (x < 0.46) return 'sigint'
+  if (x < 0.56) return 'export'
+  if (x < 0.65) return 'agent'
+  if (x < 0.72) return 'store'
+  if (x < 0.86 || !disk.fillable) return 'lock'
   return 'disk'
 }
 
@@ -72,9 +82,20 @@ async function chaos(
   disk: Disk,
   random: () => number,
   tally: Record<Fault, number>,
-  hostile: { tally: HostileTally; dir: string; file: string; pending: Promise<void>[] },
+  hostile: {
+    tally: HostileTally
+    dir: string
+    file: string
+    silent: SilentServer
+    pending: Promise<void>[]
+  },
 ): Promise<void> {
   const end = Date.now() + seconds * 1000
+  // Each hostile run once at the start, whatever the draws: a seed without them proves nothing.
+  tally.store++
+  hostile.pending.push(stalledStoreRun(hostile.file, dbPath, hostile.silent, hostile.tally))
+  tally.agent++
+  hostile.pending.push(hostileAgentRun(hostile.dir, hostile.file, dbPath, random, hostile.tally))
   while (Date.now() < end) {
     await sleep(1000 + random() * 2500)
     const fault = pickFault(random, disk)
@@ -88,6 +109,8 @@ async function chaos(
       hostile.pending.push(
         hostileAgentRun(hostile.dir, hostile.file, dbPath, random, hostile.tally),
       )
+    } else if (fault === 'store') {
+      hostile.pending.push(stalledStoreRun(hostile.file, dbPath, hostile.silent, hostile.tally))
     } else await disk.fill(1000 + random() * 2500)
   }
 }
@@ -101,7 +124,9 @@ async function main(): Promise<number> {
   const disk = prepareDisk(join(work, 'disk'))
   const dbPath = join(disk.dir, 'pacer.db')
   let provider: ChaosProvider | undefined
+  let silent: SilentServer | undefined
   try {
+    silent = await silentServer()
     provider = await startChaosProvider(seed ^ 0x5eed)
     const db = openDatabase(dbPath)
     // Priced, so a call ledgered as free shows (a garbage usage must be estimated, never $0).
@@ -125,8 +150,9 @@ async function main(): Promise<number> {
       disk: 0,
       export: 0,
       agent: 0,
+      store: 0,
     }
-    const hostile = { tally: hostileTally(), dir: work, file: files[0]!, pending: [] }
+    const hostile = { tally: hostileTally(), dir: work, file: files[0]!, silent, pending: [] }
     await chaos(workers, dbPath, disk, random, tally, hostile)
     await Promise.all(hostile.pending)
     // The faults stop; every file is run until it ends well (or the drain's bound runs out).
@@ -159,12 +185,19 @@ async function main(): Promise<number> {
       expected: `0 (codes ${h.agentExitCodes.join(',') || 'none'})`,
       ok: h.agentExitCodes.length === h.agents && !h.agentExitCodes.includes(0),
     })
+    checks.push({
+      name: `runs on a store that never answers: exit 3 said within ${STALL_BOUND_MS / 1000} s of reaching it`,
+      measured: `${h.stallsSaid}/${h.stalls} (${h.stallOutcomes.join(', ') || 'none'})`,
+      expected: `${h.stalls}/${h.stalls}`,
+      ok: h.stallsSaid === h.stalls && h.stalls > 0,
+    })
     const starts = workers.reduce((n, w) => n + w.starts, 0)
     const { byKind } = provider.served
     console.log(
       `faults: ${tally.sigkill} SIGKILL, ${tally.sigint} SIGINT, ${tally.lock} write locks held,` +
         ` ${tally.disk} disk full, ${tally.export} exports at the database,` +
-        ` ${tally.agent} hostile agent modules; ${starts} pacer run processes started` +
+        ` ${tally.agent} hostile agent modules, ${tally.store} runs on a stalled store;` +
+        ` ${starts} pacer run processes started` +
         `\nprovider: ${JSON.stringify(byKind)}; ${provider.served.calls} answers,` +
         ` ${provider.served.inputTokens}+${provider.served.outputTokens} tokens` +
         `\n${formatChecks(checks)}\nchaos: ${((Date.now() - started) / 1000).toFixed(0)} s`,
@@ -183,6 +216,7 @@ async function main(): Promise<number> {
     return failed.length === 0 ? 0 : 1
   } finally {
     await provider?.close()
+    await silent?.close()
     disk.release()
   }
 }

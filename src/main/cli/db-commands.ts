@@ -5,6 +5,7 @@ import type Database from 'better-sqlite3'
 import { RECOVERY_HINT, integrityProblems, openDatabase } from '../engine'
 import { DatabaseError, UsageError, existingDbPath } from './common'
 import { EXIT } from './exit-codes'
+import { refuseDatabase } from './stream-out'
 import { say } from './terminal-text'
 
 /** `pacer check`: SQLite's integrity check, read only; exit 3 when the file is damaged. */
@@ -34,7 +35,8 @@ export function checkCommand(opts: { db?: string; json?: boolean }): number {
 export async function backupCommand(opts: { db?: string; out: string }): Promise<number> {
   const path = existingDbPath(opts.db)
   const out = resolve(opts.out)
-  if (out === path) throw new UsageError('--out is the database itself: give another file')
+  // Not just the file: a backup written as its -wal or -journal would be read as one.
+  refuseDatabase(out, path)
   if (existsSync(out)) {
     throw new UsageError(`${out} exists: give a new file (a backup never overwrites one)`)
   }

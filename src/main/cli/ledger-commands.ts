@@ -3,8 +3,8 @@ import type { BatchSummary, TypeRollupView } from '../../shared/contract'
 import { costCaveats, microsToUsd } from '../../shared/money'
 import { formatUsd } from '../../shared/format'
 import { ExportIncomplete, RECOVERY_HINT } from '../engine'
-import { DatabaseError, openReader, runHint, table, thousands } from './common'
-import { streamOut } from './stream-out'
+import { DatabaseError, dbPathFrom, openReader, runHint, table, thousands } from './common'
+import { refuseDatabase, streamOut } from './stream-out'
 import { say } from './terminal-text'
 
 /** `pacer summary`: the rollup per task type, as a table or JSON. */
@@ -119,6 +119,8 @@ export async function exportCommand(opts: {
   out: string
   kind: 'events' | 'summary'
 }): Promise<number> {
+  // Before the database is opened: opening it read only leaves its -wal and -shm behind.
+  refuseDatabase(opts.out, dbPathFrom(opts.db))
   const engine = openReader(opts.db)
   try {
     const done = await streamOut(opts.out, (out) => engine.exportCsv(opts.kind, out), engine.dbPath)

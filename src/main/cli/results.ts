@@ -1,8 +1,8 @@
 import type { ResultsFormat } from '../../shared/contract'
-import { UsageError, openReader } from './common'
+import { UsageError, dbPathFrom, openReader } from './common'
 import type { Engine } from '../engine'
 import { say } from './terminal-text'
-import { streamOut } from './stream-out'
+import { refuseDatabase, streamOut } from './stream-out'
 
 export interface ResultsOptions {
   db?: string
@@ -22,6 +22,8 @@ export async function resultsCommand(opts: ResultsOptions): Promise<number> {
   if (opts.all && opts.batch !== undefined) {
     throw new UsageError('--batch and --all exclude each other: name one batch, or take them all')
   }
+  // Before the database is opened: opening it read only leaves its -wal and -shm behind.
+  refuseDatabase(opts.out ?? '-', dbPathFrom(opts.db))
   const engine = openReader(opts.db)
   try {
     let batchIds: string[]

@@ -1,10 +1,10 @@
 // Where an export streams: a file (`--out FILE`) or stdout (`-`), for `pacer export` and
 // `pacer results` alike.
-import { createWriteStream, realpathSync } from 'node:fs'
-import { basename, dirname, join } from 'node:path'
+import { createWriteStream } from 'node:fs'
 import { once } from 'node:events'
 import { resolve } from 'node:path'
 import { PassThrough } from 'node:stream'
+import { databaseFileAt, describeDatabaseFile } from '../engine'
 import { UsageError } from './common'
 import { terminalSafeStream } from './terminal-text'
 
@@ -42,31 +42,17 @@ export async function streamOut(
 
 /**
  * Opening --out truncates it: pointed at the database (or its -wal, -shm or -journal file, through
- * any link) that would destroy the ledger the export is reading. Refused before anything opens.
+ * any link, hard or symbolic) that would destroy the ledger the export is reading. Refused before
+ * anything opens.
  */
-function refuseDatabase(out: string, database: string): void {
-  const real = (p: string) => {
-    try {
-      return realpathSync(p)
-    } catch {
-      // Not there yet: the folder's real path and the name.
-      try {
-        return join(realpathSync(dirname(p)), basename(p))
-      } catch {
-        return resolve(p)
-      }
-    }
-  }
-  const target = real(out)
-  const db = real(database)
-  for (const suffix of ['', '-wal', '-shm', '-journal']) {
-    if (target === db + suffix) {
-      throw new UsageError(
-        `--out ${out} is ${suffix === '' ? 'the database itself' : `the database's ${suffix} file`}: ` +
-          `writing there would destroy the ledger; give another file`,
-      )
-    }
-  }
+export function refuseDatabase(out: string, database: string, option = '--out'): void {
+  if (out === '-') return
+  const suffix = databaseFileAt(out, database)
+  if (suffix === null) return
+  throw new UsageError(
+    `${option} ${out} is ${describeDatabaseFile(suffix)}: ` +
+      `writing there would destroy the ledger; give another file`,
+  )
 }
 
 /**

@@ -5,7 +5,7 @@ import type { TeamLedgerView } from '../../shared/contract'
 import type { TeamStore } from '../engine'
 import { teamCsv, teamRollup } from '../engine'
 import { cacheLine, rollupJson, SUMMARY_HEADERS, summaryRow } from './ledger-commands'
-import { streamOut } from './stream-out'
+import { refuseDatabase, streamOut } from './stream-out'
 import { connectTeamReader } from './team'
 import { dbPathFrom, table, thousands } from './common'
 import { say } from './terminal-text'
@@ -78,6 +78,7 @@ export function teamExportCommand(opts: {
   out: string
   kind: 'events' | 'summary'
 }): Promise<number> {
+  refuseDatabase(opts.out, dbPathFrom(opts.db))
   return withTeam(opts, async (team) => {
     const done = await streamOut(
       opts.out,

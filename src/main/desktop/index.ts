@@ -192,9 +192,9 @@ async function start(): Promise<void> {
   const handlers = createDesktopHandlers(engine.handlers, {
     chooseExportPath,
     exportCsvToFile: (kind, filter, path, scope) =>
-      exportCsvToFile(engine.exportCsv, kind, filter, path, scope),
+      exportCsvToFile(engine.exportCsv, kind, filter, path, engine.dbPath, scope),
     exportResultsToFile: (options, path) =>
-      exportResultsToFile(engine.exportResults, options, path),
+      exportResultsToFile(engine.exportResults, options, path, engine.dbPath),
   })
   bindIpc(ipcMain, handlers, { isTrustedSender: createTrustedSenderCheck(isAppUrl) })
 

@@ -1,13 +1,16 @@
-// `pacer export --out` and `pacer results --out` pointed at the database they read (or its -wal,
-// or a link to it) would truncate it to 0 bytes: refused with a usage error (2) naming it, and
-// the database is byte for byte what it was and still passes `pacer check`.
-import { readFileSync, symlinkSync } from 'node:fs'
-import { join } from 'node:path'
+// Every writer of a file the operator names (`pacer export --out`, `pacer results --out`,
+// `pacer backup --out`) refuses the database it reads and its companions (-wal, -shm, -journal),
+// however the path is spelled: a symlink (one to a companion not there yet too), a hard link
+// (same inode), a relative path. Writing there would truncate the ledger, or leave a file SQLite
+// reads as the ledger's journal. Refused with a usage error (2) naming it; the database is byte
+// for byte what it was, still passes `pacer check`, and no companion was created.
+import { existsSync, linkSync, readFileSync, symlinkSync } from 'node:fs'
+import { join, relative } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { runPacer, tempDir, writeJsonl } from '../../helpers/cli'
+import { ROOT, runPacer, tempDir, writeJsonl } from '../../helpers/cli'
 
-describe('an --out that names the database', () => {
-  it('is refused by export and results, and the database is left whole', async () => {
+describe('an --out that names the database or a companion of it', () => {
+  it('is refused by export, results and backup, and the database is left whole', async () => {
     const dir = tempDir()
     const db = join(dir, 'pacer.db')
     const file = writeJsonl(dir, 'b.jsonl', [
@@ -19,15 +22,33 @@ describe('an --out that names the database', () => {
     const before = readFileSync(db)
     const link = join(dir, 'link.db')
     symlinkSync(db, link)
+    const hard = join(dir, 'hard.db')
+    linkSync(db, hard)
+    // A link to the journal, which does not exist (the database is in WAL mode, and closed).
+    const journalLink = join(dir, 'journal-link')
+    symlinkSync(`${db}-journal`, journalLink)
+    const linkedDir = join(dir, 'elsewhere')
+    symlinkSync(dir, linkedDir)
 
     const targets: [string, RegExp][] = [
       [db, /the database itself/],
       [`${db}-wal`, /-wal file/],
+      [`${db}-shm`, /-shm file/],
+      [`${db}-journal`, /-journal file/],
       [link, /the database itself/],
+      [hard, /the database itself/],
+      [journalLink, /-journal file/],
+      [join(linkedDir, 'pacer.db-wal'), /-wal file/],
       [join(dir, '.', 'pacer.db'), /the database itself/],
+      // Relative to the process's folder (the tests run pacer in the repository).
+      [relative(ROOT, db), /the database itself/],
     ]
+    // Every path for export and backup; results and the summary export share export's check.
+    const some = new Set([db, hard, journalLink])
     for (const [out, says] of targets) {
-      for (const command of [['export'], ['export', '--kind', 'summary'], ['results']]) {
+      const commands = [['export'], ['backup']]
+      if (some.has(out)) commands.push(['results'], ['export', '--kind', 'summary'])
+      for (const command of commands) {
         const r = await runPacer([...command, '--db', db, '--out', out])
         expect(r.code, `${command.join(' ')} --out ${out}: ${r.stderr}`).toBe(2)
         expect(r.stderr).toMatch(says)
@@ -35,10 +56,13 @@ describe('an --out that names the database', () => {
       }
     }
     expect(readFileSync(db).equals(before)).toBe(true)
+    for (const suffix of ['-wal', '-shm', '-journal']) expect(existsSync(db + suffix)).toBe(false)
     const check = await runPacer(['check', '--db', db])
     expect(check.code, check.stderr).toBe(0)
     // Another file is still fine.
     const ok = await runPacer(['export', '--db', db, '--out', join(dir, 'ledger.csv')])
     expect(ok.code, ok.stderr).toBe(0)
-  })
+    const copy = await runPacer(['backup', '--db', db, '--out', join(dir, 'copy.db')])
+    expect(copy.code, copy.stderr).toBe(0)
+  }, 600_000)
 })

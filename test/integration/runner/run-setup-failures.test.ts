@@ -247,4 +247,36 @@ describe('pacer run stops a partition on a setup failure and resumes once it is 
     )
     expect(server.requests.length).toBe(50)
   })
+
+  it('a port fetch refuses to connect to (6000, "bad port"): one line naming the URL', async () => {
+    // The Fetch standard's blocked ports: Node's fetch refuses them before any connection, so
+    // no retry and no other task can get through. Said as the base URL's fault, not each task's.
+    const url = 'http://127.0.0.1:6000/v1'
+    const s = await setup('openai-compatible', url, 50)
+    const partition = 'openai-compatible:local-model'
+    const r = await run(s, 'openai-compatible', 'local-model', {})
+    expectStopped(
+      r,
+      s.db,
+      partition,
+      /http:\/\/127\.0\.0\.1:6000\/v1.*port 6000.*refuses.*another port/,
+      50,
+    )
+    // Nothing was sent: no attempt is billed, and one line said it, not one per task.
+    expect(r.stderr.match(/stopped:/g)).toHaveLength(1)
+    expect(ledgerRows(s.db).reduce((n, row) => n + row.n, 0)).toBeLessThanOrEqual(3)
+
+    // The operator moves the server to another port and points the base URL at it.
+    const server = await fakeVendor({
+      failures: { key: GOOD_KEY, models: ['local-model'], trouble: 'none' },
+    })
+    await expectResumes(
+      { ...s, url: server.baseUrl },
+      'openai-compatible',
+      'local-model',
+      { PACER_OPENAI_COMPATIBLE_API_KEY: GOOD_KEY },
+      50,
+    )
+    expect(server.requests.length).toBe(50)
+  })
 })

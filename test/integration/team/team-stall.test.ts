@@ -3,7 +3,6 @@
 // silence: the start fails in seconds naming host:port (exit 3), a stall mid-batch is said on
 // stderr within seconds and Ctrl-C ends the run; resumed once the server answers, every task is
 // executed exactly once.
-import { createServer, type Server, type Socket } from 'node:net'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -11,42 +10,23 @@ import type { RunSummary } from '../../../src/main/cli/run'
 import { prefixedBatch, query, runOnVendor, runPacer, tempDir, until } from '../../helpers/cli'
 import { closeVendors, fakeVendor, vendorDatabase } from '../../helpers/fake-vendor'
 import { startRedis, type RedisServer } from '../../helpers/redis'
+import { silentServer, type SilentServer } from '../../helpers/silent-server'
 
 const PASSWORD = 'stall-s3cret-Pw'
 const redisServers: RedisServer[] = []
-const silentServers: Server[] = []
+const silentServers: SilentServer[] = []
 
 afterEach(async () => {
   await closeVendors()
   await Promise.all(redisServers.splice(0).map((r) => r.close()))
-  await Promise.all(
-    silentServers.splice(0).map((s) => new Promise<void>((resolve) => s.close(() => resolve()))),
-  )
+  await Promise.all(silentServers.splice(0).map((s) => s.close()))
 })
-
-/** Accepts every connection, reads what it is sent, and never writes a byte. */
-async function silentServer(): Promise<{ port: number; accepted: () => number }> {
-  const sockets: Socket[] = []
-  const server = createServer((socket) => {
-    sockets.push(socket)
-    socket.on('data', () => {})
-    socket.on('error', () => {})
-  })
-  server.on('close', () => sockets.forEach((s) => s.destroy()))
-  silentServers.push(server)
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()))
-  const close = server.close.bind(server)
-  server.close = (cb) => {
-    sockets.forEach((s) => s.destroy())
-    return close(cb)
-  }
-  return { port: (server.address() as { port: number }).port, accepted: () => sockets.length }
-}
 
 describe('a team store that accepts the connection and never answers', () => {
   it('pacer run --store fails its start within seconds, naming host:port (exit 3), the password never shown', async () => {
     const root = tempDir('pacer-team-silent-')
     const silent = await silentServer()
+    silentServers.push(silent)
     const file = prefixedBatch(root, 'p1', 3)
     const started = Date.now()
     const result = await runPacer([

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, linkSync, readFileSync, symlinkSync } from 'node:fs'
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 vi.mock('electron', () => ({}))
 
 import { createDesktopHandlers } from '../../../src/main/desktop/desktop-handlers'
+import { openDatabase } from '../../../src/main/engine/db'
 import { exportCsvToFile, exportResultsToFile } from '../../../src/main/desktop/export-file'
 import {
   buildMenuTemplate,
@@ -26,12 +27,14 @@ beforeEach(async () => {
 afterEach(async () => {
   await rm(dir, { recursive: true, force: true })
 })
+/** The database the exports read: none of the files a test writes is it. */
+const db = () => join(dir, 'pacer.db')
 
 describe('exportCsvToFile', () => {
   it('streams the export into the chosen file and leaves no partial file', async () => {
     const engine = createFakeEngine()
     const path = join(dir, 'pacer-events-20250101.csv')
-    const result = await exportCsvToFile(engine.exportCsv, 'events', { since: 5 }, path)
+    const result = await exportCsvToFile(engine.exportCsv, 'events', { since: 5 }, path, db())
     expect(result).toEqual({ rows: 3 })
     expect(await readFile(path, 'utf8')).toMatch(/^ts,task_type,cost_usd\r\n1000,/)
     expect(await readdir(dir)).toEqual(['pacer-events-20250101.csv'])
@@ -45,7 +48,9 @@ describe('exportCsvToFile', () => {
       out.write('ts,cost\r\n1,2\r\n')
       throw new Error('database is locked')
     }
-    await expect(exportCsvToFile(failing, 'events', {}, path)).rejects.toThrow('database is locked')
+    await expect(exportCsvToFile(failing, 'events', {}, path, db())).rejects.toThrow(
+      'database is locked',
+    )
     expect(await readFile(path, 'utf8')).toBe('the previous export\n')
     expect(await readdir(dir)).toEqual(['out.csv'])
   })
@@ -53,9 +58,38 @@ describe('exportCsvToFile', () => {
   it('fails with the file system error for a folder that does not exist', async () => {
     const engine = createFakeEngine()
     await expect(
-      exportCsvToFile(engine.exportCsv, 'summary', {}, join(dir, 'missing', 'x.csv')),
+      exportCsvToFile(engine.exportCsv, 'summary', {}, join(dir, 'missing', 'x.csv'), db()),
     ).rejects.toMatchObject({ code: 'ENOENT' })
     expect(engine.exports).toEqual([])
+  })
+})
+
+describe('the desktop exports, aimed at the database', () => {
+  it('refuse the database and its companions, through links too, and write nothing', async () => {
+    const engine = createFakeEngine()
+    const path = db()
+    const database = openDatabase(path)
+    database.prepare('CREATE TABLE kept (x)').run()
+    database.prepare("INSERT INTO kept VALUES ('the ledger')").run()
+    const link = join(dir, 'link.db')
+    symlinkSync(path, link)
+    const hard = join(dir, 'hard.db')
+    linkSync(path, hard)
+    const before = readFileSync(path)
+    const targets = [path, `${path}-wal`, `${path}-shm`, `${path}-journal`, link, hard]
+    for (const target of targets) {
+      await expect(exportCsvToFile(engine.exportCsv, 'events', {}, target, path)).rejects.toThrow(
+        /would destroy the ledger; choose another file/,
+      )
+      await expect(
+        exportResultsToFile(engine.exportResults, { batchId: 'b1', format: 'jsonl' }, target, path),
+      ).rejects.toThrow(/would destroy the ledger/)
+    }
+    expect(engine.exports).toEqual([])
+    expect(readFileSync(path).equals(before)).toBe(true)
+    expect(database.prepare('SELECT x FROM kept').pluck().get()).toBe('the ledger')
+    expect(existsSync(`${path}-journal`) || existsSync(`${path}.part`)).toBe(false)
+    database.close()
   })
 })
 
@@ -66,7 +100,7 @@ describe('createDesktopHandlers: ledger:export', () => {
     const handlers = createDesktopHandlers(engine.handlers, {
       chooseExportPath: choose,
       exportCsvToFile: (kind, filter, path) =>
-        exportCsvToFile(engine.exportCsv, kind, filter, path),
+        exportCsvToFile(engine.exportCsv, kind, filter, path, db()),
       exportResultsToFile: vi.fn(),
       now: () => new Date(2025, 0, 31, 12),
     })
@@ -124,7 +158,7 @@ describe('createDesktopHandlers: results:export', () => {
       chooseExportPath: choose,
       exportCsvToFile: vi.fn(),
       exportResultsToFile: (options, path) =>
-        exportResultsToFile(engine.exportResults, options, path),
+        exportResultsToFile(engine.exportResults, options, path, db()),
       now: () => new Date(2025, 0, 31, 12),
     })
     const result = await handlers['results:export']({ batchId: 'b1', format: 'jsonl' })
@@ -138,7 +172,12 @@ describe('createDesktopHandlers: results:export', () => {
     const engine = createFakeEngine()
     const path = join(dir, 'none.jsonl')
     await expect(
-      exportResultsToFile(engine.exportResults, { batchId: 'missing', format: 'jsonl' }, path),
+      exportResultsToFile(
+        engine.exportResults,
+        { batchId: 'missing', format: 'jsonl' },
+        path,
+        db(),
+      ),
     ).rejects.toMatchObject({ code: 'unknown_batch' })
     expect(existsSync(path) || existsSync(`${path}.part`)).toBe(false)
   })
@@ -268,7 +307,7 @@ describe('exportCsvFromMenu', () => {
     const handlers = createDesktopHandlers(engine.handlers, {
       chooseExportPath: async () => join(dir, 'x.csv'),
       exportCsvToFile: (kind, filter, path) =>
-        exportCsvToFile(engine.exportCsv, kind, filter, path),
+        exportCsvToFile(engine.exportCsv, kind, filter, path, db()),
       exportResultsToFile: vi.fn(),
     })
     const info = vi.fn(async () => undefined)

@@ -1,6 +1,9 @@
 // A handler of a user's agent module as a Driver (runner/effects.ts): its ctx.chat and ctx.step
 // are the execution's effects, so they are claimed, paced, ledgered (and journaled) like the
 // built-in loop's calls. What the handler returns must be JSON; what it throws fails the task.
+// A ctx.chat or ctx.step the handler did not await is still the task's: the execution ends when
+// every effect it started has settled, so its call is ledgered as the task's own (not a late
+// duplicate after the claim is gone); one started after that is refused, never sent.
 import { RequestParams } from '../../../shared/contract'
 import { findNonJson } from '../../../shared/json-value'
 import { isChatMessage, toChatMessage } from '../providers/prompt'
@@ -29,21 +32,71 @@ export class AgentFailure extends Error {
 /** Runs `handler` as the driver of a task of type `type`. */
 export function agentDriver(type: string, handler: AgentHandler): Driver {
   return async (task, effects) => {
-    const ctx = contextFor(task, effects)
+    const inFlight = new InFlight(task, effects)
+    const ctx = contextFor(task, inFlight)
     let value: unknown
     try {
       value = await handler(ctx.task, ctx)
     } catch (err) {
+      await inFlight.settle()
       // The execution's own ends (a lost claim, a call that failed for good, a stop) go on up.
       if (err instanceof EffectStop || effects.signal.aborted) throw err
       throw new AgentFailure(errorMessage(err))
     }
+    await inFlight.settle()
     const json = jsonOrFailure(value, `the result of handler "${type}"`)
     return { text: JSON.stringify(json), value: json }
   }
 }
 
-function contextFor(task: DriverTask, effects: Effects): AgentContext {
+/**
+ * The effects a handler started and has not seen settle. A promise the handler drops is marked
+ * handled here, so its failure neither crashes the process (an unhandled rejection) nor goes
+ * unsaid: it is a line of the task's log. A refused stop still ends the task as the runner's
+ * (JournaledEffects.runnerEnd), whoever awaited the call.
+ */
+class InFlight {
+  readonly #pending = new Set<Promise<unknown>>()
+  #closed = false
+
+  constructor(
+    readonly task: DriverTask,
+    readonly effects: Effects,
+  ) {}
+
+  /** Runs one effect of the handler's, refused once the execution has ended. */
+  track<T>(what: string, start: () => Promise<T>): Promise<T> {
+    if (this.#closed) {
+      const refused = new AgentFailure(
+        `${what} after the handler of task ${this.task.id} (line ${this.task.seq}) had returned` +
+          ' and its calls had settled: not sent (await every ctx.chat and ctx.step)',
+      )
+      this.effects.log(refused.message)
+      const p = Promise.reject(refused)
+      p.catch(() => {})
+      return p
+    }
+    const p = start()
+    this.#pending.add(p)
+    p.then(
+      () => this.#pending.delete(p),
+      (err: unknown) => {
+        this.#pending.delete(p)
+        this.effects.log(`${what} failed: ${errorMessage(err)}`)
+      },
+    )
+    return p
+  }
+
+  /** Waits until no effect is in flight (one may start another), then refuses new ones. */
+  async settle(): Promise<void> {
+    while (this.#pending.size > 0) await Promise.allSettled([...this.#pending])
+    this.#closed = true
+  }
+}
+
+function contextFor(task: DriverTask, inFlight: InFlight): AgentContext {
+  const { effects } = inFlight
   const agentTask: AgentTask = Object.freeze({
     id: task.id,
     batchId: task.batchId,
@@ -57,24 +110,28 @@ function contextFor(task: DriverTask, effects: Effects): AgentContext {
   return {
     task: agentTask,
     signal: effects.signal,
-    async chat(request) {
-      const answer = await effects.chat(chatRequest(request))
-      return {
-        text: answer.text,
-        message: answer.message,
-        usage: { ...answer.usage },
-        finishReason: answer.finishReason,
-      }
+    chat(request) {
+      return inFlight.track('ctx.chat', async () => {
+        const answer = await effects.chat(chatRequest(request))
+        return {
+          text: answer.text,
+          message: answer.message,
+          usage: { ...answer.usage },
+          finishReason: answer.finishReason,
+        }
+      })
     },
-    async step<T extends JsonValue>(name: string, fn: () => Promise<T> | T): Promise<T> {
-      if (typeof name !== 'string' || name === '') {
-        throw new AgentFailure(`ctx.step: name must be a non-empty string, got ${typeof name}`)
-      }
-      if (typeof fn !== 'function') {
-        throw new AgentFailure(`ctx.step("${name}"): fn must be a function, got ${typeof fn}`)
-      }
-      // Checked before it is journaled: a value replayed later must be the one the code saw.
-      return effects.step(name, async () => jsonOrFailure(await fn(), `ctx.step("${name}")`) as T)
+    step<T extends JsonValue>(name: string, fn: () => Promise<T> | T): Promise<T> {
+      return inFlight.track(`ctx.step("${String(name)}")`, async () => {
+        if (typeof name !== 'string' || name === '') {
+          throw new AgentFailure(`ctx.step: name must be a non-empty string, got ${typeof name}`)
+        }
+        if (typeof fn !== 'function') {
+          throw new AgentFailure(`ctx.step("${name}"): fn must be a function, got ${typeof fn}`)
+        }
+        // Checked before it is journaled: a value replayed later must be the one the code saw.
+        return effects.step(name, async () => jsonOrFailure(await fn(), `ctx.step("${name}")`) as T)
+      })
     },
     log(message) {
       effects.log(typeof message === 'string' ? message : String(message))

@@ -217,8 +217,11 @@ export interface ProviderResponse {
    * A 2xx answer whose body could not be read (not JSON, cut short, no choices): the call may have
    * been billed, so the runner ledgers it with estimated usage. Its status is the one received;
    * `status` above is then 502, a transient failure. `text` is whatever answer text was readable.
+   * `oversize`: the body was larger than Pacer reads (http.ts MAX_ANSWER_BYTES), `bytes` of it
+   * received or announced: the output is estimated from them, and the failure is not retried
+   * (the same request would be billed for the same answer again).
    */
-  unreadable?: { status: number; text: string }
+  unreadable?: { status: number; text: string; oversize?: { bytes: number } }
   /** Why the answer ended (2xx only); undefined when the provider did not say. */
   finishReason?: FinishReason
   /**

@@ -6,6 +6,7 @@
  */
 import { stringifyExact } from '../../../shared/exact-json'
 import { USER_AGENT } from '../core/version'
+import { BAD_PORT_CODE } from './setup-failures'
 import type { FinishReason, JsonValue, ProviderResponse, Usage } from '../core/types'
 
 /**
@@ -31,7 +32,16 @@ export interface JsonAnswer {
   raw: string
   /** Why the body of a 2xx answer ends early (the connection failed mid-body). */
   cutShort?: string
+  /** The body was over MAX_ANSWER_BYTES: this many bytes received (or announced), none kept. */
+  oversize?: number
 }
+
+/**
+ * The most of an answer's body Pacer reads: 64 MiB, far above any model's output cap (128k
+ * tokens are about 0.5 MB), far below what a string, a result row and its JSON copies can hold
+ * (a 300 MB answer failed the task with "Invalid string length" after it was paid).
+ */
+export const MAX_ANSWER_BYTES = 64 * 1024 * 1024
 
 /**
  * POSTs JSON once. Aborts reject as fetch rejects them (the runner tells its own abort
@@ -67,7 +77,10 @@ export async function exchangeJson(x: {
     })
   } catch (err) {
     if (x.signal?.aborted) throw err
-    throw networkError(`cannot reach ${x.shownBaseUrl}`, err, x.secret)
+    throw (
+      badPort(x.url, x.shownBaseUrl, err) ??
+      networkError(`cannot reach ${x.shownBaseUrl}`, err, x.secret)
+    )
   }
   const headers: Record<string, string> = {}
   // Headers iterates lower-cased names: the contract's shape, so every x-ratelimit-* and
@@ -77,7 +90,18 @@ export async function exchangeJson(x: {
   })
   let raw: string
   try {
-    raw = await res.text()
+    const read = await readCapped(res, MAX_ANSWER_BYTES)
+    if (typeof read === 'number') {
+      return {
+        status: res.status,
+        statusText: res.statusText,
+        headers,
+        json: undefined,
+        raw: '',
+        oversize: read,
+      }
+    }
+    raw = read
   } catch (err) {
     if (x.signal?.aborted) throw err
     const failure = networkError(
@@ -106,6 +130,33 @@ export async function exchangeJson(x: {
 }
 
 /**
+ * The body as text (UTF-8, a BOM dropped, as Response.text() reads it), or, when it is larger
+ * than `cap`, the bytes received or announced: reading stops there and the rest is never held.
+ */
+async function readCapped(res: Response, cap: number): Promise<string | number> {
+  const announced = Number(res.headers.get('content-length') ?? NaN)
+  if (announced > cap) {
+    await res.body?.cancel().catch(() => {})
+    return announced
+  }
+  if (res.body === null) return ''
+  const reader = res.body.getReader()
+  const chunks: Uint8Array[] = []
+  let bytes = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    bytes += value.byteLength
+    if (bytes > cap) {
+      await reader.cancel().catch(() => {})
+      return Math.max(bytes, Number.isFinite(announced) ? announced : 0)
+    }
+    chunks.push(value)
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks))
+}
+
+/**
  * Maps an HTTP answer to a ProviderResponse, status and headers unchanged (the classifier
  * reads them), the key scrubbed from every string.
  */
@@ -121,7 +172,18 @@ export function toProviderResponse(
     // failure the runner retries (what a proxy's truncated answer deserves), and `unreadable`
     // has the runner ledger it as a paid call with estimated usage.
     const unreadable = { status, text: '' }
-    if (json === null || typeof json !== 'object' || Array.isArray(json)) {
+    if (answer.oversize !== undefined) {
+      const mb = (n: number) => `${Math.round(n / (1024 * 1024))} MB`
+      response = {
+        status: 502,
+        headers,
+        error:
+          `the answer is larger than the ${mb(MAX_ANSWER_BYTES)} Pacer reads` +
+          ` (${mb(answer.oversize)} or more): not kept, not retried` +
+          ' (the call is on the ledger with estimated usage)',
+        unreadable: { ...unreadable, oversize: { bytes: answer.oversize } },
+      }
+    } else if (json === null || typeof json !== 'object' || Array.isArray(json)) {
       response = {
         status: 502,
         headers,
@@ -215,6 +277,26 @@ function shownLocation(location: string): string {
   } catch {
     return truncate(location.split(/[?#]/)[0] ?? '', 200)
   }
+}
+
+/**
+ * fetch refuses, before any connection, the ports the Fetch standard blocks (6000 for X11, 6667
+ * for IRC, ...): undici's "bad port". No retry and no other task gets through, so it is said as
+ * the base URL's fault, with the code the runner's setup failures know (setup-failures.ts).
+ */
+function badPort(url: string, shownBaseUrl: string, err: unknown): Error | undefined {
+  if (describeCause(err) !== 'bad port') return undefined
+  let port = ''
+  try {
+    port = new URL(url).port
+  } catch {
+    // The URL fetch was given parsed, or fetch would have said so instead.
+  }
+  const what = port === '' ? 'its port' : `port ${port}`
+  const failure = new Error(
+    `cannot reach ${shownBaseUrl}: ${what} is one fetch refuses to connect to ("bad port")`,
+  )
+  return Object.assign(failure, { code: BAD_PORT_CODE })
 }
 
 function networkError(prefix: string, err: unknown, secret: string | null): Error {

@@ -35,8 +35,13 @@ const KEY_VARIABLES: Readonly<Record<string, string>> = Object.freeze({
   'openai-compatible': 'PACER_OPENAI_COMPATIBLE_API_KEY',
 })
 
-// Connection errors that say nothing listens there, or the name does not resolve: no retry helps.
+/** The code of the error a call gets when fetch refuses the base URL's port (http.ts). */
+export const BAD_PORT_CODE = 'PACER_BAD_PORT'
+
+// Connection errors that say nothing listens there, or the name does not resolve, or fetch will
+// not connect to the port at all: no retry helps.
 const UNREACHABLE_CODES = new Set([
+  BAD_PORT_CODE,
   'ECONNREFUSED',
   'ENOTFOUND',
   'EAI_AGAIN',
@@ -69,13 +74,11 @@ export function setupFailure(
   const said = res.error ?? `HTTP ${res.status}`
   const keyPlace = `${KEY_VARIABLES[provider] ?? 'the API key'} or the key in Settings`
   if (unreachable !== undefined) {
-    const what = unreachable === 'ECONNREFUSED' ? 'nothing listens there' : 'the host is unknown'
-    return {
-      kind: 'unreachable',
-      status: null,
-      said,
-      todo: `${what}: start the server, or fix the ${provider} base URL`,
-    }
+    const todo =
+      unreachable === BAD_PORT_CODE
+        ? `no request can be sent there: run the server on another port and fix the ${provider} base URL`
+        : `${unreachable === 'ECONNREFUSED' ? 'nothing listens there' : 'the host is unknown'}: start the server, or fix the ${provider} base URL`
+    return { kind: 'unreachable', status: null, said, todo }
   }
   if (res.errorCodes?.includes(BATCH_API_UNSUPPORTED)) {
     return {

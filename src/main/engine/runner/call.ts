@@ -107,6 +107,10 @@ export async function callProvider(
     // The partition stopped (this answer, or one before it): the task stays queued.
     const stop = sent.stopped ? o.scheduler.stopped(partition) : undefined
     if (stop) throw new PartitionStoppedError(partition, stop.reason)
+    // Paid, and the same request would be paid for the same answer again: kept as the failure.
+    if (response.unreadable?.oversize) {
+      return { kind: 'failed', deterministic: true, keep: true, error: message, status: null }
+    }
     if (pushback) {
       throttles++
       if (throttles > o.maxThrottleRetries) {
@@ -297,6 +301,8 @@ function failedUsage(
   if (!unreadable) return { usage: response.usage ?? ZERO_USAGE }
   if (response.usage) return { usage: response.usage, status: unreadable.status }
   const usage = estimateUsage(messages, unreadable.text)
+  // An answer too big to read: its bytes, about 4 to a token (JSON's quotes and keys count too).
+  if (unreadable.oversize) usage.outputTokens = Math.ceil(unreadable.oversize.bytes / 4)
   return { usage, estimated: true, status: unreadable.status }
 }
 

@@ -30,6 +30,8 @@ export type CallResult =
       deterministic: boolean
       error: string
       status: number | null
+      /** Kept as the claim's result whatever the status (an answer too big to read). */
+      keep?: boolean
     }
 
 export class StopSignal extends Error {

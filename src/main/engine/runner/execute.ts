@@ -158,10 +158,11 @@ async function failedCall(
   if (epoch !== null) {
     const costMicros = effects.costMicros
     const stored = JSON.stringify({ error, status: stop.status, step: effects.index, costMicros })
-    if (stop.deterministic && stop.status !== null && isInputFailure(stop.status)) {
-      // The request itself was refused (400/413/422): the same input fails the same way, so
-      // the failure is kept like a result. Setup failures (key, model, credit: setup-failures.ts)
-      // never get here: they stop the partition and leave the task queued.
+    if (stop.keep || (stop.deterministic && stop.status !== null && isInputFailure(stop.status))) {
+      // The request itself was refused (400/413/422), or its answer was too big to read: the same
+      // input fails the same way, so the failure is kept like a result. Setup failures (key,
+      // model, credit: setup-failures.ts) never get here: they stop the partition and leave the
+      // task queued.
       if (
         !(await completeTeam(ctx, active, epoch, stored, 'failed', costMicros)) ||
         !ctx.o.claims.complete(task.fp, epoch, stored, 'failed', costMicros)

@@ -132,7 +132,8 @@ export class JournaledEffects implements Effects {
     )
     if (result.kind === 'lost') throw new EffectStop('lost', 'the claim was taken over')
     if (result.kind === 'failed') {
-      throw new EffectStop('failed', result.error, result.status, result.deterministic)
+      const { error, status, deterministic, keep } = result
+      throw new EffectStop('failed', error, status, deterministic, keep)
     }
     if (answerLost) {
       this.#logLine('lost', `call ${index}: paid again, its first answer was lost`)

@@ -39,6 +39,8 @@ export class EffectStop extends Error {
     /** For 'failed': the HTTP status, and whether the same request fails the same way. */
     readonly status: number | null = null,
     readonly deterministic = false,
+    /** For 'failed': kept as the claim's result, so a rerun does not pay for it again. */
+    readonly keep = false,
   ) {
     super(message)
   }
