@@ -325,7 +325,7 @@ describe('SpendBudget: kept caps (per task type, model, day) across two connecti
     expect(a!.reserve({ ...SCOPE, taskId: 1, worker: 'w0', micros: 1001 })).toMatchObject({
       kind: 'stop',
       reason: expect.stringMatching(
-        /^held by budget: the daily cap \(UTC\) on all spend is \$0\.001 for \d{4}-\d\d-\d\d, \$0\.00 spent/,
+        /^held by budget: the daily cap \(UTC\) on all spend is \$0\.0010 for \d{4}-\d\d-\d\d, \$0\.0000 spent/,
       ) as string,
     })
     const r = a!.reserve({ ...SCOPE, taskId: 1, worker: 'w0', micros: 600 })
