@@ -61,8 +61,9 @@ export async function startOtlpReceiver(
         spans.push(...(contentType.includes('json') ? fromJson(body) : fromProtobuf(body)))
       }
       if (status === 200 && req.url === '/v1/metrics') {
-        // (Pacer sends metrics as http/json only: protobuf ones are not decoded, so not kept.)
-        if (contentType.includes('json')) points.push(...metricsFromJson(body))
+        points.push(
+          ...(contentType.includes('json') ? metricsFromJson(body) : metricsFromProtobuf(body)),
+        )
       }
       const answer = () => {
         if (res.destroyed) return
@@ -286,6 +287,50 @@ function fromProtobuf(body: Buffer): ReceivedSpan[] {
             }),
           resource,
         })
+      }
+    }
+  }
+  return out
+}
+
+/** ExportMetricsServiceRequest: resource_metrics (1) > scope_metrics (2) > metrics (2) > histogram (9). */
+function metricsFromProtobuf(body: Buffer): ReceivedPoint[] {
+  const out: ReceivedPoint[] = []
+  const text = (f: Field | undefined) => (f ? bytesOf(f).toString('utf8') : '')
+  const fixed64s = (f: Field | undefined) => {
+    if (!f) return []
+    const b = bytesOf(f)
+    return Array.from({ length: b.length / 8 }, (_, i) => Number(b.readBigUInt64LE(i * 8)))
+  }
+  const doubles = (f: Field | undefined) => {
+    if (!f) return []
+    const b = bytesOf(f)
+    return Array.from({ length: b.length / 8 }, (_, i) => b.readDoubleLE(i * 8))
+  }
+  for (const rm of fields(body).filter((f) => f.no === 1)) {
+    const rmFields = fields(bytesOf(rm))
+    const resourceField = rmFields.find((f) => f.no === 1)
+    const resource = resourceField ? protoAttrs(fields(bytesOf(resourceField)), 1) : {}
+    for (const sm of rmFields.filter((f) => f.no === 2)) {
+      for (const mf of fields(bytesOf(sm)).filter((f) => f.no === 2)) {
+        const m = fields(bytesOf(mf))
+        const histogram = m.find((f) => f.no === 9)
+        if (!histogram) continue
+        for (const pf of fields(bytesOf(histogram)).filter((f) => f.no === 1)) {
+          const p = fields(bytesOf(pf))
+          const one = (no: number) => p.find((f) => f.no === no)
+          out.push({
+            metric: text(m.find((f) => f.no === 1)),
+            unit: text(m.find((f) => f.no === 3)),
+            attributes: protoAttrs(p, 9),
+            timeNs: one(3) ? bytesOf(one(3)!).readBigUInt64LE(0) : 0n,
+            count: fixed64s(one(4))[0] ?? 0,
+            sum: doubles(one(5))[0] ?? 0,
+            bucketCounts: fixed64s(one(6)),
+            explicitBounds: doubles(one(7)),
+            resource,
+          })
+        }
       }
     }
   }

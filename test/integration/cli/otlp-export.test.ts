@@ -100,16 +100,19 @@ describe('OTLP export', () => {
       const report = JSON.parse(exp.stdout) as { dropped: number; calls: number; tasks: number }
       expect(report.dropped).toBe(0)
 
-      // The encodings the receivers saw, and the secret header on the wire (only there).
-      // (Metrics go as http/json whatever the protocol.)
+      // The encodings the receivers saw (metrics in the traces' encoding), and the secret header
+      // on the wire (only there).
       const of = (path: string, r: typeof live) => r.requests.filter((q) => q.path === path)
       expect(live.requests.every((r) => r.contentType.includes('application/json'))).toBe(true)
       expect(
         of('/v1/traces', after).every((r) => r.contentType.includes('application/x-protobuf')),
       ).toBe(true)
-      for (const r of [live, after]) {
+      for (const [r, encoding] of [
+        [live, 'application/json'],
+        [after, 'application/x-protobuf'],
+      ] as const) {
         expect(of('/v1/metrics', r).length).toBeGreaterThan(0)
-        expect(of('/v1/metrics', r).every((q) => q.contentType.includes('json'))).toBe(true)
+        expect(of('/v1/metrics', r).every((q) => q.contentType.includes(encoding))).toBe(true)
       }
       for (const r of [...live.requests, ...after.requests]) {
         expect(r.headers['authorization']).toBe(`Basic ${SECRET}`)

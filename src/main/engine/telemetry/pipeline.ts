@@ -85,6 +85,7 @@ function importSdk() {
     import('@opentelemetry/exporter-trace-otlp-proto'),
     import('@opentelemetry/sdk-metrics'),
     import('@opentelemetry/exporter-metrics-otlp-http'),
+    import('@opentelemetry/exporter-metrics-otlp-proto'),
   ])
 }
 
@@ -107,7 +108,8 @@ export class OtlpPipeline {
     options: PipelineOptions = {},
     serviceName = 'pacer',
   ): Promise<OtlpPipeline> {
-    const [api, core, sdk, resources, json, proto, sdkMetrics, metricsHttp] = await loadOtelSdk()
+    const [api, core, sdk, resources, json, proto, sdkMetrics, metricsJson, metricsProto] =
+      await loadOtelSdk()
     const timeoutMillis = options.exportTimeoutMs ?? 5000
     // No keep-alive: a socket kept for the next batch of spans would hold a finished run open.
     const config = {
@@ -144,14 +146,17 @@ export class OtlpPipeline {
         }),
       ],
     })
-    // Metrics are sent as http/json whatever the protocol: the protobuf metrics exporter is not
-    // a dependency (OTLP/HTTP collectors take both encodings on the same port).
+    // Metrics in the traces' encoding (OTEL_EXPORTER_OTLP_PROTOCOL).
+    const metricsConfig = { ...config, url: target.metricsUrl ?? '' }
     const meters = target.metricsUrl
       ? new sdkMetrics.MeterProvider({
           resource,
           readers: [
             new sdkMetrics.PeriodicExportingMetricReader({
-              exporter: new metricsHttp.OTLPMetricExporter({ ...config, url: target.metricsUrl }),
+              exporter:
+                target.protocol === 'http/json'
+                  ? new metricsJson.OTLPMetricExporter(metricsConfig)
+                  : new metricsProto.OTLPMetricExporter(metricsConfig),
               // The reader refuses a deadline longer than its interval.
               exportIntervalMillis: Math.max(METRICS_EVERY_MS, timeoutMillis),
               exportTimeoutMillis: timeoutMillis,
