@@ -3,6 +3,7 @@
 // usage; spend and reservations move during the run, a banner says the cap is reached, the
 // vendor's bill stays under it, and raising the cap in the section resumes exactly the held tasks.
 import { describe, expect, it } from 'vitest'
+import { formatUsd } from '../../src/shared/format'
 import { createEngine } from '../../src/main/engine/app/engine'
 import { consoleSession } from '../helpers/browser'
 import { query, until } from '../helpers/cli'
@@ -76,7 +77,7 @@ describe('the console’s Budgets section', () => {
     const warning = s.page.getByTestId('budget-warning-1')
     await until(
       async () =>
-        /Warning: 100% of the \$0\.02 cap on all spend reached/.test(
+        /Warning: 100% of the \$0\.0200 cap on all spend reached/.test(
           (await warning.textContent()) ?? '',
         ),
       20_000,
@@ -100,7 +101,9 @@ describe('the console’s Budgets section', () => {
     await warning.waitFor({ state: 'detached', timeout: 20_000 })
     await until(async () => (await cellMicros('budget-reserved-1')) === 0, 20_000)
     const [ledger] = query<{ cost: number }>(s.db, 'SELECT SUM(cost_micros) AS cost FROM ledger')
-    await until(async () => (await cellMicros('budget-spent-1')) === ledger!.cost, 20_000)
+    // The cell shows the ledger's sum in the one money format (4 decimals).
+    const spent = async () => (await s.page.getByTestId('budget-spent-1').textContent()) ?? ''
+    await until(async () => (await spent()).includes(formatUsd(ledger!.cost)), 20_000)
     expect(s.errors).toEqual([])
   }, 240_000)
 })

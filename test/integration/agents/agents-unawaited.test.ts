@@ -54,7 +54,7 @@ describe('pacer run --agents, a ctx.chat not awaited', () => {
     expect(r.stderr).not.toMatch(/Error|not open/)
     expect(r.code).toBe(0)
     expect(r.stderr).toMatch(/executed 3, reused 0, failed 0/)
-    expect(r.stderr).toMatch(/wasted by duplicates \$0\.00\b/)
+    expect(r.stderr).toMatch(/wasted by duplicates \$0\.0000\b/)
     const prompts = server.requests
       .filter((q) => q.url.endsWith('/chat/completions'))
       .map((q) => JSON.stringify(q.body))

@@ -33,7 +33,7 @@ describe('pacer budgets set --daily: one cap, three processes', () => {
     await useVendor(db, vendor, { prices: { local: PRICE } })
     const set = await runPacer(['budgets', 'set', String(CAP_MICROS / 1e6), '--daily', '--db', db])
     expect(set.code, set.stderr).toBe(0)
-    expect(set.stderr).toMatch(/cap 1 set: \$0\.06 on all spend, per day \(UTC\)/)
+    expect(set.stderr).toMatch(/cap 1 set: \$0\.0600 on all spend, per day \(UTC\)/)
     const bill = () =>
       vendor.answers.reduce(
         (sum, a) => sum + a.usage.input * PRICE.input + a.usage.output * PRICE.output,
@@ -50,7 +50,7 @@ describe('pacer budgets set --daily: one cap, three processes', () => {
       // Stopped by the cap, each with the cap's own line.
       expect(s.code, s.stderr).toBe(5)
       expect(s.stderr).toMatch(
-        /pacer: stopped by budget: the daily cap \(UTC\) on all spend is \$0\.06 for \d{4}-\d\d-\d\d/,
+        /pacer: stopped by budget: the daily cap \(UTC\) on all spend is \$0\.0600 for \d{4}-\d\d-\d\d/,
       )
     }
 

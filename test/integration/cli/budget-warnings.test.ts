@@ -50,7 +50,7 @@ describe('budget warning thresholds', () => {
     const lines = first.stderr.split('\n').filter((l) => l.includes('% of the daily cap'))
     expect(lines).toEqual([
       expect.stringMatching(
-        /^pacer: warning: budget: 50% of the daily cap \(UTC\) on all spend reached for \d{4}-\d\d-\d\d: \$[\d.]+ of \$0\.02$/,
+        /^pacer: warning: budget: 50% of the daily cap \(UTC\) on all spend reached for \d{4}-\d\d-\d\d: \$[\d.]+ of \$0\.0200$/,
       ),
       expect.stringMatching(
         /^pacer: warning: budget: 80% of the daily cap \(UTC\) on all spend reached/,
