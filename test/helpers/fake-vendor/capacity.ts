@@ -102,7 +102,9 @@ export function capacityGate(options: CapacityOptions): CapacityGate {
         note()
         if (end !== undefined) ends.splice(ends.indexOf(end), 1)
       }
-      res.on('close', release)
+      // Free once the answer is sent, as a server frees its slot (or when the client went away).
+      res.once('finish', release)
+      res.once('close', release)
       return release
     },
   }

@@ -52,6 +52,16 @@ function closer(server: Server): () => Promise<void> {
     })
 }
 
+/** Runs `f` once, whichever of the events that share the returned function fires first. */
+function settleOnce(): (f: () => void) => () => void {
+  let done = false
+  return (f) => () => {
+    if (done) return
+    done = true
+    f()
+  }
+}
+
 /** Starts a server on `port` (0: any free one) that records every request, then calls `onRequest`. */
 export async function serve(onRequest: OnRequest, port = 0): Promise<Served> {
   const server = createServer((req, res) => {
@@ -66,7 +76,18 @@ export async function serve(onRequest: OnRequest, port = 0): Promise<Served> {
       served.requests.push({ ...recorded, at: Date.now() })
       served.open++
       served.maxOpen = Math.max(served.maxOpen, served.open)
-      res.on('close', () => served.open--)
+      // Done once the answer is sent ('finish'), not when the socket's close is seen: on a loaded
+      // machine that event can come after the client already got the answer, freed its slot and
+      // sent the next call, which counted two calls where the provider holds one.
+      const settle = settleOnce()
+      res.once(
+        'finish',
+        settle(() => served.open--),
+      )
+      res.once(
+        'close',
+        settle(() => served.open--),
+      )
       onRequest(served.requests.at(-1)!, res, req)
     })
   })
