@@ -51,6 +51,26 @@ interface SubmissionRow {
   error: string | null
 }
 
+interface LineRow {
+  custom_id: string
+  submission: number
+  state: LineState
+  status: number | null
+  body: string | null
+  delivered: number
+}
+
+function toLine(r: LineRow): JournalLine {
+  return {
+    customId: r.custom_id,
+    submission: r.submission,
+    state: r.state,
+    status: r.status,
+    body: r.body,
+    delivered: r.delivered === 1,
+  }
+}
+
 function toSubmission(r: SubmissionRow): Submission {
   return {
     id: r.id,
@@ -176,25 +196,8 @@ export class BatchJournal {
   }
 
   latest(customId: string): JournalLine | undefined {
-    const r = this.#s.latestLine.get(customId) as
-      | {
-          custom_id: string
-          submission: number
-          state: LineState
-          status: number | null
-          body: string | null
-          delivered: number
-        }
-      | undefined
-    if (!r) return undefined
-    return {
-      customId: r.custom_id,
-      submission: r.submission,
-      state: r.state,
-      status: r.status,
-      body: r.body,
-      delivered: r.delivered === 1,
-    }
+    const r = this.#s.latestLine.get(customId) as LineRow | undefined
+    return r && toLine(r)
   }
 
   /** Marks a line handed to its call: its answer is on the ledger from now on. */
@@ -224,22 +227,7 @@ export class BatchJournal {
 
   /** Every line of a submission. */
   lines(id: number): JournalLine[] {
-    type Row = {
-      custom_id: string
-      submission: number
-      state: LineState
-      status: number | null
-      body: string | null
-      delivered: number
-    }
-    return (this.#s.lines.all(id) as Row[]).map((r) => ({
-      customId: r.custom_id,
-      submission: r.submission,
-      state: r.state,
-      status: r.status,
-      body: r.body,
-      delivered: r.delivered === 1,
-    }))
+    return (this.#s.lines.all(id) as LineRow[]).map(toLine)
   }
 
   /** How its lines stand, by state. */
