@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import type Database from 'better-sqlite3'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import {
   SqliteClaimStore,
   type SqliteClaimStoreOptions,
@@ -167,25 +167,34 @@ describe('SQLite claims', () => {
   })
 
   it('leaves no timers behind, whatever ends the wait', async () => {
-    const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length
-    const s = store({ pollMinMs: 60_000, pollMaxMs: 60_000 })
-    s.claim(FP, 'A', LEASE)
-    const baseline = timers()
-    const opts = { timeoutMs: 60_000, leaseMs: LEASE }
+    // Counted on fake timers: the process-wide list also holds other tests' and vitest's own
+    // timers, which can fire mid-test and move any baseline (it did on CI).
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+    try {
+      const s = store({ pollMinMs: 60_000, pollMaxMs: 60_000 })
+      s.claim(FP, 'A', LEASE)
+      expect(vi.getTimerCount()).toBe(0)
+      const opts = { timeoutMs: 60_000, leaseMs: LEASE }
 
-    const aborted = new AbortController()
-    const p1 = s.wait(FP, 'B', { ...opts, signal: aborted.signal })
-    expect(timers()).toBeGreaterThan(baseline)
-    aborted.abort()
-    await expect(p1).rejects.toThrow()
-    expect(timers()).toBe(baseline)
+      const aborted = new AbortController()
+      const p1 = s.wait(FP, 'B', { ...opts, signal: aborted.signal })
+      expect(vi.getTimerCount()).toBeGreaterThan(0)
+      aborted.abort()
+      await expect(p1).rejects.toThrow()
+      expect(vi.getTimerCount()).toBe(0)
 
-    await s.wait(FP, 'B', { ...opts, timeoutMs: 1 })
-    expect(timers()).toBe(baseline)
+      const p2 = s.wait(FP, 'B', { ...opts, timeoutMs: 1 })
+      await vi.advanceTimersByTimeAsync(2)
+      await p2
+      expect(vi.getTimerCount()).toBe(0)
 
-    const p3 = s.wait(FP, 'B', opts)
-    s.complete(FP, 1, '"x"', 'succeeded')
-    await p3
-    expect(timers()).toBe(baseline)
+      const p3 = s.wait(FP, 'B', opts)
+      expect(vi.getTimerCount()).toBeGreaterThan(0)
+      s.complete(FP, 1, '"x"', 'succeeded')
+      await p3
+      expect(vi.getTimerCount()).toBe(0)
+    } finally {
+      vi.useRealTimers()
+    }
   })
 })
