@@ -11,6 +11,13 @@ function usd(value: string): number {
   return n
 }
 
+/** `--store [url]`: the team's caps instead of the database's. */
+const teamCapsOption = () =>
+  new Option(
+    '--store [url]',
+    "the team's caps, in this Redis: held across every machine on it (redis://HOST:PORT/DB; without a URL: $PACER_STORE, else the teamStore setting if confirmed)",
+  )
+
 /** Adds `pacer budgets [list]`, `pacer budgets set` and `pacer budgets remove`. */
 export function addBudgetsCommands(program: Command, done: Done, dbOption: () => Option): void {
   const budgets = program
@@ -22,6 +29,7 @@ export function addBudgetsCommands(program: Command, done: Done, dbOption: () =>
     .command('list', { isDefault: true })
     .description("each cap with its period's spend, what calls in flight reserve, and what is left")
     .addOption(dbOption())
+    .addOption(teamCapsOption())
     .option('--json', 'print the caps as JSON')
     .action(async (opts) => {
       const { budgetsListCommand } = await import('./budgets')
@@ -46,6 +54,7 @@ export function addBudgetsCommands(program: Command, done: Done, dbOption: () =>
     )
     .option('--zone <iana>', 'days and months of this IANA time zone (Europe/Paris)')
     .addOption(dbOption())
+    .addOption(teamCapsOption())
     .option('--json', 'print the caps after the change as JSON')
     .action(async (amount: number, opts) => {
       const { budgetsSetCommand } = await import('./budgets')
@@ -56,6 +65,7 @@ export function addBudgetsCommands(program: Command, done: Done, dbOption: () =>
     .description('remove a cap (its id from pacer budgets)')
     .argument('<id>', 'the cap id')
     .addOption(dbOption())
+    .addOption(teamCapsOption())
     .action(async (id: string, opts) => {
       const { budgetsRemoveCommand } = await import('./budgets')
       done(await budgetsRemoveCommand(id, opts))

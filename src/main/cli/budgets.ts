@@ -3,8 +3,8 @@
 import { parseCommand, type SpendCapView } from '../../shared/contract'
 import { formatUsd } from '../../shared/format'
 import { microsToUsd } from '../../shared/money'
-import type { Engine } from '../engine'
-import { localZone } from '../engine'
+import type { Engine, TeamStore } from '../engine'
+import { localZone, setTeamCap } from '../engine'
 import { UsageError, dbPathFrom, openEngine, openReader, table } from './common'
 import { EXIT } from './exit-codes'
 import { say } from './terminal-text'
@@ -19,10 +19,32 @@ interface SetOptions {
   localTime?: boolean
   zone?: string
   json?: boolean
+  /** The team's caps (team mode's store) instead of the database's. */
+  store?: string | true
+}
+
+/** Runs `use` on the team store of `--store` (loaded only then). */
+async function onTeam<T>(
+  opts: { db?: string; store: string | true },
+  use: (team: TeamStore) => Promise<T>,
+): Promise<T> {
+  const { withTeam } = await import('./team-ledger-commands')
+  return withTeam(opts, use)
 }
 
 /** `pacer budgets`: every cap with spend, reserved and left in its current period. */
-export async function budgetsListCommand(opts: { db?: string; json?: boolean }): Promise<number> {
+export async function budgetsListCommand(opts: {
+  db?: string
+  json?: boolean
+  store?: string | true
+}): Promise<number> {
+  const { store } = opts
+  if (store !== undefined) {
+    return onTeam({ ...opts, store }, async (team) => {
+      print(await team.caps.views(), opts.json === true, team.address.display)
+      return EXIT.done
+    })
+  }
   const engine = openReader(opts.db)
   try {
     print(await engine.handlers['budgets:list']({}), opts.json === true)
@@ -49,17 +71,28 @@ export async function budgetsSetCommand(amount: number, opts: SetOptions): Promi
     provider = opts.model.slice(0, slash)
     model = opts.model.slice(slash + 1)
   }
+  const input = parseCommand('budgets:set', {
+    usd: amount,
+    taskType: opts.type,
+    provider,
+    model,
+    period: opts.daily ? 'day' : opts.monthly ? 'month' : 'total',
+    zone: opts.zone ?? (opts.localTime ? localZone() : undefined),
+  })
+  if (!input.ok) throw new UsageError(input.error.message)
+  const { store } = opts
+  if (store !== undefined) {
+    return onTeam({ ...opts, store }, async (team) => {
+      const id = await call(() => setTeamCap(team, input.value))
+      const caps = await team.caps.views()
+      const cap = caps.find((c) => c.id === id)
+      if (!opts.json && cap) say.err(`pacer: team cap ${cap.id} set: ${line(cap)}\n`)
+      print(caps, opts.json === true, team.address.display)
+      return EXIT.done
+    })
+  }
   const engine = withEngine(opts.db)
   try {
-    const input = parseCommand('budgets:set', {
-      usd: amount,
-      taskType: opts.type,
-      provider,
-      model,
-      period: opts.daily ? 'day' : opts.monthly ? 'month' : 'total',
-      zone: opts.zone ?? (opts.localTime ? localZone() : undefined),
-    })
-    if (!input.ok) throw new UsageError(input.error.message)
     const reply = await call(() => engine.handlers['budgets:set'](input.value))
     const cap = reply.caps.find((c) => c.id === reply.id)
     if (!opts.json && cap) say.err(`pacer: cap ${cap.id} set: ${line(cap)}\n`)
@@ -71,9 +104,22 @@ export async function budgetsSetCommand(amount: number, opts: SetOptions): Promi
 }
 
 /** `pacer budgets remove ID`. */
-export async function budgetsRemoveCommand(id: string, opts: { db?: string }): Promise<number> {
+export async function budgetsRemoveCommand(
+  id: string,
+  opts: { db?: string; store?: string | true },
+): Promise<number> {
   if (!/^\d+$/.test(id) || Number(id) < 1) {
     throw new UsageError(`ID: expected a cap id from pacer budgets, got "${id}"`)
+  }
+  const { store } = opts
+  if (store !== undefined) {
+    return onTeam({ ...opts, store }, async (team) => {
+      if (!(await team.caps.remove(Number(id)))) {
+        throw new UsageError(`id: no team spend cap ${id} at ${team.address.display}`)
+      }
+      say.err(`pacer: team cap ${id} removed\n`)
+      return EXIT.done
+    })
   }
   const engine = withEngine(opts.db)
   try {
@@ -109,7 +155,8 @@ function line(c: SpendCapView): string {
   return `${formatUsd(c.capMicros)} on ${c.scope}, ${c.period === 'total' ? 'all time' : `per ${c.period} (${c.zone})`}`
 }
 
-function print(caps: SpendCapView[], json: boolean): void {
+/** The caps as a table (or JSON); `team`: the store they are the team's caps of. */
+function print(caps: SpendCapView[], json: boolean, team?: string): void {
   if (json) {
     say.out(
       `${JSON.stringify(
@@ -127,10 +174,13 @@ function print(caps: SpendCapView[], json: boolean): void {
   }
   if (caps.length === 0) {
     say.out(
-      'no spend caps: add one with pacer budgets set USD [--daily] [--type T] [--model P/M]\n',
+      team === undefined
+        ? 'no spend caps: add one with pacer budgets set USD [--daily] [--type T] [--model P/M]\n'
+        : `no team spend caps at ${team}: add one with pacer budgets set USD --store [--daily] [--type T] [--model P/M]\n`,
     )
     return
   }
+  if (team !== undefined) say.out(`team caps at ${team} (spend across every machine on it):\n`)
   const rows = caps.map((c) => [
     c.id,
     c.scope,

@@ -10,7 +10,7 @@ import { connectTeamReader } from './team'
 import { dbPathFrom, table, thousands } from './common'
 import { say } from './terminal-text'
 
-async function withTeam<T>(
+export async function withTeam<T>(
   opts: { db?: string; store: string | true },
   use: (team: TeamStore) => Promise<T>,
 ): Promise<T> {

@@ -29,6 +29,7 @@ export { SettingsStore } from './settings/settings'
 export { TeamStoreUnreachable } from './team/connect'
 export type { TeamStore } from './team/connect'
 export { teamCsv, teamRollup } from './team/ledger/team-read'
+export { setTeamCap } from './app/team-budgets'
 export { ExportIncomplete } from './ledger/csv'
 export {
   aloneLine,

@@ -33,7 +33,7 @@ export function alertPayload(a: CapAlert) {
 
 /** Wires the budget's thresholds to warnings and the webhook; `drain` waits for posts in flight. */
 export function watchBudgetAlerts(
-  budget: SpendBudget,
+  budget: Pick<SpendBudget, 'onAlert'>,
   warn: (message: string) => void,
   webhook: string | undefined = process.env[BUDGET_WEBHOOK_ENV],
 ): { drain(): Promise<void>; stop(): void } {

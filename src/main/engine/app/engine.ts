@@ -250,6 +250,8 @@ export function createEngine(options: EngineOptions): Engine {
   if (teamLedger) events.watchTeamBacklog(teamBacklog, () => teamStoreView(parts, teamBacklog()))
   const spendCaps = budgets(parts)
   const alerts = watchBudgetAlerts(parts.budget, (m) => runner.emit('warning', m))
+  // The team's caps say their thresholds once across the team, from the machine that crossed them.
+  const teamAlerts = team ? watchBudgetAlerts(team.caps, (m) => runner.emit('warning', m)) : null
   const handlers = committing(parts.writes, {
     ...taskHandlers(parts, batches),
     ...budgetHandlers(parts, spendCaps, batches),
@@ -313,8 +315,10 @@ export function createEngine(options: EngineOptions): Engine {
       await traces?.close()
       // The thresholds its last rows crossed reach their webhook before the process ends.
       await new Promise((r) => setImmediate(r))
-      await alerts.drain()
+      await team?.caps.settled()
+      await Promise.all([alerts.drain(), teamAlerts?.drain()])
       alerts.stop()
+      teamAlerts?.stop()
       parts.workers.stop()
       events.close()
       scheduler.close()

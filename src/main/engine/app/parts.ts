@@ -309,6 +309,7 @@ export function createParts(options: EngineOptions): EngineParts {
     scheduler,
     ledger,
     budget,
+    teamCaps: options.team?.caps ?? null,
     clock,
     workerId,
     provider: (id) => providers[id],

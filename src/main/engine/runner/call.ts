@@ -18,7 +18,16 @@ import { estimateUsage, ledgerRow, ZERO_USAGE } from './ledger-rows'
 import { persistPaid } from './durable/held-writes'
 import { backoffMs } from './retry'
 import { sleep } from '../core/timers'
-import { budgetScope, markSent, releaseBudget, reserveBudget, rethrowing } from './budget-reserve'
+import {
+  budgetScope,
+  markSent,
+  markTeamSent,
+  releaseBudget,
+  reserveBudget,
+  rethrowing,
+  settleBudget,
+  type Hold,
+} from './budget-reserve'
 import { VIA_BATCH, VIA_HEADER } from '../providers/batch/constants'
 
 /** What one call sends: the conversation so far, its index in the execution, under which epoch. */
@@ -67,8 +76,8 @@ interface Sent {
   timedOut: boolean
   /** A setup failure: the answer stopped the partition (setup-failures.ts). */
   stopped: boolean
-  /** The call's reservation under its batch's cap, settled with its ledger row; null: none. */
-  reservation: number | null
+  /** The call's reservations under the caps, settled with its ledger row; null: none. */
+  reservation: Hold | null
 }
 
 /** One provider call, admitted by the scheduler, retried on throttles and transient errors. */
@@ -100,7 +109,7 @@ export async function callProvider(
         ...failedUsage(response, call.messages),
         outcome: pushback ? 'throttled' : sent.timedOut ? 'timeout' : 'error',
       })
-      o.budget?.settle(budgetScope(active, call), sent.reservation, r.costMicros)
+      settleBudget(ctx, budgetScope(active, call), sent.reservation, r.costMicros)
       call.onUnanswered?.()
     })
     const message = response.error ?? `HTTP ${response.status}`
@@ -176,7 +185,7 @@ async function send(
   if (ctx.stopping()) throw new StopSignal('stop')
   // Reserved before the slot is taken: a call waiting for money holds no slot.
   const budget = await reserveBudget(ctx, active, call)
-  const reservation = budget?.id ?? null
+  const reservation = budget?.hold ?? null
   const giveBack = () => releaseBudget(ctx, reservation)
   const permit = await admit(ctx, active, partition, estimate).catch(rethrowing(giveBack))
   let intent = false
@@ -188,6 +197,8 @@ async function send(
     call.beforeSend?.()
     markSent(ctx, reservation)
     intent = true
+    // Team mode's caps only: a round trip to the team store (no await without one).
+    if (reservation?.team != null) await markTeamSent(ctx, active, reservation)
     // Nothing is sent on the strength of a claim (or an intent) that is not on disk yet (or was
     // lost to a full disk), nor while the disk cannot take the answer.
     await ctx.onDisk(active)
@@ -233,7 +244,7 @@ async function send(
             latencyMs: clock.now() - permit.sentAt,
             status: null,
           })
-          ctx.o.budget?.settle(budgetScope(active, call), reservation, r.costMicros)
+          settleBudget(ctx, budgetScope(active, call), reservation, r.costMicros)
           call.onUnanswered?.()
         }),
       )
@@ -367,7 +378,7 @@ async function answered(
         const lost = ledger.record({ ...base, ...again, usage, estimated: true })
         if (spent !== null && lost.costMicros !== null) spent += lost.costMicros
       }
-      ctx.o.budget?.settle(budgetScope(active, { provider, model }), reservation, spent)
+      settleBudget(ctx, budgetScope(active, { provider, model }), reservation, spent)
       if (owner) onAnswer?.({ response, usage, costMicros: r.costMicros })
       return { owner, costMicros: r.costMicros }
     },

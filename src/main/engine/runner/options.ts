@@ -3,6 +3,7 @@ import type { Ledger } from '../ledger/ledger'
 import type { TaskQueue } from '../queue/queue'
 import type { Scheduler } from '../pacing/scheduler'
 import type { SpendBudget } from '../pacing/spend-budget'
+import type { TeamCaps } from '../pacing/team-caps'
 import type { ClaimStore, Clock, Provider, TeamClaimStore } from '../core/types'
 import { directWrites } from '../db/step-writes'
 import type { Driver, DriverTask } from './durable/effects'
@@ -23,6 +24,11 @@ export interface RunnerOptions {
    * reserved (spend-budget.ts). @default null (no caps are read)
    */
   budget?: SpendBudget | null
+  /**
+   * Team mode: the team's spend caps, reserved in the team store beside the database's
+   * (team/caps.ts). @default null
+   */
+  teamCaps?: TeamCaps | null
   clock: Clock
   /** Resolves a task's provider id; undefined = unknown provider (the task fails, visibly). */
   provider: (id: string) => Provider | undefined
@@ -82,13 +88,17 @@ export interface RetryRun {
 
 /** The options with every default filled in. */
 export type ResolvedRunnerOptions = Required<
-  Omit<RunnerOptions, 'batchIds' | 'driverFor' | 'journal' | 'team' | 'retryFailedSince' | 'budget'>
+  Omit<
+    RunnerOptions,
+    'batchIds' | 'driverFor' | 'journal' | 'team' | 'retryFailedSince' | 'budget' | 'teamCaps'
+  >
 > &
   Pick<RunnerOptions, 'driverFor'> & {
     batchIds: string[] | null
     journal: JournalParts | null
     team: TeamClaimStore | null
     budget: SpendBudget | null
+    teamCaps: TeamCaps | null
     retryFailedSince: ReadonlyMap<string, RetryRun>
   }
 
@@ -105,6 +115,7 @@ export function resolveRunnerOptions(options: RunnerOptions): ResolvedRunnerOpti
     journal: options.journal ?? null,
     team: options.team ?? null,
     budget: options.budget ?? null,
+    teamCaps: options.teamCaps ?? null,
     retryFailedSince: options.retryFailedSince ?? new Map(),
     leaseMs,
     callTimeoutMs: options.callTimeoutMs ?? 120_000,

@@ -11,6 +11,7 @@ import { maskUrl } from './store-url'
 import { RedisPacingStore } from '../pacing/store-redis'
 import { RedisClaimStore } from '../claims/redis/claims-redis'
 import { RedisLedgerStream } from './ledger/stream'
+import { TeamCaps } from '../pacing/team-caps'
 import { TEAM_SCRIPTS, clientScripts } from './scripts'
 import { DeadlineLink, within } from '../redis/deadline'
 
@@ -28,6 +29,8 @@ export interface TeamStore {
   readonly claims: RedisClaimStore
   /** The team ledger's stream: every machine's rows (team-ledger/). */
   readonly ledger: RedisLedgerStream
+  /** The team's spend caps: reserved, settled and counted across every machine (caps.ts). */
+  readonly caps: TeamCaps
   /** Tells the status listeners something of the store's that is not the connection's. */
   report(status: TeamStoreStatus): void
   /** null while connected. */
@@ -144,11 +147,13 @@ export async function connectTeamStore(
     )
   }
   const ledger = new RedisLedgerStream(link, options.prefix)
+  const caps = new TeamCaps({ client: link, prefix: options.prefix, leaseMs: options.leaseMs })
   return {
     address,
     pacing,
     claims,
     ledger,
+    caps,
     report(status) {
       for (const l of listeners) l(status)
     },
@@ -161,15 +166,30 @@ export async function connectTeamStore(
     },
     async close() {
       listeners.clear()
-      claims.stop()
-      // The last releases are on their way: the others must not wait for a lease to see them.
-      // A server that does not answer gets no more than the deadline: close() waits for every
-      // reply it owes, so it is destroyed after that (its leases give the slots back).
-      if (link.isReady)
-        await Promise.race([Promise.all([pacing.settled(), claims.settled()]), delay(5000)])
-      await Promise.all([closeWithin(client, commandMs), closeWithin(subscriber, commandMs)])
+      await closeStores({ link, pacing, claims, caps }, [client, subscriber], commandMs)
     },
   }
+}
+
+/**
+ * The last releases and settlements are on their way: the others must not wait for a lease to
+ * see them. A server that does not answer gets no more than the deadline: close() waits for
+ * every reply it owes, so it is destroyed after that (its leases give the slots back).
+ */
+async function closeStores(
+  stores: { link: DeadlineLink; pacing: RedisPacingStore; claims: RedisClaimStore; caps: TeamCaps },
+  clients: TeamClient[],
+  commandMs: number,
+): Promise<void> {
+  const { link, pacing, claims, caps } = stores
+  claims.stop()
+  caps.stop()
+  if (link.isReady)
+    await Promise.race([
+      Promise.all([pacing.settled(), claims.settled(), caps.settled()]),
+      delay(5000),
+    ])
+  await Promise.all(clients.map((c) => closeWithin(c, commandMs)))
 }
 
 const SCRIPT_METHODS = TEAM_SCRIPTS.map((s) => s.method)

@@ -7,8 +7,14 @@ import { CLAIM_SCRIPTS } from '../claims/redis/scripts'
 import { PACING_SCRIPTS } from '../pacing/redis-scripts'
 import type { LuaScript } from '../redis/lua'
 import { APPEND } from './ledger/stream'
+import { CAP_SCRIPTS } from '../pacing/team-caps'
 
-export const TEAM_SCRIPTS: readonly LuaScript[] = [...CLAIM_SCRIPTS, ...PACING_SCRIPTS, APPEND]
+export const TEAM_SCRIPTS: readonly LuaScript[] = [
+  ...CLAIM_SCRIPTS,
+  ...PACING_SCRIPTS,
+  APPEND,
+  ...CAP_SCRIPTS,
+]
 
 /**
  * The team's scripts for `createClient({ scripts })`. `define` is @redis/client's defineScript,

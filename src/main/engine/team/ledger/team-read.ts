@@ -148,3 +148,31 @@ export async function teamCsv(
   await pipeline(Readable.from(chunks()), out)
   return { rows }
 }
+
+/**
+ * What the team's rows in a window and scope cost (each row once): where a team cap set
+ * mid-period starts its spend. Rows not yet appended (a quarter-second behind their commit, or
+ * waiting on a machine while the store was away) are not in it.
+ */
+export async function teamSpend(
+  stream: RedisLedgerStream,
+  scope: {
+    start: number
+    end: number
+    taskType: string | null
+    provider: string | null
+    model: string | null
+  },
+): Promise<number> {
+  let sum = 0
+  for await (const page of teamRows(stream)) {
+    for (const r of page) {
+      if (r.ts < scope.start || r.ts >= scope.end || r.costMicros === null) continue
+      if (scope.taskType !== null && r.taskType !== scope.taskType) continue
+      if (scope.provider !== null && r.provider !== scope.provider) continue
+      if (scope.model !== null && r.model !== scope.model) continue
+      sum += r.costMicros
+    }
+  }
+  return sum
+}
