@@ -33,7 +33,6 @@ Exit codes:
   3    the database or the disk (cannot open, read-only, damaged, newer schema, full)
   4    stopped by a setup failure (key refused or missing, unknown model, no credit, server
        unreachable): its tasks stay queued; fix the cause and run the same command again
-  5    stopped by a spend cap (--budget, or pacer budgets), or refused before anything was
-       sent because the batch's input alone passes one (--up-to-cap runs up to it): tasks not
-       started are held; raise the cap and run the same command to resume them
+  5    stopped by a spend cap (--budget, or pacer budgets), or refused by one at the start:
+       tasks not started are held; raise the cap (or --up-to-cap) and run the same command
   130  interrupted (Ctrl-C, SIGTERM): run the same command again to resume`
