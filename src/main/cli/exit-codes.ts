@@ -17,6 +17,8 @@ export const EXIT = Object.freeze({
   /**
    * Stopped by a spend cap (the run's --budget, or a kept one of `pacer budgets`): tasks not
    * started are held (queued); raise the cap and run the same command to resume exactly those.
+   * Also a run refused before anything was sent because its input alone passes a cap (unless
+   * --up-to-cap): the same held batch, the same way on.
    */
   budget: 5,
   /** Stopped by Ctrl-C or SIGTERM; running the same command again resumes. */
@@ -31,6 +33,6 @@ Exit codes:
   3    the database or the disk (cannot open, read-only, damaged, newer schema, full)
   4    stopped by a setup failure (key refused or missing, unknown model, no credit, server
        unreachable): its tasks stay queued; fix the cause and run the same command again
-  5    stopped by a spend cap (--budget, or pacer budgets): tasks not started are held;
-       raise the cap and run the same command to resume them
+  5    stopped by a spend cap (--budget, or pacer budgets), or refused by one at the start:
+       tasks not started are held; raise the cap (or --up-to-cap) and run the same command
   130  interrupted (Ctrl-C, SIGTERM): run the same command again to resume`

@@ -4,6 +4,8 @@ import { resolve } from 'node:path'
 import type { ForecastView } from '../../shared/contract'
 import { formatFromName } from '../../shared/batch-format'
 import { formatUsd, formatUsdPerM } from '../../shared/format'
+import { capForecastLine } from '../../shared/cap-forecast-text'
+import { usdToMicros } from '../../shared/money'
 import { UsageError, dbPathFrom, openEngine, openReader, table, thousands } from './common'
 import { say } from './terminal-text'
 
@@ -13,7 +15,13 @@ import { say } from './terminal-text'
  */
 export async function forecastCommand(
   file: string,
-  opts: { db?: string; audit?: boolean; json?: boolean; assumeOutputTokens?: number },
+  opts: {
+    db?: string
+    audit?: boolean
+    json?: boolean
+    assumeOutputTokens?: number
+    budget?: number
+  },
 ): Promise<number> {
   const path = resolve(file)
   try {
@@ -33,6 +41,7 @@ export async function forecastCommand(
       format: formatFromName(path),
       audit: opts.audit,
       assumeOutputTokens: opts.assumeOutputTokens,
+      budgetMicros: opts.budget === undefined ? undefined : usdToMicros(opts.budget),
       onError: (e) => say.err(`${file}:${e.line}: ${e.field ? `${e.field}: ` : ''}${e.message}\n`),
     })
     if (!forecast) throw new UsageError(`${file}: no valid tasks to forecast`)
@@ -104,5 +113,6 @@ export function forecastNotes(f: ForecastView): string[] {
   if (f.unpricedTasks > 0) {
     lines.push(`${f.unpricedTasks} task(s) use a model without a price: their cost is not included`)
   }
+  for (const c of f.caps) lines.push(capForecastLine(c, f.total.tasks))
   return lines
 }

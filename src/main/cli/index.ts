@@ -133,6 +133,10 @@ function addRunCommand(program: Command, done: Done): void {
       num(0),
     )
     .option(
+      '--up-to-cap',
+      'run a batch whose input alone already passes a cap (--budget or pacer budgets) until the cap holds the rest, instead of refusing to start it (exit 5)',
+    )
+    .option(
       '--otlp <url>',
       'send spans and GenAI metrics to this OpenTelemetry collector as the run goes (default: $OTEL_EXPORTER_OTLP_ENDPOINT)',
     )
@@ -294,6 +298,11 @@ function addDatabaseCommands(program: Command, done: Done): void {
       '--assume-output-tokens <n>',
       'output tokens each step answers (default: the simulated answer on sim, the prompt size elsewhere)',
       int(0),
+    )
+    .option(
+      '--budget <usd>',
+      "weigh the batch against this run's cap too (pacer run --budget), beside the caps kept in the database",
+      num(0),
     )
     .option('--json', 'print the forecast as JSON')
     .action(async (file: string, opts) => {

@@ -43,7 +43,13 @@ export interface RunSummary extends FailureReport {
    * The run's spend cap (--budget), when the batch has one: the cap, what its settled calls cost,
    * and why a cap (its own, or a kept one: capUsd null when it has none) stopped the run.
    */
-  budget?: { capUsd: number | null; spentUsd: number; stoppedBy: string | null }
+  budget?: {
+    capUsd: number | null
+    spentUsd: number
+    stoppedBy: string | null
+    /** Stopped by a cap: the forecast cost of the held tasks (null: a model has no price). */
+    restForecastUsd?: number | null
+  }
 }
 
 export function summarize(

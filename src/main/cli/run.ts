@@ -1,7 +1,6 @@
 import { basename, resolve } from 'node:path'
 import cliProgress from 'cli-progress'
 import type { BatchSummary } from '../../shared/contract'
-import { microsToUsd } from '../../shared/money'
 import { formatUsd } from '../../shared/format'
 import { formatFromName } from '../../shared/batch-format'
 import { runParams, type ParamsOptions } from './params'
@@ -17,7 +16,7 @@ import { pauseAnnouncer, printStop } from './run-report'
 import { loadRunAgents, reportUnhandled } from './agents'
 import { LineErrorLog, checkReadable, readingBar, rejectLines, reportLineErrors } from './run-input'
 import { printSummary, summarize } from './run-summary'
-import { applyBudget, reportBudgetStop } from './run-budget'
+import { budgetReport, refuseOverBudget, reportBudgetStop, restForecast } from './run-budget'
 import { startLiveExport, targetFrom } from './otlp'
 import {
   batchEngineOptions,
@@ -63,6 +62,8 @@ export interface RunOptions extends ParamsOptions {
   store?: string
   /** The run's spend cap in USD (--budget), kept with the batch; a rerun's replaces it. */
   budget?: number
+  /** Run a batch whose input alone passes a cap until the cap holds the rest (`--up-to-cap`). */
+  upToCap?: boolean
   /** An OTLP collector to send spans to as the run goes (else the OTEL_EXPORTER_OTLP_* vars). */
   otlp?: string
   /** With an OTLP target: prompts and answers on the spans, secrets redacted. */
@@ -144,12 +145,8 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
     throw new UsageError(refusals.join('\npacer: '))
   }
 
-  const unpriced = applyBudget(engine, start.batchId, opts)
-  if (unpriced.length > 0) {
-    engine.batches.interrupt(start.batchId)
-    await engine.shutdown()
-    throw new UsageError(unpriced.join('\npacer: '))
-  }
+  const refused = await refuseOverBudget(engine, start.batchId, opts)
+  if (refused !== null) return refused
 
   engine.onWarning((message) => say.err(`pacer: warning: ${message}\n`))
   const live = await startLiveExport(engine, start.batchId, otlp, opts.otlpContent === true)
@@ -159,6 +156,7 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
   const runMs = Date.now() - driving
   unfollow()
   const budget = engine.budgets.state(start.batchId)
+  const rest = budgetStop === null ? null : restForecast(engine, start.batchId)
   await live?.finish()
   const summary = summarize(engine, start.batchId, batch, stops, {
     started,
@@ -172,11 +170,8 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
   const discount = discountOf(engine, start.batchId)
   await engine.shutdown({ graceMs: 0 })
 
-  if (budget.capMicros !== null || budgetStop !== null) {
-    const { capMicros, spentMicros } = budget
-    const spent = { capUsd: microsToUsd(capMicros), spentUsd: microsToUsd(spentMicros) }
-    summary.budget = { ...spent, stoppedBy: budgetStop }
-  }
+  const budgetJson = budgetReport(budget, budgetStop, rest)
+  if (budgetJson) summary.budget = budgetJson
   if (opts.json) {
     const viaBatchJson = discount.calls > 0 ? { viaBatch: discountJson(discount) } : {}
     say.out(`${JSON.stringify({ ...summary, ...viaBatchJson })}\n`)
@@ -184,7 +179,7 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
     printSummary(summary, file)
     printDiscount(discount)
   }
-  if (budgetStop !== null) reportBudgetStop(budget, batch, budgetStop)
+  if (budgetStop !== null) reportBudgetStop(budget, batch, budgetStop, rest)
   const lost = reportHeldAnswers(engine)
   if (lost !== null) return lost
   if (stops.length > 0) return EXIT.stopped

@@ -21,6 +21,7 @@ import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { installOnPath, type PathInstallResult } from '../transport/path-install'
 import { createAppUrlMatcher } from './app-url'
+import { watchBudgetNotifications } from './budget-notifications'
 import { createDesktopHandlers } from './desktop-handlers'
 import { exportCsvToFile, exportResultsToFile } from './export-file'
 import { guardNavigation } from './external-links'
@@ -187,7 +188,16 @@ async function start(): Promise<void> {
     // Spans of the batches this window runs: OTEL_EXPORTER_OTLP_* if set, else Settings.
     otlp: consoleOtlp(process.env),
   })
-  installGracefulQuit(app, (opts) => engine.shutdown(opts), { graceMs: SHUTDOWN_GRACE_MS })
+  // The Budgets banner's thresholds, told as desktop notifications too (once per cap and period).
+  const stopNotices = watchBudgetNotifications(async () => engine.handlers['budgets:list']({}))
+  installGracefulQuit(
+    app,
+    (opts) => {
+      stopNotices()
+      return engine.shutdown(opts)
+    },
+    { graceMs: SHUTDOWN_GRACE_MS },
+  )
 
   const handlers = createDesktopHandlers(engine.handlers, {
     chooseExportPath,

@@ -160,6 +160,45 @@ export interface ForecastView {
   models: ForecastModelView[]
   /** The price table's version the costs come from. */
   priceVersion: string
+  /**
+   * The spend caps that cover a task of the batch (kept ones, and the run's `--budget` given to
+   * `pacer forecast`), each with what the batch would do to it; empty when none applies.
+   */
+  caps: CapForecastView[]
+}
+
+/** What a batch would do to one spend cap, by its forecast: fit, or be held from some task on. */
+export interface CapForecastView {
+  /** The kept cap's id; null: the run's cap (`--budget`). */
+  capId: number | null
+  /** Its name in a sentence: "the daily cap (UTC) on all spend". */
+  name: string
+  /** The period it is weighed in: '' (all time, a run), '2026-12-02', '2026-12'. */
+  periodKey: string
+  capMicros: number
+  /** Spent in the period before this batch, what dead processes sent (in doubt) included. */
+  spentMicros: number
+  /** What calls in flight hold under it now. */
+  reservedMicros: number
+  /** cap − spent − reserved, never below 0. */
+  leftMicros: number
+  /** The batch's tasks under it that would make calls (not reused, not duplicates). */
+  tasks: number
+  /** Their forecast cost (priced ones). */
+  forecastMicros: number
+  /** Their input alone at the input price, answers taken as empty: the least they can cost. */
+  minimumMicros: number
+  /**
+   * The task (its position in the batch, 1-based, and its line) whose cost takes the running
+   * total past what is left: from about there on the cap holds the rest. null: it fits.
+   */
+  hitAt: { task: number; line: number } | null
+  /** The minimum passes cap − spent: `pacer run` refuses to start (unless `--up-to-cap`). */
+  minimumPasses: boolean
+  /** Tasks under it on a model without a price: refused under any cap, never counted as $0. */
+  unpricedTasks: number
+  /** Those models, as provider/model. */
+  unpricedModels: string[]
 }
 
 /** Over how long a spend cap adds up: all time, or a calendar day or month of its zone. */

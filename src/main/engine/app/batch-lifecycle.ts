@@ -214,9 +214,14 @@ export class BatchLifecycle {
     return true
   }
 
-  /** A running batch its driver will not run after all (a refused key): left for a resume. */
-  interrupt(batchId: string): void {
-    if (this.#parts.queue.setBatchState(batchId, 'interrupted', ['running'])) {
+  /**
+   * A running batch its driver will not run after all (a refused key, a cap its input alone
+   * passes): left for a resume, with the reason when one is given.
+   */
+  interrupt(batchId: string, reason?: string): void {
+    const { queue } = this.#parts
+    if (queue.setBatchState(batchId, 'interrupted', ['running'])) {
+      if (reason !== undefined) queue.setStopReason(batchId, reason)
       this.#events.batchChanged(batchId)
     }
   }

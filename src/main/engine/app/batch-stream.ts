@@ -20,6 +20,7 @@ import {
   type TaskDefaults,
 } from './task-defaults'
 import { forgetFailure, retryTeamFailures, type EngineParts } from './parts'
+import { capsForFile } from './budgets'
 
 /** A batch file as `pacer run` streams it. */
 export interface StreamedFile {
@@ -283,6 +284,8 @@ export type ForecastFile = Pick<StreamedFile, 'path' | 'format' | 'onError' | 'o
   audit?: boolean
   /** Output tokens each step is assumed to answer. @default ForecastOptions.outputTokensPerStep */
   assumeOutputTokens?: number
+  /** The run's cap to weigh the batch against (`--budget`), beside the kept caps. */
+  budgetMicros?: number
 }
 
 /** What `pacer forecast FILE` reports, read line by line. */
@@ -298,10 +301,10 @@ export async function forecastStreamedFile(
   size: number,
 ): Promise<StreamedForecast> {
   const { db, prices } = parts
-  const acc = new ForecastAccumulator(
-    prices,
-    forecastOptions(parts, file.audit, file.assumeOutputTokens),
-  )
+  const acc = new ForecastAccumulator(prices, {
+    ...forecastOptions(parts, file.audit, file.assumeOutputTokens),
+    caps: capsForFile(parts, file.budgetMicros),
+  })
   const validator = new TaskValidator(tempKeys(db))
   const resolve = taskResolver(parts)
   const errors: LineError[] = []

@@ -1,14 +1,18 @@
 // The engine's face of the spend caps (pacing/spend-budget.ts): the run's cap set with `pacer run
 // --budget`, the kept ones set with `pacer budgets set` or the console's Budgets section, read
 // back with their spend, and checked for unpriced models before anything is sent.
-import type { SpendCapInput, SpendCapView } from '../../../shared/contract/spend'
+import type { CapForecastView, SpendCapInput, SpendCapView } from '../../../shared/contract/spend'
 import { usdToMicros } from '../../../shared/money'
 import { EngineError } from '../core/errors'
+import type { JsonValue } from '../core/types'
+import type { CapToForecast } from '../intake/cap-forecast'
+import { ForecastAccumulator, type Forecast } from '../intake/forecast'
 import type { BudgetState } from '../pacing/spend-budget'
 import { unpricedLine } from '../pacing/spend-budget'
-import { covers } from '../pacing/spend-caps'
+import { capName, covers } from '../pacing/spend-caps'
 import { isKnownZone } from '../pacing/spend-periods'
 import type { EngineParts } from './parts'
+import { forecastOptions } from './task-defaults'
 
 export type { BudgetState } from '../pacing/spend-budget'
 
@@ -28,6 +32,63 @@ export interface Budgets {
    * under a cap (the batch's or a kept one): such a call is refused, so the run refuses to start.
    */
   unpriced(batchId: string): string[]
+  /**
+   * The forecast of the batch's tasks not finished yet (queued or running, not answered in the
+   * database), weighed against its cap and every kept cap: what the held rest would cost, and
+   * the caps whose minimum (input alone) already passes what they have left.
+   */
+  forecastRest(batchId: string): { forecast: Forecast | null; caps: CapForecastView[] }
+}
+
+/** The run's cap as a forecast weighs it: its name, and what the batch spent and holds. */
+export function runCapToForecast(b: BudgetState): CapToForecast | null {
+  if (b.capMicros === null) return null
+  return {
+    capId: null,
+    name: "the run's cap (--budget)",
+    taskType: null,
+    provider: null,
+    model: null,
+    periodKey: '',
+    capMicros: b.capMicros,
+    spentMicros: b.spentMicros,
+    reservedMicros: b.reservedMicros,
+  }
+}
+
+/**
+ * The caps a file's forecast weighs (`pacer forecast`, the console's import): every kept cap, and
+ * the run's cap when one is given, as for a new batch (nothing spent under it yet).
+ */
+export function capsForFile(
+  parts: Pick<EngineParts, 'budget'>,
+  runCapMicros?: number,
+): CapToForecast[] {
+  const run =
+    runCapMicros === undefined
+      ? null
+      : runCapToForecast({
+          capMicros: runCapMicros,
+          spentMicros: 0,
+          reservedMicros: 0,
+          reservations: 0,
+        })
+  return [...(run ? [run] : []), ...keptCapsToForecast(parts.budget.capViews())]
+}
+
+/** The kept caps as a forecast weighs them, in their current period. */
+export function keptCapsToForecast(views: readonly SpendCapView[]): CapToForecast[] {
+  return views.map((v) => ({
+    capId: v.id,
+    name: capName(v),
+    taskType: v.taskType,
+    provider: v.provider,
+    model: v.model,
+    periodKey: v.periodKey,
+    capMicros: v.capMicros,
+    spentMicros: v.spentMicros + v.inDoubtMicros,
+    reservedMicros: v.reservedMicros,
+  }))
 }
 
 /** A cap as the contract gives it, checked: the zone must be one the runtime knows. */
@@ -54,7 +115,9 @@ export function parseCapInput(
   }
 }
 
-export function budgets(parts: Pick<EngineParts, 'db' | 'budget' | 'prices' | 'writes'>): Budgets {
+export function budgets(
+  parts: Pick<EngineParts, 'db' | 'budget' | 'prices' | 'writes' | 'claims' | 'settings' | 'queue'>,
+): Budgets {
   const { budget, db, prices } = parts
   return {
     setRunCap(batchId, capMicros) {
@@ -85,9 +148,39 @@ export function budgets(parts: Pick<EngineParts, 'db' | 'budget' | 'prices' | 'w
         .all(batchId) as { taskType: string; provider: string; model: string }[]
       const lines = calls
         .filter((c) => prices.priceFor(c.provider, c.model) === null)
-        .filter((c) => runCap || caps.some((cap) => covers(cap, c)))
-        .map((c) => unpricedLine(c.provider, c.model))
+        .flatMap((c) => {
+          if (runCap) return [unpricedLine(c.provider, c.model)]
+          const kept = caps.find((cap) => covers(cap, c))
+          return kept ? [unpricedLine(c.provider, c.model, `${capName(kept)}, id ${kept.id}`)] : []
+        })
       return [...new Set(lines)]
+    },
+    forecastRest(batchId) {
+      const run = runCapToForecast(budget.state(batchId))
+      const caps = [...(run ? [run] : []), ...keptCapsToForecast(budget.capViews())]
+      const audit = parts.queue.batch(batchId)?.audit
+      const acc = new ForecastAccumulator(prices, {
+        ...forecastOptions(parts, audit, undefined),
+        caps,
+      })
+      const rows = db
+        .prepare(
+          "SELECT type, payload, fp, steps, provider, model, seq FROM tasks WHERE batch_id = ? AND status IN ('queued', 'running') ORDER BY seq",
+        )
+        .iterate(batchId) as IterableIterator<{
+        type: string
+        payload: string
+        fp: string
+        steps: number
+        provider: string
+        model: string
+        seq: number
+      }>
+      for (const r of rows) {
+        acc.add({ ...r, payload: JSON.parse(r.payload) as JsonValue, line: r.seq })
+      }
+      const forecast = acc.tasks > 0 ? acc.result() : null
+      return { forecast, caps: forecast?.caps ?? [] }
     },
   }
 }

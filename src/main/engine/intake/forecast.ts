@@ -2,6 +2,7 @@ import type { ForecastModelView, ForecastTypeView, ForecastView } from '../../..
 import type { Prices } from '../pricing/prices'
 import { continueMessage, estimateTokens, messageChars, taskMessages } from '../providers/prompt'
 import type { ChatMessage, JsonValue } from '../core/types'
+import { CapForecast, type CapToForecast } from './cap-forecast'
 
 /** A task as the forecast needs it (what the queue stores before running it). */
 export interface ForecastTask {
@@ -12,6 +13,8 @@ export interface ForecastTask {
   model: string
   /** Fingerprint: tasks sharing one run once when deduplication is on. */
   fp: string
+  /** Its line in the file (named where a cap would hold the rest). @default its position */
+  line?: number
 }
 
 export interface ForecastOptions {
@@ -29,6 +32,8 @@ export interface ForecastOptions {
    * fingerprint, and only with dedup on. @default none is stored
    */
   stored?: (fp: string) => boolean
+  /** The spend caps to weigh the batch against, in batch order (Forecast.caps). @default none */
+  caps?: readonly CapToForecast[]
 }
 
 /** Expected spend of a set of tasks: the contract's view, without the task type. */
@@ -171,7 +176,11 @@ export class ForecastAccumulator {
   readonly #reusable = new Set<string>()
   readonly #stored: ((fp: string) => boolean) | undefined
   readonly #models = new Map<string, ForecastModelView>()
-  readonly #perTask = new Map<string, { tokens: TaskTokens; cost: number | null }>()
+  readonly #perTask = new Map<
+    string,
+    { tokens: TaskTokens; cost: number | null; minimum: number | null }
+  >()
+  readonly #caps: CapForecast
 
   constructor(prices: Prices, opts: ForecastOptions = {}) {
     const fixedOutput = opts.outputTokensPerStep
@@ -184,6 +193,7 @@ export class ForecastAccumulator {
     this.#dedup = opts.dedup ?? true
     this.#fixedOutput = fixedOutput
     this.#stored = this.#dedup ? opts.stored : undefined
+    this.#caps = new CapForecast(opts.caps ?? [])
   }
 
   /** Adds one task, in batch order; `name` names it in a TypeError. */
@@ -197,14 +207,27 @@ export class ForecastAccumulator {
     if (memo === undefined) {
       const tokens = forecastTask(t, { outputTokensPerStep: this.#fixedOutput })
       const { inputTokens, outputTokens } = tokens
+      const price = this.#prices.priceFor(t.provider, t.model)
       const cost = this.#prices.costMicros(
         { inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens },
-        this.#prices.priceFor(t.provider, t.model),
+        price,
       )
-      memo = { tokens, cost }
+      // The least it can cost: every step's input with empty answers, at the plain input price.
+      const minimum = this.#caps.empty
+        ? null
+        : this.#prices.costMicros(
+            {
+              inputTokens: forecastTask(t, { outputTokensPerStep: 0 }).inputTokens,
+              cachedInputTokens: 0,
+              cacheWriteTokens: 0,
+              outputTokens: 0,
+            },
+            price,
+          )
+      memo = { tokens, cost, minimum }
       this.#perTask.set(memoKey, memo)
     }
-    const { tokens, cost } = memo
+    const { tokens, cost, minimum } = memo
     this.#countModel(t)
     const duplicate = this.#seen.has(fp)
     if (!duplicate) {
@@ -212,6 +235,15 @@ export class ForecastAccumulator {
       if (this.#stored?.(t.fp)) this.#reusable.add(fp)
     }
     const reused = this.#reusable.has(fp)
+    this.#caps.add({
+      type: t.type,
+      provider: t.provider,
+      model: t.model,
+      line: t.line,
+      runs: !reused && !(duplicate && this.#dedup),
+      costMicros: cost,
+      minimumMicros: minimum,
+    })
     let acc = this.#byType.get(t.type)
     if (!acc) this.#byType.set(t.type, (acc = emptyAcc()))
     for (const a of [acc, this.#total]) {
@@ -277,6 +309,7 @@ export class ForecastAccumulator {
       assumedOutputTokens: this.#fixedOutput ?? null,
       models: [...this.#models.values()].sort((a, b) => b.tasks - a.tasks),
       priceVersion: this.#prices.version,
+      caps: this.#caps.result(),
       dedup: this.#dedup,
     }
   }

@@ -307,12 +307,19 @@ function checkMicros(capMicros: number): void {
   }
 }
 
-/** The one line that refuses an unpriced model under a cap. */
-export function unpricedLine(provider: string, model: string): string {
+/**
+ * The one line that refuses an unpriced model under a cap; `cap` names the cap when it is a kept
+ * one ("the daily cap (UTC) on all spend, id 2"), else the run's --budget is meant.
+ */
+export function unpricedLine(provider: string, model: string, cap?: string): string {
+  const without =
+    cap === undefined
+      ? 'or run without --budget'
+      : `or take it out of ${cap} (pacer budgets remove)`
   return (
     `${provider}/${model} has no price, so a budget cannot bound its calls: nothing was sent. ` +
     `Price it with an override (console: Settings > Price overrides; \`pacer prices ${model}\` ` +
-    `says what matches), or run without --budget`
+    `says what matches), ${without}`
   )
 }
 

@@ -34,6 +34,31 @@ describe('spend cap periods', () => {
     })
   })
 
+  it('files the hours around a DST change under the right local day (New York, spring and autumn)', () => {
+    // 2027-03-14: clocks go from 02:00 EST to 03:00 EDT; the day is 23 hours, from 05:00Z to 04:00Z.
+    const spring = periodRange(at('2027-03-14T12:00:00Z'), 'day', 'America/New_York')
+    expect(spring).toEqual({
+      key: '2027-03-14',
+      start: at('2027-03-14T05:00:00Z'),
+      end: at('2027-03-15T04:00:00Z'),
+    })
+    expect(periodKey(at('2027-03-14T04:59:59Z'), 'day', 'America/New_York')).toBe('2027-03-13')
+    expect(periodKey(at('2027-03-15T03:59:59Z'), 'day', 'America/New_York')).toBe('2027-03-14')
+    expect(periodKey(at('2027-03-15T04:00:00Z'), 'day', 'America/New_York')).toBe('2027-03-15')
+    // 2027-11-07: 02:00 EDT back to 01:00 EST; 25 hours, and the month's end in EST.
+    const autumn = periodRange(at('2027-11-07T12:00:00Z'), 'day', 'America/New_York')
+    expect(autumn).toEqual({
+      key: '2027-11-07',
+      start: at('2027-11-07T04:00:00Z'),
+      end: at('2027-11-08T05:00:00Z'),
+    })
+    expect(periodRange(at('2027-11-07T12:00:00Z'), 'month', 'America/New_York')).toEqual({
+      key: '2027-11',
+      start: at('2027-11-01T04:00:00Z'),
+      end: at('2027-12-01T05:00:00Z'),
+    })
+  })
+
   it('knows IANA zones and refuses others', () => {
     expect(isKnownZone('Asia/Tokyo')).toBe(true)
     expect(isKnownZone('Mars/Olympus')).toBe(false)

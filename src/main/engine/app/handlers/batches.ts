@@ -11,6 +11,7 @@ import { formatFromName } from '../../../../shared/batch-format'
 import { parseBatchFile } from '../../intake/batch-file'
 import { forecastBatch } from '../../intake/forecast'
 import { forecastOptions } from '../task-defaults'
+import { capsForFile } from '../budgets'
 import type { BatchLifecycle, ResolvedTask, TaskDefaults } from '../batch-lifecycle'
 import type { RequestParams } from '../../core/types'
 import type { EngineParts } from '../parts'
@@ -71,11 +72,10 @@ export function batchHandlers(parts: EngineParts, batches: BatchLifecycle): Batc
     tasks: readonly ResolvedTask[],
     input: { audit?: boolean; assumeOutputTokens?: number },
   ): ForecastView => {
-    const { dedup: _dedup, ...view } = forecastBatch(
-      tasks,
-      parts.prices,
-      forecastOptions(parts, input.audit, input.assumeOutputTokens),
-    )
+    const { dedup: _dedup, ...view } = forecastBatch(tasks, parts.prices, {
+      ...forecastOptions(parts, input.audit, input.assumeOutputTokens),
+      caps: capsForFile(parts),
+    })
     return view
   }
   return {

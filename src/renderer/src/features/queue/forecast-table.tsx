@@ -1,6 +1,7 @@
 import { useState } from 'react'
 import type { ForecastTypeView, ForecastView } from '../../../../shared/contract'
 import { formatUsd, formatUsdPerM } from '../../../../shared/format'
+import { capForecastLine } from '../../../../shared/cap-forecast-text'
 import { formatInt, formatTokens } from '../../lib/format'
 import { useStore } from '../../store'
 
@@ -91,6 +92,17 @@ function ForecastNotes({ forecast }: { forecast: ForecastView }) {
           unknown, not zero. Add a price in Settings.
         </p>
       ) : null}
+      {forecast.caps.map((c) => (
+        <p
+          key={c.capId ?? 'run'}
+          className={
+            c.hitAt !== null || c.minimumPasses || c.unpricedTasks > 0 ? 'hint hint-bad' : 'hint'
+          }
+          data-testid={`import-forecast-cap-${c.capId ?? 'run'}`}
+        >
+          {capForecastLine(c, total.tasks)}
+        </p>
+      ))}
     </div>
   )
 }
