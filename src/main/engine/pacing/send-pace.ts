@@ -26,8 +26,10 @@ const MIN_SPAN_MS = 500
 const SCALE_CUT = 0.8
 /** The least share of the announced rate a cut leaves. */
 const MIN_SCALE = 0.05
-/** Without refusals the share regrows this much per second (x1.25 in about 10 s), up to 1. */
+/** Without refusals the share regrows this much per second (x1.25 in about 10 s), up to 1... */
 const SCALE_GROWTH_PER_S = 1.025
+/** ... and no faster than one cut's worth per this many calls admitted since the cut. */
+const SCALE_REGROWTH_CALLS = 10
 
 interface Lane {
   /** The announced rate per ms. */
@@ -63,6 +65,8 @@ export class SendPace {
   // tenant the headers hide, a `remaining` that lags, a cap on calls in flight.
   #scale = 1
   #scaleAt = Number.NEGATIVE_INFINITY
+  // Calls admitted since the share was last cut: a slow rate regrows per call, not per second.
+  #callsSinceCut = 0
   // The latest moment the pace was asked about, for the view.
   #seen = Number.NEGATIVE_INFINITY
 
@@ -124,6 +128,7 @@ export class SendPace {
       this.#settleLevels(now)
       this.#scale = Math.max(MIN_SCALE, this.#currentScale(now) * SCALE_CUT)
       this.#scaleAt = now
+      this.#callsSinceCut = 0
       return true
     }
     this.#burstMs = 0
@@ -155,6 +160,7 @@ export class SendPace {
       lane.meanCost =
         lane.meanCost === 0 ? cost[dim] : lane.meanCost + 0.1 * (cost[dim] - lane.meanCost)
     }
+    this.#callsSinceCut++
   }
 
   /**
@@ -185,7 +191,11 @@ export class SendPace {
   #currentScale(now: number): number {
     if (this.#scale >= 1) return 1
     const seconds = Math.max(0, now - this.#scaleAt) / 1000
-    return Math.min(1, this.#scale * SCALE_GROWTH_PER_S ** seconds)
+    // A slow rate earns its regrowth in calls: per second alone, a limit of 30 a minute was back
+    // at the rate refused within five calls, and refused one in fifteen.
+    const calls = this.#callsSinceCut / SCALE_REGROWTH_CALLS
+    const growth = Math.min(SCALE_GROWTH_PER_S ** seconds, (1 / SCALE_CUT) ** calls)
+    return Math.min(1, this.#scale * growth)
   }
 
   /** Brings every lane's level up to `now` before the rate changes under it. */

@@ -74,4 +74,29 @@ describe('pacing on the fake clock', () => {
     // Pausing the whole partition for each probe's refusal leaves slots idle for seconds.
     expect(lone.utilization).toBeGreaterThan(pausing.utilization + 0.02)
   })
+
+  it('a slow quantized limit with a tenant the headers hide: the learned share regrows per call, refusing at most 4 %', async () => {
+    // 36 then 30 requests a minute, one at a time (quantized), a tenant taking 12 % that
+    // `remaining` shows one answer late (draw #100038 of the family). Regrown per second, the
+    // share was back at the rate refused within five calls: 7 % refused.
+    const d = draw({
+      warmupMs: 30_000,
+      binding: 'requests',
+      phases: [
+        { fromMs: 0, value: 36 },
+        { fromMs: 4392, value: 30 },
+      ],
+      durationMs: 83_281,
+      burst: 'single',
+      headers: 'anthropic',
+      lag: true,
+      tenant: [{ fromMs: 0, value: 0.12 }],
+      refusal: { status: 529, retry: 'none' },
+      latency: { kind: 'lognormal', medianMs: 206 },
+      tasks: 200,
+    })
+    const pacer = await raceDraw(d, PACER)
+    expect(pacer.throttledShare).toBeLessThanOrEqual(0.04)
+    expect(pacer.utilization).toBeGreaterThan(0.75)
+  })
 })

@@ -1,0 +1,100 @@
+// Which draws make Pacer's tails: one row per draw of the family (its habits, Pacer's utilization,
+// throttled share and regain times), then Pacer's distributions, in virtual time. Pacer alone
+// (the oracle is at ~1.0 on every draw), so a change to the controller is judged in a minute.
+//   node bin/run-ts.cjs bench/scheduler/diag.ts [--seed S] [--family N] [--only 12,40]
+// `--trace` prints, per second, the draw's cap, calls in flight, Pacer's limit, sends and refusals,
+// and each limit change and pause; DIAG_CALLS=FROM,TO (seconds after the warm-up) every answer
+// between them.
+import type { Contender } from './contenders'
+import { CONTENDERS, viaScheduler } from './contenders'
+import { controllerFactory } from '../../src/main/engine/pacing/controllers'
+import { Scheduler } from '../../src/main/engine/pacing/scheduler'
+import type { FamilyProvider } from './family'
+import { describeDraw } from './family'
+import { drawFamily, raceDraw, summarize } from './family-race'
+import { T0 } from './virtual-time'
+
+const arg = (flag: string, fallback: string) => {
+  const at = process.argv.indexOf(flag)
+  return at === -1 ? fallback : (process.argv[at + 1] as string)
+}
+const SEED = Number(arg('--seed', '0'))
+const COUNT = Number(arg('--family', '60'))
+const ONLY = arg('--only', '').split(',').filter(Boolean).map(Number)
+
+const TRACE = process.argv.includes('--trace')
+
+/** Pacer as the bench runs it, printing each limit change and the provider's cap and in-flight. */
+const traced: Contender = {
+  name: 'Pacer (traced)',
+  drive: (run) => {
+    const scheduler = new Scheduler({
+      createController: controllerFactory('adaptive'),
+      pacing: { random: run.random },
+    })
+    const p = run.provider as FamilyProvider
+    const at = () => ((Date.now() - T0 - p.draw.warmupMs) / 1000).toFixed(2).padStart(7)
+    scheduler.on('limit', (c) =>
+      console.log(`${at()} limit ${c.from.toFixed(1)} -> ${c.to.toFixed(1)} ${c.reason}`),
+    )
+    scheduler.on('pause', (c) => console.log(`${at()} pause ${c.reason}`))
+    let refused = 0
+    let sent = 0
+    const call = run.call.bind(run)
+    run.call = async (t) => {
+      sent++
+      const answer = await call(t)
+      if (answer.status >= 429) refused++
+      if (process.env['DIAG_CALLS']) {
+        const [from, to] = (process.env['DIAG_CALLS'] as string).split(',').map(Number)
+        const t = Number(at())
+        if (t >= (from as number) && t <= (to as number)) {
+          const s = scheduler.snapshot()[0]
+          console.log(
+            `${at()} answer ${answer.status} held ${s?.inflight} limit ${s?.limit.toFixed(2)} pace ${JSON.stringify(s?.pace?.perMinute ?? null)}`,
+          )
+        }
+      }
+      return answer
+    }
+    const timer = setInterval(() => {
+      const s = scheduler.snapshot()[0]
+      const pace = s?.pace ? JSON.stringify(s.pace.perMinute) : ''
+      console.log(
+        `${at()} cap ${p.capacityNow()} inflight ${p.inflight()} limit ${s?.concurrency} sent ${sent} refused ${refused} ${pace}`,
+      )
+      sent = 0
+      refused = 0
+    }, 1000)
+    return viaScheduler(run, scheduler, true).finally(() => clearInterval(timer))
+  },
+}
+
+async function main(): Promise<void> {
+  const pacer = TRACE ? traced : CONTENDERS.find((c) => c.name.startsWith('Pacer'))
+  if (!pacer) throw new Error('no Pacer contender')
+  const draws = drawFamily(COUNT, SEED + 1).filter(
+    (d, i) => ONLY.length === 0 || ONLY.includes(i) || ONLY.includes(d.seed),
+  )
+  const results = []
+  for (const [i, draw] of draws.entries()) {
+    const r = await raceDraw(draw, pacer)
+    results.push(r)
+    const regain = r.regainRtts.map((x) => x.toFixed(1)).join(',')
+    console.log(
+      `${String(i).padStart(2)} util ${r.utilization.toFixed(3)} thr ${(r.throttledShare * 100)
+        .toFixed(2)
+        .padStart(6)} % regain [${regain}]  ${describeDraw(draw)}`,
+    )
+  }
+  const [s] = summarize(results)
+  if (!s) return
+  console.log(
+    `seed ${SEED}: util med ${s.utilization.median.toFixed(3)} p10 ${s.utilization.p10.toFixed(3)}` +
+      ` worst ${s.utilization.worst.toFixed(3)} | thr med ${(s.throttled.median * 100).toFixed(2)} %` +
+      ` p90 ${(s.throttled.p90 * 100).toFixed(2)} % worst ${(s.throttled.worst * 100).toFixed(2)} %` +
+      ` | regain med ${s.regainRtts.median.toFixed(1)} p90 ${s.regainRtts.p90.toFixed(1)}`,
+  )
+}
+
+void main()

@@ -1,0 +1,48 @@
+// The pace's learned share of an announced rate, on explicit clocks (SendPace is pure: every
+// method takes `now`).
+import { describe, expect, it } from 'vitest'
+import { SendPace } from '../../../../src/main/engine/pacing/send-pace'
+import { costOf } from '../../../../src/main/engine/pacing/rate-budget'
+
+const ONE_CALL = costOf({}, 1)
+
+/** A pace announced at `perMinute` requests, narrowed to one call at a time, then cut once. */
+function cutPace(perMinute: number): SendPace {
+  const pace = new SendPace()
+  pace.announce('requests', perMinute / 60_000, 0)
+  // The first unexplained refusal narrows the burst to one call; the second cuts the share.
+  pace.refusedUnexplained(1, 2)
+  pace.refusedUnexplained(3, 4)
+  return pace
+}
+
+const rateAt = (pace: SendPace, now: number) => {
+  pace.delayMs(now, ONE_CALL)
+  return pace.view().perMinute.requests as number
+}
+
+describe('SendPace: the share a refusal cut regrows', () => {
+  it('per call on a slow rate: seconds without calls do not bring back the rate that was refused', () => {
+    const pace = cutPace(30)
+    const cut = rateAt(pace, 4)
+    expect(cut).toBeCloseTo(30 * 0.98 * 0.8, 5)
+    // Ten seconds later, no call sent: by time alone it would be back at the full rate.
+    expect(rateAt(pace, 10_004)).toBeCloseTo(cut, 5)
+    // Five calls, one every two seconds: half a cut's worth regrown, not all of it.
+    for (let i = 1; i <= 5; i++) pace.take(4 + i * 2000, ONE_CALL)
+    const half = rateAt(pace, 10_004)
+    expect(half).toBeGreaterThan(cut * 1.1)
+    expect(half).toBeLessThan(cut * 1.13)
+    // Ten calls: the whole cut regrown.
+    for (let i = 6; i <= 10; i++) pace.take(4 + i * 2000, ONE_CALL)
+    expect(rateAt(pace, 20_004)).toBeCloseTo(30 * 0.98, 5)
+  })
+
+  it('per second on a fast rate: many calls in a moment do not bring it back at once', () => {
+    const pace = cutPace(3000)
+    const cut = rateAt(pace, 4)
+    for (let i = 1; i <= 50; i++) pace.take(4 + i * 20, ONE_CALL)
+    // One second, fifty calls: x1.025, as time allows, not x1.25^5.
+    expect(rateAt(pace, 1004)).toBeCloseTo(cut * 1.025, 3)
+  })
+})
