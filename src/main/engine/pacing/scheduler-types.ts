@@ -154,26 +154,6 @@ export interface Waiter {
   signal: AbortSignal | undefined
   onAbort: (() => void) | undefined
   estimate: CallEstimate | undefined
-  /** Granted its permit (taken off the queue by a drain). */
-  admitted: boolean
-}
-
-/**
- * A waiter the drain left queued listens to its abort from now on: one admitted at once (a slot
- * free, the usual case) spares an EventTarget listener added and removed. One aborted meanwhile
- * (by a listener the drain called) is rejected now, as a listener added now would not fire.
- */
-export function listenWhileWaiting(queue: Waiter[], waiter: Waiter): void {
-  const { signal } = waiter
-  if (!signal) return
-  waiter.onAbort = () => {
-    const index = queue.indexOf(waiter)
-    if (index === -1) return
-    queue.splice(index, 1)
-    waiter.reject(signal.reason)
-  }
-  if (signal.aborted) waiter.onAbort()
-  else signal.addEventListener('abort', waiter.onAbort, { once: true })
 }
 
 /** A call in flight: when it went, and what it was charged in the local and shared budgets. */

@@ -28,7 +28,6 @@ import {
   OUTCOMES,
   PartitionStoppedError,
   SchedulerClosedError,
-  listenWhileWaiting,
   checkPartition,
   checkSchedulerOptions,
 } from './scheduler-types'
@@ -108,14 +107,21 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     const stop = this.#stops.get(partition)
     if (stop) return Promise.reject(new PartitionStoppedError(partition, stop.reason))
     const state = this.#partition(partition)
-    let waiter!: Waiter
     const permit = new Promise<Permit>((resolve, reject) => {
-      waiter = { resolve, reject, signal, onAbort: undefined, estimate, admitted: false }
+      const waiter: Waiter = { resolve, reject, signal, onAbort: undefined, estimate }
+      if (signal) {
+        waiter.onAbort = () => {
+          const index = state.queue.indexOf(waiter)
+          if (index === -1) return
+          state.queue.splice(index, 1)
+          reject(signal.reason)
+        }
+        signal.addEventListener('abort', waiter.onAbort, { once: true })
+      }
       state.queue.push(waiter)
     })
     // Through the queue even when a slot is free, so FIFO holds whatever the controller does.
     this.#drain(state)
-    if (!waiter.admitted) listenWhileWaiting(state.queue, waiter)
     if (!this.#closed) this.#sampling.start()
     this.#heartbeat.start()
     return permit
@@ -362,7 +368,6 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       // The shared budget: inflight of every scheduler on the store below the shared limit.
       if (!this.#headReady(state, now) || !state.budget.take(now, this.#headCost(state))) break
       const waiter = state.queue.shift() as Waiter
-      waiter.admitted = true
       if (waiter.onAbort) waiter.signal?.removeEventListener('abort', waiter.onAbort)
       waiter.resolve(this.#admit(state, waiter.estimate, state.budget.charged))
     }
