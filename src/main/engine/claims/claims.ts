@@ -101,7 +101,7 @@ export class SqliteClaimStore implements ClaimStore {
     status: string,
     costMicros: number | null,
     now: number,
-  ) => boolean
+  ) => number
   readonly #release: Database.Statement<[number, Key, number]>
   readonly #forgetFailure: Database.Statement<[Key]>
 
@@ -146,9 +146,7 @@ export class SqliteClaimStore implements ClaimStore {
       ) => {
         const ref = Number(insertResult.run(result).lastInsertRowid)
         if (complete.run(status, ref, cost, now, key, epoch).changes !== 1) throw new Fenced()
-        if (this.#stored.size >= 10_000) this.#stored.clear()
-        this.#stored.set(typeof key === 'string' ? key : key.toString('hex'), ref)
-        return true
+        return ref
       },
     )
     this.#resultRef = db.prepare(CLAIM_SQL.resultRef)
@@ -236,16 +234,19 @@ export class SqliteClaimStore implements ClaimStore {
   ): boolean {
     const now = this.#clock.now()
     const key = fpKey(fp)
-    const done = this.#writes.run(() => {
+    const ref = this.#writes.run(() => {
       try {
         return this.#complete(key, epoch, result, status, costMicros, now)
       } catch (err) {
-        if (err instanceof Fenced) return false
+        if (err instanceof Fenced) return null
         throw err
       }
     })
-    if (done) this.#doorbell.emit(fp)
-    return done
+    if (ref === null) return false
+    if (this.#stored.size >= 10_000) this.#stored.clear()
+    this.#stored.set(fp, ref)
+    this.#doorbell.emit(fp)
+    return true
   }
 
   /** Gives up a running claim (transient failure, shutdown) so another worker may claim it. */

@@ -48,7 +48,22 @@ export function wordToCodeSql(codes: Readonly<Record<string, number>>, column: s
   return `CASE ${column} ${whens.join(' ')} END`
 }
 
-const SHA256_HEX = /^[0-9a-f]{64}$/
+/** A sha256 digest as lowercase hex: 64 of [0-9a-f]. */
+function isSha256Hex(fp: string): boolean {
+  if (fp.length !== 64) return false
+  for (let i = 0; i < 64; i++) {
+    const c = fp.charCodeAt(i)
+    // '0'-'9' or 'a'-'f'
+    if (!((c >= 48 && c <= 57) || (c >= 97 && c <= 102))) return false
+  }
+  return true
+}
+
+// The digests converted last, by hex: a task's claim, its renewal at each answer, its completion
+// and its result's lookup each ask for the same key (a regex and a hex decode a time, ~1 µs).
+// Insertion order is age: the oldest goes when full. The buffers are only ever bound, never written.
+const recentKeys = new Map<string, Buffer>()
+const RECENT_KEYS = 4096
 
 /**
  * A fingerprint as stored: a sha256 hex digest as its 32 bytes (half the size, in the table and in
@@ -56,7 +71,13 @@ const SHA256_HEX = /^[0-9a-f]{64}$/
  * never compare equal in SQLite, so the two kinds cannot collide.
  */
 export function fpKey(fp: string): Buffer | string {
-  return SHA256_HEX.test(fp) ? Buffer.from(fp, 'hex') : fp
+  const known = recentKeys.get(fp)
+  if (known !== undefined) return known
+  if (!isSha256Hex(fp)) return fp
+  const key = Buffer.from(fp, 'hex')
+  if (recentKeys.size >= RECENT_KEYS) recentKeys.delete(recentKeys.keys().next().value as string)
+  recentKeys.set(fp, key)
+  return key
 }
 
 /** The fingerprint as the contract shows it: the hex digest (or the text it was given as). */

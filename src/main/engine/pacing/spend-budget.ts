@@ -11,6 +11,7 @@ import type { Prices } from '../pricing/prices'
 import type { SpendCapView } from '../../../shared/contract/spend'
 import {
   SpendCaps,
+  covers,
   type CallScope,
   type CapAlert,
   type CapScope,
@@ -58,6 +59,19 @@ export class BudgetStopError extends Error {
 }
 
 const RUNNING = TASK_STATUS_CODES.running
+
+/**
+ * The caps as a connection last read them: the kept ones, and each batch's own (null: none).
+ * Valid while `PRAGMA data_version` is unchanged (no other connection committed since) and no
+ * SpendBudget on the connection changed a cap or lost a transaction to a rollback; shared by
+ * every SpendBudget on the connection.
+ */
+interface CapsSeen {
+  version: unknown
+  caps: SpendCap[]
+  batchCaps: Map<string, number | null>
+}
+const capsSeen = new WeakMap<Database.Database, CapsSeen>()
 
 // A reservation whose task is no longer running under the worker that made it is stale: that
 // worker died (its task was requeued by the lease sweep) or ended the call without settling.
@@ -121,6 +135,8 @@ export class SpendBudget {
   readonly #caps: SpendCaps
   readonly #alertListeners = new Set<(alert: CapAlert) => void>()
 
+  readonly #dataVersion: Database.Statement<[], unknown>
+
   constructor(opts: { db: Database.Database; prices: Prices; clock: Clock; writes?: WriteScope }) {
     this.#db = opts.db
     this.#prices = opts.prices
@@ -128,16 +144,29 @@ export class SpendBudget {
     this.#writes = opts.writes ?? directWrites
     this.#s = prepare(opts.db)
     this.#caps = new SpendCaps(opts.db)
+    this.#dataVersion = opts.db.prepare<[], unknown>('PRAGMA data_version').pluck()
+    // A cap written in a transaction that was then lost may have been read meanwhile.
+    this.#writes.onRollback?.(() => capsSeen.delete(this.#db))
   }
 
   /** The batch's cap in micro-dollars, null when it has none (or no such batch). */
   capOf(batchId: string): number | null {
-    return this.#s.batch.get(batchId)?.cap ?? null
+    const seen = this.#seen()
+    let cap = seen.batchCaps.get(batchId)
+    if (cap === undefined) {
+      cap = this.#s.batch.get(batchId)?.cap ?? null
+      seen.batchCaps.set(batchId, cap)
+    }
+    return cap
   }
 
-  /** True when some cap applies to the call: its batch's, or a kept one that covers it. */
+  /**
+   * True when some cap applies to the call: its batch's, or a kept one that covers it. Asked
+   * before every call: read from the caps as last seen, one `PRAGMA data_version` instead of
+   * two queries when nothing changed them (a cap another process sets applies to the next call).
+   */
   applies(call: CallScope): boolean {
-    return this.capOf(call.batchId) !== null || this.#caps.applying(call).length > 0
+    return this.capOf(call.batchId) !== null || this.#seen().caps.some((c) => covers(c, call))
   }
 
   /**
@@ -146,18 +175,39 @@ export class SpendBudget {
    */
   setCap(batchId: string, capMicros: number | null): void {
     if (capMicros !== null) checkMicros(capMicros)
-    this.#write(() => this.#s.setCap.run(capMicros, batchId, batchId))
+    this.#writeCaps(() => this.#s.setCap.run(capMicros, batchId, batchId))
   }
 
   /** Adds a kept cap, or changes the amount of the one of the same scope; returns its id. */
   setScopedCap(scope: CapScope, capMicros: number): number {
     checkMicros(capMicros)
-    return this.#write(() => this.#caps.set(scope, capMicros, this.#clock.now()))
+    return this.#writeCaps(() => this.#caps.set(scope, capMicros, this.#clock.now()))
   }
 
   /** Removes a kept cap; false when there was none. */
   removeScopedCap(id: number): boolean {
-    return this.#write(() => this.#caps.remove(id))
+    return this.#writeCaps(() => this.#caps.remove(id))
+  }
+
+  /** The caps as last read on this connection, read again if anything may have changed them. */
+  #seen(): CapsSeen {
+    const version = this.#dataVersion.get()
+    let seen = capsSeen.get(this.#db)
+    if (seen === undefined || seen.version !== version) {
+      seen = { version, caps: this.#caps.all(), batchCaps: new Map() }
+      capsSeen.set(this.#db, seen)
+    }
+    return seen
+  }
+
+  /** A write that changes a cap: what was seen is read again, whether it commits or not. */
+  #writeCaps<T>(fn: () => T): T {
+    capsSeen.delete(this.#db)
+    try {
+      return this.#write(fn)
+    } finally {
+      capsSeen.delete(this.#db)
+    }
   }
 
   /** One kept cap, or null. */
@@ -257,7 +307,11 @@ export class SpendBudget {
    */
   settle(call: CallScope, reservationId: number | null, costMicros: number | null): void {
     if (reservationId !== null) this.#s.remove.run(reservationId)
-    if (costMicros !== null && costMicros !== 0) this.#s.spend.run(costMicros, call.batchId)
+    const spent = costMicros !== null && costMicros !== 0
+    // A batch without a cap keeps no running total (the update would match no row).
+    if (spent && this.capOf(call.batchId) !== null) this.#s.spend.run(costMicros, call.batchId)
+    // Nothing held and nothing spent, or no kept cap: nothing to settle under the kept caps.
+    if (reservationId === null && (!spent || this.#seen().caps.length === 0)) return
     this.#tell(this.#caps.settle(reservationId, call, costMicros, this.#clock.now()))
   }
 

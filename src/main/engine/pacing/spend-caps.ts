@@ -172,8 +172,9 @@ export class SpendCaps {
     this.#s = prepare(db)
   }
 
-  /** Every cap, oldest first. A handful of rows: read on each reservation, never cached, so a cap
-   * another process sets applies to the next call. */
+  /** Every cap, oldest first. A handful of rows: read afresh on each reservation; the check before
+   * each call (SpendBudget.applies) keeps them until `PRAGMA data_version` says another connection
+   * committed, so a cap another process sets applies to the next call. */
   all(): SpendCap[] {
     return this.#s.all.all()
   }

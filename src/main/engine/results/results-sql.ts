@@ -37,9 +37,11 @@ export const RESULTS_SQL = {
   taskJournal: `
     SELECT idx, kind, state, ts, body, cost_micros FROM call_journal
     WHERE fp_id = ? ORDER BY idx LIMIT 500`,
-  // `pacer run`'s closing line: the batch's tasks whose answer the output cap cut short.
+  // `pacer run`'s closing line: the batch's tasks whose answer the output cap cut short. A body
+  // is JSON.stringify's, where the key is written as it is: the substring test spares parsing
+  // every other answer (json_extract was ~3 µs a task at the end of a big batch).
   truncatedInBatch: `
     SELECT COUNT(*) AS n FROM task_queue t JOIN results r ON r.id = t.result_id
     WHERE t.batch = (SELECT key FROM batches WHERE id = ?) AND t.result_id IS NOT NULL
-      AND json_extract(r.body, '$.truncated') = 1`,
+      AND instr(r.body, '"truncated"') > 0 AND json_extract(r.body, '$.truncated') = 1`,
 } as const

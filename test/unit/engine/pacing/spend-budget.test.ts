@@ -228,6 +228,44 @@ function capBooks(db: Database.Database, cap: number) {
     .get(cap) as { cap: number; spent: number; doubt: number; reserved: number }
 }
 
+describe('SpendBudget: the check before each call, from the caps as last read', () => {
+  it('sees a cap set since by another connection or another SpendBudget, and forgets one rolled back', () => {
+    const { db, budgets } = setup(null)
+    const [mine, theirs] = budgets as [SpendBudget, SpendBudget]
+    const typeCap = { ...KEPT, taskType: 'classify' }
+    expect(mine.applies(SCOPE)).toBe(false)
+    // Another process (connection) commits a cap: the next check sees it, and its removal.
+    const id = theirs.setScopedCap(typeCap, 1_000_000)
+    expect(mine.applies(SCOPE)).toBe(true)
+    expect(mine.applies({ ...SCOPE, taskType: 'translate' })).toBe(false)
+    theirs.removeScopedCap(id)
+    expect(mine.applies(SCOPE)).toBe(false)
+    // Another SpendBudget on the same connection sets the batch's cap: seen, and charged.
+    const neighbour = new SpendBudget({ db, prices: new Prices(), clock: fakeClock() })
+    neighbour.setCap('b1', 5_000_000)
+    expect(mine.capOf('b1')).toBe(5_000_000)
+    mine.settle(SCOPE, null, 7)
+    expect(books(db).spent).toBe(7)
+    neighbour.setCap('b1', null)
+    expect(mine.applies(SCOPE)).toBe(false)
+    // A cap written in a transaction that is then lost: read meanwhile, forgotten after.
+    const rollbacks: (() => void)[] = []
+    const writes = {
+      run: <T>(write: () => T) => write(),
+      durable: () => Promise.resolve(),
+      commit: () => {},
+      onRollback: (listener: () => void) => rollbacks.push(listener),
+    }
+    const scoped = new SpendBudget({ db, prices: new Prices(), clock: fakeClock(), writes })
+    db.exec('BEGIN IMMEDIATE')
+    scoped.setScopedCap(typeCap, 1_000_000)
+    expect(mine.applies(SCOPE)).toBe(true)
+    db.exec('ROLLBACK')
+    for (const listener of rollbacks) listener()
+    expect(mine.applies(SCOPE)).toBe(false)
+  })
+})
+
 describe('SpendBudget: kept caps (per task type, model, day) across two connections', () => {
   it('spent + in doubt + reserved never passes any cap; once settled, reserved = 0 and spent = what was settled', () => {
     fc.assert(
