@@ -1,78 +1,27 @@
 // The reservation arithmetic of the per-run cap, on real SQLite: two connections to one file stand
 // for two processes, and random interleavings of reservations, settlements (at or below what was
 // reserved), failures, worker deaths and raised caps never let spent + reserved pass the cap.
-import { copyFileSync } from 'node:fs'
-import { join } from 'node:path'
 import type Database from 'better-sqlite3'
 import fc from 'fast-check'
 import { afterEach, describe, expect, it } from 'vitest'
-import { openDatabase } from '../../../../src/main/engine/db'
 import { Prices } from '../../../../src/main/engine/pricing/prices'
 import { SpendBudget } from '../../../../src/main/engine/pacing/spend-budget'
 import { fakeClock } from '../../../helpers/clock'
-import { tempDir } from '../../../helpers/cli'
+import {
+  KEPT,
+  SCOPE,
+  TASKS,
+  WORKERS,
+  books,
+  open,
+  reserveAs,
+  settleWithRow,
+  setup,
+} from './spend-fixtures'
 
-const open: Database.Database[] = []
 afterEach(() => {
   for (const db of open.splice(0)) db.close()
 })
-
-const TASKS = 12
-// What the kept caps know of every call here.
-const SCOPE = { batchId: 'b1', taskType: 'classify', provider: 'sim', model: 'sim-1' }
-// A kept cap on all spend for all time (UTC); each test narrows it.
-const KEPT = { taskType: null, provider: null, model: null, period: 'total', zone: 'UTC' } as const
-const WORKERS = ['w0', 'w1']
-
-let template: string | undefined
-
-/** A database with one batch and TASKS running tasks, task i run by worker i % 2. */
-function setup(capMicros: number | null) {
-  // Migrated once, copied for each run: the property makes a database per run.
-  if (!template) {
-    template = join(tempDir('pacer-spend-budget-'), 'template.db')
-    openDatabase(template).close()
-  }
-  const path = join(tempDir('pacer-spend-budget-'), 'pacer.db')
-  copyFileSync(template, path)
-  const first = openDatabase(path)
-  first
-    .prepare(
-      `INSERT INTO batches(key, id, name, state, created_at, updated_at, budget_micros)
-       VALUES (1, 'b1', 'b1', 'running', 0, 0, ?)`,
-    )
-    .run(capMicros)
-  const task = first.prepare(
-    'INSERT INTO task_queue(id, batch, seq, fp_id, status, worker) VALUES (?, 1, ?, ?, 1, ?)',
-  )
-  for (let i = 0; i < TASKS; i++) task.run(i + 1, i, i + 1, WORKERS[i % 2])
-  const second = openDatabase(path)
-  open.push(first, second)
-  const clock = fakeClock()
-  const prices = new Prices()
-  const budgets = [first, second].map((db) => new SpendBudget({ db, prices, clock }))
-  return { db: first, budgets }
-}
-
-function books(db: Database.Database) {
-  return db
-    .prepare(
-      `SELECT budget_micros AS cap, budget_spent_micros AS spent,
-         (SELECT COALESCE(SUM(micros), 0) FROM budget_reservations) AS reserved
-       FROM batches WHERE id = 'b1'`,
-    )
-    .get() as { cap: number; spent: number; reserved: number }
-}
-
-/** Reserves for task `task` as the worker that runs it now (its reservation is live till then). */
-function reserveAs(db: Database.Database, budget: SpendBudget, task: number, micros: number) {
-  const worker = db
-    .prepare('SELECT worker FROM task_queue WHERE id = ?')
-    .pluck()
-    .get(task + 1) as string
-  const r = budget.reserve({ ...SCOPE, taskId: task + 1, worker, micros })
-  return { r, worker }
-}
 
 type Op =
   | { op: 'reserve'; via: number; task: number; micros: number }
@@ -275,7 +224,7 @@ describe('SpendBudget: kept caps (per task type, model, day) across two connecti
         fc.array(opArb, { maxLength: 80 }),
         fc.array(fc.boolean(), { minLength: 80, maxLength: 80 }),
         (dayCap, typeCap, ops, sentFlags) => {
-          const { db, budgets } = setup(null)
+          const { db, dbs, budgets, clock } = setup(null)
           const caps = [
             budgets[0]!.setScopedCap({ ...KEPT, period: 'day' }, dayCap),
             budgets[1]!.setScopedCap({ ...KEPT, taskType: 'classify' }, typeCap),
@@ -312,7 +261,7 @@ describe('SpendBudget: kept caps (per task type, model, day) across two connecti
               if (outstanding.length === 0) return
               const [res] = outstanding.splice(o.pick % outstanding.length, 1)
               const cost = o.op === 'fail' ? 0 : Math.floor(res!.micros * o.share)
-              budgets[1]!.settle(SCOPE, res!.id, cost)
+              settleWithRow(dbs[1]!, budgets[1]!, clock.now(), res!.id, cost)
               settled += cost
             } else if (o.op === 'die') {
               const sent = db
