@@ -29,6 +29,11 @@ export interface ForecastOptions {
    * fingerprint, and only with dedup on. @default none is stored
    */
   stored?: (fp: string) => boolean
+  /**
+   * Also price every call at its vendor's batch rate (batch-rates.ts), as `pacer run --batch-api`
+   * will be billed: each rollup gets `batchCostMicros`. @default false
+   */
+  batchRates?: boolean
 }
 
 /** Expected spend of a set of tasks: the contract's view, without the task type. */
@@ -41,6 +46,8 @@ export interface Forecast extends ForecastView {
 
 interface Acc extends ForecastRollup {
   pricedTasks: number
+  /** Tasks that run priced at a batch rate (batchRates): the part batchCostMicros counts. */
+  batchPricedTasks: number
 }
 
 /**
@@ -171,7 +178,11 @@ export class ForecastAccumulator {
   readonly #reusable = new Set<string>()
   readonly #stored: ((fp: string) => boolean) | undefined
   readonly #models = new Map<string, ForecastModelView>()
-  readonly #perTask = new Map<string, { tokens: TaskTokens; cost: number | null }>()
+  readonly #perTask = new Map<
+    string,
+    { tokens: TaskTokens; cost: number | null; batchCost: number | null }
+  >()
+  readonly #batchRates: boolean
 
   constructor(prices: Prices, opts: ForecastOptions = {}) {
     const fixedOutput = opts.outputTokensPerStep
@@ -184,6 +195,7 @@ export class ForecastAccumulator {
     this.#dedup = opts.dedup ?? true
     this.#fixedOutput = fixedOutput
     this.#stored = this.#dedup ? opts.stored : undefined
+    this.#batchRates = opts.batchRates ?? false
   }
 
   /** Adds one task, in batch order; `name` names it in a TypeError. */
@@ -197,14 +209,15 @@ export class ForecastAccumulator {
     if (memo === undefined) {
       const tokens = forecastTask(t, { outputTokensPerStep: this.#fixedOutput })
       const { inputTokens, outputTokens } = tokens
-      const cost = this.#prices.costMicros(
-        { inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens },
-        this.#prices.priceFor(t.provider, t.model),
-      )
-      memo = { tokens, cost }
+      const usage = { inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens }
+      const cost = this.#prices.costMicros(usage, this.#prices.priceFor(t.provider, t.model))
+      const batchCost = this.#batchRates
+        ? this.#prices.costMicros(usage, this.#prices.batchPriceFor(t.provider, t.model))
+        : null
+      memo = { tokens, cost, batchCost }
       this.#perTask.set(memoKey, memo)
     }
-    const { tokens, cost } = memo
+    const { tokens, cost, batchCost } = memo
     this.#countModel(t)
     const duplicate = this.#seen.has(fp)
     if (!duplicate) {
@@ -238,6 +251,10 @@ export class ForecastAccumulator {
         a.pricedTasks++
         a.costMicros = (a.costMicros ?? 0) + cost
       }
+      if (batchCost !== null) {
+        a.batchPricedTasks++
+        a.batchCostMicros = (a.batchCostMicros ?? 0) + batchCost
+      }
     }
   }
 
@@ -263,6 +280,7 @@ export class ForecastAccumulator {
   }
 
   result(): Forecast {
+    const finish = (acc: Acc) => finishAcc(acc, this.#batchRates)
     const rollups = [...this.#byType].map(([taskType, acc]) => ({ taskType, ...finish(acc) }))
     rollups.sort(
       (a, b) =>
@@ -295,10 +313,20 @@ function emptyAcc(): Acc {
     unpricedTasks: 0,
     savedByDedupMicros: 0,
     pricedTasks: 0,
+    batchCostMicros: null,
+    batchPricedTasks: 0,
   }
 }
 
-function finish({ pricedTasks, ...r }: Acc): ForecastRollup {
+function finishAcc(
+  { pricedTasks, batchPricedTasks, batchCostMicros, ...r }: Acc,
+  batchRates: boolean,
+): ForecastRollup {
   // Nothing to price (no task runs) is a known zero; only unpriced work makes the cost unknown.
-  return { ...r, costMicros: pricedTasks === 0 && r.unpricedTasks > 0 ? null : (r.costMicros ?? 0) }
+  const costMicros = pricedTasks === 0 && r.unpricedTasks > 0 ? null : (r.costMicros ?? 0)
+  if (!batchRates) return { ...r, costMicros }
+  // At batch rates, a task on a model (or provider) sold without them is the unknown part.
+  const runs = r.calls > 0
+  const batch = batchPricedTasks === 0 && runs ? null : (batchCostMicros ?? 0)
+  return { ...r, costMicros, batchCostMicros: batch }
 }
