@@ -32,11 +32,14 @@ const lines = (n: number) =>
     JSON.stringify({ type: 'label', payload: { text: `item ${i % 4}` } }),
   ).join('\n')
 
-async function consoleEngine(): Promise<{ engine: Engine; db: string; vendor: BatchVendor }> {
+async function consoleEngine(on?: {
+  vendor: BatchVendor
+  db: string
+}): Promise<{ engine: Engine; db: string; vendor: BatchVendor }> {
   process.env.PACER_BATCH_POLL_MS = '50'
   process.env.PACER_BATCH_SETTLE_MS = '100'
-  const v = await startBatchVendor({ errorShare: 0, processMs: 60_000 })
-  const db = join(tempDir('pacer-console-batch-api-'), 'pacer.db')
+  const v = on?.vendor ?? (await startBatchVendor({ errorShare: 0, processMs: 60_000 }))
+  const db = on?.db ?? join(tempDir('pacer-console-batch-api-'), 'pacer.db')
   const e = createEngine({
     dbPath: db,
     secrets: envSecrets({ PACER_OPENAI_COMPATIBLE_API_KEY: 'sk-test-batch' }),
@@ -141,5 +144,50 @@ describe('the console’s Batch API choice, through the engine’s commands', ()
     expect(done.providerBatches![0]).toMatchObject({ status: 'cancelled', ended: true })
     expect(done.counts.succeeded).toBe(2)
     expect(done.counts.failed).toBe(2)
+  })
+
+  it('a console closed while its batch waits at the vendor resumes it there: nothing sent twice, nothing live', async () => {
+    const first = await consoleEngine()
+    const { db, vendor: v } = first
+    const { batchId } = await first.engine.handlers['batches:import']({
+      fileName: 'b.jsonl',
+      content: lines(4),
+      batchApi: true,
+    })
+    const id = batchId!
+    await until(
+      async () => (await batchOf(first.engine, id)).providerBatches?.[0]?.remoteId,
+      30_000,
+    )
+    // The console closes while the batch waits at the vendor.
+    await first.engine.shutdown()
+    engine = undefined
+    const sent = v.openai.submitted.length
+    expect(sent).toBe(4)
+
+    const second = await consoleEngine({ vendor: v, db })
+    expect((await batchOf(second.engine, id)).state).toBe('interrupted')
+    const resumed = await second.engine.handlers['batches:resume']({ batchId: id })
+    expect(resumed.state).toBe('running')
+    ;(v.clock as FakeClock).advance(120_000)
+    const done = await until(async () => {
+      const b = await batchOf(second.engine, id)
+      return b.state === 'done' ? b : undefined
+    }, 30_000)
+    expect(done.counts.succeeded).toBe(4)
+    // The same submission was polled again: no second one, and no call went live.
+    expect(v.openai.submitted).toHaveLength(sent)
+    expect(done.providerBatches).toHaveLength(1)
+    const live = query<{ n: number }>(
+      db,
+      "SELECT COUNT(*) AS n FROM ledger WHERE outcome = 'executed' AND price_version NOT LIKE '%+batch'",
+    )
+    expect(live[0]!.n).toBe(0)
+    // The calls the closing console let go are on the ledger at $0, as a stopped run's are.
+    const leftGo = query<{ n: number; cost: number }>(
+      db,
+      "SELECT COUNT(*) AS n, COALESCE(SUM(cost_micros), 0) AS cost FROM ledger WHERE outcome = 'abandoned'",
+    )
+    expect(leftGo[0]).toEqual({ n: 4, cost: 0 })
   })
 })

@@ -15,6 +15,7 @@ import { parseBaseUrl } from '../providers/http-options'
 import { keyForCall } from '../providers/keys'
 import type { ResolvedTask } from '../intake/task-resolver'
 import type { NewBatch } from '../queue/queue'
+import type { BatchRun } from './batch-run'
 import type { Engine, EngineOptions } from './engine'
 import type { EngineParts } from './parts'
 import { keyRefusals } from './provider-access'
@@ -60,6 +61,8 @@ function envTiming(env: NodeJS.ProcessEnv): { pollMs: number; settleMs: number }
 
 interface Run {
   engine: Engine
+  run: BatchRun
+  /** Settles once the run ended and its engine is shut down. */
   done: Promise<void>
 }
 
@@ -145,6 +148,9 @@ export class BatchApiRuns {
     this.#refuse(providers)
     const engine = this.#engine()
     try {
+      // The run's engine writes on a connection of its own: this one's open step must not hold
+      // the lock (or an older snapshot) meanwhile.
+      this.#parts.writes.commit()
       if (!engine.batches.resume(batchId, { driver: engine.runner.workerId, fromPaused: false })) {
         throw new EngineError('invalid_input', `batch ${batchId} is not interrupted`, 'batchId')
       }
@@ -176,11 +182,17 @@ export class BatchApiRuns {
     return toSummary(api.journal.submission(id)!)
   }
 
-  /** Stops every run (the console is closing): their batches are interrupted, for a resume. */
+  /**
+   * Stops every run (the console is closing): the calls waiting for their provider batches let
+   * go at once (the batches stay at the vendor, journaled), and the batches are left interrupted
+   * for a Resume, which polls them again.
+   */
   async close(): Promise<void> {
     this.#closed = true
     this.#cancels?.close()
-    await Promise.all([...this.#runs.values()].map((r) => r.engine.shutdown()))
+    const runs = [...this.#runs.values()]
+    for (const r of runs) r.run.stop()
+    await Promise.all(runs.map((r) => r.done))
   }
 
   #refuse(providers: Iterable<string>): void {
@@ -212,7 +224,8 @@ export class BatchApiRuns {
   /** Drives the batch to its end (as `pacer run` does), then closes its engine. */
   #drive(batchId: string, engine: Engine): void {
     const off = engine.onWarning((m) => this.#parts.runner.emit('warning', m))
-    const run = engine.batches.drive(batchId)
+    // No grace when it stops: its calls wait on the vendor for hours, not seconds.
+    const run = engine.batches.drive(batchId, { graceMs: 0 })
     const done = run.done
       .then(
         () => {},
@@ -225,7 +238,7 @@ export class BatchApiRuns {
         await engine.shutdown({ graceMs: 0 })
       })
       .then(() => {})
-    this.#runs.set(batchId, { engine, done })
+    this.#runs.set(batchId, { engine, run, done })
   }
 
   #cancelPath(): BatchApi {
