@@ -26,6 +26,14 @@ const preview = (valid: number, errors = 0): Preview => ({
 })
 
 const LINES = '{"type":"t","payload":{}}\n'
+/** What importing a.jsonl with the defaults sends. */
+const IMPORTED = {
+  fileName: 'a.jsonl',
+  content: LINES,
+  format: 'jsonl',
+  skipInvalid: false,
+  audit: false,
+}
 
 describe('canConfirmImport', () => {
   const draft = (p: Preview | null, patch: Partial<ImportDraft> = {}): ImportDraft => ({
@@ -200,16 +208,7 @@ describe('import slice', () => {
       '/m/agent.mjs',
     ])
     await store.getState().confirmImport()
-    expect(fake.inputs('batches:import')).toEqual([
-      {
-        fileName: 'a.jsonl',
-        content: LINES,
-        format: 'jsonl',
-        skipInvalid: false,
-        audit: false,
-        agents: '/m/agent.mjs',
-      },
-    ])
+    expect(fake.inputs('batches:import')).toEqual([{ ...IMPORTED, agents: '/m/agent.mjs' }])
   })
 
   it('imports through the Batch API when that route is chosen, without asking the forecast again', async () => {
@@ -225,16 +224,7 @@ describe('import slice', () => {
     // Both prices are in the one preview: the choice asks nothing more.
     expect(fake.inputs('batches:preview')).toHaveLength(1)
     await store.getState().confirmImport()
-    expect(fake.inputs('batches:import')).toEqual([
-      {
-        fileName: 'a.jsonl',
-        content: LINES,
-        format: 'jsonl',
-        skipInvalid: false,
-        audit: false,
-        batchApi: true,
-      },
-    ])
+    expect(fake.inputs('batches:import')).toEqual([{ ...IMPORTED, batchApi: true }])
   })
 
   it('imports the previewed file, then reloads the batches and the table', async () => {
