@@ -20,6 +20,7 @@ const API_METHODS = {
   pauseBatch: 'batches:pause',
   resumeBatch: 'batches:resume',
   cancelBatch: 'batches:cancel',
+  cancelProviderBatch: 'provider-batches:cancel',
   listTasks: 'tasks:list',
   retryTasks: 'tasks:retry',
   getTask: 'tasks:get',

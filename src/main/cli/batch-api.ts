@@ -4,6 +4,8 @@
 import { formatUsd } from '../../shared/format'
 import { microsToUsd } from '../../shared/money'
 import {
+  BATCH_API_PROVIDERS,
+  batchApiEngineOptions,
   batchDiscount,
   type BatchDiscount,
   type Engine,
@@ -12,17 +14,6 @@ import {
 } from '../engine'
 import { UsageError } from './common'
 import { say } from './terminal-text'
-
-/** The providers whose calls can go through a batch API. */
-const BATCHABLE = new Set(['openai', 'anthropic', 'openai-compatible'])
-
-/**
- * Every call of the run waits in a provider batch rather than in a slot: the scheduler admits them
- * all, so a round holds every task's next call (the vendors' limits split it, not the scheduler).
- */
-const BATCH_CONCURRENCY = 100_000
-/** The longest a call may wait (the vendors' completion window is 24 hours). */
-const BATCH_CALL_TIMEOUT_MS = 86_400_000
 
 function envMs(name: string, fallback: number): number {
   const v = process.env[name]
@@ -37,20 +28,16 @@ function envMs(name: string, fallback: number): number {
 export function batchEngineOptions(
   provider: string,
 ): Pick<EngineOptions, 'batchApi' | 'scheduler' | 'callTimeoutMs'> {
-  if (!BATCHABLE.has(provider)) {
+  if (!BATCH_API_PROVIDERS.includes(provider)) {
     throw new UsageError(
       `--batch-api needs --provider openai, anthropic or openai-compatible (got ${provider}): the simulator has no batch API`,
     )
   }
-  return {
-    batchApi: {
-      // A batch takes minutes to hours: a poll a minute is plenty (PACER_BATCH_POLL_MS for tests).
-      pollMs: envMs('PACER_BATCH_POLL_MS', 60_000),
-      settleMs: envMs('PACER_BATCH_SETTLE_MS', 2_000),
-    },
-    scheduler: { min: BATCH_CONCURRENCY, max: BATCH_CONCURRENCY, initial: BATCH_CONCURRENCY },
-    callTimeoutMs: BATCH_CALL_TIMEOUT_MS,
-  }
+  // A batch takes minutes to hours: a poll a minute is plenty (PACER_BATCH_POLL_MS for tests).
+  return batchApiEngineOptions({
+    pollMs: envMs('PACER_BATCH_POLL_MS', 60_000),
+    settleMs: envMs('PACER_BATCH_SETTLE_MS', 2_000),
+  })
 }
 
 /** How long, in the largest two units. */

@@ -224,6 +224,8 @@ async function queueFile(
     throw err
   }
   reading.stop()
+  // Its submissions name it, and the console's Resume keeps it on the batch API.
+  if (engine.batchApi && out.started) engine.batches.markBatchApi(out.started.batchId)
   return out
 }
 

@@ -7,7 +7,7 @@ import type { CostPoint, ForecastView, SpendCapView, TeamLedgerView, TypeRollupV
 import { LedgerFilter, LedgerScope, SpendCapInput } from './spend'
 import type { TaskDetailView } from './results'
 import { ResultsFormat } from './results'
-import type { BatchSummary, LineError, TaskRow } from './tasks'
+import type { BatchSummary, LineError, ProviderBatchSummary, TaskRow } from './tasks'
 import { BatchFormat, RequestParams, TaskInput, TaskStatus } from './tasks'
 
 /**
@@ -62,11 +62,21 @@ export const commandSchemas = {
     /** Request params for every line; a line's own win, key by key. */
     params: RequestParams.optional(),
     agents: AgentsPath.optional(),
+    /**
+     * Send the calls through the vendors' batch APIs at the batch price, results within 24 hours
+     * (as `pacer run --batch-api`); default: live calls.
+     */
+    batchApi: z.boolean().optional(),
   }),
   'batches:list': z.strictObject({}),
   'batches:pause': z.strictObject({ batchId: z.string().min(1) }),
   'batches:resume': z.strictObject({ batchId: z.string().min(1) }),
   'batches:cancel': z.strictObject({ batchId: z.string().min(1) }),
+  /**
+   * Asks the vendor to cancel one provider batch (Pacer's number for it, as `pacer
+   * provider-batches cancel`): requests already done are kept, collected and priced.
+   */
+  'provider-batches:cancel': z.strictObject({ id: z.number().int().positive() }),
   'tasks:list': z.strictObject({
     batchId: z.string().optional(),
     statuses: z.array(TaskStatus).optional(),
@@ -143,6 +153,11 @@ export interface CommandResults {
     forecast: ForecastView | null
     /** The agent module asked for, as loaded; absent: none asked for. */
     agents?: AgentsView
+    /**
+     * Why the valid tasks cannot go through a batch API from here; null: they can (absent from
+     * an engine that cannot start such runs: no tasks or an older console).
+     */
+    batchApiRefusal?: string | null
   }
   'batches:import': {
     batchId: string | null
@@ -154,6 +169,7 @@ export interface CommandResults {
   'batches:pause': BatchSummary
   'batches:resume': BatchSummary
   'batches:cancel': BatchSummary
+  'provider-batches:cancel': ProviderBatchSummary
   'tasks:list': { rows: TaskRow[]; total: number }
   'tasks:retry': { retried: number }
   'tasks:get': TaskDetailView

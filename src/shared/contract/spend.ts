@@ -133,6 +133,12 @@ export interface ForecastTypeView {
    * stake when it is off (audit mode). Unpriced ones are not included.
    */
   savedByDedupMicros: number
+  /**
+   * Present when the forecast was asked for batch rates (the console's import dialog): the same
+   * calls billed through the vendors' batch APIs (`pacer run --batch-api`). Priced part only;
+   * null when none of the tasks that run has a batch rate (the simulated provider has none).
+   */
+  batchCostMicros?: number | null
 }
 
 /** A model a forecast priced its tasks against, with the price used (USD per 1M tokens). */

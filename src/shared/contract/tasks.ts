@@ -144,6 +144,37 @@ export interface BatchSummary {
    * next run of its file (or the console) to resume.
    */
   owner?: BatchOwner
+  /** Its calls go through the vendors' batch APIs (`pacer run --batch-api`, the import's choice). */
+  batchApi?: true
+  /** The provider batches that carried its calls, oldest first (absent: none). */
+  providerBatches?: ProviderBatchSummary[]
+}
+
+/**
+ * A submission to a vendor's batch API (OpenAI's Batch API, Anthropic's Message Batches) as
+ * journaled: its remote id once accepted, the vendor's last word and counts.
+ */
+export interface ProviderBatchSummary {
+  /** Pacer's number for it (`pacer provider-batches cancel N`). */
+  id: number
+  vendor: 'openai' | 'anthropic'
+  model: string
+  /** The vendor's batch id; null while being submitted (or when it was refused). */
+  remoteId: string | null
+  /**
+   * The vendor's status: OpenAI validating, in_progress, finalizing, completed, failed, expired,
+   * cancelling, cancelled; Anthropic in_progress, canceling, ended; Pacer's own 'submitting',
+   * 'refused', 'abandoned'.
+   */
+  status: string
+  /** Its results are in (delivered to the run polling it). */
+  ended: boolean
+  requests: number
+  /** The vendor's request counts as last polled (Anthropic's stay 0 until it ends). */
+  counts: Record<string, number> | null
+  createdAt: number
+  endedAt: number | null
+  error: string | null
 }
 
 export interface BatchOwner {

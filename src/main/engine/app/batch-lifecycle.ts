@@ -215,6 +215,18 @@ export class BatchLifecycle {
   }
 
   /**
+   * The batch's calls go through the vendors' batch APIs, on this engine's batch path: its
+   * submissions name it, and a resume from the console keeps it there (never live at full price).
+   */
+  markBatchApi(batchId: string): void {
+    const { queue, writes, batchApi } = this.#parts
+    writes.run(() => queue.setBatchApi(batchId))
+    writes.commit()
+    if (batchApi) batchApi.batchId = batchId
+    this.#events.batchChanged(batchId)
+  }
+
+  /**
    * A running batch its driver will not run after all (a refused key, a cap its input alone
    * passes): left for a resume, with the reason when one is given.
    */

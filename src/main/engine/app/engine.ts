@@ -27,6 +27,7 @@ import { BatchLifecycle } from './batch-lifecycle'
 import { EngineEvents } from './events'
 import { ProviderId } from '../../../shared/contract'
 import { batchHandlers } from './handlers/batches'
+import { BatchApiRuns } from './batch-api-runs'
 import { budgetHandlers } from './handlers/budgets'
 import { watchBudgetAlerts } from './budget-alerts'
 import { ledgerHandlers, noTeamStore } from './handlers/ledger'
@@ -239,6 +240,12 @@ export function createEngine(options: EngineOptions): Engine {
     runner.start()
   }
   const batches = new BatchLifecycle(parts, events, start)
+  // A console's imports and resumes through the batch API run on engines of their own; an engine
+  // that is itself a batch path (`pacer run --batch-api`, one of those runs) opens none.
+  const batchApiRuns =
+    options.batchApi || options.readOnly
+      ? null
+      : new BatchApiRuns(parts, options, createEngine, (id) => events.batchChanged(id))
   // The task detail redacts every key this engine could send, wherever a payload quotes one.
   const results = new Results(db, () =>
     ProviderId.options.map((id) => (id === 'sim' ? null : parts.secrets.get(id))),
@@ -255,7 +262,7 @@ export function createEngine(options: EngineOptions): Engine {
   const handlers = committing(parts.writes, {
     ...taskHandlers(parts, batches),
     ...budgetHandlers(parts, spendCaps, batches),
-    ...batchHandlers(parts, batches),
+    ...batchHandlers(parts, batches, batchApiRuns),
     ...schedulerHandlers(parts, batches),
     ...ledgerHandlers(parts, teamLedger?.appender ?? null),
     ...resultsHandlers(results),
@@ -309,6 +316,7 @@ export function createEngine(options: EngineOptions): Engine {
     async shutdown(opts = {}) {
       if (closed) return
       closed = true
+      await batchApiRuns?.close()
       await runner.stop(opts)
       parts.batchApi?.close()
       // The batches' last spans, read before the database closes (bounded, whatever the collector).

@@ -272,7 +272,17 @@ export class EngineEvents {
 
 /** What a console shows of a batch: when it differs, the batch is announced. */
 function batchKey(b: BatchSummary): string {
-  return JSON.stringify([b.state, b.updatedAt, b.counts, b.stopReason, b.owner?.alive, b.name])
+  // A provider batch's poll changes its status and counts, not the batch row: news too.
+  const remote = b.providerBatches?.map((r) => [r.remoteId, r.status, r.counts, r.ended])
+  return JSON.stringify([
+    b.state,
+    b.updatedAt,
+    b.counts,
+    b.stopReason,
+    b.owner?.alive,
+    b.name,
+    remote,
+  ])
 }
 
 function changeKey(c: LimitChangeView): string {

@@ -17,6 +17,8 @@ import { SpendBudget } from '../pacing/spend-budget'
 import { createProviders, type HttpProviderId } from '../providers'
 import { createSimProvider } from '../providers/sim'
 import { BatchApi, type BatchApiOptions } from '../providers/batch/collector'
+import { BatchJournal } from '../providers/batch/journal'
+import { toSummary } from '../providers/batch/answers'
 import { TaskQueue } from '../queue/queue'
 import { Runner, type RetryRun } from '../runner'
 import { SqlitePacingStore } from '../pacing/store-sqlite'
@@ -238,6 +240,12 @@ function createBatchApi(
   return new BatchApi({ ...deps, ...(options.batchApi === true ? {} : options.batchApi) })
 }
 
+/** The summaries of batch-API batches carry their provider batches, read from the journal. */
+function followProviderBatches(queue: TaskQueue, db: Database.Database): void {
+  const journal = new BatchJournal(db)
+  queue.followProviderBatches((batchId) => journal.ofBatch(batchId).map(toSummary))
+}
+
 /** One database, one scheduler, one runner, wired as the options say. */
 export function createParts(options: EngineOptions): EngineParts {
   const clock = options.clock ?? systemClock
@@ -288,6 +296,7 @@ export function createParts(options: EngineOptions): EngineParts {
   workers.start((err) => runner.emit('warning', `worker heartbeat failed: ${err.message}`))
   writes.commit()
   const queue = new TaskQueue(db, clock, writes, workers)
+  followProviderBatches(queue, db)
   const secrets: SecretsAccess = options.secrets ?? envSecrets()
   const processBaseUrls = Object.freeze({ ...options.processBaseUrls })
   const batchApi = createBatchApi(options, { db, writes, clock })

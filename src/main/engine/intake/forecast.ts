@@ -34,6 +34,11 @@ export interface ForecastOptions {
   stored?: (fp: string) => boolean
   /** The spend caps to weigh the batch against, in batch order (Forecast.caps). @default none */
   caps?: readonly CapToForecast[]
+  /**
+   * Also price every call at its vendor's batch rate (batch-rates.ts), as `pacer run --batch-api`
+   * will be billed: each rollup gets `batchCostMicros`. @default false
+   */
+  batchRates?: boolean
 }
 
 /** Expected spend of a set of tasks: the contract's view, without the task type. */
@@ -46,6 +51,8 @@ export interface Forecast extends ForecastView {
 
 interface Acc extends ForecastRollup {
   pricedTasks: number
+  /** Tasks that run priced at a batch rate (batchRates): the part batchCostMicros counts. */
+  batchPricedTasks: number
 }
 
 /**
@@ -178,9 +185,10 @@ export class ForecastAccumulator {
   readonly #models = new Map<string, ForecastModelView>()
   readonly #perTask = new Map<
     string,
-    { tokens: TaskTokens; cost: number | null; minimum: number | null }
+    { tokens: TaskTokens; cost: number | null; minimum: number | null; batchCost: number | null }
   >()
   readonly #caps: CapForecast
+  readonly #batchRates: boolean
 
   constructor(prices: Prices, opts: ForecastOptions = {}) {
     const fixedOutput = opts.outputTokensPerStep
@@ -194,6 +202,7 @@ export class ForecastAccumulator {
     this.#fixedOutput = fixedOutput
     this.#stored = this.#dedup ? opts.stored : undefined
     this.#caps = new CapForecast(opts.caps ?? [])
+    this.#batchRates = opts.batchRates ?? false
   }
 
   /** Adds one task, in batch order; `name` names it in a TypeError. */
@@ -207,11 +216,12 @@ export class ForecastAccumulator {
     if (memo === undefined) {
       const tokens = forecastTask(t, { outputTokensPerStep: this.#fixedOutput })
       const { inputTokens, outputTokens } = tokens
+      const usage = { inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens }
       const price = this.#prices.priceFor(t.provider, t.model)
-      const cost = this.#prices.costMicros(
-        { inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens },
-        price,
-      )
+      const cost = this.#prices.costMicros(usage, price)
+      const batchCost = this.#batchRates
+        ? this.#prices.costMicros(usage, this.#prices.batchPriceFor(t.provider, t.model))
+        : null
       // The least it can cost: every step's input with empty answers, at the plain input price.
       const minimum = this.#caps.empty
         ? null
@@ -224,10 +234,10 @@ export class ForecastAccumulator {
             },
             price,
           )
-      memo = { tokens, cost, minimum }
+      memo = { tokens, cost, minimum, batchCost }
       this.#perTask.set(memoKey, memo)
     }
-    const { tokens, cost, minimum } = memo
+    const { tokens, cost, minimum, batchCost } = memo
     this.#countModel(t)
     const duplicate = this.#seen.has(fp)
     if (!duplicate) {
@@ -270,6 +280,10 @@ export class ForecastAccumulator {
         a.pricedTasks++
         a.costMicros = (a.costMicros ?? 0) + cost
       }
+      if (batchCost !== null) {
+        a.batchPricedTasks++
+        a.batchCostMicros = (a.batchCostMicros ?? 0) + batchCost
+      }
     }
   }
 
@@ -295,6 +309,7 @@ export class ForecastAccumulator {
   }
 
   result(): Forecast {
+    const finish = (acc: Acc) => finishAcc(acc, this.#batchRates)
     const rollups = [...this.#byType].map(([taskType, acc]) => ({ taskType, ...finish(acc) }))
     rollups.sort(
       (a, b) =>
@@ -328,10 +343,20 @@ function emptyAcc(): Acc {
     unpricedTasks: 0,
     savedByDedupMicros: 0,
     pricedTasks: 0,
+    batchCostMicros: null,
+    batchPricedTasks: 0,
   }
 }
 
-function finish({ pricedTasks, ...r }: Acc): ForecastRollup {
+function finishAcc(
+  { pricedTasks, batchPricedTasks, batchCostMicros, ...r }: Acc,
+  batchRates: boolean,
+): ForecastRollup {
   // Nothing to price (no task runs) is a known zero; only unpriced work makes the cost unknown.
-  return { ...r, costMicros: pricedTasks === 0 && r.unpricedTasks > 0 ? null : (r.costMicros ?? 0) }
+  const costMicros = pricedTasks === 0 && r.unpricedTasks > 0 ? null : (r.costMicros ?? 0)
+  if (!batchRates) return { ...r, costMicros }
+  // At batch rates, a task on a model (or provider) sold without them is the unknown part.
+  const runs = r.calls > 0
+  const batch = batchPricedTasks === 0 && runs ? null : (batchCostMicros ?? 0)
+  return { ...r, costMicros, batchCostMicros: batch }
 }

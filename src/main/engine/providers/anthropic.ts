@@ -24,7 +24,7 @@ import { keyForCall, type KeyAnswer } from './keys'
 export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com'
 
 /** The Messages API version every field used here is defined by. */
-const ANTHROPIC_VERSION = '2023-06-01'
+export const ANTHROPIC_VERSION = '2023-06-01'
 
 export interface AnthropicProviderOptions {
   /**

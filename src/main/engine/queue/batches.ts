@@ -1,6 +1,12 @@
 import type Database from 'better-sqlite3'
 import { BATCH_TRANSITIONS, type BatchAction } from '../../../shared/batch-states'
-import type { BatchState, BatchSummary, StatusCounts, TaskStatus } from '../../../shared/contract'
+import type {
+  BatchState,
+  BatchSummary,
+  ProviderBatchSummary,
+  StatusCounts,
+  TaskStatus,
+} from '../../../shared/contract'
 import { TASK_STATUS_CODES, TASK_STATUSES } from '../db/codes'
 import { directWrites, type WriteScope } from '../db/step-writes'
 import type { Clock } from '../core/types'
@@ -37,6 +43,7 @@ type BatchDbRow = {
   updated_at: number
   stop_reason: string | null
   driver: string | null
+  batch_api: number
 } & StatusCounts
 
 /**
@@ -51,6 +58,8 @@ export class BatchTable {
   readonly #transitions = new Map<string, Database.Statement>()
   readonly #fresh: () => void
   readonly #owner: ((driver: string) => OwnerView) | null
+  /** The provider batches of a batch sent through the batch API (the app layer reads them). */
+  providerBatches: ((batchId: string) => ProviderBatchSummary[]) | null = null
 
   /**
    * `fresh` brings the counters up to date before they are read (TaskTable.flushCounters);
@@ -201,6 +210,16 @@ export class BatchTable {
     return this.#stmts.anyUnregistered.get(self) !== undefined
   }
 
+  /** Marks a batch as sent through the vendors' batch APIs: a resume keeps it there. */
+  setBatchApi(batchId: string): void {
+    this.#stmts.setBatchApi.run(batchId)
+  }
+
+  /** Whether the batch's calls go through the vendors' batch APIs. */
+  batchApi(batchId: string): boolean {
+    return (this.#stmts.getBatch.get(batchId) as BatchDbRow | undefined)?.batch_api === 1
+  }
+
   setSourceHash(batchId: string, sourceHash: string): void {
     this.#stmts.setSourceHash.run(sourceHash, batchId)
   }
@@ -258,7 +277,13 @@ export class BatchTable {
       counts,
       ...(b.stop_reason ? { stopReason: b.stop_reason } : {}),
       ...(owner ? { owner } : {}),
+      ...(b.batch_api === 1 ? this.#viaBatchApi(b.id) : {}),
     }
+  }
+
+  #viaBatchApi(batchId: string): Pick<BatchSummary, 'batchApi' | 'providerBatches'> {
+    const remote = this.providerBatches?.(batchId) ?? []
+    return { batchApi: true, ...(remote.length > 0 ? { providerBatches: remote } : {}) }
   }
 }
 
@@ -301,6 +326,7 @@ function prepare(db: Database.Database) {
       'UPDATE batches SET queued = queued + ?, first_task = COALESCE(first_task, ?) WHERE key = ?',
     ),
     setDriver: db.prepare('UPDATE batches SET driver = ? WHERE id = ?'),
+    setBatchApi: db.prepare('UPDATE batches SET batch_api = 1 WHERE id = ?'),
     setStopReason: db.prepare('UPDATE batches SET stop_reason = ? WHERE id = ?'),
     setSourceHash: db.prepare('UPDATE batches SET source_hash = ? WHERE id = ?'),
     hasInterrupted: db.prepare(

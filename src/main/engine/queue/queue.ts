@@ -4,6 +4,7 @@ import { BATCH_TRANSITIONS, type BatchAction } from '../../../shared/batch-state
 import type {
   BatchState,
   BatchSummary,
+  ProviderBatchSummary,
   StatusCounts,
   TaskRow,
   TaskStatus,
@@ -309,6 +310,21 @@ export class TaskQueue {
 
   batch(batchId: string): BatchSummary | null {
     return this.#batches.summary(batchId)
+  }
+
+  /** Where a batch's provider batches are read from (summaries of batch-API batches carry them). */
+  followProviderBatches(read: (batchId: string) => ProviderBatchSummary[]): void {
+    this.#batches.providerBatches = read
+  }
+
+  /** Marks a batch as sent through the vendors' batch APIs (see BatchTable.setBatchApi). */
+  setBatchApi(batchId: string): void {
+    this.#batches.setBatchApi(batchId)
+  }
+
+  /** Whether the batch's calls go through the vendors' batch APIs. */
+  batchApi(batchId: string): boolean {
+    return this.#batches.batchApi(batchId)
   }
 
   listBatches(limit = 200): BatchSummary[] {

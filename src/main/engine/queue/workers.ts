@@ -123,7 +123,7 @@ export class WorkerRegistry {
   readonly #pid: number
   readonly #all: Database.Statement<[], WorkerDbRow>
   #timer: NodeJS.Timeout | undefined
-  #views: { at: number; byId: Map<string, OwnerView> } | null = null
+  #views: { at: number; byId: Map<string, OwnerView>; missing: Set<string> } | null = null
 
   constructor(opts: {
     db: Database.Database
@@ -231,7 +231,10 @@ export class WorkerRegistry {
   /** The driver `worker` as shown with its batch. A worker without a row is gone. */
   view(worker: string): OwnerView {
     const now = this.#clock.now()
-    if (!this.#views || now - this.#views.at > VIEW_TTL_MS || now < this.#views.at) {
+    // A worker registered since the last read (another engine of this process driving a batch
+    // it just took) is read again at once, not judged gone; a gone one is read again only once.
+    const stale = this.#views && !this.#views.byId.has(worker) && !this.#views.missing.has(worker)
+    if (!this.#views || stale || now - this.#views.at > VIEW_TTL_MS || now < this.#views.at) {
       const byId = new Map<string, OwnerView>()
       for (const r of this.#all.all()) {
         const gone = r.id === this.id ? null : goneReason(toInfo(r), this.#probe, now)
@@ -243,10 +246,11 @@ export class WorkerRegistry {
           ...(gone === null ? {} : { gone }),
         })
       }
-      this.#views = { at: now, byId }
+      this.#views = { at: now, byId, missing: new Set() }
     }
     const known = this.#views.byId.get(worker)
     if (known) return known
+    this.#views.missing.add(worker)
     if (worker === this.id) return { worker, ...parseWorkerId(worker), alive: true }
     return { worker, ...parseWorkerId(worker), alive: false, gone: 'it is no longer registered' }
   }

@@ -1,5 +1,5 @@
 import type { PacerApi } from '../../../shared/client'
-import type { BatchSummary, Reply } from '../../../shared/contract'
+import type { BatchSummary, ProviderBatchSummary, Reply } from '../../../shared/contract'
 import { call } from './api'
 import type { SliceCreator } from './types'
 
@@ -13,6 +13,25 @@ export interface BatchesSlice {
   pauseBatch(batchId: string): Promise<Reply<BatchSummary>>
   resumeBatch(batchId: string): Promise<Reply<BatchSummary>>
   cancelBatch(batchId: string): Promise<Reply<BatchSummary>>
+  /** Asks the vendor to cancel one provider batch (Pacer's number for it). */
+  cancelProviderBatch(id: number): Promise<Reply<ProviderBatchSummary>>
+}
+
+/** The batches with one provider batch replaced by its newer view; the same array when absent. */
+export function withProviderBatch(
+  batches: readonly BatchSummary[],
+  remote: ProviderBatchSummary,
+): BatchSummary[] {
+  let changed = false
+  const out = batches.map((b) => {
+    if (!b.providerBatches?.some((r) => r.id === remote.id)) return b
+    changed = true
+    return {
+      ...b,
+      providerBatches: b.providerBatches.map((r) => (r.id === remote.id ? remote : r)),
+    }
+  })
+  return changed ? out : (batches as BatchSummary[])
 }
 
 /** Replaces batches by id with their newer versions, newest first; the same array when none. */
@@ -51,5 +70,10 @@ export const createBatchesSlice: SliceCreator<BatchesSlice> = (set, get) => {
     pauseBatch: (batchId) => batchCommand((api) => api.pauseBatch({ batchId })),
     resumeBatch: (batchId) => batchCommand((api) => api.resumeBatch({ batchId })),
     cancelBatch: (batchId) => batchCommand((api) => api.cancelBatch({ batchId })),
+    cancelProviderBatch: async (id) => {
+      const reply = await call((api) => api.cancelProviderBatch({ id }))
+      if (reply.ok) set({ batches: withProviderBatch(get().batches, reply.value) })
+      return reply
+    },
   }
 }

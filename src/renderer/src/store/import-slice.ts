@@ -21,7 +21,14 @@ export interface ImportDraft {
   assumeOutputTokens?: number
   /** The agent module's absolute path on the engine's machine; absent: the built-in loop. */
   agents?: string
+  /**
+   * How the calls go: live, or through the vendors' batch APIs at the batch price with results
+   * within 24 hours (`pacer run --batch-api`).
+   */
+  route: ImportRoute
 }
+
+export type ImportRoute = 'live' | 'batch'
 
 /** A batch file on its way in: read, previewed with its forecast, then imported or dropped. */
 export interface ImportSlice {
@@ -37,6 +44,7 @@ export interface ImportSlice {
     audit?: boolean
     /** null: back to the engine's default rule. */
     assumeOutputTokens?: number | null
+    route?: ImportRoute
   }): void
   /** The agent module for the batch ('' for none): the file is previewed again with it. */
   setImportAgents(path: string): void
@@ -48,12 +56,19 @@ export interface ImportSlice {
 export function canConfirmImport(draft: ImportDraft | null): boolean {
   const p = draft?.preview
   if (!draft || !p || draft.phase !== 'ready') return false
+  // The Batch API is chosen, and the engine said why these tasks cannot take it.
+  if (draft.route === 'batch' && p.batchApiRefusal) return false
   return p.valid > 0 && (p.errors.length === 0 || draft.skipInvalid)
 }
 
 /** The draft's agent module as a command's field: left out when there is none. */
 function agentsOf(d: ImportDraft): { agents?: string } {
   return d.agents === undefined ? {} : { agents: d.agents }
+}
+
+/** The import's agent module and route as the command's fields: left out when default. */
+function importChoices(d: ImportDraft): { agents?: string; batchApi?: true } {
+  return { ...agentsOf(d), ...(d.route === 'batch' ? { batchApi: true } : {}) }
 }
 
 /** A draft's fields before its file has been read. */
@@ -63,6 +78,7 @@ const NEW_DRAFT = {
   preview: null,
   error: null,
   skipInvalid: false,
+  route: 'live',
 } as const satisfies Partial<ImportDraft>
 
 /** The file's text, or why it cannot be a batch: unreadable, or not UTF-8. */
@@ -181,7 +197,7 @@ export const createImportSlice: SliceCreator<ImportSlice> = (set, get) => {
           format: d.format!,
           skipInvalid: d.skipInvalid,
           audit: d.audit,
-          ...agentsOf(d),
+          ...importChoices(d),
         }),
       )
       if (!reply.ok) {

@@ -91,6 +91,27 @@ describe('forecastBatch', () => {
     ])
   })
 
+  it('prices the same calls at the vendors’ batch rate when asked (the import dialog’s choice)', () => {
+    const openai = (fp: string) => task({ fp, steps: 1, provider: 'openai', model: 'gpt-4o-mini' })
+    const tasks = [openai('a'), openai('b'), openai('a'), task({ fp: 'sim' })]
+    const live = forecastBatch(tasks, prices, { outputTokensPerStep: 1000 })
+    expect('batchCostMicros' in live.total).toBe(false)
+    const f = forecastBatch(tasks, prices, { outputTokensPerStep: 1000, batchRates: true })
+    const gpt = prices.priceFor('openai', 'gpt-4o-mini')!
+    const batch = prices.batchPriceFor('openai', 'gpt-4o-mini')!
+    expect(batch.input).toBeCloseTo(gpt.input / 2, 9)
+    // The duplicate is not called; the sim task has no batch rate and is the unknown part.
+    const usage = { inputTokens: f.total.inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0 }
+    const simTask = forecastTask(task({ fp: 'sim' }), { outputTokensPerStep: 1000 })
+    const openaiInput = usage.inputTokens - simTask.inputTokens
+    expect(f.total.batchCostMicros).toBe(
+      prices.costMicros({ ...usage, inputTokens: openaiInput, outputTokens: 2000 }, batch),
+    )
+    expect(f.total.costMicros).toBe(live.total.costMicros)
+    // Only sim tasks: nothing can be priced at a batch rate.
+    expect(forecastBatch([task()], prices, { batchRates: true }).total.batchCostMicros).toBeNull()
+  })
+
   it('counts a task whose answer is stored as reused at $0, its duplicates too, unless audit', () => {
     const tasks = [task(), task({ fp: 'fpB', steps: 1 }), task(), task({ fp: 'fpB', steps: 1 })]
     const asked: string[] = []

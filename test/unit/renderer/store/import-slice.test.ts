@@ -26,6 +26,14 @@ const preview = (valid: number, errors = 0): Preview => ({
 })
 
 const LINES = '{"type":"t","payload":{}}\n'
+/** What importing a.jsonl with the defaults sends. */
+const IMPORTED = {
+  fileName: 'a.jsonl',
+  content: LINES,
+  format: 'jsonl',
+  skipInvalid: false,
+  audit: false,
+}
 
 describe('canConfirmImport', () => {
   const draft = (p: Preview | null, patch: Partial<ImportDraft> = {}): ImportDraft => ({
@@ -39,6 +47,7 @@ describe('canConfirmImport', () => {
     error: null,
     skipInvalid: false,
     audit: false,
+    route: 'live',
     ...patch,
   })
 
@@ -50,6 +59,15 @@ describe('canConfirmImport', () => {
     expect(canConfirmImport(draft(preview(0)))).toBe(false)
     expect(canConfirmImport(draft(preview(2, 1)))).toBe(false)
     expect(canConfirmImport(draft(preview(2, 1), { skipInvalid: true }))).toBe(true)
+  })
+
+  it('refuses the Batch API route when the engine said why the tasks cannot take it', () => {
+    const refused = { ...preview(2), batchApiRefusal: 'the simulator has no batch API' }
+    expect(canConfirmImport(draft(refused, { route: 'batch' }))).toBe(false)
+    expect(canConfirmImport(draft(refused, { route: 'live' }))).toBe(true)
+    expect(
+      canConfirmImport(draft({ ...preview(2), batchApiRefusal: null }, { route: 'batch' })),
+    ).toBe(true)
   })
 })
 
@@ -190,16 +208,23 @@ describe('import slice', () => {
       '/m/agent.mjs',
     ])
     await store.getState().confirmImport()
-    expect(fake.inputs('batches:import')).toEqual([
-      {
-        fileName: 'a.jsonl',
-        content: LINES,
-        format: 'jsonl',
-        skipInvalid: false,
-        audit: false,
-        agents: '/m/agent.mjs',
-      },
-    ])
+    expect(fake.inputs('batches:import')).toEqual([{ ...IMPORTED, agents: '/m/agent.mjs' }])
+  })
+
+  it('imports through the Batch API when that route is chosen, without asking the forecast again', async () => {
+    const { store, fake } = storeOnFakePacer()
+    fake.on('batches:preview', () => ok({ ...preview(1), batchApiRefusal: null }))
+    fake.on('batches:import', () => ok({ batchId: 'b9', enqueued: 1, skipped: 0, errors: [] }))
+    fake.on('batches:list', () => ok([]))
+    fake.on('tasks:list', () => ok({ rows: [], total: 0 }))
+    await store.getState().openImportFile(file('a.jsonl', LINES))
+    expect(store.getState().importDraft?.route).toBe('live')
+    store.getState().setImportOptions({ route: 'batch' })
+    expect(store.getState().importDraft).toMatchObject({ route: 'batch', phase: 'ready' })
+    // Both prices are in the one preview: the choice asks nothing more.
+    expect(fake.inputs('batches:preview')).toHaveLength(1)
+    await store.getState().confirmImport()
+    expect(fake.inputs('batches:import')).toEqual([{ ...IMPORTED, batchApi: true }])
   })
 
   it('imports the previewed file, then reloads the batches and the table', async () => {

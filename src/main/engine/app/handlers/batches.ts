@@ -15,6 +15,7 @@ import { capsForFile } from '../budgets'
 import type { BatchLifecycle, ResolvedTask, TaskDefaults } from '../batch-lifecycle'
 import type { RequestParams } from '../../core/types'
 import type { EngineParts } from '../parts'
+import type { BatchApiRuns } from '../batch-api-runs'
 
 type BatchHandlers = Pick<
   CommandHandlers,
@@ -24,6 +25,7 @@ type BatchHandlers = Pick<
   | 'batches:pause'
   | 'batches:resume'
   | 'batches:cancel'
+  | 'provider-batches:cancel'
 >
 
 /** The batch-wide request params and agent module a command carries, as the tasks' defaults. */
@@ -66,18 +68,28 @@ function agentsView(agents: BatchAgents, tasks: readonly ResolvedTask[]): Agents
 }
 
 /** The console's batch commands: preview and import a file, list, pause, resume and cancel. */
-export function batchHandlers(parts: EngineParts, batches: BatchLifecycle): BatchHandlers {
+export function batchHandlers(
+  parts: EngineParts,
+  batches: BatchLifecycle,
+  batchApi: BatchApiRuns | null,
+): BatchHandlers {
   const { queue } = parts
   const forecastOf = (
     tasks: readonly ResolvedTask[],
     input: { audit?: boolean; assumeOutputTokens?: number },
   ): ForecastView => {
+    // Both prices, live and at the batch rate, for the dialog's choice.
     const { dedup: _dedup, ...view } = forecastBatch(tasks, parts.prices, {
       ...forecastOptions(parts, input.audit, input.assumeOutputTokens),
       caps: capsForFile(parts),
+      batchRates: true,
     })
     return view
   }
+  const batchApiRefusal = (tasks: readonly ResolvedTask[]): string | null =>
+    batchApi
+      ? batchApi.refusal(tasks.map((t) => t.provider))
+      : 'this process cannot start runs through the Batch API'
   return {
     'batches:preview': async (input) => {
       const agents = await agentsOf(parts, input.agents)
@@ -90,6 +102,7 @@ export function batchHandlers(parts: EngineParts, batches: BatchLifecycle): Batc
         errors: sortErrors([...parsed.errors, ...errors]),
         forecast: tasks.length ? forecastOf(tasks, input) : null,
         ...(agents ? { agents: agentsView(agents.batch, tasks) } : {}),
+        batchApiRefusal: tasks.length ? batchApiRefusal(tasks) : null,
       }
     },
     'batches:import': async (input) => {
@@ -104,11 +117,13 @@ export function batchHandlers(parts: EngineParts, batches: BatchLifecycle): Batc
         return { batchId: null, enqueued: 0, skipped: 0, errors }
       }
       const audit = input.audit ?? parts.settings.get().audit
-      const batchId = batches.enqueue(
-        tasks,
-        { name: input.fileName, source: input.fileName, sourceHash: null, audit },
-        agents?.batch,
-      )
+      const batch = { name: input.fileName, source: input.fileName, sourceHash: null, audit }
+      if (input.batchApi) {
+        if (!batchApi) throw new EngineError('batch_api_refused', batchApiRefusal(tasks)!)
+        const batchId = batchApi.enqueue(tasks, batch, agents)
+        return { batchId, enqueued: tasks.length, skipped, errors }
+      }
+      const batchId = batches.enqueue(tasks, batch, agents?.batch)
       return { batchId, enqueued: tasks.length, skipped, errors }
     },
     'batches:list': () => queue.listBatches(),
@@ -119,14 +134,22 @@ export function batchHandlers(parts: EngineParts, batches: BatchLifecycle): Batc
     },
     'batches:resume': ({ batchId }) => {
       batches.get(batchId)
+      // A stopped batch-API batch resumes on a batch-API run: never live, at twice the price.
+      if (batchApi?.resumes(batchId)) batchApi.resume(batchId)
       // Resumed from the console, a stopped `pacer run` batch becomes the consoles' to run.
-      batches.resume(batchId, { driver: null, fromPaused: true })
+      else batches.resume(batchId, { driver: null, fromPaused: true })
       return batches.get(batchId)
     },
     'batches:cancel': ({ batchId }) => {
       batches.get(batchId)
       batches.cancel(batchId)
       return batches.get(batchId)
+    },
+    'provider-batches:cancel': ({ id }) => {
+      if (!batchApi) {
+        throw new EngineError('invalid_input', 'this process cannot cancel provider batches', 'id')
+      }
+      return batchApi.cancel(id)
     },
   }
 }

@@ -1,24 +1,16 @@
 // The answers the batch path hands back in place of the live endpoint's: a line's answer, a
 // submission's refusal, the lines a batch did not run; and a submission as the CLI shows it.
 import { createHash } from 'node:crypto'
+import type { ProviderBatchSummary } from '../../../../shared/contract'
 import type { JournalLine, LineAnswer, Submission, Vendor } from './journal'
 import { BatchHttpError, type RemoteStatus } from './vendors'
 import { BATCH_API_UNSUPPORTED, BATCH_ID_HEADER, VIA_BATCH, VIA_HEADER } from './constants'
 
-/** A remote batch's state, as the CLI and the console show it. */
-export interface ProviderBatchView {
-  id: number
-  vendor: Vendor
-  model: string
-  remoteId: string | null
-  status: string
-  ended: boolean
-  requests: number
-  counts: Record<string, number> | null
-  createdAt: number
+/** A remote batch's state, as the CLI shows it (the console counts the wait itself). */
+export interface ProviderBatchView extends ProviderBatchSummary {
   /** How long it has been waiting (till its end, once ended). */
   waitingMs: number
-  error: string | null
+  batchId: string | null
 }
 
 /** The custom_id of a request: its hash (Anthropic allows ^[a-zA-Z0-9_-]{1,64}$). */
@@ -89,6 +81,11 @@ export function unanswered(s: Submission, status: RemoteStatus): Omit<LineAnswer
 }
 
 export function toView(s: Submission, now: number): ProviderBatchView {
+  return { ...toSummary(s), waitingMs: (s.endedAt ?? now) - s.createdAt, batchId: s.batchId }
+}
+
+/** A submission as the console's Queue view shows it, under its batch. */
+export function toSummary(s: Submission): ProviderBatchSummary {
   return {
     id: s.id,
     vendor: s.vendor,
@@ -99,7 +96,7 @@ export function toView(s: Submission, now: number): ProviderBatchView {
     requests: s.requests,
     counts: s.counts,
     createdAt: s.createdAt,
-    waitingMs: (s.endedAt ?? now) - s.createdAt,
+    endedAt: s.endedAt,
     error: s.error,
   }
 }

@@ -80,6 +80,8 @@ function modelOf(body: string): string | null {
 
 export class BatchApi extends EventEmitter<BatchApiEvents> {
   readonly journal: BatchJournal
+  /** The Pacer batch whose calls it carries, written with each submission (the Queue view's). */
+  batchId: string | null = null
   readonly #o: Required<Omit<BatchApiOptions, 'fetch' | 'db'>> & { fetch?: typeof fetch }
   readonly #waiters = new Map<string, Waiter[]>()
   /** The request bodies of the calls waiting here, by custom_id. */
@@ -204,7 +206,7 @@ export class BatchApi extends EventEmitter<BatchApiEvents> {
     const { writes, clock } = this.#o
     const now = clock.now()
     const ids = chunk.map((r) => r.customId)
-    const id = writes.run(() => this.journal.begin(g, ids, now))
+    const id = writes.run(() => this.journal.begin(g, ids, now, this.batchId))
     this.#submitting.add(id)
     try {
       await this.#send(g, id, chunk, now)

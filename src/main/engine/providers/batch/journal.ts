@@ -22,6 +22,8 @@ export interface Submission {
   polledAt: number | null
   endedAt: number | null
   error: string | null
+  /** The Pacer batch whose calls it carries (null: journaled before migration 18). */
+  batchId: string | null
 }
 
 /** A line's latest state: the submission that carries it, and its answer once ended. */
@@ -49,6 +51,7 @@ interface SubmissionRow {
   polled_at: number | null
   ended_at: number | null
   error: string | null
+  batch_id: string | null
 }
 
 interface LineRow {
@@ -87,6 +90,7 @@ function toSubmission(r: SubmissionRow): Submission {
     polledAt: r.polled_at,
     endedAt: r.ended_at,
     error: r.error,
+    batchId: r.batch_id,
   }
 }
 
@@ -106,8 +110,8 @@ export class BatchJournal {
     this.#db = db
     this.#s = {
       insertSubmission: db.prepare(
-        `INSERT INTO provider_batches (vendor, endpoint, model, status, requests, created_at)
-         VALUES (?, ?, ?, 'submitting', ?, ?)`,
+        `INSERT INTO provider_batches (vendor, endpoint, model, status, requests, created_at, batch_id)
+         VALUES (?, ?, ?, 'submitting', ?, ?, ?)`,
       ),
       insertLine: db.prepare(
         `INSERT OR REPLACE INTO provider_batch_lines (custom_id, submission, state) VALUES (?, ?, 'pending')`,
@@ -118,6 +122,7 @@ export class BatchJournal {
       ),
       submission: db.prepare('SELECT * FROM provider_batches WHERE id = ?'),
       all: db.prepare('SELECT * FROM provider_batches ORDER BY id DESC LIMIT ?'),
+      ofBatch: db.prepare('SELECT * FROM provider_batches WHERE batch_id = ? ORDER BY id'),
       open: db.prepare('SELECT * FROM provider_batches WHERE ended = 0 ORDER BY id'),
       byRemote: db.prepare('SELECT * FROM provider_batches WHERE remote_id = ?'),
       submitted: db.prepare(
@@ -150,15 +155,19 @@ export class BatchJournal {
     }
   }
 
-  /** Journals a submission and its lines, before anything is sent: one transaction. */
+  /**
+   * Journals a submission and its lines, before anything is sent: one transaction. `batchId`:
+   * the Pacer batch whose calls it carries.
+   */
   begin(
     s: { vendor: Vendor; endpoint: string; model: string },
     customIds: readonly string[],
     now: number,
+    batchId: string | null = null,
   ): number {
     return this.#db.transaction(() => {
       const id = Number(
-        this.#s.insertSubmission.run(s.vendor, s.endpoint, s.model, customIds.length, now)
+        this.#s.insertSubmission.run(s.vendor, s.endpoint, s.model, customIds.length, now, batchId)
           .lastInsertRowid,
       )
       for (const c of customIds) this.#s.insertLine.run(c, id)
@@ -218,6 +227,11 @@ export class BatchJournal {
   /** The newest submissions first. */
   list(limit = 100): Submission[] {
     return (this.#s.all.all(limit) as SubmissionRow[]).map(toSubmission)
+  }
+
+  /** The submissions that carried a Pacer batch's calls, oldest first. */
+  ofBatch(batchId: string): Submission[] {
+    return (this.#s.ofBatch.all(batchId) as SubmissionRow[]).map(toSubmission)
   }
 
   /** Submissions whose results are not in yet. */

@@ -12,6 +12,7 @@ import {
   PROGRESS_SEGMENTS,
   retryableCount,
 } from './batch-rules'
+import { ProviderBatches } from './provider-batches'
 
 export function BatchList() {
   const batches = useStore((s) => s.batches)
@@ -104,6 +105,7 @@ function BatchRow({ batch: b }: { batch: BatchSummary }) {
             run by pid {b.owner.pid ?? '?'} on {b.owner.host ?? '?'}
           </p>
         ) : null}
+        {b.batchApi ? <ProviderBatches batch={b} /> : null}
         {b.stopReason ? (
           <p className="batch-stop-reason" data-testid="batch-stop-reason">
             {b.stopReason}: fix it, then Resume

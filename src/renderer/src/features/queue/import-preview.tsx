@@ -4,6 +4,7 @@ import { useStore } from '../../store'
 import { canConfirmImport } from '../../store/import-slice'
 import { AgentsField } from './agents-field'
 import { ForecastTable } from './forecast-table'
+import { ImportRouteChoice } from './import-route'
 
 /** Per-line errors can number in the thousands; the first ones are what an operator fixes. */
 const MAX_ERRORS_SHOWN = 1000
@@ -73,6 +74,7 @@ export function ImportPreview() {
           ) : null}
 
           {preview.forecast ? <ForecastTable forecast={preview.forecast} /> : null}
+          {preview.valid > 0 ? <ImportRouteChoice preview={preview} route={draft.route} /> : null}
 
           <div className="form-actions">
             {errors.length > 0 ? (
@@ -108,7 +110,7 @@ export function ImportPreview() {
             >
               {draft.phase === 'importing'
                 ? 'Queueing…'
-                : `Queue ${formatInt(preview.valid)} task${preview.valid === 1 ? '' : 's'}`}
+                : `Queue ${formatInt(preview.valid)} task${preview.valid === 1 ? '' : 's'}${draft.route === 'batch' ? ' via Batch API' : ''}`}
             </button>
           </div>
           {errors.length > 0 && !draft.skipInvalid ? (
