@@ -15,6 +15,7 @@ import { capsForFile } from '../budgets'
 import type { BatchLifecycle, ResolvedTask, TaskDefaults } from '../batch-lifecycle'
 import type { RequestParams } from '../../core/types'
 import type { EngineParts } from '../parts'
+import { usdToMicros } from '../../../../shared/money'
 
 type BatchHandlers = Pick<
   CommandHandlers,
@@ -70,11 +71,11 @@ export function batchHandlers(parts: EngineParts, batches: BatchLifecycle): Batc
   const { queue } = parts
   const forecastOf = (
     tasks: readonly ResolvedTask[],
-    input: { audit?: boolean; assumeOutputTokens?: number },
+    input: { audit?: boolean; assumeOutputTokens?: number; budgetUsd?: number },
   ): ForecastView => {
     const { dedup: _dedup, ...view } = forecastBatch(tasks, parts.prices, {
       ...forecastOptions(parts, input.audit, input.assumeOutputTokens),
-      caps: capsForFile(parts),
+      caps: capsForFile(parts, microsOf(input.budgetUsd)),
     })
     return view
   }
@@ -108,6 +109,7 @@ export function batchHandlers(parts: EngineParts, batches: BatchLifecycle): Batc
         tasks,
         { name: input.fileName, source: input.fileName, sourceHash: null, audit },
         agents?.batch,
+        microsOf(input.budgetUsd),
       )
       return { batchId, enqueued: tasks.length, skipped, errors }
     },
@@ -130,6 +132,9 @@ export function batchHandlers(parts: EngineParts, batches: BatchLifecycle): Batc
     },
   }
 }
+
+const microsOf = (usd: number | undefined): number | undefined =>
+  usd === undefined ? undefined : usdToMicros(usd)
 
 function sortErrors(errors: LineError[]): LineError[] {
   return errors.sort((a, b) => a.line - b.line)

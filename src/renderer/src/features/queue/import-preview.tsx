@@ -3,6 +3,7 @@ import { formatInt } from '../../lib/format'
 import { useStore } from '../../store'
 import { canConfirmImport } from '../../store/import-slice'
 import { AgentsField } from './agents-field'
+import { BudgetField } from './budget-field'
 import { ForecastTable } from './forecast-table'
 
 /** Per-line errors can number in the thousands; the first ones are what an operator fixes. */
@@ -36,6 +37,7 @@ export function ImportPreview() {
       </div>
 
       <AgentsField key={`${draft.fileName}\n${draft.agents ?? ''}`} />
+      <BudgetField key={`${draft.fileName}\n${draft.budgetUsd ?? ''}`} />
       {busy ? (
         <p className="hint">{draft.phase === 'reading' ? 'Reading file…' : 'Checking lines…'}</p>
       ) : null}
