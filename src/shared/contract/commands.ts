@@ -22,6 +22,16 @@ const AgentsPath = z
     message: "give the module's absolute path",
   })
 
+/**
+ * The run's spend cap in dollars, as `pacer run --budget USD`: no call is sent whose worst case
+ * would take the batch's spend past it; what is left is held by budget.
+ */
+const RunBudgetUsd = z
+  .number()
+  .finite()
+  .min(0.000001, 'give a positive dollar amount (at least $0.000001)')
+  .max(1e9)
+
 /** An agent module as the engine loaded it. */
 export interface AgentsView {
   path: string
@@ -52,6 +62,8 @@ export const commandSchemas = {
     assumeOutputTokens: z.number().int().nonnegative().max(1_000_000).optional(),
     params: RequestParams.optional(),
     agents: AgentsPath.optional(),
+    /** The run's cap to weigh in the forecast's cap lines. */
+    budgetUsd: RunBudgetUsd.optional(),
   }),
   'batches:import': z.strictObject({
     fileName: z.string().max(500),
@@ -67,6 +79,8 @@ export const commandSchemas = {
      * (as `pacer run --batch-api`); default: live calls.
      */
     batchApi: z.boolean().optional(),
+    /** The batch's own cap (`pacer run --budget`), stored with it before any task can start. */
+    budgetUsd: RunBudgetUsd.optional(),
   }),
   'batches:list': z.strictObject({}),
   'batches:pause': z.strictObject({ batchId: z.string().min(1) }),

@@ -109,6 +109,7 @@ export class BatchApiRuns {
     tasks: readonly ResolvedTask[],
     batch: Omit<NewBatch, 'state' | 'driver'>,
     agents?: { module: AgentModule; batch: BatchAgents },
+    budgetMicros?: number,
   ): string {
     this.#refuse(tasks.map((t) => t.provider))
     const engine = this.#engine()
@@ -118,6 +119,7 @@ export class BatchApiRuns {
         tasks,
         { ...batch, driver: engine.runner.workerId },
         agents?.batch,
+        budgetMicros,
       )
       engine.batches.markBatchApi(id)
       this.#drive(id, engine)

@@ -69,6 +69,8 @@ export class BatchLifecycle {
     tasks: readonly ResolvedTask[],
     batch: Omit<NewBatch, 'state'>,
     agents?: BatchAgents,
+    /** The run's cap (`pacer run --budget`, the console's import), set before a task can start. */
+    budgetMicros?: number,
   ): string {
     const { db, clock, queue, runner, writes } = this.#parts
     const now = clock.now()
@@ -101,6 +103,7 @@ export class BatchLifecycle {
           )
           // Before the runner can pick a task of it: its tasks must not start on the built-in loop.
           if (agents) this.#parts.agents.attach(id, agents)
+          if (budgetMicros !== undefined) this.#parts.budget.setCap(id, budgetMicros)
           return id
         })
         .immediate(),

@@ -1,8 +1,9 @@
 import type { BatchFormat, CommandError, CommandResults } from '../../../shared/contract'
 import { batchFormatOf } from '../../../shared/batch-format'
+import { parseRunBudget } from '../../../shared/run-budget'
 import { decodeUtf8, invalidUtf8Message } from '../../../shared/utf8'
 import { call } from './api'
-import type { SliceCreator } from './types'
+import type { SliceCreator, Store } from './types'
 
 export interface ImportDraft {
   /** Guards against a slow preview of an earlier file landing over a newer one. */
@@ -26,6 +27,10 @@ export interface ImportDraft {
    * within 24 hours (`pacer run --batch-api`).
    */
   route: ImportRoute
+  /** The run's spend cap in dollars (`pacer run --budget`); absent: none. */
+  budgetUsd?: number
+  /** The budget field's text is not a dollar amount: the batch cannot be queued until fixed. */
+  budgetError?: string
 }
 
 export type ImportRoute = 'live' | 'batch'
@@ -48,6 +53,8 @@ export interface ImportSlice {
   }): void
   /** The agent module for the batch ('' for none): the file is previewed again with it. */
   setImportAgents(path: string): void
+  /** The run's cap as typed in its field: the file is previewed again with a valid one. */
+  setImportBudget(text: string): void
   confirmImport(): Promise<void>
   closeImport(): void
 }
@@ -58,17 +65,21 @@ export function canConfirmImport(draft: ImportDraft | null): boolean {
   if (!draft || !p || draft.phase !== 'ready') return false
   // The Batch API is chosen, and the engine said why these tasks cannot take it.
   if (draft.route === 'batch' && p.batchApiRefusal) return false
+  if (draft.budgetError !== undefined) return false
   return p.valid > 0 && (p.errors.length === 0 || draft.skipInvalid)
 }
 
-/** The draft's agent module as a command's field: left out when there is none. */
-function agentsOf(d: ImportDraft): { agents?: string } {
-  return d.agents === undefined ? {} : { agents: d.agents }
+/** The draft's agent module and run cap as a command's fields: each left out when unset. */
+function runOptionsOf(d: ImportDraft): { agents?: string; budgetUsd?: number } {
+  return {
+    ...(d.agents === undefined ? {} : { agents: d.agents }),
+    ...(d.budgetUsd === undefined ? {} : { budgetUsd: d.budgetUsd }),
+  }
 }
 
-/** The import's agent module and route as the command's fields: left out when default. */
-function importChoices(d: ImportDraft): { agents?: string; batchApi?: true } {
-  return { ...agentsOf(d), ...(d.route === 'batch' ? { batchApi: true } : {}) }
+/** The import's agent module, run cap and route as the command's fields: left out when default. */
+function importChoices(d: ImportDraft): { agents?: string; budgetUsd?: number; batchApi?: true } {
+  return { ...runOptionsOf(d), ...(d.route === 'batch' ? { batchApi: true } : {}) }
 }
 
 /** A draft's fields before its file has been read. */
@@ -100,6 +111,30 @@ async function readText(file: File): Promise<{ text: string } | { error: Command
   return { text: decoded.text }
 }
 
+/**
+ * The import's setImportBudget: the field's text as the run's cap. Not a dollar amount: the draft
+ * keeps why (Queue stays off). A new cap (or none) is one of the forecast's cap lines: the file is
+ * previewed again under a new id, so a slower earlier answer is dropped.
+ */
+function budgetSetter(
+  get: () => Store,
+  set: (patch: Partial<Store>) => void,
+  runPreview: (id: number) => Promise<void>,
+): (text: string) => void {
+  return (text) => {
+    const d = get().importDraft
+    if (!d) return
+    const parsed = parseRunBudget(text)
+    if ('error' in parsed) return set({ importDraft: { ...d, budgetError: parsed.error } })
+    const { budgetError: _fixed, budgetUsd: _was, ...rest } = d
+    const next: ImportDraft = parsed.usd === undefined ? rest : { ...rest, budgetUsd: parsed.usd }
+    if (parsed.usd === d.budgetUsd || d.content === null) return set({ importDraft: next })
+    const id = get().importSeq + 1
+    set({ importSeq: id, importDraft: { ...next, id, phase: 'previewing', error: null } })
+    void runPreview(id)
+  }
+}
+
 export const createImportSlice: SliceCreator<ImportSlice> = (set, get) => {
   const patchDraft = (id: number, patch: Partial<ImportDraft>): boolean => {
     const d = get().importDraft
@@ -114,7 +149,7 @@ export const createImportSlice: SliceCreator<ImportSlice> = (set, get) => {
     const { fileName, content, format, audit, assumeOutputTokens } = d
     const assumed = assumeOutputTokens === undefined ? {} : { assumeOutputTokens }
     const reply = await call((api) =>
-      api.previewBatch({ fileName, content, format, audit, ...assumed, ...agentsOf(d) }),
+      api.previewBatch({ fileName, content, format, audit, ...assumed, ...runOptionsOf(d) }),
     )
     if (reply.ok) patchDraft(id, { phase: 'ready', preview: reply.value })
     else patchDraft(id, { phase: 'failed', error: reply.error })
@@ -186,6 +221,8 @@ export const createImportSlice: SliceCreator<ImportSlice> = (set, get) => {
       if (d.content !== null) void runPreview(id)
     },
 
+    setImportBudget: budgetSetter(get, set, runPreview),
+
     confirmImport: async () => {
       const d = get().importDraft
       if (!d || !canConfirmImport(d) || d.content === null || d.format === null) return
@@ -205,14 +242,8 @@ export const createImportSlice: SliceCreator<ImportSlice> = (set, get) => {
         return
       }
       if (get().importDraft?.id === d.id) set({ importDraft: null })
-      set({
-        lastImport: {
-          fileName: d.fileName,
-          batchId: reply.value.batchId,
-          enqueued: reply.value.enqueued,
-          skipped: reply.value.skipped,
-        },
-      })
+      const { batchId, enqueued, skipped } = reply.value
+      set({ lastImport: { fileName: d.fileName, batchId, enqueued, skipped } })
       void get().loadBatches()
       get().refreshTasks()
     },

@@ -16,6 +16,7 @@ import type { BatchLifecycle, ResolvedTask, TaskDefaults } from '../batch-lifecy
 import type { RequestParams } from '../../core/types'
 import type { EngineParts } from '../parts'
 import type { BatchApiRuns } from '../batch-api-runs'
+import { usdToMicros } from '../../../../shared/money'
 
 type BatchHandlers = Pick<
   CommandHandlers,
@@ -76,12 +77,12 @@ export function batchHandlers(
   const { queue } = parts
   const forecastOf = (
     tasks: readonly ResolvedTask[],
-    input: { audit?: boolean; assumeOutputTokens?: number },
+    input: { audit?: boolean; assumeOutputTokens?: number; budgetUsd?: number },
   ): ForecastView => {
     // Both prices, live and at the batch rate, for the dialog's choice.
     const { dedup: _dedup, ...view } = forecastBatch(tasks, parts.prices, {
       ...forecastOptions(parts, input.audit, input.assumeOutputTokens),
-      caps: capsForFile(parts),
+      caps: capsForFile(parts, microsOf(input.budgetUsd)),
       batchRates: true,
     })
     return view
@@ -118,12 +119,13 @@ export function batchHandlers(
       }
       const audit = input.audit ?? parts.settings.get().audit
       const batch = { name: input.fileName, source: input.fileName, sourceHash: null, audit }
+      const budget = microsOf(input.budgetUsd)
       if (input.batchApi) {
         if (!batchApi) throw new EngineError('batch_api_refused', batchApiRefusal(tasks)!)
-        const batchId = batchApi.enqueue(tasks, batch, agents)
+        const batchId = batchApi.enqueue(tasks, batch, agents, budget)
         return { batchId, enqueued: tasks.length, skipped, errors }
       }
-      const batchId = batches.enqueue(tasks, batch, agents?.batch)
+      const batchId = batches.enqueue(tasks, batch, agents?.batch, budget)
       return { batchId, enqueued: tasks.length, skipped, errors }
     },
     'batches:list': () => queue.listBatches(),
@@ -153,6 +155,9 @@ export function batchHandlers(
     },
   }
 }
+
+const microsOf = (usd: number | undefined): number | undefined =>
+  usd === undefined ? undefined : usdToMicros(usd)
 
 function sortErrors(errors: LineError[]): LineError[] {
   return errors.sort((a, b) => a.line - b.line)

@@ -3,6 +3,7 @@ import { formatInt } from '../../lib/format'
 import { useStore } from '../../store'
 import { canConfirmImport } from '../../store/import-slice'
 import { AgentsField } from './agents-field'
+import { BudgetField } from './budget-field'
 import { ForecastTable } from './forecast-table'
 import { ImportRouteChoice } from './import-route'
 
@@ -37,6 +38,7 @@ export function ImportPreview() {
       </div>
 
       <AgentsField key={`${draft.fileName}\n${draft.agents ?? ''}`} />
+      <BudgetField key={`${draft.fileName}\n${draft.budgetUsd ?? ''}`} />
       {busy ? (
         <p className="hint">{draft.phase === 'reading' ? 'Reading file…' : 'Checking lines…'}</p>
       ) : null}
