@@ -283,6 +283,8 @@ export type ForecastFile = Pick<StreamedFile, 'path' | 'format' | 'onError' | 'o
   audit?: boolean
   /** Output tokens each step is assumed to answer. @default ForecastOptions.outputTokensPerStep */
   assumeOutputTokens?: number
+  /** What a task naming no provider or model gets (`pacer run`'s flags). @default the settings' */
+  defaults?: TaskDefaults
 }
 
 /** What `pacer forecast FILE` reports, read line by line. */
@@ -303,7 +305,7 @@ export async function forecastStreamedFile(
     forecastOptions(parts, file.audit, file.assumeOutputTokens),
   )
   const validator = new TaskValidator(tempKeys(db))
-  const resolve = taskResolver(parts)
+  const resolve = taskResolver(parts, file.defaults)
   const errors: LineError[] = []
   let read = 0
   let invalidLines = 0
