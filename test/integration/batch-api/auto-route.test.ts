@@ -34,6 +34,17 @@ it('auto: through the batch API when the forecast saving is above --batch-min-sa
     /through the batch API .*: the forecast saving \S+ is above \$0\.0000 \(--batch-min-saving\), no --deadline/,
   )
   expect(h.submitted('openai')).toHaveLength(tasks.length)
+  // pacer summary: what the discount saved, next to what dedup saved.
+  const summary = await runPacer(['summary', '--db', h.db])
+  expect(summary.stdout).toMatch(
+    /via batch: 12 calls at the batch rate \S+ \(live \S+\): the discount saved \S+ \(dedup saved \$0\.0000\)/,
+  )
+  const json = JSON.parse((await runPacer(['summary', '--db', h.db, '--json'])).stdout) as {
+    viaBatch: { calls: number; costUsd: number; listUsd: number; savedUsd: number }
+  }
+  expect(json.viaBatch.calls).toBe(12)
+  expect(json.viaBatch.savedUsd).toBeCloseTo(json.viaBatch.listUsd - json.viaBatch.costUsd, 6)
+  expect(json.viaBatch.savedUsd).toBeGreaterThan(0)
 }, 120_000)
 
 it('auto: live below the default threshold ($1), and live with a deadline inside 24 h', async () => {
