@@ -87,14 +87,17 @@ export function discountOf(engine: Engine, batchId: string): BatchDiscount {
   return batchDiscount(engine.db, engine.prices, batchId)
 }
 
+/** The discount in words: the calls via batch, their cost, the live price, what it saved. */
+export function discountText(d: BatchDiscount): string {
+  const saved = d.savedMicros === null ? 'unknown (a model is unpriced)' : formatUsd(d.savedMicros)
+  const list = d.listMicros === null ? 'unpriced' : formatUsd(d.listMicros)
+  return `${d.calls} calls at the batch rate ${formatUsd(d.costMicros)} (live ${list}): the discount saved ${saved}`
+}
+
 /** The summary's line on the discount, next to what dedup saved. */
 export function printDiscount(d: BatchDiscount): void {
   if (d.calls === 0) return
-  const saved = d.savedMicros === null ? 'unknown (a model is unpriced)' : formatUsd(d.savedMicros)
-  const list = d.listMicros === null ? 'unpriced' : formatUsd(d.listMicros)
-  say.err(
-    `  via batch:     ${d.calls} calls at the batch rate ${formatUsd(d.costMicros)} (live ${list}): the discount saved ${saved}\n`,
-  )
+  say.err(`  via batch:     ${discountText(d)}\n`)
 }
 
 /** The discount as the --json summary carries it. */

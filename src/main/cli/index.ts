@@ -124,8 +124,17 @@ function addRunCommand(program: Command, done: Done): void {
     )
     .option('--new', 'start a new batch even if an interrupted run of this file can be resumed')
     .option(
-      '--batch-api',
-      'send the calls as provider batches (OpenAI Batch API, Anthropic Message Batches) at half price, answers within 24 h; journaled, so a rerun resumes polling and never submits twice',
+      '--batch-api [auto]',
+      'send the calls as provider batches (OpenAI Batch API, Anthropic Message Batches) at half price, answers within 24 h; journaled, so a rerun resumes polling and never submits twice. "auto": only when the forecast saving is above --batch-min-saving and no --deadline forbids it, live otherwise',
+    )
+    .option(
+      '--batch-min-saving <usd>',
+      'with --batch-api auto: the forecast saving above which the batch API is chosen (default 1)',
+      num(0),
+    )
+    .option(
+      '--deadline <when>',
+      'when the answers are needed: a duration (90m, 2h, 1d) or an ISO time; inside the 24 h window, --batch-api is refused and auto runs live',
     )
     .option(
       '--budget <usd>',

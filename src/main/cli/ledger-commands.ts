@@ -2,7 +2,8 @@ import { resolve } from 'node:path'
 import type { BatchSummary, TypeRollupView } from '../../shared/contract'
 import { costCaveats, microsToUsd } from '../../shared/money'
 import { formatUsd } from '../../shared/format'
-import { ExportIncomplete, RECOVERY_HINT } from '../engine'
+import { batchDiscount, ExportIncomplete, RECOVERY_HINT, type BatchDiscount } from '../engine'
+import { discountJson, discountText } from './batch-api'
 import { DatabaseError, dbPathFrom, openReader, runHint, table, thousands } from './common'
 import { refuseDatabase, streamOut } from './stream-out'
 import { say } from './terminal-text'
@@ -12,9 +13,11 @@ export async function summaryCommand(opts: { db?: string; json?: boolean }): Pro
   const engine = openReader(opts.db)
   try {
     const { byType, totals } = await engine.handlers['ledger:rollup']({})
+    const discount = batchDiscount(engine.db, engine.prices, null)
     if (opts.json) {
+      const viaBatch = discount.calls > 0 ? { viaBatch: discountJson(discount) } : {}
       say.out(
-        `${JSON.stringify({ byType: byType.map(rollupJson), totals: rollupJson(totals), dbPath: engine.dbPath })}\n`,
+        `${JSON.stringify({ byType: byType.map(rollupJson), totals: rollupJson(totals), ...viaBatch, dbPath: engine.dbPath })}\n`,
       )
       return 0
     }
@@ -26,7 +29,7 @@ export async function summaryCommand(opts: { db?: string; json?: boolean }): Pro
       `${table(SUMMARY_HEADERS, [
         ...byType.map(summaryRow),
         summaryRow({ ...totals, taskType: 'TOTAL' }),
-      ])}\n${cacheLine(totals)}`,
+      ])}\n${cacheLine(totals)}${batchLine(totals.savedMicros, discount)}`,
     )
     return 0
   } finally {
@@ -100,6 +103,13 @@ export function summaryRow(r: TypeRollupView): (string | number)[] {
     // Net: what cache reads saved minus what cache writes cost above the input price.
     formatUsd(r.cacheSavedMicros - r.cacheWriteExtraMicros),
   ]
+}
+
+/** What the batch APIs' discount saved, beside what dedup saved; nothing when no call went so. */
+function batchLine(dedupMicros: number | null, d: BatchDiscount): string {
+  if (d.calls === 0) return ''
+  const dedup = dedupMicros === null ? 'unknown' : formatUsd(dedupMicros)
+  return `via batch: ${discountText(d)} (dedup saved ${dedup})\n`
 }
 
 /** The prompt cache's part of the totals, one line; nothing when no call used a cache. */

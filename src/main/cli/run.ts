@@ -18,13 +18,8 @@ import { LineErrorLog, checkReadable, readingBar, rejectLines, reportLineErrors 
 import { printSummary, summarize } from './run-summary'
 import { budgetReport, refuseOverBudget, reportBudgetStop, restForecast } from './run-budget'
 import { startLiveExport, targetFrom } from './otlp'
-import {
-  batchEngineOptions,
-  discountJson,
-  discountOf,
-  followBatches,
-  printDiscount,
-} from './batch-api'
+import { discountJson, discountOf, followBatches, printDiscount } from './batch-api'
+import { batchRoute } from './batch-route'
 
 export type { RunSummary } from './run-summary'
 
@@ -68,8 +63,12 @@ export interface RunOptions extends ParamsOptions {
   otlp?: string
   /** With an OTLP target: prompts and answers on the spans, secrets redacted. */
   otlpContent?: boolean
-  /** Send the calls as provider batches at the batch price (`--batch-api`). */
-  batchApi?: boolean
+  /** Send the calls as provider batches at the batch price (`--batch-api`), or let `auto` choose. */
+  batchApi?: boolean | string
+  /** When the answers are needed by (`--deadline`): a duration or an ISO time. */
+  deadline?: string
+  /** `--batch-api auto` goes through the batch API above this forecast saving, in USD. */
+  batchMinSaving?: number
 }
 
 /** `pacer run FILE`: queue (or resume) the batch, run it to the end, report; Ctrl-C resumes later. */
@@ -88,7 +87,10 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
   if (opts.initialConcurrency !== undefined) scheduler.initial = opts.initialConcurrency
   const dbPath = dbPathFrom(opts.db)
   const baseUrls = processBaseUrls(opts.baseUrl, opts.provider)
-  const viaBatch = opts.batchApi ? batchEngineOptions(opts.provider) : null
+  // No --model on a real provider: a task naming none is refused (one usage line for all of them).
+  const model = opts.model ?? (opts.provider === 'sim' ? SIM_DEFAULT_MODEL : null)
+  const defaults = { provider: opts.provider, model, params, agents: agents?.batch }
+  const viaBatch = await batchRoute(opts, path, dbPath, defaults)
   const engine = await openTeamEngine(opts.store, {
     checkIntegrity: true,
     dbPath,
@@ -111,9 +113,6 @@ export async function runCommand(file: string, opts: RunOptions): Promise<number
 
   if (agents) engine.agents.remember(agents.module)
   const audit = opts.audit ?? engine.settings.get().audit
-  // No --model on a real provider: a task naming none is refused (one usage line for all of them).
-  const model = opts.model ?? (opts.provider === 'sim' ? SIM_DEFAULT_MODEL : null)
-  const defaults = { provider: opts.provider, model, params, agents: agents?.batch }
   const errors = new LineErrorLog()
   const out = await queueFile(engine, path, opts, { defaults, audit, errors })
   if (model === null && errors.unnamedModel > 0) {

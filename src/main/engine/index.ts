@@ -14,6 +14,8 @@ export { RECOVERY_HINT, defaultDbPath, integrityProblems, openDatabase } from '.
 export { databaseFileAt, describeDatabaseFile } from './db/database-files'
 export { CONTROLLER_KINDS } from './pacing/controllers'
 export { localZone } from './pacing/spend-periods'
+export type { TaskDefaults } from './app/task-defaults'
+export { BATCH_RATES } from './pricing/batch-rates'
 export type { ControllerKind } from './pacing/controllers'
 export type { PartitionStop } from './pacing/scheduler'
 export { PRICE_TABLE_VERSION, Prices } from './pricing/prices'

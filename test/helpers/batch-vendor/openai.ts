@@ -347,9 +347,28 @@ export class OpenAiBatchDouble {
     return this.batchJson(id)
   }
 
-  /** GET /v1/batches: newest first. */
-  list(): Record<string, unknown> {
-    const data = [...this.batches.keys()].reverse().map((id) => this.batchJson(id))
-    return { object: 'list', data, has_more: false }
+  /**
+   * GET /v1/batches?limit=&after=: newest first, a page of `limit` (1-100, default 20) after the
+   * cursor `after` (a batch id), with first_id, last_id and has_more as the vendor pages them.
+   */
+  list(query: URLSearchParams = new URLSearchParams()): Record<string, unknown> {
+    const raw = query.get('limit')
+    const limit = raw === null ? 20 : Number(raw)
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
+      throw openAiError(400, `Invalid 'limit': integer between 1 and 100 expected, got ${raw}`)
+    }
+    const ids = [...this.batches.keys()].reverse()
+    const after = query.get('after')
+    const start = after === null ? 0 : ids.indexOf(after) + 1
+    if (after !== null && start === 0) throw openAiError(404, `No batch found with id '${after}'.`)
+    const page = ids.slice(start, start + limit)
+    const data = page.map((id) => this.batchJson(id))
+    return {
+      object: 'list',
+      data,
+      first_id: page[0] ?? null,
+      last_id: page.at(-1) ?? null,
+      has_more: start + limit < ids.length,
+    }
   }
 }

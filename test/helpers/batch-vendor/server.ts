@@ -17,10 +17,19 @@ export { answerFor, batchCostMicros } from './answers'
 export { Timeline } from './timeline'
 
 export interface BatchVendorOptions extends TimelineOptions {
-  /** @default a FakeClock: the test moves time */
+  /**
+   * @default a FakeClock from now: the test moves time, and the vendor's timestamps start near the
+   * client's, as a real vendor's do (a lost submission is looked for among batches not older than it)
+   */
   clock?: Clock
   /** false: every batch endpoint answers 404. @default true */
   batchEndpoints?: boolean
+  /**
+   * POST /v1/batches and POST /v1/messages/batches create the batch and then never answer, while
+   * this is true: a client killed then has a batch at the vendor whose id it never saw.
+   * @default false
+   */
+  hangAfterCreate?: boolean
 }
 
 export interface RecordedCall {
@@ -48,6 +57,9 @@ export interface BatchVendor {
   close(): Promise<void>
 }
 
+/** An answer never sent (hangAfterCreate). */
+const HANG: Promise<never> = new Promise(() => {})
+
 function send(res: ServerResponse, status: number, body: unknown, type = 'application/json'): void {
   const text = typeof body === 'string' ? body : JSON.stringify(body)
   res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(text) })
@@ -61,7 +73,7 @@ function authorized(req: IncomingMessage, anthropic: boolean): boolean {
 
 /** Starts both doubles on a free loopback port. */
 export async function startBatchVendor(options: BatchVendorOptions = {}): Promise<BatchVendor> {
-  const clock = options.clock ?? new FakeClock()
+  const clock = options.clock ?? new FakeClock(Date.now())
   const openai = new OpenAiBatchDouble(clock, options)
   const anthropic = new AnthropicBatchDouble(clock, options)
   const calls: RecordedCall[] = []
@@ -81,7 +93,9 @@ export async function startBatchVendor(options: BatchVendorOptions = {}): Promis
     let m: RegExpMatchArray | null
     if (isAnthropic) {
       if (method === 'POST' && path === '/v1/messages/batches') {
-        return [200, anthropic.create(json(), body.length)]
+        const created = anthropic.create(json(), body.length)
+        if (options.hangAfterCreate) return HANG
+        return [200, created]
       }
       if (method === 'GET' && path === '/v1/messages/batches') return [200, anthropic.list(url)]
       if ((m = path.match(/^\/v1\/messages\/batches\/([^/]+)$/)) && method === 'GET') {
@@ -109,8 +123,14 @@ export async function startBatchVendor(options: BatchVendorOptions = {}): Promis
     if ((m = path.match(/^\/v1\/files\/([^/]+)\/content$/)) && method === 'GET') {
       return [200, openai.fileContent(m[1]!), 'application/octet-stream']
     }
-    if (method === 'POST' && path === '/v1/batches') return [200, openai.createBatch(json())]
-    if (method === 'GET' && path === '/v1/batches') return [200, openai.list()]
+    if (method === 'POST' && path === '/v1/batches') {
+      const created = openai.createBatch(json())
+      if (options.hangAfterCreate) return HANG
+      return [200, created]
+    }
+    if (method === 'GET' && path === '/v1/batches') {
+      return [200, openai.list(new URL(req.url ?? '/', 'http://x').searchParams)]
+    }
     if ((m = path.match(/^\/v1\/batches\/([^/]+)$/)) && method === 'GET') {
       return [200, openai.batchJson(m[1]!)]
     }

@@ -286,6 +286,8 @@ export type ForecastFile = Pick<StreamedFile, 'path' | 'format' | 'onError' | 'o
   assumeOutputTokens?: number
   /** The run's cap to weigh the batch against (`--budget`), beside the kept caps. */
   budgetMicros?: number
+  /** What a task naming no provider or model gets (`pacer run`'s flags). @default the settings' */
+  defaults?: TaskDefaults
 }
 
 /** What `pacer forecast FILE` reports, read line by line. */
@@ -306,7 +308,7 @@ export async function forecastStreamedFile(
     caps: capsForFile(parts, file.budgetMicros),
   })
   const validator = new TaskValidator(tempKeys(db))
-  const resolve = taskResolver(parts)
+  const resolve = taskResolver(parts, file.defaults)
   const errors: LineError[] = []
   let read = 0
   let invalidLines = 0

@@ -22,12 +22,21 @@ const SQL = `
   FROM ledger WHERE price_version LIKE '%+batch' AND outcome IN ('executed', 'duplicate') AND (@batchId IS NULL OR batch_id = @batchId)
   GROUP BY provider, model`
 
-/** The batch discount of one batch's calls (or of every call, batchId null). */
+// The ledger has no index by label: a ledger without a single batch-priced label is not scanned.
+const ANY_SQL = `SELECT EXISTS (SELECT 1 FROM ledger_labels WHERE price_version LIKE '%+batch') AS any`
+
+/**
+ * The batch discount of one batch's calls (or of every call, batchId null). The live price is
+ * the current price table's for the row's provider and model (rows keep their batch cost only).
+ */
 export function batchDiscount(
   db: Database.Database,
   prices: Prices,
   batchId: string | null,
 ): BatchDiscount {
+  if ((db.prepare(ANY_SQL).get() as { any: number }).any === 0) {
+    return { calls: 0, costMicros: 0, listMicros: 0, savedMicros: 0 }
+  }
   const rows = db.prepare(SQL).all({ batchId }) as {
     provider: string
     model: string

@@ -10,8 +10,10 @@ import type { Clock } from '../../core/types'
 import type { WriteScope } from '../../db/step-writes'
 import { sleep } from '../../core/timers'
 import { BatchJournal, type JournalLine, type Vendor } from './journal'
+import { recoverLost, submissionTag } from './lost'
 import { splitForVendor } from './split'
-import { VENDORS, vendorOf, type BatchRequest, type RemoteStatus, type VendorLink } from './vendors'
+import { VENDORS, vendorOf, type BatchRequest, type RemoteStatus } from './vendors'
+import type { Accepted, VendorLink } from './vendors'
 import {
   headersOf,
   customIdOf,
@@ -23,6 +25,7 @@ import {
 } from './answers'
 
 export type { ProviderBatchView } from './answers'
+export { submissionTag } from './lost'
 
 export interface BatchApiOptions {
   db: Database.Database
@@ -153,10 +156,11 @@ export class BatchApi extends EventEmitter<BatchApiEvents> {
     })
   }
 
-  /** Where a call's answer comes from: a line already at the vendor, or the next round. */
-  #route(call: Call): void {
-    const line = this.journal.latest(call.customId)
-    if (line && !line.delivered) {
+  /** Where a call's answer comes from: a line already at the vendor, or (`fresh`) the next round. */
+  #route(call: Call, fresh = false): void {
+    const line = fresh ? undefined : this.journal.latest(call.customId)
+    // A line an abandoned submission gave back (status 0) has no answer: it goes in a round.
+    if (line && !line.delivered && !(line.state !== 'pending' && line.status === 0)) {
       if (line.state !== 'pending') return this.#deliver(call.customId)
       // Being submitted by this process: its submit polls it once the vendor has answered.
       if (!this.#submitting.has(line.submission)) this.#ensurePolling(line.submission)
@@ -221,9 +225,9 @@ export class BatchApi extends EventEmitter<BatchApiEvents> {
     const api = VENDORS[g.vendor]
     await writes.durable()
     const link = this.#link(g.endpoint)
-    let sent: { remoteId: string; inputFile: string | null; status: string }
+    let sent: Accepted
     try {
-      sent = await api.submit(link, chunk, `pacer-${id}-${now}`)
+      sent = await api.submit(link, chunk, submissionTag({ id, createdAt: now }))
     } catch (err) {
       const refused = refusal(g, err)
       writes.run(() => this.journal.end(id, 'refused', [], refused, clock.now(), refused.message))
@@ -261,21 +265,15 @@ export class BatchApi extends EventEmitter<BatchApiEvents> {
     const { writes, clock, pollMs } = this.#o
     let s = this.journal.submission(id)
     if (s && s.remoteId === null && !s.ended) {
-      // Begun by a process that died before the vendor's answer was written: what it sent cannot
-      // be found again, so its lines are given back and go in the next round.
-      writes.run(() =>
-        this.journal.end(
-          id,
-          'abandoned',
-          [],
-          { state: 'errored', status: 0, body: '{}' },
-          clock.now(),
-          'the process submitting it ended before the vendor answered',
-        ),
-      )
-      await writes.durable()
-      this.#resubmitWaiting(id)
-      return
+      const o = {
+        ...this.#o,
+        signal: this.#stop.signal,
+        warn: (m: string) => this.emit('warning', m),
+      }
+      const found = await recoverLost(this.journal, s, this.#link(s.endpoint), o)
+      this.#announce(id)
+      if (!found) return this.#resubmitWaiting(id)
+      s = this.journal.submission(id)
     }
     let failures = 0
     while (s && !s.ended && s.remoteId !== null) {
@@ -329,17 +327,17 @@ export class BatchApi extends EventEmitter<BatchApiEvents> {
     if (list.length > 0) this.#requeue(customId, line)
   }
 
-  #requeue(customId: string, line: JournalLine): void {
+  #requeue(customId: string, line: JournalLine, fresh = false): void {
     const s = this.journal.submission(line.submission)
     const body = this.#bodyOf(customId)
     if (!s || body === null) return
-    this.#route({ customId, vendor: s.vendor, endpoint: s.endpoint, model: s.model, body })
+    this.#route({ customId, vendor: s.vendor, endpoint: s.endpoint, model: s.model, body }, fresh)
   }
 
-  /** Lines of an abandoned submission whose calls wait: into the next round. */
+  /** Lines of an abandoned submission whose calls wait: into the next round, not the journal. */
   #resubmitWaiting(id: number): void {
     for (const line of this.journal.lines(id)) {
-      if (this.#waiters.has(line.customId)) this.#requeue(line.customId, line)
+      if (this.#waiters.has(line.customId)) this.#requeue(line.customId, line, true)
     }
   }
 

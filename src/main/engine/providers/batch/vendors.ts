@@ -47,15 +47,29 @@ export interface VendorLink {
 
 export interface VendorApi {
   vendor: Vendor
-  submit(
-    link: VendorLink,
-    lines: readonly BatchRequest[],
-    tag: string,
-  ): Promise<{ remoteId: string; inputFile: string | null; status: string }>
+  submit(link: VendorLink, lines: readonly BatchRequest[], tag: string): Promise<Accepted>
   status(link: VendorLink, remoteId: string): Promise<RemoteStatus>
   results(link: VendorLink, status: RemoteStatus): Promise<LineAnswer[]>
   cancel(link: VendorLink, remoteId: string): Promise<RemoteStatus>
+  /**
+   * The batch a submission created, found again by its tag (a process killed between the vendor
+   * accepting it and its id being journaled); null when there is none. Absent: the vendor keeps
+   * nothing a batch could be found by (Anthropic's message batches carry no metadata).
+   */
+  find?(link: VendorLink, tag: string, since: number): Promise<Accepted | null>
 }
+
+/** A batch the vendor accepted: its id, its input file (OpenAI) and its status then. */
+export interface Accepted {
+  remoteId: string
+  inputFile: string | null
+  status: string
+}
+
+/** Pages of GET /v1/batches looked through for a lost submission: 20 × 100, newest first. */
+const FIND_PAGES = 20
+/** Clock skew allowed between this machine and the vendor when telling a batch too old. */
+const FIND_SKEW_MS = 10 * 60_000
 
 /** The JSON text of one line a request of the given size takes in the vendor's input. */
 export function lineBytes(vendor: Vendor, r: BatchRequest): number {
@@ -232,6 +246,33 @@ export const openAiBatches: VendorApi = {
         method: 'POST',
       }),
     )
+  },
+  // GET /v1/batches lists newest first with cursor paging (limit ≤ 100, after = last_id): read
+  // until the tag's batch, a batch created before the submission began, or the last page.
+  async find(link, tag, since) {
+    const root = openAiRoot(link.endpoint)
+    let after: string | null = null
+    for (let page = 0; page < FIND_PAGES; page++) {
+      const q = `limit=100${after === null ? '' : `&after=${encodeURIComponent(after)}`}`
+      const list = await json(link, `${root}/batches?${q}`, { method: 'GET' })
+      const data = (Array.isArray(list['data']) ? list['data'] : []) as Record<string, unknown>[]
+      for (const b of data) {
+        const meta = b['metadata'] as Record<string, unknown> | null | undefined
+        if (meta?.['pacer_submission'] === tag) {
+          return {
+            remoteId: String(b['id']),
+            inputFile: typeof b['input_file_id'] === 'string' ? b['input_file_id'] : null,
+            status: String(b['status']),
+          }
+        }
+      }
+      // Older than the submission (by the vendor's clock, allowing for skew): not there.
+      const oldest = data.at(-1)?.['created_at']
+      if (typeof oldest === 'number' && oldest * 1000 < since - FIND_SKEW_MS) return null
+      if (list['has_more'] !== true || typeof list['last_id'] !== 'string') return null
+      after = list['last_id']
+    }
+    return null
   },
 }
 
