@@ -16,6 +16,7 @@ import { RateBudget, costOf, readBudgetHeaders, refillRate } from './rate-budget
 import type { BudgetCost, BudgetSettle, BudgetTicket, SharedReading } from './shared-budget'
 import type { PaceView } from './send-pace'
 import { FloorPace } from './floor-pace'
+import type { Learn, LearnEvent, LearnedPaces } from './learned-pace'
 
 /** Pacing beyond concurrency, per partition. Every field has a default; `{}` turns it all on. */
 export interface PacingOptions {
@@ -131,12 +132,57 @@ export class PartitionPacing {
   #pauseReason: string | null = null
   #wake: NodeJS.Timeout | undefined
   #wakeAt = Number.POSITIVE_INFINITY
-  readonly #floor = new FloorPace()
+  readonly #floor: FloorPace
+  // What this worker learned since its last release was written: replayed on the shared paces.
+  #events: LearnEvent[] = []
 
-  constructor(partition: string, options: Required<PacingOptions>) {
+  /** `worker`: this worker's name on the store, among those sharing the learned paces. */
+  constructor(partition: string, options: Required<PacingOptions>, worker = '') {
     this.#partition = partition
     this.#o = options
     this.#budget = new RateBudget({ windowMs: options.windowMs })
+    this.#floor = new FloorPace(worker)
+  }
+
+  /**
+   * What this worker learned since it last handed it over, to write on the shared record with
+   * the release (learned-pace.ts); undefined when it learned nothing: the release writes no more
+   * than it did.
+   */
+  takeLearning(): Learn | undefined {
+    if (this.#events.length === 0) return undefined
+    const events = this.#events
+    this.#events = []
+    return (learned) => {
+      const at = events[events.length - 1]?.now ?? 0
+      // From the record's paces exactly, so that a success grows the shared rate once.
+      this.adopt(learned, at)
+      for (const e of events) {
+        if (e.kind === 'send-cut') this.#budget.refusedUnexplained(e.sentAt, e.now)
+        else {
+          this.#floor.seen(e.now)
+          if (e.kind === 'floor-cut') this.#floor.refused(e.now, e.sentAt)
+          else this.#floor.grow(e.now, e.sentAt)
+        }
+      }
+      return this.learned(at)
+    }
+  }
+
+  /** The paces this worker knows, as the shared record keeps them; null: nothing learned. */
+  learned(now: number): LearnedPaces | null {
+    const out: LearnedPaces = {}
+    const send = this.#budget.sendPace.learned()
+    if (send.cutAt !== null) out.send = send
+    const floor = this.#floor.learned(now)
+    if (floor.cutAt !== null) out.floor = floor
+    return out.send || out.floor ? out : null
+  }
+
+  /** Continues from the paces the partition's workers learned (another worker's cut included). */
+  adopt(learned: LearnedPaces | null | undefined, now: number): void {
+    this.#budget.sendPace.adopt(learned?.send, now)
+    this.#floor.adopt(learned?.floor)
   }
 
   /** Ms until a call of this estimate may be admitted; 0 when it may go now. */
@@ -235,6 +281,10 @@ export class PartitionPacing {
     if (outcome === 'ok' || outcome === 'near_limit') {
       this.#floor.succeeded(now, reservation.sentAt)
       this.#oksSinceRefusal++
+      // Every worker's successes grow the shared floor pace (and say who shares it).
+      if (this.#floor.perMinute !== null) {
+        this.#events.push({ kind: 'floor-ok', sentAt: reservation.sentAt, now })
+      }
     }
     const lone = refused && this.#oksSinceRefusal > 0
     if (refused) this.#oksSinceRefusal = 0
@@ -256,7 +306,11 @@ export class PartitionPacing {
     // budget (the model waits for its refill), or not, when the provider counts in a shorter
     // window (the pace narrows, twice at most). Only then is it a sign of too many in flight.
     const rated = this.#o.budget && refused && this.#budget.known
+    const cutAt = this.#budget.sendPace.cutAt
     const narrowed = rated && !explained && this.#budget.refusedUnexplained(reservation.sentAt, now)
+    if (this.#budget.sendPace.cutAt !== cutAt) {
+      this.#events.push({ kind: 'send-cut', sentAt: reservation.sentAt, now })
+    }
     const absorbed = (rated && explained) || narrowed
     if (!refused || !this.#o.pause || !headers) return { pause: null, absorbed, budgets, reading }
     // Evidence decides what a wait applies to: an empty budget or refusals in a row pause the
@@ -283,19 +337,21 @@ export class PartitionPacing {
     return { pause, absorbed, budgets, reading }
   }
 
-  /**
-   * A refusal while the limit cannot be cut any lower and no budget is announced: the calls go at
-   * a learned rate below one per round trip (floor-pace.ts), cut by this refusal. False when
-   * pauses are off or a budget paces the partition.
-   */
   /** The floor's learned pace holds: refusals are its to answer, whatever the limit. */
   get floorPacing(): boolean {
     return this.#floor.perMinute !== null
   }
 
+  /**
+   * A refusal while the limit cannot be cut any lower and no budget is announced: the calls go at
+   * a learned rate below one per round trip (floor-pace.ts), cut by this refusal. False when
+   * pauses are off or a budget paces the partition.
+   */
   floorPaced(now: number, sentAt: number): boolean {
     if (!this.#o.pause || (this.#o.budget && this.#budget.known)) return false
+    const cutAt = this.#floor.cutAt
     this.#floor.refused(now, sentAt)
+    if (this.#floor.cutAt !== cutAt) this.#events.push({ kind: 'floor-cut', sentAt, now })
     return true
   }
 

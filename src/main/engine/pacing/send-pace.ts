@@ -9,6 +9,7 @@
 // enforced is shorter, and one call at a time at the rate suits every window. (A step through a
 // one-second burst first was measured on the family: more refusals, a worse 10th percentile.)
 // Refusals after that are not about spacing. Pure: every method takes `now`.
+import type { SendLearned } from './learned-pace'
 import type { BudgetDimension } from './rate-budget'
 
 /**
@@ -28,6 +29,13 @@ const SCALE_CUT = 0.8
 const MIN_SCALE = 0.05
 /** Without refusals the share regrows this much per second (x1.25 in about 10 s), up to 1. */
 const SCALE_GROWTH_PER_S = 1.025
+
+const UNLEARNED: SendLearned = Object.freeze({
+  burstMs: INITIAL_BURST_MS,
+  scale: 1,
+  scaleAt: null,
+  cutAt: null,
+})
 
 interface Lane {
   /** The announced rate per ms. */
@@ -68,6 +76,43 @@ export class SendPace {
 
   get burstMs(): number {
     return this.#burstMs
+  }
+
+  /** When the pace was last narrowed or cut (epoch ms): a new value is a cut to share. */
+  get cutAt(): number {
+    return this.#lastCutAt
+  }
+
+  /** What refusals taught the pace, as the partition's other workers continue from it. */
+  learned(): SendLearned {
+    const finite = (t: number) => (Number.isFinite(t) ? t : null)
+    return {
+      burstMs: this.#burstMs,
+      scale: this.#scale,
+      scaleAt: finite(this.#scaleAt),
+      cutAt: finite(this.#lastCutAt),
+    }
+  }
+
+  /**
+   * Continues from what the partition's workers learned (learned-pace.ts); undefined: nothing
+   * yet, the pace as it starts.
+   */
+  adopt(learned: SendLearned | undefined, now: number): void {
+    const l = learned ?? UNLEARNED
+    if (
+      l.burstMs === this.#burstMs &&
+      l.scale === this.#scale &&
+      (l.cutAt ?? Number.NEGATIVE_INFINITY) === this.#lastCutAt
+    ) {
+      return
+    }
+    // The lanes' levels refill at the old rate up to now; the new one applies from here.
+    this.#settleLevels(now)
+    this.#burstMs = l.burstMs
+    this.#scale = l.scale
+    this.#scaleAt = l.scaleAt ?? Number.NEGATIVE_INFINITY
+    this.#lastCutAt = l.cutAt ?? Number.NEGATIVE_INFINITY
   }
 
   /** The rate is announced (or changed) for a dimension: the lane follows it. */

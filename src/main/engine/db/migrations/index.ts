@@ -16,6 +16,7 @@ import { spendBudgetsMigration } from './014-spend-budgets'
 import { pacingHistoryMigration } from './015-pacing-history'
 import { providerBatchesMigration } from './016-provider-batches'
 import { spendCapsMigration } from './017-spend-caps'
+import { pacingLearnedMigration } from './022-pacing-learned'
 import type { Migration } from './migration'
 
 export type { Migration } from './migration'
@@ -39,4 +40,5 @@ export const MIGRATIONS: readonly Migration[] = [
   pacingHistoryMigration,
   providerBatchesMigration,
   spendCapsMigration,
+  pacingLearnedMigration,
 ]
