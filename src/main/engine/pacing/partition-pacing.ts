@@ -180,8 +180,8 @@ export class PartitionPacing {
   }
 
   /** Continues from the paces the partition's workers learned (another worker's cut included). */
-  adopt(learned: LearnedPaces | null | undefined, now: number): void {
-    this.#budget.sendPace.adopt(learned?.send, now)
+  adopt(learned: LearnedPaces | null | undefined, now: number, workers?: number): void {
+    this.#budget.sendPace.adopt(learned?.send, now, workers)
     this.#floor.adopt(learned?.floor)
   }
 

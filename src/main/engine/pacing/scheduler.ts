@@ -5,9 +5,9 @@ import type { CallAnswer, PacingOptions, PacingSnapshot } from './partition-paci
 import { PartitionPacing, checkPacingOptions } from './partition-pacing'
 import type { CallEstimate } from './rate-budget'
 import type { BudgetCost } from './shared-budget'
-import type { PacingRecord, PacingStore } from './store'
+import type { PacingStore } from './store'
 import { checkStoreOptions } from './store'
-import type { Charged } from './store-budget'
+import type { BudgetOptions, Charged } from './store-budget'
 import { PartitionBudget } from './store-budget'
 import { Heartbeat, sharedView } from './store-link'
 import { MemoryPacingStore } from './store-memory'
@@ -88,7 +88,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       const waiting = () => queue.length
       const createController: ControllerFactory = (...args) => this.#createController(...args)
       const pacing = this.#pacing && new PartitionPacing(partition, this.#pacing, worker)
-      const adoptLearned = (l: PacingRecord['learned']) => pacing?.adopt(l, clock.now())
+      const adoptLearned: BudgetOptions['adoptLearned'] = (l, n) => pacing?.adopt(l, clock.now(), n)
       const o = { partition, worker, store, createController, waiting, wake, warn: this.#warn }
       const budget = new PartitionBudget(
         { ...o, params: this.#defaults, adoptLearned },

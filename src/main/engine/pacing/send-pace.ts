@@ -71,6 +71,10 @@ export class SendPace {
   // tenant the headers hide, a `remaining` that lags, a cap on calls in flight.
   #scale = 1
   #scaleAt = Number.NEGATIVE_INFINITY
+  // Workers sending at this rate (the store counts them): each takes its share, whatever the
+  // headers show. What others spend is learned from `remaining` only while the minute's bucket
+  // is below 90 %: three processes on a full bucket each took the whole rate and were refused.
+  #workers = 1
   // The latest moment the pace was asked about, for the view.
   #seen = Number.NEGATIVE_INFINITY
 
@@ -98,9 +102,10 @@ export class SendPace {
    * Continues from what the partition's workers learned (learned-pace.ts); undefined: nothing
    * yet, the pace as it starts.
    */
-  adopt(learned: SendLearned | undefined, now: number): void {
+  adopt(learned: SendLearned | undefined, now: number, workers = this.#workers): void {
     const l = learned ?? UNLEARNED
     if (
+      workers === this.#workers &&
       l.burstMs === this.#burstMs &&
       l.scale === this.#scale &&
       (l.cutAt ?? Number.NEGATIVE_INFINITY) === this.#lastCutAt
@@ -113,6 +118,7 @@ export class SendPace {
     this.#scale = l.scale
     this.#scaleAt = l.scaleAt ?? Number.NEGATIVE_INFINITY
     this.#lastCutAt = l.cutAt ?? Number.NEGATIVE_INFINITY
+    this.#workers = Math.max(1, workers)
   }
 
   /** The rate is announced (or changed) for a dimension: the lane follows it. */
@@ -222,7 +228,7 @@ export class SendPace {
   }
 
   #rate(lane: Lane, now: number): number {
-    const ours = lane.ratePerMs * Math.max(0.05, 1 - lane.othersShare)
+    const ours = lane.ratePerMs * Math.min(Math.max(0.05, 1 - lane.othersShare), 1 / this.#workers)
     return ours * (this.#burstMs === 0 ? SINGLE_CALL_MARGIN : 1) * this.#currentScale(now)
   }
 

@@ -34,8 +34,8 @@ export interface BudgetOptions {
   wake: () => void
   /** A store call failed; the budget retries on its own. */
   warn: (message: string) => void
-  /** A record another worker wrote brought learned paces (learned-pace.ts): they apply at once. */
-  adoptLearned?: (learned: PacingRecord['learned']) => void
+  /** Each admission's record brings the learned paces (learned-pace.ts) and the workers' count. */
+  adoptLearned?: (learned: PacingRecord['learned'], workers?: number) => void
 }
 
 /** One partition's budget as this worker sees it. */
@@ -342,6 +342,7 @@ export class PartitionBudget {
 
   #admitted(a: Admission, now: number): boolean {
     this.#othersWaiting = a.othersWaiting
+    this.#o.adoptLearned?.(a.record.learned, a.workers)
     this.#adopt(a.record)
     if (a.admitted) {
       this.#calls.resetPoll()
@@ -378,7 +379,6 @@ export class PartitionBudget {
       this.#controller = this.#o.createController(this.partition, { ...record.params })
     }
     this.#controller.importState?.(record.controller)
-    this.#o.adoptLearned?.(record.learned)
     const change = record.lastChange
     if (
       change &&

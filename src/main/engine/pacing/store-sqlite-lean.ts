@@ -184,11 +184,12 @@ export class LeanLeases {
     cost: BudgetCost | undefined,
   ): Admission {
     b.waiting = waiting
-    const refused = { admitted: false, record, inflight: b.used, othersWaiting: 0 }
+    // Alone on the partition: its sends may take the whole announced rate.
+    const refused = { admitted: false, record, inflight: b.used, othersWaiting: 0, workers: 1 }
     if (b.used >= record.concurrency || record.pausedUntil > now) return refused
     if (!cost) {
       b.used++
-      return { admitted: true, record, inflight: b.used, othersWaiting: 0 }
+      return { admitted: true, record, inflight: b.used, othersWaiting: 0, workers: 1 }
     }
     const taken = takeBudget(b.budget, now, cost)
     if (taken === 'budget') {
@@ -196,7 +197,8 @@ export class LeanLeases {
     }
     b.budget = taken.next
     b.used++
-    return { admitted: true, record, inflight: b.used, othersWaiting: 0, ticket: taken.ticket }
+    const ticket = taken.ticket
+    return { admitted: true, record, inflight: b.used, othersWaiting: 0, workers: 1, ticket }
   }
 
   /**

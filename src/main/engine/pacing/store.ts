@@ -83,6 +83,11 @@ export interface Admission {
   inflight: number
   /** Calls waiting in the other workers, as they last reported it. */
   othersWaiting: number
+  /**
+   * Workers with calls in flight or waiting, this one included, where the store counts them (the
+   * SQLite file): each paces its sends at its share of an announced rate (send-pace.ts).
+   */
+  workers?: number
   /** Admitted with a cost: the call's place in the shared announced budget, to settle it with. */
   ticket?: BudgetTicket
   /** Refused by the shared announced budget: ms until the call fits it (0 or absent: not that). */

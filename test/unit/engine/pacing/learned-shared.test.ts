@@ -114,6 +114,8 @@ describe('the announced rate’s learned pace, shared', () => {
     // (No headers: A's estimate of what others spend stays as it was, the ratio below is the share's.)
     early.release('throttled')
     expect(learned()?.send).toEqual(cut)
+    // B has a call in flight again: A's pace is its half of the rate, as when it sent `early`.
+    const hold = await b.acquire('p')
     const next = a.acquire('p')
     await pass(3000)
     await next
@@ -121,6 +123,7 @@ describe('the announced rate’s learned pace, shared', () => {
     const ratio = (pace(a)?.perMinute.requests ?? 0) / before
     expect(ratio).toBeGreaterThanOrEqual(0.8 - 1e-9)
     expect(ratio).toBeLessThanOrEqual(0.8 * 1.025 ** 3 + 1e-9)
+    hold.release('ok')
   })
 })
 
