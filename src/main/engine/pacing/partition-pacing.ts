@@ -135,6 +135,8 @@ export class PartitionPacing {
   readonly #floor: FloorPace
   // What this worker learned since its last release was written: replayed on the shared paces.
   #events: LearnEvent[] = []
+  #adopted: LearnedPaces | null | undefined = null
+  #workers = 1
 
   /** `worker`: this worker's name on the store, among those sharing the learned paces. */
   constructor(partition: string, options: Required<PacingOptions>, worker = '') {
@@ -144,11 +146,7 @@ export class PartitionPacing {
     this.#floor = new FloorPace(worker)
   }
 
-  /**
-   * What this worker learned since it last handed it over, to write on the shared record with
-   * the release (learned-pace.ts); undefined when it learned nothing: the release writes no more
-   * than it did.
-   */
+  /** What this worker learned, for its release to write (learned-pace.ts); undefined: nothing. */
   takeLearning(): Learn | undefined {
     if (this.#events.length === 0) return undefined
     const events = this.#events
@@ -156,7 +154,7 @@ export class PartitionPacing {
     return (learned) => {
       const at = events[events.length - 1]?.now ?? 0
       // From the record's paces exactly, so that a success grows the shared rate once.
-      this.adopt(learned, at)
+      this.adopt(learned, at, undefined, true)
       for (const e of events) {
         if (e.kind === 'send-cut') this.#budget.refusedUnexplained(e.sentAt, e.now)
         else {
@@ -171,16 +169,18 @@ export class PartitionPacing {
 
   /** The paces this worker knows, as the shared record keeps them; null: nothing learned. */
   learned(now: number): LearnedPaces | null {
-    const out: LearnedPaces = {}
     const send = this.#budget.sendPace.learned()
-    if (send.cutAt !== null) out.send = send
     const floor = this.#floor.learned(now)
-    if (floor.cutAt !== null) out.floor = floor
-    return out.send || out.floor ? out : null
+    if (send.cutAt === null && floor.cutAt === null) return null
+    return { ...(send.cutAt !== null && { send }), ...(floor.cutAt !== null && { floor }) }
   }
 
   /** Continues from the paces the partition's workers learned (another worker's cut included). */
-  adopt(learned: LearnedPaces | null | undefined, now: number, workers?: number): void {
+  adopt(learned: LearnedPaces | null | undefined, now: number, workers?: number, force = false) {
+    // Every admission brings the record's paces: the same object until another worker wrote.
+    if (!force && learned === this.#adopted && (workers ?? this.#workers) === this.#workers) return
+    this.#adopted = learned
+    this.#workers = workers ?? this.#workers
     this.#budget.sendPace.adopt(learned?.send, now, workers)
     this.#floor.adopt(learned?.floor)
   }
