@@ -5,6 +5,9 @@
 // a refusal cuts it (once per episode), successes grow it, slowly near the rate that was refused
 // and faster the longer none is (CUBIC's shape), so a rate that rose is found within a few
 // hundred calls and a steady one costs about one refusal in fifty. Pure: every method takes `now`.
+// The rate is the partition's: its workers share it through the store (learned-pace.ts), and each
+// spaces its own sends at its share, the rate split between the workers recently at the floor.
+import type { FloorLearned } from './learned-pace'
 
 /** A refusal cuts the rate to this share. */
 const CUT = 0.8
@@ -18,6 +21,18 @@ const RTT_WEIGHT = 0.125
 const ENDS_AT_CALLS_PER_RTT = 1.5
 /** The most round trips between successes that count as growth. */
 const MAX_GAP_RTTS = 10
+/** A worker that sent at the floor within this long (or four of its spacings) shares the rate. */
+const ACTIVE_MS = 5000
+/** A worker not seen at the floor for this long is forgotten. */
+const FORGET_MS = 60_000
+
+const UNLEARNED: FloorLearned = Object.freeze({
+  ratePerMs: null,
+  cutAt: null,
+  sinceCut: 0,
+  lastOkAt: null,
+  workers: Object.freeze({}),
+})
 
 export class FloorPace {
   #ratePerMs: number | null = null
@@ -26,26 +41,90 @@ export class FloorPace {
   #lastCutAt = Number.NEGATIVE_INFINITY
   #sinceCut = 0
   #lastOkAt = Number.POSITIVE_INFINITY
+  // The workers sharing the rate (learned-pace.ts): empty while this one is alone.
+  #workers: Record<string, number> = {}
+  readonly #worker: string
 
-  /** Calls per minute while the pace holds, or null. */
+  /** `worker`: this worker's name among those sharing the partition's rate. */
+  constructor(worker = '') {
+    this.#worker = worker
+  }
+
+  /** Calls per minute while the pace holds (the partition's, every worker's), or null. */
   get perMinute(): number | null {
     return this.#ratePerMs === null ? null : this.#ratePerMs * 60_000
   }
 
-  /** Ms until the next call may go. */
+  /** The workers the rate is split between as of `now`: this one, and the others recently seen. */
+  share(now: number): number {
+    let n = 1
+    const rate = this.#ratePerMs
+    if (rate === null) return n
+    const since = now - Math.max(ACTIVE_MS, 4 / rate)
+    for (const w in this.#workers) {
+      if (w !== this.#worker && (this.#workers[w] as number) >= since) n++
+    }
+    return n
+  }
+
+  /** Ms until the next call may go: this worker's sends spaced at its share of the rate. */
   delayMs(now: number): number {
     if (this.#ratePerMs === null) return 0
-    return Math.max(0, Math.ceil(this.#lastSentAt + 1 / this.#ratePerMs - now))
+    return Math.max(0, Math.ceil(this.#lastSentAt + this.share(now) / this.#ratePerMs - now))
   }
 
   admitted(now: number): void {
     this.#lastSentAt = now
   }
 
+  /** When the pace was last cut (epoch ms): a new value is a cut to share. */
+  get cutAt(): number {
+    return this.#lastCutAt
+  }
+
+  /** What refusals and successes taught the pace, as the partition's other workers continue from it. */
+  learned(now: number): FloorLearned {
+    const workers: Record<string, number> = {}
+    for (const w in this.#workers) {
+      const at = this.#workers[w] as number
+      if (at >= now - FORGET_MS) workers[w] = at
+    }
+    return {
+      ratePerMs: this.#ratePerMs,
+      cutAt: Number.isFinite(this.#lastCutAt) ? this.#lastCutAt : null,
+      sinceCut: this.#sinceCut,
+      lastOkAt: Number.isFinite(this.#lastOkAt) ? this.#lastOkAt : null,
+      workers,
+    }
+  }
+
+  /**
+   * Continues from what the partition's workers learned (undefined: nothing yet); the round trip
+   * and this worker's sends stay its own.
+   */
+  adopt(learned: FloorLearned | undefined): void {
+    const l = learned ?? UNLEARNED
+    this.#ratePerMs = l.ratePerMs
+    this.#lastCutAt = l.cutAt ?? Number.NEGATIVE_INFINITY
+    this.#sinceCut = l.sinceCut
+    this.#lastOkAt = l.lastOkAt ?? Number.POSITIVE_INFINITY
+    this.#workers = { ...l.workers }
+  }
+
+  /** This worker was at the floor now: it counts among those sharing the rate. */
+  seen(now: number): void {
+    if (this.#worker !== '') this.#workers[this.#worker] = now
+  }
+
   succeeded(now: number, sentAt: number): void {
     const rtt = Math.max(1, now - sentAt)
     this.#srtt = this.#srtt === null ? rtt : this.#srtt + RTT_WEIGHT * (rtt - this.#srtt)
-    if (this.#ratePerMs === null || sentAt <= this.#lastCutAt) return
+    this.grow(now, sentAt)
+  }
+
+  /** A success's growth of the rate (the round trip already counted). */
+  grow(now: number, sentAt: number): void {
+    if (this.#ratePerMs === null || this.#srtt === null || sentAt <= this.#lastCutAt) return
     this.#sinceCut++
     // A success many round trips after the last one carries as much news as that many would.
     const gap = Math.min(MAX_GAP_RTTS, Math.max(1, (now - this.#lastOkAt) / this.#srtt))

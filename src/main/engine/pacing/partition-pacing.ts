@@ -16,33 +16,11 @@ import { RateBudget, costOf, readBudgetHeaders, refillRate } from './rate-budget
 import type { BudgetCost, BudgetSettle, BudgetTicket, SharedReading } from './shared-budget'
 import type { PaceView } from './send-pace'
 import { FloorPace } from './floor-pace'
+import type { PacingOptions } from './pacing-options'
+import { sameSend, type Learn, type LearnEvent, type LearnedPaces } from './learned-pace'
 
-/** Pacing beyond concurrency, per partition. Every field has a default; `{}` turns it all on. */
-export interface PacingOptions {
-  /**
-   * A refusal's `retry-after` / `retry-after-ms` (or, with no budget to pace by, its exhausted
-   * reset) pauses every waiting call of the partition. @default true
-   */
-  pause?: boolean
-  /** Admissions wait for the budgets the provider announces in its rate-limit headers. @default true */
-  budget?: boolean
-  /** The window an announced limit refers to. @default 60_000 */
-  windowMs?: number
-  /**
-   * Resuming after a pause waits a random extra of up to min(resumeJitterMs, 20 % of the pause),
-   * so clients paused by the same answer do not all come back in the same millisecond. @default 1000
-   */
-  resumeJitterMs?: number
-  /** Random numbers in [0, 1) for the jitter. @default Math.random */
-  random?: () => number
-  /**
-   * A refusal's wait pauses the whole partition even when it is a lone one: other calls kept
-   * succeeding since the last refusal, and the announced budget (if any) showed room. Off, such a
-   * refusal retries only its own call, when the controller admits it again: one call over a
-   * concurrency cap says nothing about the others. @default false
-   */
-  pauseOnLoneRefusal?: boolean
-}
+export type { PacingOptions } from './pacing-options'
+export { checkPacingOptions } from './pacing-options'
 
 /** What the caller knows of a call's answer, for pacing: its headers and real usage. */
 export interface CallAnswer {
@@ -71,39 +49,6 @@ export interface PacingSnapshot {
  */
 export const MAX_PAUSE_MS = 3_600_000
 
-/** Validates options once, for every partition the scheduler creates. */
-export function checkPacingOptions(options: PacingOptions): Required<PacingOptions> {
-  if (options === null || typeof options !== 'object') {
-    throw new TypeError(`Expected \`pacing\` to be an object, got \`${String(options)}\``)
-  }
-  const {
-    pause = true,
-    budget = true,
-    windowMs = 60_000,
-    resumeJitterMs = 1000,
-    random = Math.random,
-    pauseOnLoneRefusal = false,
-  } = options
-  if (!(Number.isFinite(resumeJitterMs) && resumeJitterMs >= 0)) {
-    throw new TypeError(
-      `Expected \`resumeJitterMs\` to be a number >= 0, got \`${String(resumeJitterMs)}\``,
-    )
-  }
-  if (typeof random !== 'function') {
-    throw new TypeError(`Expected \`random\` to be a function, got \`${String(random)}\``)
-  }
-  // RateBudget validates windowMs.
-  new RateBudget({ windowMs })
-  return {
-    pause: pause !== false,
-    budget: budget !== false,
-    windowMs,
-    resumeJitterMs,
-    random,
-    pauseOnLoneRefusal: pauseOnLoneRefusal === true,
-  }
-}
-
 /** What settling a call decided. */
 export interface Settled {
   /** A pause that started or grew longer. */
@@ -131,12 +76,63 @@ export class PartitionPacing {
   #pauseReason: string | null = null
   #wake: NodeJS.Timeout | undefined
   #wakeAt = Number.POSITIVE_INFINITY
-  readonly #floor = new FloorPace()
+  readonly #floor: FloorPace
+  // What this worker learned since its last release was written: replayed on the shared paces.
+  #events: LearnEvent[] = []
+  #adopted: LearnedPaces | null | undefined = null
+  #workers = 1
 
-  constructor(partition: string, options: Required<PacingOptions>) {
+  /** `worker`: this worker's name on the store, among those sharing the learned paces. */
+  constructor(partition: string, options: Required<PacingOptions>, worker = '') {
     this.#partition = partition
     this.#o = options
     this.#budget = new RateBudget({ windowMs: options.windowMs })
+    this.#floor = new FloorPace(worker)
+  }
+
+  /** What this worker learned, for its release to write (learned-pace.ts); undefined: nothing. */
+  takeLearning(): Learn | undefined {
+    if (this.#events.length === 0) return undefined
+    const events = this.#events
+    this.#events = []
+    return (learned) => {
+      const at = events[events.length - 1]?.now ?? 0
+      // Nobody else wrote the send pace: its cuts are in ours already (replayed on the record's
+      // older share, they cut deeper, its per-call regrowth lost). Else from the record exactly.
+      const ownSend = sameSend(learned?.send, this.#adopted?.send)
+      if (ownSend) {
+        this.#adopted = learned
+        this.#floor.adopt(learned?.floor)
+      } else this.adopt(learned, at, undefined, true)
+      for (const e of events) {
+        if (e.kind === 'send-cut') {
+          if (!ownSend) this.#budget.refusedUnexplained(e.sentAt, e.now)
+        } else {
+          this.#floor.seen(e.now)
+          if (e.kind === 'floor-cut') this.#floor.refused(e.now, e.sentAt)
+          else this.#floor.grow(e.now, e.sentAt)
+        }
+      }
+      return this.learned(at)
+    }
+  }
+
+  /** The paces this worker knows, as the shared record keeps them; null: nothing learned. */
+  learned(now: number): LearnedPaces | null {
+    const send = this.#budget.sendPace.learned()
+    const floor = this.#floor.learned(now)
+    if (send.cutAt === null && floor.cutAt === null) return null
+    return { ...(send.cutAt !== null && { send }), ...(floor.cutAt !== null && { floor }) }
+  }
+
+  /** Continues from the paces the partition's workers learned (another worker's cut included). */
+  adopt(learned: LearnedPaces | null | undefined, now: number, workers?: number, force = false) {
+    // Every admission brings the record's paces: the same object until another worker wrote.
+    if (!force && learned === this.#adopted && (workers ?? this.#workers) === this.#workers) return
+    this.#adopted = learned
+    this.#workers = workers ?? this.#workers
+    this.#budget.sendPace.adopt(learned?.send, now, workers)
+    this.#floor.adopt(learned?.floor)
   }
 
   /** Ms until a call of this estimate may be admitted; 0 when it may go now. */
@@ -235,6 +231,10 @@ export class PartitionPacing {
     if (outcome === 'ok' || outcome === 'near_limit') {
       this.#floor.succeeded(now, reservation.sentAt)
       this.#oksSinceRefusal++
+      // Every worker's successes grow the shared floor pace (and say who shares it).
+      if (this.#floor.perMinute !== null) {
+        this.#events.push({ kind: 'floor-ok', sentAt: reservation.sentAt, now })
+      }
     }
     const lone = refused && this.#oksSinceRefusal > 0
     if (refused) this.#oksSinceRefusal = 0
@@ -256,7 +256,11 @@ export class PartitionPacing {
     // budget (the model waits for its refill), or not, when the provider counts in a shorter
     // window (the pace narrows, twice at most). Only then is it a sign of too many in flight.
     const rated = this.#o.budget && refused && this.#budget.known
+    const cutAt = this.#budget.sendPace.cutAt
     const narrowed = rated && !explained && this.#budget.refusedUnexplained(reservation.sentAt, now)
+    if (this.#budget.sendPace.cutAt !== cutAt) {
+      this.#events.push({ kind: 'send-cut', sentAt: reservation.sentAt, now })
+    }
     const absorbed = (rated && explained) || narrowed
     if (!refused || !this.#o.pause || !headers) return { pause: null, absorbed, budgets, reading }
     // Evidence decides what a wait applies to: an empty budget or refusals in a row pause the
@@ -283,19 +287,21 @@ export class PartitionPacing {
     return { pause, absorbed, budgets, reading }
   }
 
-  /**
-   * A refusal while the limit cannot be cut any lower and no budget is announced: the calls go at
-   * a learned rate below one per round trip (floor-pace.ts), cut by this refusal. False when
-   * pauses are off or a budget paces the partition.
-   */
   /** The floor's learned pace holds: refusals are its to answer, whatever the limit. */
   get floorPacing(): boolean {
     return this.#floor.perMinute !== null
   }
 
+  /**
+   * A refusal while the limit cannot be cut any lower and no budget is announced: the calls go at
+   * a learned rate below one per round trip (floor-pace.ts), cut by this refusal. False when
+   * pauses are off or a budget paces the partition.
+   */
   floorPaced(now: number, sentAt: number): boolean {
     if (!this.#o.pause || (this.#o.budget && this.#budget.known)) return false
+    const cutAt = this.#floor.cutAt
     this.#floor.refused(now, sentAt)
+    if (this.#floor.cutAt !== cutAt) this.#events.push({ kind: 'floor-cut', sentAt, now })
     return true
   }
 

@@ -247,6 +247,11 @@ export class RateBudget {
     return this.#pace.refusedUnexplained(sentAt, now)
   }
 
+  /** The pace itself: what refusals taught it is shared (learned-pace.ts). */
+  get sendPace(): SendPace {
+    return this.#pace
+  }
+
   /** Takes the call's estimated cost out of every budget. */
   reserve(now: number, estimate: CallEstimate = {}): Reservation {
     const cost = this.#costOf(estimate)

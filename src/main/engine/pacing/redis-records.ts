@@ -46,6 +46,8 @@ export function stored(r: PacingRecord): string {
     concurrency: r.concurrency,
     pausedUntil: r.pausedUntil,
     lastChange: r.lastChange as LimitChange | null,
+    // The learned paces ride in the record's JSON: the scripts never look inside it.
+    ...(r.learned ? { learned: r.learned } : {}),
   }
   return JSON.stringify(s)
 }

@@ -7,7 +7,7 @@ import type { CallEstimate } from './rate-budget'
 import type { BudgetCost } from './shared-budget'
 import type { PacingStore } from './store'
 import { checkStoreOptions } from './store'
-import type { Charged } from './store-budget'
+import type { BudgetOptions, Charged } from './store-budget'
 import { PartitionBudget } from './store-budget'
 import { Heartbeat, sharedView } from './store-link'
 import { MemoryPacingStore } from './store-memory'
@@ -52,7 +52,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   readonly #pacing: Required<PacingOptions> | undefined
   readonly #store: PacingStore
   readonly #heartbeat: Heartbeat
-  readonly #newBudget: (name: string, queue: Waiter[], wake: () => void) => PartitionBudget
+  readonly #newPartition: (name: string, queue: Waiter[], wake: () => void) => PartitionState
   #defaults: AimdParams
   #closed = false
 
@@ -84,11 +84,17 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
         : checkPacingOptions(pacing === true ? {} : pacing)
     checkStoreOptions(store, worker)
     this.#store = store
-    this.#newBudget = (partition, queue, wake) => {
+    this.#newPartition = (partition, queue, wake) => {
       const waiting = () => queue.length
-      const create: ControllerFactory = (...args) => this.#createController(...args)
-      const o = { partition, worker, store, createController: create, waiting, wake }
-      return new PartitionBudget({ ...o, params: this.#defaults, warn: this.#warn }, clock.now())
+      const createController: ControllerFactory = (...args) => this.#createController(...args)
+      const pacing = this.#pacing && new PartitionPacing(partition, this.#pacing, worker)
+      const adoptLearned: BudgetOptions['adoptLearned'] = (l, n) => pacing?.adopt(l, clock.now(), n)
+      const o = { partition, worker, store, createController, waiting, wake, warn: this.#warn }
+      const budget = new PartitionBudget(
+        { ...o, params: this.#defaults, adoptLearned },
+        clock.now(),
+      )
+      return { name: partition, budget, queue, pacing }
     }
     const leases = () => [...this.#partitions.values()].flatMap((s) => s.budget.lease() ?? [])
     this.#heartbeat = new Heartbeat(store, worker, clock, leases, this.#warn)
@@ -283,9 +289,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     let state = this.#partitions.get(name)
     if (!state) {
       const queue: Waiter[] = []
-      const budget = this.#newBudget(name, queue, () => this.#drain(created))
-      const pacing = this.#pacing && new PartitionPacing(name, this.#pacing)
-      const created: PartitionState = { name, budget, queue, pacing }
+      const created: PartitionState = this.#newPartition(name, queue, () => this.#drain(created))
       state = created
       this.#partitions.set(name, state)
     }
@@ -354,7 +358,8 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
         ? state.pacing?.account(now, sentAt, charged, refused, settled.reading, answer?.usage)
         : undefined
     const cost = handoff ? this.#headCost(state) : undefined
-    state.budget.release(now, sentAt, outcome, seen, pause?.until, handoff, account, cost)
+    const learn = state.pacing?.takeLearning()
+    state.budget.release(now, sentAt, outcome, seen, pause?.until, handoff, account, cost, learn)
     // Admit first, emit after (the drain emits the limit change): a throwing listener must not
     // strand waiters.
     this.#drain(state)

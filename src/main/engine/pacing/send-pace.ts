@@ -9,6 +9,7 @@
 // enforced is shorter, and one call at a time at the rate suits every window. (A step through a
 // one-second burst first was measured on the family: more refusals, a worse 10th percentile.)
 // Refusals after that are not about spacing. Pure: every method takes `now`.
+import type { SendLearned } from './learned-pace'
 import type { BudgetDimension } from './rate-budget'
 
 /**
@@ -30,6 +31,13 @@ const MIN_SCALE = 0.05
 const SCALE_GROWTH_PER_S = 1.025
 /** ... and no faster than one cut's worth per this many calls admitted since the cut. */
 const SCALE_REGROWTH_CALLS = 10
+
+const UNLEARNED: SendLearned = Object.freeze({
+  burstMs: INITIAL_BURST_MS,
+  scale: 1,
+  scaleAt: null,
+  cutAt: null,
+})
 
 interface Lane {
   /** The announced rate per ms. */
@@ -67,11 +75,54 @@ export class SendPace {
   #scaleAt = Number.NEGATIVE_INFINITY
   // Calls admitted since the share was last cut: a slow rate regrows per call, not per second.
   #callsSinceCut = 0
+  // Workers sending at this rate (the store counts them): each takes its share, whatever the
+  // headers show. What others spend is learned from `remaining` only while the minute's bucket
+  // is below 90 %: three processes on a full bucket each took the whole rate and were refused.
+  #workers = 1
   // The latest moment the pace was asked about, for the view.
   #seen = Number.NEGATIVE_INFINITY
 
   get burstMs(): number {
     return this.#burstMs
+  }
+
+  /** When the pace was last narrowed or cut (epoch ms): a new value is a cut to share. */
+  get cutAt(): number {
+    return this.#lastCutAt
+  }
+
+  /** What refusals taught the pace, as the partition's other workers continue from it. */
+  learned(): SendLearned {
+    const finite = (t: number) => (Number.isFinite(t) ? t : null)
+    return {
+      burstMs: this.#burstMs,
+      scale: this.#scale,
+      scaleAt: finite(this.#scaleAt),
+      cutAt: finite(this.#lastCutAt),
+    }
+  }
+
+  /**
+   * Continues from what the partition's workers learned (learned-pace.ts); undefined: nothing
+   * yet, the pace as it starts.
+   */
+  adopt(learned: SendLearned | undefined, now: number, workers = this.#workers): void {
+    const l = learned ?? UNLEARNED
+    if (
+      workers === this.#workers &&
+      l.burstMs === this.#burstMs &&
+      l.scale === this.#scale &&
+      (l.cutAt ?? Number.NEGATIVE_INFINITY) === this.#lastCutAt
+    ) {
+      return
+    }
+    // The lanes' levels refill at the old rate up to now; the new one applies from here.
+    this.#settleLevels(now)
+    this.#burstMs = l.burstMs
+    this.#scale = l.scale
+    this.#scaleAt = l.scaleAt ?? Number.NEGATIVE_INFINITY
+    this.#lastCutAt = l.cutAt ?? Number.NEGATIVE_INFINITY
+    this.#workers = Math.max(1, workers)
   }
 
   /** The rate is announced (or changed) for a dimension: the lane follows it. */
@@ -183,7 +234,7 @@ export class SendPace {
   }
 
   #rate(lane: Lane, now: number): number {
-    const ours = lane.ratePerMs * Math.max(0.05, 1 - lane.othersShare)
+    const ours = lane.ratePerMs * Math.min(Math.max(0.05, 1 - lane.othersShare), 1 / this.#workers)
     return ours * (this.#burstMs === 0 ? SINGLE_CALL_MARGIN : 1) * this.#currentScale(now)
   }
 

@@ -34,6 +34,8 @@ export interface BudgetOptions {
   wake: () => void
   /** A store call failed; the budget retries on its own. */
   warn: (message: string) => void
+  /** Each admission's record brings the learned paces (learned-pace.ts) and the workers' count. */
+  adoptLearned?: (learned: PacingRecord['learned'], workers?: number) => void
 }
 
 /** One partition's budget as this worker sees it. */
@@ -188,8 +190,8 @@ export class PartitionBudget {
   /**
    * Frees one of this worker's slots, counts the outcome (null: a slot given back unused) and
    * feeds the controller what it should see of it on the shared record, in one store write with
-   * the pause, if any. `handoff`: the next waiter may go, so the same write takes the slot again
-   * for it (the next take()).
+   * the pause, if any, and what the call taught the pace (`learn`, replayed on the record written:
+   * learned-pace.ts). `handoff`: the next waiter may go, so the same write takes it again.
    */
   release(
     now: number,
@@ -200,6 +202,7 @@ export class PartitionBudget {
     handoff = false,
     account?: BudgetSettle,
     handoffCost?: BudgetCost,
+    learn?: (learned: PacingRecord['learned']) => PacingRecord['learned'],
   ): void {
     this.#held = Math.max(0, this.#held - 1)
     const count = outcome && outcomeCount(outcome)
@@ -208,17 +211,15 @@ export class PartitionBudget {
     else if (count === 'error') this.errors++
     if (!this.#joined) {
       // No record to write to (the store failed): the controller still learns, locally.
-      if (outcome)
-        this.#announce(
-          this.#controller.onOutcome(outcome, { now, sentAt, inflight: this.#held + 1 }),
-        )
+      const inflight = this.#held + 1
+      if (outcome) this.#announce(this.#controller.onOutcome(outcome, { now, sentAt, inflight }))
       return
     }
     let decided: LimitChange | null = null
     const decide = (record: PacingRecord, inflight: number): RecordChange | null => {
       this.#adopt(record)
       decided = seen ? this.#controller.onOutcome(seen, { now, sentAt, inflight }) : null
-      return changeOf(this.#controller, record, decided, pauseUntil)
+      return changeOf(this.#controller, record, decided, pauseUntil, learn?.(record.learned))
     }
     const request = {
       now,
@@ -341,6 +342,7 @@ export class PartitionBudget {
 
   #admitted(a: Admission, now: number): boolean {
     this.#othersWaiting = a.othersWaiting
+    this.#o.adoptLearned?.(a.record.learned, a.workers)
     this.#adopt(a.record)
     if (a.admitted) {
       this.#calls.resetPoll()

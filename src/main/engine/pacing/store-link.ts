@@ -4,6 +4,8 @@ import type { PartitionView } from '../../../shared/contract'
 import type { Clock } from '../core/types'
 import type { PacingStore, PacingView, WorkerLease } from './store'
 import type { PartitionBudget } from './store-budget'
+import type { LearnedPaces } from './learned-pace'
+import { INITIAL_BURST_MS } from './send-pace'
 
 /**
  * Renews the leases of a worker's partitions while it holds slots or waits, often enough that
@@ -120,6 +122,8 @@ export function sharedView(
         now,
       ),
       workers: v.workers,
+      // Driven only by other processes: the paces they learned, from the shared record.
+      ...learnedView(record.learned),
       ...ownOnly(ownViews.get(record.partition)),
       ...outage,
     }
@@ -138,6 +142,22 @@ function ownOnly(own: PartitionView | undefined): Partial<PartitionView> {
     ...(own.pace ? { pace: own.pace } : {}),
     ...(own.pauseReason ? { pauseReason: own.pauseReason } : {}),
   }
+}
+
+/**
+ * The pace the record's learned paces show (learned-pace.ts): the floor's rate, or the announced
+ * rate's burst once refusals narrowed it (the rate itself is the pacing process's reading of the
+ * headers, not on the record). Empty when nothing was learned.
+ */
+function learnedView(learned: LearnedPaces | null | undefined): Partial<PartitionView> {
+  const rate = learned?.floor?.ratePerMs
+  if (rate != null) {
+    return { pace: { burstMs: 0, perMinute: { requests: rate * 60_000 }, learned: true } }
+  }
+  const send = learned?.send
+  return send && send.burstMs < INITIAL_BURST_MS
+    ? { pace: { burstMs: send.burstMs, perMinute: {} } }
+    : {}
 }
 
 /** The later of two pauses still in force, or null when neither is. */

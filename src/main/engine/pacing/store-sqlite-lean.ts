@@ -22,6 +22,7 @@ import { budgetWaitMs, mergeBudget, releaseBudget, takeBudget } from './shared-b
 import type { SqliteBudgets } from './store-sqlite-budget'
 import { inTransaction } from './store-sqlite-sql'
 import { applyChange } from './store'
+import { isCut } from './learned-pace'
 
 /** A block this store's worker holds on a partition. */
 export interface LeanBlock {
@@ -183,11 +184,12 @@ export class LeanLeases {
     cost: BudgetCost | undefined,
   ): Admission {
     b.waiting = waiting
-    const refused = { admitted: false, record, inflight: b.used, othersWaiting: 0 }
+    // Alone on the partition: its sends may take the whole announced rate.
+    const refused = { admitted: false, record, inflight: b.used, othersWaiting: 0, workers: 1 }
     if (b.used >= record.concurrency || record.pausedUntil > now) return refused
     if (!cost) {
       b.used++
-      return { admitted: true, record, inflight: b.used, othersWaiting: 0 }
+      return { admitted: true, record, inflight: b.used, othersWaiting: 0, workers: 1 }
     }
     const taken = takeBudget(b.budget, now, cost)
     if (taken === 'budget') {
@@ -195,7 +197,8 @@ export class LeanLeases {
     }
     b.budget = taken.next
     b.used++
-    return { admitted: true, record, inflight: b.used, othersWaiting: 0, ticket: taken.ticket }
+    const ticket = taken.ticket
+    return { admitted: true, record, inflight: b.used, othersWaiting: 0, workers: 1, ticket }
   }
 
   /**
@@ -309,13 +312,15 @@ export function leanView(view: PacingView, b: LeanBlock | undefined): PacingView
 }
 
 /**
- * A change only the lessee's controller reads: its memory or the fraction of its limit, with the
- * same concurrency, no pause, no limit change to announce, no params.
+ * A change only the lessee's controller reads: its memory or the fraction of its limit, or the
+ * learned paces' growth (a cut is written at once: learned-pace.ts), with the same concurrency,
+ * no pause, no limit change to announce, no params.
  */
 function soft(change: RecordChange, current: PacingRecord, next: PacingRecord): boolean {
   return (
     change.params === undefined &&
     change.lastChange === undefined &&
+    (change.learned === undefined || !isCut(current.learned, change.learned)) &&
     next.pausedUntil === current.pausedUntil &&
     next.concurrency === current.concurrency
   )

@@ -3,6 +3,7 @@
 import type Database from 'better-sqlite3'
 import type { AimdParams, LimitChange } from '../core/types'
 import type { ControllerState, PacingRecord, PacingView } from './store'
+import type { LearnedPaces } from './learned-pace'
 
 export interface PartitionRow {
   partition: string
@@ -13,6 +14,8 @@ export interface PartitionRow {
   concurrency: number
   paused_until: number
   last_change: string | null
+  /** The learned paces (learned-pace.ts) as JSON, migration 19; null: nothing learned. */
+  learned: string | null
   version: number
 }
 
@@ -64,17 +67,18 @@ export const PACING_SQL = {
        errors = errors + excluded.errors`,
   change: `UPDATE pacing_partitions SET params = @params, limit_value = @limit,
        last_cut_at = @lastCutAt, memory = @memory, concurrency = @concurrency,
-       paused_until = @pausedUntil, last_change = @lastChange, version = @version
+       paused_until = @pausedUntil, last_change = @lastChange, learned = @learned,
+       version = @version
      WHERE partition = @partition`,
   write: `INSERT INTO pacing_partitions(partition, params, limit_value, last_cut_at, memory,
-       concurrency, paused_until, last_change, version, session_at)
+       concurrency, paused_until, last_change, learned, version, session_at)
      VALUES (@partition, @params, @limit, @lastCutAt, @memory, @concurrency, @pausedUntil,
-       @lastChange, @version, @now)
+       @lastChange, @learned, @version, @now)
      ON CONFLICT(partition) DO UPDATE SET params = excluded.params,
        limit_value = excluded.limit_value, last_cut_at = excluded.last_cut_at,
        memory = excluded.memory, concurrency = excluded.concurrency,
        paused_until = excluded.paused_until, last_change = excluded.last_change,
-       version = excluded.version, session_at = excluded.session_at`,
+       learned = excluded.learned, version = excluded.version, session_at = excluded.session_at`,
   live: `SELECT COUNT(*) AS n FROM pacing_workers WHERE partition = @partition AND lease_until >= @now`,
   drop: 'DELETE FROM pacing_workers WHERE partition = ?',
   lease: `INSERT INTO pacing_workers(partition, worker, slots, waiting, lease_until)
@@ -105,6 +109,7 @@ export function recordOf(row: PartitionRow): PacingRecord {
     concurrency: row.concurrency,
     pausedUntil: row.paused_until,
     lastChange: row.last_change === null ? null : (JSON.parse(row.last_change) as LimitChange),
+    ...(row.learned ? { learned: JSON.parse(row.learned) as LearnedPaces } : {}),
     version: row.version,
   }
 }
@@ -146,6 +151,7 @@ export function rowArgs(
     concurrency: record.concurrency,
     pausedUntil: record.pausedUntil,
     lastChange: record.lastChange === null ? null : json(record.lastChange),
+    learned: record.learned ? JSON.stringify(record.learned) : null,
     version: record.version,
   }
 }

@@ -194,6 +194,7 @@ export class SqlitePacingStore implements PacingStore {
     if (lean) return this.#leanAdmit(partition, lean, now, waiting, cost)
     const checked = this.#checked(partition, worker, now)
     const { record, inflight, othersWaiting } = checked
+    const workers = 1 + checked.othersActive
     // A read first: a refusal takes no write lock, so blocked workers polling cost the others
     // nothing. The fair share is checked here only: it spreads slots, the bound is the take's.
     if (
@@ -201,7 +202,7 @@ export class SqlitePacingStore implements PacingStore {
       record.pausedUntil > now ||
       checked.mine >= fairShare(record.concurrency, checked.waitingWorkers)
     ) {
-      return { admitted: false, record, inflight, othersWaiting }
+      return { admitted: false, record, inflight, othersWaiting, workers }
     }
     if (checked.othersActive === 0 && this.#takeBlock(partition, worker, record.version, now)) {
       return this.#leanAdmit(partition, this.#lean?.get(partition) as LeanBlock, now, waiting, cost)
@@ -219,9 +220,9 @@ export class SqlitePacingStore implements PacingStore {
     if (taken === 'slots') return this.#refused(partition, worker, now)
     if (taken === 'budget') {
       const wait = Math.max(1, budgetWaitMs(this.#budgets.read(partition), now, cost as BudgetCost))
-      return { admitted: false, record, inflight, othersWaiting, budgetWaitMs: wait }
+      return { admitted: false, record, inflight, othersWaiting, workers, budgetWaitMs: wait }
     }
-    const admitted = { admitted: true, record, inflight: inflight + 1, othersWaiting }
+    const admitted = { admitted: true, record, inflight: inflight + 1, othersWaiting, workers }
     return taken === true ? admitted : { ...admitted, ticket: taken }
   }
 

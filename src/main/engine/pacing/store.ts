@@ -6,6 +6,8 @@
 import type { ConcurrencyController } from './aimd'
 import type { AimdParams, JsonValue, LimitChange, MaybePromise, Outcome } from '../core/types'
 import type { BudgetCost, BudgetSettle, BudgetTicket, SharedBudget } from './shared-budget'
+import type { LearnedPaces } from './learned-pace'
+import { sameLearned } from './learned-pace'
 
 export type { MaybePromise } from '../core/types'
 
@@ -38,6 +40,11 @@ export interface PacingRecord {
   /** No call is admitted before this (epoch ms); 0 when not paused. */
   pausedUntil: number
   lastChange: LimitChange | null
+  /**
+   * The paces the workers learned from refusals (learned-pace.ts), shared so that they pace like
+   * one; absent or null: nothing learned this session.
+   */
+  learned?: LearnedPaces | null
   /** Grows with every change of the fields above, across sessions: a worker re-syncs when it moved. */
   version: number
 }
@@ -55,6 +62,7 @@ export interface RecordChange {
   /** Only ever lengthens a pause. */
   pausedUntil?: number
   lastChange?: LimitChange | null
+  learned?: LearnedPaces | null
 }
 
 /**
@@ -75,6 +83,11 @@ export interface Admission {
   inflight: number
   /** Calls waiting in the other workers, as they last reported it. */
   othersWaiting: number
+  /**
+   * Workers with calls in flight or waiting, this one included, where the store counts them (the
+   * SQLite file): each paces its sends at its share of an announced rate (send-pace.ts).
+   */
+  workers?: number
   /** Admitted with a cost: the call's place in the shared announced budget, to settle it with. */
   ticket?: BudgetTicket
   /** Refused by the shared announced budget: ms until the call fits it (0 or absent: not that). */
@@ -272,6 +285,7 @@ export function fairShare(concurrency: number, othersWaiting: number): number {
 export function applyChange(record: PacingRecord, change: RecordChange): PacingRecord {
   const params = change.params ?? record.params
   const controller = change.controller ?? record.controller
+  const learned = change.learned === undefined ? record.learned : change.learned
   return {
     partition: record.partition,
     params,
@@ -279,6 +293,7 @@ export function applyChange(record: PacingRecord, change: RecordChange): PacingR
     concurrency: concurrencyOf(params, controller.limit),
     pausedUntil: Math.max(record.pausedUntil, change.pausedUntil ?? 0),
     lastChange: change.lastChange === undefined ? record.lastChange : change.lastChange,
+    ...(learned ? { learned } : {}),
     version: record.version + 1,
   }
 }
@@ -318,12 +333,14 @@ export function changeOf(
   record: PacingRecord,
   change: LimitChange | null,
   pauseUntil?: number,
+  learned?: LearnedPaces | null,
 ): RecordChange | null {
   const controller = controllerStateOf(c, record.controller.lastCutAt)
   const out: RecordChange = {}
   if (!sameState(controller, record.controller)) out.controller = controller
   if (change) out.lastChange = change
   if (pauseUntil !== undefined && pauseUntil > record.pausedUntil) out.pausedUntil = pauseUntil
+  if (learned !== undefined && !sameLearned(learned, record.learned)) out.learned = learned
   return Object.keys(out).length > 0 ? out : null
 }
 

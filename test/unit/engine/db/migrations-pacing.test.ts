@@ -1,6 +1,7 @@
 // Each shipped migration, tested the way it meets a user: a database written by the previous
 // schema, with rows in it, opened by this build.
 // Here the pacing store's: its tables, and each partition's shared announced budget.
+import type Database from 'better-sqlite3'
 import { describe, expect, it } from 'vitest'
 import { openDatabase } from '../../../../src/main/engine/db'
 import { MIGRATIONS } from '../../../../src/main/engine/db/migrations'
@@ -53,6 +54,14 @@ describe('migration 3: the shared pacing budget', () => {
   })
 })
 
+/** A partition's row as a store before migration 19 wrote it. */
+function oldPartition(db: Database.Database, partition: string, limit: number, version: number) {
+  db.prepare(
+    `INSERT INTO pacing_partitions(partition, params, limit_value, concurrency, version, session_at)
+     VALUES (?, ?, ?, ?, ?, 1)`,
+  ).run(partition, JSON.stringify(SEED_AIMD), limit, limit, version)
+}
+
 function stateAt(limit: number) {
   return { limit, lastCutAt: null, memory: null }
 }
@@ -89,12 +98,8 @@ describe('migration 15: the Concurrency chart’s history', () => {
   it('keeps every v14 partition and adds the empty history tables the chart reads', () => {
     const path = file()
     const v14 = openDatabase(path, { migrations: MIGRATIONS.slice(0, 14) })
-    new SqlitePacingStore({ db: v14 }).join(
-      'sim:a',
-      'w1',
-      { params: SEED_AIMD, controller: stateAt(2) },
-      100,
-    )
+    // The row as v14's store wrote it (today's store writes migration 19's column too).
+    oldPartition(v14, 'sim:a', 2, 1)
     v14.close()
 
     const v15 = openDatabase(path)
@@ -110,6 +115,34 @@ describe('migration 15: the Concurrency chart’s history', () => {
       expect(() => insert.run()).toThrow(/UNIQUE|PRIMARY/)
     } finally {
       v15.close()
+    }
+  })
+})
+
+describe("migration 19: each partition's learned paces, shared by every process", () => {
+  it('keeps every v17 partition with nothing learned, and a store then shares what it learns', () => {
+    const path = file()
+    const before = MIGRATIONS.findIndex((m) => m.version === 19)
+    const old = openDatabase(path, { migrations: MIGRATIONS.slice(0, before) })
+    oldPartition(old, 'openai:gpt', 4, 3)
+    old.close()
+
+    const db = openDatabase(path)
+    try {
+      expect(db.prepare('SELECT partition, version, learned FROM pacing_partitions').all()).toEqual(
+        [{ partition: 'openai:gpt', version: 3, learned: null }],
+      )
+      const store = new SqlitePacingStore({ db })
+      expect(store.record('openai:gpt')?.learned).toBeUndefined()
+      store.join('openai:gpt', 'w1', { params: SEED_AIMD, controller: stateAt(4) }, 10)
+      const send = { burstMs: 0, scale: 0.8, scaleAt: 20, cutAt: 20 }
+      store.update('openai:gpt', 20, () => ({ learned: { send } }))
+      expect(
+        JSON.parse(db.prepare('SELECT learned FROM pacing_partitions').pluck().get() as string),
+      ).toEqual({ send })
+      expect(new SqlitePacingStore({ db }).record('openai:gpt')?.learned).toEqual({ send })
+    } finally {
+      db.close()
     }
   })
 })

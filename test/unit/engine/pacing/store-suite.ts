@@ -277,6 +277,27 @@ export function pacingStoreSuite(
       expect((await h.b.admit('p', 'w2', T0 + 500, 0)).admitted).toBe(true)
     })
 
+    it("the paces one worker learned, written with its release, are in the other's next admission", async () => {
+      const h = await handles(60_000)
+      await h.a.join('p', 'w1', init(4), T0)
+      await h.b.join('p', 'w2', init(4), T0)
+      await h.a.admit('p', 'w1', T0, 0)
+      const send = { burstMs: 0, scale: 0.8, scaleAt: T0 + 10, cutAt: T0 + 10 }
+      await h.a.release('p', 'w1', {
+        now: T0 + 10,
+        waiting: 0,
+        outcome: 'throttle',
+        decide: () => ({ learned: { send } }),
+      })
+      expect((await h.b.admit('p', 'w2', T0 + 20, 0)).record.learned).toEqual({ send })
+      // Kept by the changes that do not touch it (a limit, a pause); a new one replaces it.
+      await h.b.update('p', T0 + 30, () => ({ pausedUntil: T0 + 40 }))
+      expect((await h.a.record('p'))?.learned).toEqual({ send })
+      const cut = { ...send, scale: 0.64, cutAt: T0 + 50 }
+      await h.b.update('p', T0 + 50, () => ({ learned: { send: cut } }))
+      expect((await h.a.admit('p', 'w1', T0 + 60, 0)).record.learned).toEqual({ send: cut })
+    })
+
     it('while another worker waits, a worker holding its fair share is refused', async () => {
       const h = await handles(60_000)
       await h.a.join('p', 'w1', init(6), T0)

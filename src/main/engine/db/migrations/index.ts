@@ -17,6 +17,7 @@ import { pacingHistoryMigration } from './015-pacing-history'
 import { providerBatchesMigration } from './016-provider-batches'
 import { spendCapsMigration } from './017-spend-caps'
 import { batchApiRunsMigration } from './018-batch-api-runs'
+import { pacingLearnedMigration } from './019-pacing-learned'
 import type { Migration } from './migration'
 
 export type { Migration } from './migration'
@@ -41,4 +42,5 @@ export const MIGRATIONS: readonly Migration[] = [
   providerBatchesMigration,
   spendCapsMigration,
   batchApiRunsMigration,
+  pacingLearnedMigration,
 ]
