@@ -115,7 +115,11 @@ function bottleneck(name: string, reservoir: boolean): Contender {
  * the scheduler's pause, budget and controller decide when it goes; otherwise it sleeps as
  * today's runner does.
  */
-export async function viaScheduler(run: Run, scheduler: Scheduler, paced: boolean): Promise<number> {
+export async function viaScheduler(
+  run: Run,
+  scheduler: Scheduler,
+  paced: boolean,
+): Promise<number> {
   let changes = 0
   let next = 0
   let active = 0

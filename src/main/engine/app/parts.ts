@@ -277,11 +277,7 @@ export function createParts(options: EngineOptions): EngineParts {
   })
   const ledger = new Ledger({ db, prices, clock, writes, nativeBinding: options.nativeBinding })
   const budget = new SpendBudget({ db, prices, clock, writes })
-  // Team mode: the team's claims keep this database's retention (Settings change it), and a
-  // server that lost them is re-seeded from this database's completed claims.
-  const teamClaims = options.team?.claims ?? null
-  teamClaims?.follow(claims)
-  teamClaims?.seedFrom(completedClaims(db))
+  const teamClaims = teamClaimsOf(options, claims, db)
   const workerId =
     options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`
   const { scheduler, controller } = createPacing(options, {
@@ -367,6 +363,17 @@ export function createParts(options: EngineOptions): EngineParts {
       return typeof problem === 'function' ? problem() : (problem ?? null)
     },
   }
+}
+
+/**
+ * Team mode's claims: they keep this database's retention (Settings change it), and a server that
+ * lost them is re-seeded from this database's completed claims. Null outside team mode.
+ */
+function teamClaimsOf(options: EngineOptions, claims: SqliteClaimStore, db: Database.Database) {
+  const teamClaims = options.team?.claims ?? null
+  teamClaims?.follow(claims)
+  teamClaims?.seedFrom(completedClaims(db))
+  return teamClaims
 }
 
 /** The console's live export, as its parts keep it (null: not a console, no export). */
