@@ -262,6 +262,9 @@ export class BatchLifecycle {
     const { count, fps } = queue.retry(filter)
     // A retry means "try again": a failure kept as a result would answer it without trying.
     for (const fp of fps) forgetFailure(this.#parts, fp)
+    // In team mode a task claimed before the store forgot its failure would be answered by it
+    // again (seen on CI: two engines on one Redis): the runner forgets failures older than now.
+    if (filter.batchId) retryTeamFailures(this.#parts, filter.batchId, this.#parts.clock.now())
     if (filter.batchId) runner.addBatch(filter.batchId)
     runner.pump()
     return count
