@@ -80,9 +80,12 @@ describe('the task drawer shows the input', () => {
     expect(await s.page.content()).not.toContain(PLANTED_KEY)
 
     await detail.getByTestId('task-detail-params-copy').click()
-    await expect(
-      detail.getByTestId('task-detail-params-copy').getAttribute('data-state'),
-    ).resolves.toBe('copied')
+    // The clipboard write is async: the button says so once it resolved (seen idle on CI).
+    await expect
+      .poll(() => detail.getByTestId('task-detail-params-copy').getAttribute('data-state'), {
+        timeout: 10_000,
+      })
+      .toBe('copied')
     const copied = await s.page.evaluate<string>('navigator.clipboard.readText()')
     expect(JSON.parse(copied)).toEqual({ max_tokens: 64, temperature: 0.2 })
 
