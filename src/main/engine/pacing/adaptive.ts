@@ -5,6 +5,7 @@ import { mergeAimdParams, operatorPatch, startingLimit } from './aimd'
 import type { AimdParams, LimitChange, Outcome } from '../core/types'
 import { SEED_AIMD } from '../core/types'
 import type { ControllerMemory, ControllerState } from './store'
+import { refusedFreesNoSlot } from './refused-slot'
 
 /** Round trips the limit holds below a refused level before the first probe of it, at most. */
 const PROBE_RTTS = 5
@@ -217,8 +218,12 @@ export class AdaptiveController implements ConcurrencyController {
     if (sentAt <= this.#lastCutAt) {
       if (outcome === 'throttled' && this.#ceiling !== null) {
         this.#ceiling = Math.min(this.#ceiling, Math.max(p.min + 1, inflight))
+        // Refused at or below a level that held: not a refused probe but a capacity that fell.
+        if (this.#ceiling <= this.#held) this.#forgetHeld()
       }
-      return null
+      if (outcome === 'timeout') return null
+      const to = refusedFreesNoSlot(this.#limit, inflight, p.min)
+      return this.#set(to, now, `refused, ${inflight - 1} still out`, 'throttle')
     }
     const level = this.concurrency
     // The limit can run ahead of what was really in flight (slow start): the refusal happened
@@ -259,6 +264,14 @@ export class AdaptiveController implements ConcurrencyController {
     }
     this.#nextProbeAt = now + this.#probeWaitMs()
     return this.#set(Math.max(p.min, to), now, reason, cause)
+  }
+
+  /** The capacity fell: what held no longer does, and refused probes above it say nothing. */
+  #forgetHeld(): void {
+    this.#held = 0
+    if (this.#refusedProbes === 0) return
+    this.#refusedProbes = 0
+    this.#nextProbeAt = this.#lastCutAt + this.#probeWaitMs()
   }
 
   /**
