@@ -6,6 +6,7 @@ import type { AimdParams, LimitChange, Outcome } from '../core/types'
 import { SEED_AIMD } from '../core/types'
 import type { ControllerMemory, ControllerState } from './store'
 import { refusedFreesNoSlot } from './refused-slot'
+import { LatencyDrop } from './latency-drop'
 
 /** Round trips the limit holds below a refused level before the first probe of it, at most. */
 const PROBE_RTTS = 5
@@ -94,6 +95,8 @@ export class AdaptiveController implements ConcurrencyController {
   // Successes of calls sent since the admitted level last changed: a full window makes it `held`.
   #levelSince = Number.NEGATIVE_INFINITY
   #levelWins = 0
+  // Answers at the admitted level markedly faster than at first: the probe comes forward.
+  readonly #latencyDrop = new LatencyDrop()
 
   /** A controller for one partition; params are merged over SEED_AIMD and validated. */
   constructor(partition: string, params: Partial<AimdParams> = {}, options: AdaptiveOptions = {}) {
@@ -199,6 +202,9 @@ export class AdaptiveController implements ConcurrencyController {
         `recovery +${p.increase}`,
         'growth',
       )
+    }
+    if (!this.#probing && now < this.#nextProbeAt && sentAt >= this.#levelSince) {
+      if (this.#latencyDrop.observe(rtt)) this.#nextProbeAt = now
     }
     if (this.#probing || now < this.#nextProbeAt || this.#ceiling > p.max) return null
     // Probe from a level that carried a full window: a refused probe then goes back to it, where
@@ -352,6 +358,7 @@ export class AdaptiveController implements ConcurrencyController {
     if (this.concurrency !== before) {
       this.#levelSince = now
       this.#levelWins = 0
+      this.#latencyDrop.reset(this.concurrency)
     }
     return { partition: this.partition, ts: now, from, to, reason, cause }
   }
