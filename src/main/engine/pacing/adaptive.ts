@@ -7,6 +7,7 @@ import { SEED_AIMD } from '../core/types'
 import type { ControllerMemory, ControllerState } from './store'
 import { refusedFreesNoSlot } from './refused-slot'
 import { LatencyDrop } from './latency-drop'
+import { PROBE_REGROWTH, regrowthStep } from './probe-regrowth'
 
 /** Round trips the limit holds below a refused level before the first probe of it, at most. */
 const PROBE_RTTS = 5
@@ -95,6 +96,8 @@ export class AdaptiveController implements ConcurrencyController {
   // Successes of calls sent since the admitted level last changed: a full window makes it `held`.
   #levelSince = Number.NEGATIVE_INFINITY
   #levelWins = 0
+  // After a probe that carried a full window: slow start's growth up to this limit.
+  #fastUntil = 0
   // Answers at the admitted level markedly faster than at first: the probe comes forward.
   readonly #latencyDrop = new LatencyDrop()
 
@@ -186,11 +189,12 @@ export class AdaptiveController implements ConcurrencyController {
         this.#probing = false
         this.#ceiling = null
         this.#refusedProbes = 0
+        this.#fastUntil = PROBE_REGROWTH * level
       }
     }
     const p = this.#params
     if (this.#ceiling === null) {
-      const step = this.#slowStart ? 1 : p.increase
+      const step = this.#slowStart ? 1 : regrowthStep(this.#limit, this.#fastUntil, p.increase)
       const reason = this.#slowStart ? `slow start +${step}` : `growth +${step}`
       return this.#set(Math.min(p.max, this.#limit + step), now, reason, 'growth')
     }
@@ -239,6 +243,7 @@ export class AdaptiveController implements ConcurrencyController {
     this.#slowStart = false
     this.#probing = false
     this.#lastCutAt = now
+    this.#fastUntil = 0
     let to: number
     let reason: string
     let cause: LimitCause = 'throttle'

@@ -263,7 +263,8 @@ describe('AdaptiveController: probes back off where throttles happened', () => {
     clock.advance(100)
     const changes = [1, 2, 3, 4, 5].map(() => feed(c, clock, 'ok', sentAt, 5))
     expect(changes.slice(0, 4)).toEqual([null, null, null, null])
-    expect(changes[4]).toMatchObject({ from: 5, to: 5.5, reason: 'growth +0.5' })
+    // Slow start's step up to twice the probed level (probe-regrowth.test.ts).
+    expect(changes[4]).toMatchObject({ from: 5, to: 6, reason: 'growth +1' })
     expect(c.memory).toMatchObject({ ceiling: null, held: 5, refusedProbes: 0, probing: false })
   })
 
