@@ -73,8 +73,11 @@ export interface AdaptiveMemory {
  *   fixed cooldown; never later than cooldownMs), doubling the wait per refused probe up to 40
  *   round trips. A refused probe (429 or 503/529) returns to the level that held instead of
  *   cutting: the probe was the only call above it. A throttle at or below that level means the capacity dropped: it is cut
- *   and forgotten. A probe that carries a full window means the capacity rose: growth resumes at
- *   `increase` per used success, half a window per round trip (x1.5 a round trip).
+ *   and forgotten. A probe that carries a full window means the capacity rose: growth resumes,
+ *   at 1 per used success up to twice the probed level, then at `increase`.
+ * - A refused call frees no slot (refused-slot.ts); answers markedly faster at a held level bring
+ *   the probe forward (latency-drop.ts); a probe that carried a full window regrows at slow
+ *   start's pace to twice its level (probe-regrowth.ts).
  * - 429 (own quota) and 503/529 (provider overloaded, cut the whole way) move the ceiling;
  *   timeouts (weak evidence) cut half as deep without teaching one; near_limit holds; other
  *   errors never move the limit.
