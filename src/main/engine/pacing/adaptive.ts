@@ -331,6 +331,7 @@ export class AdaptiveController implements ConcurrencyController {
         probing: this.#probing,
         levelSince: finiteOrNull(this.#levelSince),
         levelWins: this.#levelWins,
+        fastUntil: this.#fastUntil,
         srtt: this.#srtt,
       },
     }
@@ -354,6 +355,7 @@ export class AdaptiveController implements ConcurrencyController {
     this.#probing = m['probing'] === true
     this.#levelSince = numberOr(m, 'levelSince', Number.NEGATIVE_INFINITY)
     this.#levelWins = numberOr(m, 'levelWins', 0)
+    this.#fastUntil = numberOr(m, 'fastUntil', 0)
     const srtt = m['srtt']
     if (typeof srtt === 'number' && Number.isFinite(srtt) && srtt > 0) this.#srtt = srtt
   }

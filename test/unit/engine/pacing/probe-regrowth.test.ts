@@ -20,6 +20,12 @@ describe('regrowth after a probe that carried a full window', () => {
     // The probe at 9 carries a full window: the capacity rose.
     for (let i = 0; i < 100 && c.memory.ceiling !== null; i++) ok()
     expect(c.memory.ceiling).toBeNull()
+    // Another worker of the shared partition continues the same regrowth from the record.
+    const other = new AdaptiveController('p', { initial: 9, max: 64 })
+    other.importState(c.exportState())
+    const at = clock.now()
+    const step = other.onOutcome('ok', { now: at + 100, sentAt: at, inflight: other.concurrency })
+    expect(step ? step.to - step.from : 0).toBe(1)
     const steps: number[] = []
     for (let i = 0; i < 14; i++) {
       const change = ok()
