@@ -5,6 +5,9 @@ import { mergeAimdParams, operatorPatch, startingLimit } from './aimd'
 import type { AimdParams, LimitChange, Outcome } from '../core/types'
 import { SEED_AIMD } from '../core/types'
 import type { ControllerMemory, ControllerState } from './store'
+import { refusedFreesNoSlot } from './refused-slot'
+import { LatencyDrop } from './latency-drop'
+import { PROBE_REGROWTH, regrowthStep } from './probe-regrowth'
 
 /** Round trips the limit holds below a refused level before the first probe of it, at most. */
 const PROBE_RTTS = 5
@@ -70,8 +73,11 @@ export interface AdaptiveMemory {
  *   fixed cooldown; never later than cooldownMs), doubling the wait per refused probe up to 40
  *   round trips. A refused probe (429 or 503/529) returns to the level that held instead of
  *   cutting: the probe was the only call above it. A throttle at or below that level means the capacity dropped: it is cut
- *   and forgotten. A probe that carries a full window means the capacity rose: growth resumes at
- *   `increase` per used success, half a window per round trip (x1.5 a round trip).
+ *   and forgotten. A probe that carries a full window means the capacity rose: growth resumes,
+ *   at 1 per used success up to twice the probed level, then at `increase`.
+ * - A refused call frees no slot (refused-slot.ts); answers markedly faster at a held level bring
+ *   the probe forward (latency-drop.ts); a probe that carried a full window regrows at slow
+ *   start's pace to twice its level (probe-regrowth.ts).
  * - 429 (own quota) and 503/529 (provider overloaded, cut the whole way) move the ceiling;
  *   timeouts (weak evidence) cut half as deep without teaching one; near_limit holds; other
  *   errors never move the limit.
@@ -93,6 +99,10 @@ export class AdaptiveController implements ConcurrencyController {
   // Successes of calls sent since the admitted level last changed: a full window makes it `held`.
   #levelSince = Number.NEGATIVE_INFINITY
   #levelWins = 0
+  // After a probe that carried a full window: slow start's growth up to this limit.
+  #fastUntil = 0
+  // Answers at the admitted level markedly faster than at first: the probe comes forward.
+  readonly #latencyDrop = new LatencyDrop()
 
   /** A controller for one partition; params are merged over SEED_AIMD and validated. */
   constructor(partition: string, params: Partial<AimdParams> = {}, options: AdaptiveOptions = {}) {
@@ -182,11 +192,12 @@ export class AdaptiveController implements ConcurrencyController {
         this.#probing = false
         this.#ceiling = null
         this.#refusedProbes = 0
+        this.#fastUntil = PROBE_REGROWTH * level
       }
     }
     const p = this.#params
     if (this.#ceiling === null) {
-      const step = this.#slowStart ? 1 : p.increase
+      const step = this.#slowStart ? 1 : regrowthStep(this.#limit, this.#fastUntil, p.increase)
       const reason = this.#slowStart ? `slow start +${step}` : `growth +${step}`
       return this.#set(Math.min(p.max, this.#limit + step), now, reason, 'growth')
     }
@@ -198,6 +209,9 @@ export class AdaptiveController implements ConcurrencyController {
         `recovery +${p.increase}`,
         'growth',
       )
+    }
+    if (!this.#probing && now < this.#nextProbeAt && sentAt >= this.#levelSince) {
+      if (this.#latencyDrop.observe(rtt)) this.#nextProbeAt = now
     }
     if (this.#probing || now < this.#nextProbeAt || this.#ceiling > p.max) return null
     // Probe from a level that carried a full window: a refused probe then goes back to it, where
@@ -217,8 +231,12 @@ export class AdaptiveController implements ConcurrencyController {
     if (sentAt <= this.#lastCutAt) {
       if (outcome === 'throttled' && this.#ceiling !== null) {
         this.#ceiling = Math.min(this.#ceiling, Math.max(p.min + 1, inflight))
+        // Refused at or below a level that held: not a refused probe but a capacity that fell.
+        if (this.#ceiling <= this.#held) this.#forgetHeld()
       }
-      return null
+      if (outcome === 'timeout') return null
+      const to = refusedFreesNoSlot(this.#limit, inflight, p.min)
+      return this.#set(to, now, `refused, ${inflight - 1} still out`, 'throttle')
     }
     const level = this.concurrency
     // The limit can run ahead of what was really in flight (slow start): the refusal happened
@@ -228,6 +246,7 @@ export class AdaptiveController implements ConcurrencyController {
     this.#slowStart = false
     this.#probing = false
     this.#lastCutAt = now
+    this.#fastUntil = 0
     let to: number
     let reason: string
     let cause: LimitCause = 'throttle'
@@ -259,6 +278,14 @@ export class AdaptiveController implements ConcurrencyController {
     }
     this.#nextProbeAt = now + this.#probeWaitMs()
     return this.#set(Math.max(p.min, to), now, reason, cause)
+  }
+
+  /** The capacity fell: what held no longer does, and refused probes above it say nothing. */
+  #forgetHeld(): void {
+    this.#held = 0
+    if (this.#refusedProbes === 0) return
+    this.#refusedProbes = 0
+    this.#nextProbeAt = this.#lastCutAt + this.#probeWaitMs()
   }
 
   /**
@@ -304,6 +331,7 @@ export class AdaptiveController implements ConcurrencyController {
         probing: this.#probing,
         levelSince: finiteOrNull(this.#levelSince),
         levelWins: this.#levelWins,
+        fastUntil: this.#fastUntil,
         srtt: this.#srtt,
       },
     }
@@ -327,6 +355,7 @@ export class AdaptiveController implements ConcurrencyController {
     this.#probing = m['probing'] === true
     this.#levelSince = numberOr(m, 'levelSince', Number.NEGATIVE_INFINITY)
     this.#levelWins = numberOr(m, 'levelWins', 0)
+    this.#fastUntil = numberOr(m, 'fastUntil', 0)
     const srtt = m['srtt']
     if (typeof srtt === 'number' && Number.isFinite(srtt) && srtt > 0) this.#srtt = srtt
   }
@@ -339,6 +368,7 @@ export class AdaptiveController implements ConcurrencyController {
     if (this.concurrency !== before) {
       this.#levelSince = now
       this.#levelWins = 0
+      this.#latencyDrop.reset(this.concurrency)
     }
     return { partition: this.partition, ts: now, from, to, reason, cause }
   }

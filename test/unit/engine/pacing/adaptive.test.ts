@@ -61,7 +61,8 @@ describe('AdaptiveController: one cut per congestion episode', () => {
     const sentAt = clock.now()
     clock.advance(200)
     const changes = []
-    for (let inflight = 8; inflight >= 1; inflight--) {
+    // Four of the eight are refused, four are served (a refused call frees no slot: refused-slot.test.ts).
+    for (let inflight = 8; inflight >= 5; inflight--) {
       changes.push(feed(adaptive, clock, 'throttled', sentAt, inflight))
       seed.onOutcome('throttled', { now: clock.now(), sentAt, inflight })
     }
@@ -262,7 +263,8 @@ describe('AdaptiveController: probes back off where throttles happened', () => {
     clock.advance(100)
     const changes = [1, 2, 3, 4, 5].map(() => feed(c, clock, 'ok', sentAt, 5))
     expect(changes.slice(0, 4)).toEqual([null, null, null, null])
-    expect(changes[4]).toMatchObject({ from: 5, to: 5.5, reason: 'growth +0.5' })
+    // Slow start's step up to twice the probed level (probe-regrowth.test.ts).
+    expect(changes[4]).toMatchObject({ from: 5, to: 6, reason: 'growth +1' })
     expect(c.memory).toMatchObject({ ceiling: null, held: 5, refusedProbes: 0, probing: false })
   })
 

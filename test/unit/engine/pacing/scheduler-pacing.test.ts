@@ -56,9 +56,10 @@ describe('Scheduler.setController', () => {
   it('swaps every controller at its current limit and params; later partitions get it too', async () => {
     const { s, partition, limits } = paced({ params: { initial: 8 } })
     s.setParams('p', { max: 10 })
-    const held = await Promise.all([1, 2, 3, 4].map(() => s.acquire('p')))
-    // The adaptive controller: one cut for the burst.
-    for (const permit of held) permit.release('throttled')
+    const held = await Promise.all([1, 2, 3, 4, 5, 6, 7, 8].map(() => s.acquire('p')))
+    // The adaptive controller: one cut for the burst (half of it refused, half served).
+    for (const permit of held.slice(0, 4)) permit.release('throttled')
+    for (const permit of held.slice(4)) permit.release('ok')
     expect(partition().limit).toBe(4)
 
     limits.length = 0
