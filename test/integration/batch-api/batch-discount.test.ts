@@ -43,7 +43,7 @@ describe.each<Dialect>(['openai', 'anthropic'])('batch discount in the ledger (%
     expect(run.code, run.stderr).toBe(0)
     expect(h.submitted(dialect)).toHaveLength(20)
 
-    const price = LIST_PRICES[MODELS[dialect]]
+    const price = LIST_PRICES[MODELS[dialect] as keyof typeof LIST_PRICES]
     const rows = query<{
       id: number
       input_tokens: number
