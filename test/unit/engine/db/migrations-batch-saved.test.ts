@@ -7,7 +7,7 @@ import { openDatabase } from '../../../../src/main/engine/db'
 import { MIGRATIONS } from '../../../../src/main/engine/db/migrations'
 import { Ledger } from '../../../../src/main/engine/ledger/ledger'
 import { Prices } from '../../../../src/main/engine/pricing/prices'
-import { file } from './migration-files'
+import { file, rollupRow } from './migration-files'
 
 const HOUR = 3_600_000
 
@@ -27,17 +27,10 @@ describe('migration 20: what the batch discount saved', () => {
     // Not folded yet when this build opens the file: its own fold sums it.
     insert.run(HOUR + 7, 5, 'f5', 50, '2026-12-01+batch')
     // The four rows folded as schema 19 folded them: only the keys and a count matter here.
-    const rollup = (table: string, keys: Record<string, unknown>) => {
-      const cols = (v19.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[])
-        .map((c) => c.name)
-        .filter((c) => !(c in keys))
-      v19
-        .prepare(
-          `INSERT INTO ${table} (${[...Object.keys(keys), ...cols].join(', ')})
-           VALUES (${[...Object.keys(keys).map(() => '?'), ...cols.map(() => '0')].join(', ')})`,
-        )
-        .run(...Object.values(keys))
-    }
+    const rollup = (
+      table: 'ledger_rollup' | 'ledger_batch_rollup',
+      keys: Record<string, unknown>,
+    ) => rollupRow(v19, table, keys)
     for (const span of [15_000, HOUR]) {
       rollup('ledger_rollup', { span, bucket: 0, task_type: 'label' })
       rollup('ledger_rollup', { span, bucket: HOUR, task_type: 'label' })

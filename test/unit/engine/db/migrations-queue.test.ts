@@ -7,7 +7,7 @@ import { openDatabase } from '../../../../src/main/engine/db'
 import { MIGRATIONS } from '../../../../src/main/engine/db/migrations'
 import { Ledger } from '../../../../src/main/engine/ledger/ledger'
 import { Prices } from '../../../../src/main/engine/pricing/prices'
-import { file } from './migration-files'
+import { file, rollupRow } from './migration-files'
 
 describe('migration 2: batches.driver', () => {
   it('keeps every v1 batch and task, as console batches (driver NULL)', () => {
@@ -221,18 +221,8 @@ describe('migration 10: the worker registry; a resumed task is one run', () => {
     // hand: this build's Ledger folds the columns of later migrations too.)
     const sums = { row_count: 3, input_tokens: 30, output_tokens: 15, cost_micros: 300 }
     const more = { priced_calls: 3, executed: 2, execution_input_tokens: 30 }
-    const fold = (table: string, keys: Record<string, unknown>) => {
-      const given = { ...keys, ...sums, ...more }
-      const rest = (old.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[])
-        .map((c) => c.name)
-        .filter((c) => !(c in given))
-      old
-        .prepare(
-          `INSERT INTO ${table} (${[...Object.keys(given), ...rest].join(', ')})
-           VALUES (${[...Object.keys(given).map(() => '?'), ...rest.map(() => '0')].join(', ')})`,
-        )
-        .run(...Object.values(given))
-    }
+    const fold = (table: 'ledger_rollup' | 'ledger_batch_rollup', keys: Record<string, unknown>) =>
+      rollupRow(old, table, { ...keys, ...sums, ...more })
     for (const span of [15_000, 3_600_000])
       fold('ledger_rollup', { span, bucket: 0, task_type: 't' })
     fold('ledger_batch_rollup', { batch_id: 'b1', task_type: 't' })
