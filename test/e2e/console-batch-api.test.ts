@@ -10,7 +10,8 @@ import type { BatchSummary } from '../../src/shared/contract'
 import { startBatchVendor, type BatchVendor } from '../helpers/batch-vendor/server'
 import { consoleSession } from '../helpers/browser'
 import type { FakeClock } from '../helpers/clock'
-import { until } from '../helpers/cli'
+import { query, until } from '../helpers/cli'
+import { formatUsd } from '../../src/shared/format'
 
 let vendor: BatchVendor
 
@@ -156,6 +157,30 @@ describe('the console runs a batch through the Batch API and follows it', () => 
     const done = (await s.served.api<BatchSummary[]>('batches:list')).find((b) => b.id === id)!
     // The two lines that finished before the cancel are answered and kept; the rest failed.
     expect(done.counts).toMatchObject({ succeeded: 2, failed: 2 })
+    expect(s.errors).toEqual([])
+  })
+
+  it('the Spend view shows what the batch discount saved, beside what dedup saved', async () => {
+    await s.page.getByTestId('nav-spend').click()
+    const header = s.page.getByTestId('spend-table').locator('th', { hasText: 'Saved by batch' })
+    await header.waitFor()
+    const total = s.page.getByTestId('spend-table').getByTestId('spend-totals')
+    // The list price (gpt-4o-mini: $0.15 / $0.60 per 1M) minus the batch price, per call.
+    const rows = query<{ input: number; output: number; cost: number }>(
+      s.db,
+      `SELECT input_tokens AS input, output_tokens AS output, cost_micros AS cost FROM ledger
+       WHERE price_version LIKE '%+batch' AND cost_micros IS NOT NULL`,
+    )
+    expect(rows.length).toBeGreaterThan(0)
+    const saved = rows.reduce(
+      (sum, r) =>
+        sum + Math.floor((r.input * 150_000 + r.output * 600_000 + 500_000) / 1e6) - r.cost,
+      0,
+    )
+    expect(saved).toBeGreaterThan(0)
+    await until(async () => (await total.getAttribute('data-batch-saved-micros')) === String(saved))
+    const cell = total.getByTestId('spend-batch-saved')
+    await expect(cell.textContent()).resolves.toBe(formatUsd(saved))
     expect(s.errors).toEqual([])
   })
 })

@@ -84,7 +84,7 @@ export function followBatches(engine: Engine, json: boolean): () => void {
 
 /** The batch discount of the run's batch, for the summary. */
 export function discountOf(engine: Engine, batchId: string): BatchDiscount {
-  return batchDiscount(engine.db, engine.prices, batchId)
+  return batchDiscount(engine.db, batchId)
 }
 
 /** The discount in words: the calls via batch, their cost, the live price, what it saved. */

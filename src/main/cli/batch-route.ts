@@ -164,6 +164,29 @@ export async function forecastForRoute(
   }
 }
 
+/** Whether the latest batch of this file in the database went through the batch APIs. */
+async function sentViaBatchApi(path: string, dbPath: string): Promise<boolean> {
+  if (!existsSync(dbPath)) return false
+  let engine
+  try {
+    engine = openReader(dbPath)
+  } catch {
+    // A database this reader cannot open is the run's own error to report, a moment later.
+    return false
+  }
+  try {
+    const row = engine.db
+      .prepare('SELECT batch_api FROM batches WHERE source = ? ORDER BY created_at DESC LIMIT 1')
+      .get(path) as { batch_api: number } | undefined
+    return row?.batch_api === 1
+  } catch {
+    // A database from before batch-API batches: none was.
+    return false
+  } finally {
+    await engine.shutdown({ graceMs: 0 })
+  }
+}
+
 /** What `pacer run` was given about the batch path. */
 export interface RouteOptions {
   provider: string
@@ -173,6 +196,8 @@ export interface RouteOptions {
   /** `--batch-min-saving` in USD. @default DEFAULT_MIN_SAVING_USD */
   batchMinSaving?: number
   json?: boolean
+  /** `--retry-failed`: a file whose batch went through the batch API is retried there too. */
+  retryFailed?: boolean
 }
 
 /**
@@ -192,6 +217,13 @@ export async function routeRun(
     if (deadline !== null || opts.batchMinSaving !== undefined) {
       const flag = deadline !== null ? '--deadline' : '--batch-min-saving'
       throw new UsageError(`${flag} goes with --batch-api or --batch-api auto`)
+    }
+    // Retrying what a batch sent at half price must not send it live at twice that.
+    if (opts.retryFailed && (await sentViaBatchApi(path, dbPath))) {
+      say.err(
+        'pacer: --retry-failed: through the batch API, as this file’s batch was sent (half price, answers within 24 h)\n',
+      )
+      return true
     }
     return false
   }

@@ -13,7 +13,7 @@ export async function summaryCommand(opts: { db?: string; json?: boolean }): Pro
   const engine = openReader(opts.db)
   try {
     const { byType, totals } = await engine.handlers['ledger:rollup']({})
-    const discount = batchDiscount(engine.db, engine.prices, null)
+    const discount = batchDiscount(engine.db, null)
     if (opts.json) {
       const viaBatch = discount.calls > 0 ? { viaBatch: discountJson(discount) } : {}
       say.out(
@@ -67,6 +67,12 @@ export function rollupJson(r: TypeRollupView) {
     throttled: r.throttled,
     errors: r.errors,
     abandoned: r.abandoned,
+    // Last, so parsers of the earlier fields are not moved (migration 20).
+    batchCalls: r.batchCalls,
+    batchCostUsd: microsToUsd(r.batchCostMicros),
+    batchCostMicros: r.batchCostMicros,
+    batchSavedUsd: microsToUsd(r.batchSavedMicros),
+    batchSavedMicros: r.batchSavedMicros,
   }
 }
 
@@ -84,6 +90,8 @@ export const SUMMARY_HEADERS = [
   'saved',
   'wasted',
   'cache saved',
+  // What the batch APIs' discount saved (list − batch price), beside dedup's 'saved'; last.
+  'batch saved',
 ]
 
 /** One line of `pacer summary`'s table. */
@@ -102,6 +110,7 @@ export function summaryRow(r: TypeRollupView): (string | number)[] {
     formatUsd(r.wastedMicros),
     // Net: what cache reads saved minus what cache writes cost above the input price.
     formatUsd(r.cacheSavedMicros - r.cacheWriteExtraMicros),
+    formatUsd(r.batchSavedMicros),
   ]
 }
 

@@ -63,6 +63,12 @@ export interface TypeRollupView {
   estimatedCalls: number
   /** Calls the execution's journal answered on a rerun (resume, takeover, retry): not paid again. */
   replayed: number
+  /** Calls answered through a provider batch API ('via batch'), priced at the batch rate. */
+  batchCalls: number
+  /** What those calls cost, at the batch rate (part of costMicros). */
+  batchCostMicros: number
+  /** What the batch discount saved: those calls at the list price minus batchCostMicros. */
+  batchSavedMicros: number
 }
 
 /** Spend of one task type on one machine of the team. */

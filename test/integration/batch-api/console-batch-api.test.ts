@@ -12,6 +12,9 @@ import { query, tempDir } from '../../helpers/cli'
 import { until } from '../../helpers/until'
 import { envSecrets } from '../../../src/main/engine/app/secrets'
 
+// What the double bills for gpt-4o-mini (the bundled list price; its batch rate is half).
+const LIST = { 'gpt-4o-mini': { input: 0.15, output: 0.6 } }
+
 let vendor: BatchVendor | undefined
 let engine: Engine | undefined
 const saved = { poll: process.env.PACER_BATCH_POLL_MS, settle: process.env.PACER_BATCH_SETTLE_MS }
@@ -189,5 +192,77 @@ describe('the console’s Batch API choice, through the engine’s commands', ()
       "SELECT COUNT(*) AS n, COALESCE(SUM(cost_micros), 0) AS cost FROM ledger WHERE outcome = 'abandoned'",
     )
     expect(leftGo[0]).toEqual({ n: 4, cost: 0 })
+  })
+})
+
+describe('whole-batch Cancel and Retry of a batch-API batch from the console', () => {
+  it('Cancel cancels the provider batch (finished lines kept, priced); Retry, by ids or whole, goes through the batch API again', async () => {
+    const { engine: e, db, vendor: v } = await consoleEngine()
+    const { batchId } = await e.handlers['batches:import']({
+      fileName: 'b.jsonl',
+      content: lines(4),
+      batchApi: true,
+    })
+    const id = batchId!
+    const clock = v.clock as FakeClock
+    await until(async () => (await batchOf(e, id)).providerBatches?.[0]?.remoteId, 30_000)
+    // Half the lines done, then the whole batch is cancelled.
+    clock.advance(1_000 + 30_000)
+    const asked = await e.handlers['batches:cancel']({ batchId: id })
+    expect(asked.state).toBe('cancelled')
+    // The run sees its batch cancelled and asks the vendor to cancel (OpenAI: cancelling first).
+    await until(
+      async () => (await batchOf(e, id)).providerBatches?.[0]?.status === 'cancelling' || undefined,
+      30_000,
+    )
+    clock.advance(5_000)
+    const cancelled = await until(async () => {
+      const b = await batchOf(e, id)
+      return b.providerBatches?.[0]?.ended && b.counts.running === 0 ? b : undefined
+    }, 30_000)
+    // Cancelled at the vendor, not left running there (and billed) after the console let go.
+    expect(cancelled.providerBatches![0]).toMatchObject({ status: 'cancelled', ended: true })
+    expect(cancelled.state).toBe('cancelled')
+    expect(cancelled.counts.succeeded).toBe(2)
+    const batchRows = () =>
+      query<{ n: number; cost: number }>(
+        db,
+        `SELECT COUNT(*) AS n, COALESCE(SUM(cost_micros), 0) AS cost FROM ledger
+         WHERE price_version LIKE '%+batch' AND outcome = 'executed'`,
+      )[0]!
+    expect(batchRows().n).toBe(2)
+    expect(batchRows().cost).toBe(v.billMicros(LIST))
+    expect(v.openai.submitted).toHaveLength(4)
+
+    // Retry one task by id: a new provider batch of that one line, nothing live.
+    const tasks = await e.handlers['tasks:list']({ batchId: id, offset: 0, limit: 200 })
+    const unanswered = tasks.rows.filter((t) => t.status !== 'succeeded')
+    expect(unanswered).toHaveLength(2)
+    const one = await e.handlers['tasks:retry']({ taskIds: [unanswered[0]!.id] })
+    expect(one.retried).toBe(1)
+    await until(() => v.openai.submitted.length === 5 || undefined, 30_000)
+    clock.advance(120_000)
+    await until(
+      async () => ((await batchOf(e, id)).counts.succeeded === 3 ? true : undefined),
+      30_000,
+    )
+
+    // Retry the whole batch: the last line through the batch API too.
+    const rest = await e.handlers['tasks:retry']({ batchId: id })
+    expect(rest.retried).toBe(1)
+    await until(() => v.openai.submitted.length === 6 || undefined, 30_000)
+    clock.advance(120_000)
+    const done = await until(async () => {
+      const b = await batchOf(e, id)
+      return b.state === 'done' ? b : undefined
+    }, 30_000)
+    expect(done.counts.succeeded).toBe(4)
+    expect(done.providerBatches).toHaveLength(3)
+    const live = query<{ n: number }>(
+      db,
+      "SELECT COUNT(*) AS n FROM ledger WHERE outcome = 'executed' AND price_version NOT LIKE '%+batch'",
+    )
+    expect(live[0]!.n).toBe(0)
+    expect(batchRows()).toEqual({ n: 4, cost: v.billMicros(LIST) })
   })
 })

@@ -31,6 +31,9 @@ const totals: TypeRollupView = {
   abandoned: 0,
   estimatedCalls: 0,
   replayed: 0,
+  batchCalls: 0,
+  batchCostMicros: 0,
+  batchSavedMicros: 0,
 }
 
 describe('startHttpServer: events (SSE)', () => {

@@ -141,27 +141,14 @@ export class BatchApiRuns {
 
   /** Resumes a stopped batch-API batch on a run of this process. */
   resume(batchId: string): void {
-    const providers = this.#parts.db
-      .prepare(
-        "SELECT DISTINCT provider FROM tasks WHERE batch_id = ? AND status IN ('queued', 'running')",
-      )
-      .pluck()
-      .all(batchId) as string[]
-    this.#refuse(providers)
-    const engine = this.#engine()
-    try {
+    this.#start(batchId, ['queued', 'running'], (engine) => {
       // The run's engine writes on a connection of its own: this one's open step must not hold
       // the lock (or an older snapshot) meanwhile.
       this.#parts.writes.commit()
       if (!engine.batches.resume(batchId, { driver: engine.runner.workerId, fromPaused: false })) {
         throw new EngineError('invalid_input', `batch ${batchId} is not interrupted`, 'batchId')
       }
-      engine.batches.markBatchApi(batchId)
-      this.#drive(batchId, engine)
-    } catch (err) {
-      void engine.shutdown({ graceMs: 0 })
-      throw err
-    }
+    })
   }
 
   /**
@@ -182,6 +169,106 @@ export class BatchApiRuns {
     // Written on this engine's own connection, which the consoles' follow of the database skips.
     if (s.batchId !== null) this.#changed(s.batchId)
     return toSummary(api.journal.submission(id)!)
+  }
+
+  /**
+   * A whole-batch Cancel of a batch-API batch (issue 22): a run of this console sees the batch
+   * cancelled and cancels its provider batches itself, letting what finished land, priced
+   * (cancel-batch.ts). A batch no run here drives (its `pacer` process's, or stopped): its open
+   * provider batches are cancelled with the keys Settings gives, so the vendor stops the work; a
+   * live `pacer` driver collects what finished, a stopped one keeps it in the journal for a retry.
+   */
+  async cancelRemote(batchId: string): Promise<void> {
+    if (this.#runs.has(batchId) || this.#parts.queue.batch(batchId)?.batchApi !== true) return
+    const api = this.#cancelPath()
+    for (const s of api.journal.ofBatch(batchId)) {
+      if (s.ended || s.remoteId === null) continue
+      try {
+        await this.cancel(s.id)
+      } catch (err) {
+        this.#parts.runner.emit('warning', `batch ${batchId}: ${(err as Error).message}`)
+      }
+    }
+  }
+
+  /**
+   * Retries failed or cancelled tasks (a batch's, or by id) of batch-API batches through the
+   * batch API again, never live at twice the price; null when none of them is such a batch.
+   */
+  async retry(filter: { batchId?: string; taskIds?: readonly number[] }): Promise<number | null> {
+    const { queue, db } = this.#parts
+    // The tasks to retry per batch: a batch's own filter, or the ids given that are of it.
+    const byBatch = new Map<string, { batchId: string; taskIds?: number[] }>()
+    if (filter.taskIds === undefined || filter.taskIds.length === 0) {
+      if (filter.batchId !== undefined) byBatch.set(filter.batchId, { batchId: filter.batchId })
+    } else {
+      const rows = db
+        .prepare(
+          'SELECT id, batch_id AS batchId FROM tasks WHERE id IN (SELECT value FROM json_each(?))',
+        )
+        .all(JSON.stringify(filter.taskIds)) as { id: number; batchId: string }[]
+      for (const r of rows) {
+        let f = byBatch.get(r.batchId)
+        if (!f) byBatch.set(r.batchId, (f = { batchId: r.batchId, taskIds: [] }))
+        f.taskIds!.push(r.id)
+      }
+    }
+    const viaApi = [...byBatch.keys()].filter((id) => queue.batch(id)?.batchApi === true)
+    if (viaApi.length === 0) return null
+    if (viaApi.length < byBatch.size) {
+      throw new EngineError(
+        'invalid_input',
+        'these tasks are of batches sent live and of batches sent through the Batch API: retry them apart',
+        'taskIds',
+      )
+    }
+    let retried = 0
+    for (const batchId of viaApi) retried += await this.#retryOne(batchId, byBatch.get(batchId)!)
+    return retried
+  }
+
+  /** `filter` names the batch (its run's runner takes it up) and, maybe, which of its tasks. */
+  async #retryOne(
+    batchId: string,
+    filter: { batchId: string; taskIds?: number[] },
+  ): Promise<number> {
+    const running = this.#runs.get(batchId)
+    if (running && this.#parts.queue.batch(batchId)?.state !== 'cancelled') {
+      return running.engine.batches.retry(filter)
+    }
+    // A cancelled batch's run sends no more rounds: the retry runs on a new one once it ended.
+    await running?.done
+    let retried = 0
+    this.#start(batchId, ['failed', 'cancelled'], (engine) => {
+      // Named its driver first: the console's own runner never picks its requeued tasks up.
+      this.#parts.queue.setDriver(batchId, engine.runner.workerId)
+      this.#parts.writes.commit()
+      retried = engine.batches.retry(filter)
+    })
+    return retried
+  }
+
+  /**
+   * Opens a run's engine for the batch (its tasks in `statuses` must be able to go through a batch
+   * API from here), lets `begin` queue its work on it, and drives it on the batch API.
+   */
+  #start(batchId: string, statuses: string[], begin: (engine: Engine) => void): void {
+    const providers = this.#parts.db
+      .prepare(
+        `SELECT DISTINCT provider FROM tasks WHERE batch_id = ? AND status IN (SELECT value FROM json_each(?))`,
+      )
+      .pluck()
+      .all(batchId, JSON.stringify(statuses)) as string[]
+    this.#refuse(providers)
+    const engine = this.#engine()
+    try {
+      begin(engine)
+      engine.batches.markBatchApi(batchId)
+      this.#drive(batchId, engine)
+    } catch (err) {
+      void engine.shutdown({ graceMs: 0 })
+      throw err
+    }
   }
 
   /**

@@ -16,6 +16,7 @@ import {
   type StreamedStart,
 } from './batch-stream'
 import type { EngineEvents } from './events'
+import { cancelBatchCheck } from '../providers/batch/cancel-batch'
 import { forgetFailure, retryTeamFailures, type EngineParts } from './parts'
 import {
   taskResolver,
@@ -276,11 +277,12 @@ export class BatchLifecycle {
    * same command to resume later.
    */
   drive(batchId: string, opts: DriveOptions = {}): BatchRun {
-    const { queue, runner } = this.#parts
+    const { queue, runner, batchApi } = this.#parts
     return driveBatch(
       {
         batchId,
         runner,
+        ...(batchApi ? { landing: cancelBatchCheck(batchApi, batchId) } : {}),
         start: this.#start,
         batch: () => queue.batch(batchId),
         progress: () => queue.progress(batchId),

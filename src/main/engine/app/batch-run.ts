@@ -48,6 +48,11 @@ export function driveBatch(
     commit: () => void
     /** Marks the batch interrupted (it was running and this run stopped), with why if known. */
     interrupt: (reason: string | null) => void
+    /**
+     * The batch was cancelled: true while calls of it still wait in provider batches being
+     * cancelled at the vendor, whose finished lines land before the rest is cancelled.
+     */
+    landing?: () => boolean
     /** Calls `listener` when a setup failure stops a partition; returns the unsubscribe. */
     onStopped: (listener: (stop: PartitionStop) => void) => () => void
   },
@@ -67,8 +72,12 @@ export function driveBatch(
     // caller has closed the database.
     if (over) return true
     const p = deps.progress()
-    // Cancelled from the console: stop this process's calls for it too.
-    if (p?.state === 'cancelled') runner.cancelRunning(batchId)
+    if (p?.state === 'cancelled') {
+      // Calls waiting in provider batches land first (cancel-batch.ts): the run goes on.
+      if (!stopped && deps.landing?.()) return false
+      // Cancelled from the console: stop this process's calls for it too.
+      runner.cancelRunning(batchId)
+    }
     if (!over && (stopped || !p || p.unfinished === 0 || p.state === 'cancelled')) {
       over = true
       opts.onProgress?.(deps.batch())

@@ -260,7 +260,7 @@ export function createEngine(options: EngineOptions): Engine {
   // The team's caps say their thresholds once across the team, from the machine that crossed them.
   const teamAlerts = team ? watchBudgetAlerts(team.caps, (m) => runner.emit('warning', m)) : null
   const handlers = committing(parts.writes, {
-    ...taskHandlers(parts, batches),
+    ...taskHandlers(parts, batches, batchApiRuns),
     ...budgetHandlers(parts, spendCaps, batches),
     ...batchHandlers(parts, batches, batchApiRuns),
     ...schedulerHandlers(parts, batches),

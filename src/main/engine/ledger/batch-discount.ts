@@ -1,8 +1,28 @@
 // What answering through the provider batch APIs saved: the rows priced at the batch rate (their
-// price version ends in '+batch': 'via batch') against the same tokens at the list price, per
-// provider and model.
+// price version ends in '+batch': 'via batch') against the same tokens at the list price.
 import type Database from 'better-sqlite3'
+import type { LedgerEventInput } from '../core/types'
 import type { Prices } from '../pricing/prices'
+
+/**
+ * Prices one call at its tier (live at the list price, 'batch' at the batch rate): its cost, what
+ * its prompt cache did, and for a call via batch what the discount saved (list − batch, each
+ * rounded once as the bill is; null when unpriced or live).
+ */
+export function priceCall(
+  prices: Prices,
+  e: Pick<LedgerEventInput, 'provider' | 'model' | 'usage' | 'tier'>,
+) {
+  const { usage } = e
+  const list = prices.priceFor(e.provider, e.model)
+  const price = e.tier === 'batch' ? prices.batchPriceFor(e.provider, e.model) : list
+  const costMicros = prices.costMicros(usage, price)
+  const cache = prices.cacheEffectMicros(usage, price)
+  const listMicros = e.tier === 'batch' ? prices.costMicros(usage, list) : null
+  const batchSavedMicros =
+    listMicros === null || costMicros === null ? null : Math.max(0, listMicros - costMicros)
+  return { costMicros, cache, batchSavedMicros }
+}
 
 export interface BatchDiscount {
   /** Calls answered through a provider batch. */
@@ -15,53 +35,32 @@ export interface BatchDiscount {
   savedMicros: number | null
 }
 
+// The discount as each row stored it when it was priced (migration 20): list − batch per call.
 const SQL = `
-  SELECT provider, model, COUNT(*) AS calls, SUM(input_tokens) AS input,
-    SUM(cached_input_tokens) AS cached, SUM(cache_write_tokens) AS cacheWrite,
-    SUM(output_tokens) AS output, SUM(COALESCE(cost_micros, 0)) AS cost
-  FROM ledger WHERE price_version LIKE '%+batch' AND outcome IN ('executed', 'duplicate') AND (@batchId IS NULL OR batch_id = @batchId)
-  GROUP BY provider, model`
+  SELECT COUNT(*) AS calls, COALESCE(SUM(cost_micros), 0) AS cost,
+    COALESCE(SUM(batch_saved_micros), 0) AS saved,
+    COALESCE(SUM(batch_saved_micros IS NULL AND input_tokens + output_tokens > 0), 0) AS unpriced
+  FROM ledger WHERE price_version LIKE '%+batch' AND outcome IN ('executed', 'duplicate') AND (@batchId IS NULL OR batch_id = @batchId)`
 
 // The ledger has no index by label: a ledger without a single batch-priced label is not scanned.
 const ANY_SQL = `SELECT EXISTS (SELECT 1 FROM ledger_labels WHERE price_version LIKE '%+batch') AS any`
 
-/**
- * The batch discount of one batch's calls (or of every call, batchId null). The live price is
- * the current price table's for the row's provider and model (rows keep their batch cost only).
- */
-export function batchDiscount(
-  db: Database.Database,
-  prices: Prices,
-  batchId: string | null,
-): BatchDiscount {
+/** The batch discount of one batch's calls (or of every call, batchId null), as recorded. */
+export function batchDiscount(db: Database.Database, batchId: string | null): BatchDiscount {
   if ((db.prepare(ANY_SQL).get() as { any: number }).any === 0) {
     return { calls: 0, costMicros: 0, listMicros: 0, savedMicros: 0 }
   }
-  const rows = db.prepare(SQL).all({ batchId }) as {
-    provider: string
-    model: string
+  const r = db.prepare(SQL).get({ batchId }) as {
     calls: number
-    input: number
-    cached: number
-    cacheWrite: number
-    output: number
     cost: number
-  }[]
-  let calls = 0
-  let costMicros = 0
-  let listMicros: number | null = 0
-  for (const r of rows) {
-    calls += r.calls
-    costMicros += r.cost
-    const usage = {
-      inputTokens: r.input,
-      cachedInputTokens: r.cached,
-      cacheWriteTokens: r.cacheWrite,
-      outputTokens: r.output,
-    }
-    const list = prices.costMicros(usage, prices.priceFor(r.provider, r.model))
-    listMicros = list === null || listMicros === null ? null : listMicros + list
+    saved: number
+    unpriced: number
   }
-  const savedMicros = listMicros === null ? null : Math.max(0, listMicros - costMicros)
-  return { calls, costMicros, listMicros, savedMicros }
+  const savedMicros = r.unpriced > 0 ? null : r.saved
+  return {
+    calls: r.calls,
+    costMicros: r.cost,
+    listMicros: savedMicros === null ? null : r.cost + savedMicros,
+    savedMicros,
+  }
 }

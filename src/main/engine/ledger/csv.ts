@@ -7,6 +7,7 @@ import { csvRecords, plainCsvRecords, type CsvColumn } from '../core/csv'
 import type { ReadQuery } from '../db/read-worker'
 import type { LedgerRow, TypeRollup } from './ledger'
 import { microsToUsdString as usd } from '../../../shared/money'
+import { BATCH_PRICE_SUFFIX } from '../pricing/batch-rates'
 
 export const EVENT_COLUMNS: readonly CsvColumn<LedgerRow>[] = [
   { header: 'id', value: (r) => r.id },
@@ -39,6 +40,9 @@ export const EVENT_COLUMNS: readonly CsvColumn<LedgerRow>[] = [
   { header: 'reason', value: (r) => r.reason },
   // 1: tokens and cost are Pacer's estimate (the provider reported no usage).
   { header: 'estimated', value: (r) => r.estimated },
+  // Migration 20, last so column positions hold: a call via batch, its list price minus its cost;
+  // 0 on a live call (no discount), empty on an unpriced one.
+  { header: 'batch_saved_usd', value: (r) => usd(batchSavedCell(r)), numeric: true },
 ]
 
 export const SUMMARY_COLUMNS: readonly CsvColumn<TypeRollup>[] = [
@@ -64,7 +68,18 @@ export const SUMMARY_COLUMNS: readonly CsvColumn<TypeRollup>[] = [
   { header: 'abandoned', value: (r) => r.abandoned },
   { header: 'estimated_calls', value: (r) => r.estimatedCalls },
   { header: 'replayed', value: (r) => r.replayed },
+  // Migration 20: calls via batch, their cost at the batch rate, what the discount saved.
+  { header: 'batch_calls', value: (r) => r.batchCalls },
+  { header: 'batch_cost_usd', value: (r) => usd(r.batchCostMicros), numeric: true },
+  { header: 'batch_saved_usd', value: (r) => usd(r.batchSavedMicros), numeric: true },
 ]
+
+function batchSavedCell(r: LedgerRow): number | null {
+  if (!r.priceVersion?.endsWith(BATCH_PRICE_SUFFIX)) return 0
+  // A team ledger entry (layout v1) carries no such field: at the vendors' 50 % rate what a
+  // batch row saved is its cost (team-read.ts sums it so).
+  return r.batchSavedMicros === undefined ? r.costMicros : r.batchSavedMicros
+}
 
 /** A row of the team ledger (team-ledger/entries.ts): the machine and database it came from. */
 type TeamCsvRow = LedgerRow & { machine: string; source: string }
@@ -128,6 +143,7 @@ export const EVENT_RECORD_SQL = [
   cell('price_version'),
   cell('reason'),
   'estimated',
+  usdSql(`CASE WHEN COALESCE(price_version, '') LIKE '%+batch' THEN batch_saved_micros ELSE 0 END`),
 ]
   // One call builds the record (a chain of || copies it once per cell). concat_ws skips a NULL
   // argument, so a NULL time or money cell leaves a record a comma short: plainCsvRecords counts.

@@ -37,6 +37,7 @@ import {
 import { LedgerRollups } from './rollups'
 import type { Prices } from '../pricing/prices'
 import { batchPriceVersion } from '../pricing/batch-rates'
+import { priceCall } from './batch-discount'
 import { systemClock, type Clock, type LedgerEventInput, type LedgerOutcome } from '../core/types'
 
 export { byCost, totalOf } from './rollup-plans'
@@ -72,6 +73,8 @@ export interface LedgerRow {
   estimated: number
   /** Why the row is what it is, when the outcome alone does not say (a duplicate's 'answer lost'). */
   reason: string | null
+  /** Via batch: its usage at the list price minus its cost; null live or unpriced (batch-discount.ts). */
+  batchSavedMicros?: number | null
 }
 
 /** Spend of a set of ledger rows: the contract's rollup view, without the task type. */
@@ -178,13 +181,9 @@ export class Ledger {
     checkRecordInput(e, ts)
     const { usage } = e
     const tokens = usage.inputTokens + usage.outputTokens
-    const price =
-      e.tier === 'batch'
-        ? this.#prices.batchPriceFor(e.provider, e.model)
-        : this.#prices.priceFor(e.provider, e.model)
-    // costMicros also validates the usage (integers, cached ⊆ input) before anything is written.
-    let costMicros = this.#prices.costMicros(usage, price)
-    const cache = this.#prices.cacheEffectMicros(usage, price)
+    // Validates the usage (integers, cached ⊆ input) before anything is written.
+    const priced = priceCall(this.#prices, e)
+    let costMicros = priced.costMicros
     // No tokens billed is a known cost of zero even for an unknown model: unpriced means "tokens we
     // cannot put a price on", so a 429 or a reuse never counts as unpriced.
     if (costMicros === null && tokens === 0) costMicros = 0
@@ -222,9 +221,10 @@ export class Ledger {
       priceVersion:
         e.tier === 'batch' ? batchPriceVersion(this.#prices.version) : this.#prices.version,
       estimated: e.estimated ? 1 : 0,
-      cacheSavedMicros: cache?.savedMicros ?? null,
-      cacheWriteExtraMicros: cache?.writeExtraMicros ?? null,
+      cacheSavedMicros: priced.cache?.savedMicros ?? null,
+      cacheWriteExtraMicros: priced.cache?.writeExtraMicros ?? null,
       reason: e.reason ?? null,
+      batchSavedMicros: priced.batchSavedMicros,
     }
     const id = this.#writes.run(() => this.#insert.row(row))
     // The rollups fold rows in pages, every FOLD_EVERY rows and before every read (rollups.ts).

@@ -1,7 +1,7 @@
 // The ledger's read side: the SQL of its rollups, time series and event pages, and how raw sums
 // become the totals the contract shows.
 import type { LedgerTotals } from './ledger'
-import { LOST_WASTED, RUN_ROW } from './rollups'
+import { LOST_WASTED, RUN_ROW, VIA_BATCH } from './rollups'
 
 /** Row-level sums: one pass, no grouping by execution. */
 export function rowTotalsSql(where: string, byType: boolean): string {
@@ -24,7 +24,10 @@ export function rowTotalsSql(where: string, byType: boolean): string {
       COALESCE(SUM(estimated), 0) AS estimatedCalls,
       COALESCE(SUM(cache_saved_micros), 0) AS cacheSavedMicros,
       COALESCE(SUM(cache_write_extra_micros), 0) AS cacheWriteExtraMicros,
-      COALESCE(SUM(outcome = 'replayed'), 0) AS replayed
+      COALESCE(SUM(outcome = 'replayed'), 0) AS replayed,
+      COALESCE(SUM(${VIA_BATCH} AND input_tokens + output_tokens > 0), 0) AS batchCalls,
+      COALESCE(SUM(CASE WHEN ${VIA_BATCH} THEN cost_micros END), 0) AS batchCostMicros,
+      COALESCE(SUM(batch_saved_micros), 0) AS batchSavedMicros
     FROM ledger ${where} ${byType ? 'GROUP BY task_type' : ''}`
 }
 
@@ -99,7 +102,8 @@ const ROW_COLUMNS = `id, ts, task_id AS taskId, batch_id AS batchId, fp, worker,
   cached_input_tokens AS cachedInputTokens, cache_write_tokens AS cacheWriteTokens,
   output_tokens AS outputTokens, cost_micros AS costMicros, saved_micros AS savedMicros, outcome,
   latency_ms AS latencyMs, status, epoch, price_version AS priceVersion, estimated,
-  cache_saved_micros AS cacheSavedMicros, cache_write_extra_micros AS cacheWriteExtraMicros, reason`
+  cache_saved_micros AS cacheSavedMicros, cache_write_extra_micros AS cacheWriteExtraMicros, reason,
+  batch_saved_micros AS batchSavedMicros`
 
 // Big enough to amortize the query, small enough (~0.5 MB) to keep an export's memory flat.
 export const PAGE_ROWS = 2000
@@ -123,6 +127,9 @@ export interface RawRows {
   cacheSavedMicros: number
   cacheWriteExtraMicros: number
   replayed: number
+  batchCalls: number
+  batchCostMicros: number
+  batchSavedMicros: number
 }
 
 export interface RawExecutions {
@@ -165,6 +172,9 @@ export function toTotals(r: RawRows, e: RawExecutions): LedgerTotals {
     cacheSavedMicros: r.cacheSavedMicros,
     cacheWriteExtraMicros: r.cacheWriteExtraMicros,
     replayed: r.replayed,
+    batchCalls: r.batchCalls,
+    batchCostMicros: r.batchCostMicros,
+    batchSavedMicros: r.batchSavedMicros,
   }
 }
 

@@ -19,10 +19,11 @@ export const LEDGER_WRITE_SQL = {
   insert: `
     INSERT INTO ledger_rows (ts, task_id, batch, fp_id, worker, label, step, input_tokens,
       cached_input_tokens, cache_write_tokens, output_tokens, cost_micros, saved_micros, outcome,
-      latency_ms, status, epoch, estimated, cache_saved_micros, cache_write_extra_micros, reason)
+      latency_ms, status, epoch, estimated, cache_saved_micros, cache_write_extra_micros, reason,
+      batch_saved_micros)
     SELECT @ts, @taskId, nb.id, f.id, nw.id, l.id, @step, @inputTokens, @cachedInputTokens,
       @cacheWriteTokens, @outputTokens, @costMicros, @savedMicros, @outcome, @latencyMs, @status,
-      @epoch, @estimated, @cacheSavedMicros, @cacheWriteExtraMicros, @reason
+      @epoch, @estimated, @cacheSavedMicros, @cacheWriteExtraMicros, @reason, @batchSavedMicros
     FROM fingerprints f, names nw, ledger_labels l LEFT JOIN names nb ON nb.name = @batchId
     WHERE f.fp = @fp AND nw.name = @worker AND l.task_type = @taskType
       AND l.provider = @provider AND l.model = @model AND l.price_version = @priceVersion
@@ -31,8 +32,9 @@ export const LEDGER_WRITE_SQL = {
   insertKnown: `
     INSERT INTO ledger_rows (ts, task_id, batch, fp_id, worker, label, step, input_tokens,
       cached_input_tokens, cache_write_tokens, output_tokens, cost_micros, saved_micros, outcome,
-      latency_ms, status, epoch, estimated, cache_saved_micros, cache_write_extra_micros, reason)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      latency_ms, status, epoch, estimated, cache_saved_micros, cache_write_extra_micros, reason,
+      batch_saved_micros)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   refsOf: 'SELECT batch, worker, label FROM ledger_rows WHERE id = ?',
   ensureName: 'INSERT OR IGNORE INTO names(name) VALUES (?)',
   ensureLabel: `INSERT OR IGNORE INTO ledger_labels(task_type, provider, model, price_version)
@@ -153,6 +155,7 @@ export function prepareRowInsert(db: Database.Database): RowInsert {
           row.cacheSavedMicros,
           row.cacheWriteExtraMicros,
           row.reason ?? null,
+          row.batchSavedMicros ?? null,
         )
         return Number(info.lastInsertRowid)
       }
@@ -163,6 +166,7 @@ export function prepareRowInsert(db: Database.Database): RowInsert {
         priceVersion,
         estimated: row.estimated ?? 0,
         reason: row.reason ?? null,
+        batchSavedMicros: row.batchSavedMicros ?? null,
       }
       let info = s.insert.run(params)
       if (info.changes === 0) {

@@ -237,6 +237,9 @@ const ZERO: Omit<RawSums, 'taskType'> = {
   cacheSavedMicros: 0,
   cacheWriteExtraMicros: 0,
   replayed: 0,
+  batchCalls: 0,
+  batchCostMicros: 0,
+  batchSavedMicros: 0,
 }
 
 /** Adds up a rollup plan's rows per task type. */

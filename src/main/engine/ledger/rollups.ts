@@ -45,6 +45,10 @@ export const SUM_COLUMNS = [
   'cache_write_extra_micros',
   // Migration 9: calls the journal answered.
   'replayed',
+  // Migration 20: calls answered through a provider batch, their cost, what the discount saved.
+  'batch_calls',
+  'batch_cost_micros',
+  'batch_saved_micros',
 ] as const
 
 /** A folded 'executed' or 'duplicate' row, as execution-level counting needs it. */
@@ -77,6 +81,9 @@ export function bucketOf(ts: number, span: number): number {
 export const RUN_ROW = `outcome IN ('executed', 'duplicate') AND reason IS NULL`
 export const LOST_WASTED = `COALESCE(SUM(CASE WHEN reason = 'answer lost' THEN cost_micros END), 0)`
 
+/** A row answered through a provider batch: priced at the batch rate (batch-rates.ts). */
+export const VIA_BATCH = `price_version LIKE '%+batch'`
+
 const ROW_SUMS = `
   COUNT(*), SUM(outcome = 'reused'), SUM(input_tokens), SUM(cached_input_tokens),
   SUM(cache_write_tokens), SUM(output_tokens), COALESCE(SUM(cost_micros), 0),
@@ -89,7 +96,9 @@ const ROW_SUMS = `
   ${LOST_WASTED},
   SUM(estimated),
   COALESCE(SUM(cache_saved_micros), 0), COALESCE(SUM(cache_write_extra_micros), 0),
-  SUM(outcome = 'replayed')`
+  SUM(outcome = 'replayed'),
+  SUM(${VIA_BATCH} AND input_tokens + output_tokens > 0),
+  COALESCE(SUM(CASE WHEN ${VIA_BATCH} THEN cost_micros END), 0), COALESCE(SUM(batch_saved_micros), 0)`
 
 // A page's row sums, added up by SQLite (no row crosses into JS for them) per 15 s bucket, task
 // type and batch: a few dozen rows for thousands of ledger rows.

@@ -142,9 +142,11 @@ export function batchHandlers(
       else batches.resume(batchId, { driver: null, fromPaused: true })
       return batches.get(batchId)
     },
-    'batches:cancel': ({ batchId }) => {
+    'batches:cancel': async ({ batchId }) => {
       batches.get(batchId)
       batches.cancel(batchId)
+      // Its provider batches are cancelled at the vendor too, what finished kept and priced.
+      await batchApi?.cancelRemote(batchId)
       return batches.get(batchId)
     },
     'provider-batches:cancel': ({ id }) => {

@@ -2,13 +2,18 @@ import type { CommandHandlers, LineError } from '../../../../shared/contract'
 import type { ParsedTask } from '../../intake/batch-file'
 import { validateTask } from '../../intake/batch-file'
 import { EngineError } from '../../core/errors'
+import type { BatchApiRuns } from '../batch-api-runs'
 import type { BatchLifecycle } from '../batch-lifecycle'
 import type { EngineParts } from '../parts'
 
 type TaskHandlers = Pick<CommandHandlers, 'tasks:enqueue' | 'tasks:list' | 'tasks:retry'>
 
 /** The console's task commands: queue tasks as a batch, list them, retry the failed ones. */
-export function taskHandlers(parts: EngineParts, batches: BatchLifecycle): TaskHandlers {
+export function taskHandlers(
+  parts: EngineParts,
+  batches: BatchLifecycle,
+  batchApi: BatchApiRuns | null,
+): TaskHandlers {
   const { clock, queue, settings } = parts
   return {
     'tasks:enqueue': (input) => {
@@ -32,7 +37,10 @@ export function taskHandlers(parts: EngineParts, batches: BatchLifecycle): TaskH
       return { batchId, enqueued: resolved.tasks.length }
     },
     'tasks:list': (input) => queue.listTasks(input),
-    'tasks:retry': (input) => ({ retried: batches.retry(input) }),
+    // A batch-API batch's tasks are retried through the batch API again, never live.
+    'tasks:retry': async (input) => ({
+      retried: (await batchApi?.retry(input)) ?? batches.retry(input),
+    }),
   }
 }
 

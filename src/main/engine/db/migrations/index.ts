@@ -18,6 +18,7 @@ import { providerBatchesMigration } from './016-provider-batches'
 import { spendCapsMigration } from './017-spend-caps'
 import { batchApiRunsMigration } from './018-batch-api-runs'
 import { pacingLearnedMigration } from './019-pacing-learned'
+import { ledgerBatchSavedMigration } from './020-ledger-batch-saved'
 import type { Migration } from './migration'
 
 export type { Migration } from './migration'
@@ -43,4 +44,5 @@ export const MIGRATIONS: readonly Migration[] = [
   spendCapsMigration,
   batchApiRunsMigration,
   pacingLearnedMigration,
+  ledgerBatchSavedMigration,
 ]

@@ -34,7 +34,8 @@ export function tasksViewSql(params: boolean): string {
  * The `ledger` view over ledger_rows, and its triggers, as a migration makes it: with the outcome
  * codes of its time (a code added later must not change a shipped view) and the columns it had.
  * Migration 5: the v5 codes; 6: with the estimated flag; 7: with what cache reads saved and
- * writes cost extra; 8: with the timeout code; 9: with the replayed code and the reason column.
+ * writes cost extra; 8: with the timeout code; 9: with the replayed code and the reason column;
+ * 20: with what the batch discount saved.
  */
 export function ledgerViewSql(view: {
   codes: Readonly<Record<string, number>>
@@ -42,11 +43,16 @@ export function ledgerViewSql(view: {
   cacheEffect: boolean
   /** Migration 9: why a row is what it is (a duplicate's 'answer lost'). */
   reason?: boolean
+  /** Migration 20: what the batch APIs' discount saved on a row priced at the batch rate. */
+  batchSaved?: boolean
 }): string {
   const { codes, estimated, cacheEffect } = view
   const reasonView = view.reason ? ', r.reason' : ''
   const reasonCols = view.reason ? ', reason' : ''
   const reasonVals = view.reason ? ', NEW.reason' : ''
+  const batchView = view.batchSaved ? ', r.batch_saved_micros' : ''
+  const batchCols = view.batchSaved ? ', batch_saved_micros' : ''
+  const batchVals = view.batchSaved ? ', NEW.batch_saved_micros' : ''
   const cacheView = cacheEffect ? ', r.cache_saved_micros, r.cache_write_extra_micros' : ''
   const cacheCols = cacheEffect ? ', cache_saved_micros, cache_write_extra_micros' : ''
   const cacheVals = cacheEffect ? ', NEW.cache_saved_micros, NEW.cache_write_extra_micros' : ''
@@ -59,7 +65,7 @@ export function ledgerViewSql(view: {
       r.saved_micros, ${codeToWordSql(codes, 'r.outcome')} AS outcome, r.latency_ms,
       r.status, r.epoch, NULLIF(l.price_version, '') AS price_version,${estimated ? '\n      r.estimated,' : ''}
       -- Not a v2 column: what joins of ledger rows by execution use, so they find them by index.
-      r.fp_id${cacheView}${reasonView}
+      r.fp_id${cacheView}${reasonView}${batchView}
     FROM ledger_rows r
     LEFT JOIN ledger_labels l ON l.id = r.label
     LEFT JOIN fingerprints f ON f.id = r.fp_id
@@ -76,7 +82,7 @@ export function ledgerViewSql(view: {
     INSERT OR IGNORE INTO fingerprints(fp) VALUES (${fpKeySql('NEW.fp')});
     INSERT INTO ledger_rows(id, ts, task_id, batch, fp_id, worker, label, step, input_tokens,
       cached_input_tokens, cache_write_tokens, output_tokens, cost_micros, saved_micros, outcome,
-      latency_ms, status, epoch${estimated ? ', estimated' : ''}${cacheCols}${reasonCols})
+      latency_ms, status, epoch${estimated ? ', estimated' : ''}${cacheCols}${reasonCols}${batchCols})
     VALUES (NEW.id, NEW.ts, NEW.task_id, (SELECT id FROM names WHERE name = NEW.batch_id),
       (SELECT id FROM fingerprints WHERE fp = ${fpKeySql('NEW.fp')}),
       (SELECT id FROM names WHERE name = NEW.worker),
@@ -85,7 +91,7 @@ export function ledgerViewSql(view: {
       NEW.step, COALESCE(NEW.input_tokens, 0), COALESCE(NEW.cached_input_tokens, 0),
       COALESCE(NEW.cache_write_tokens, 0), COALESCE(NEW.output_tokens, 0), NEW.cost_micros,
       NEW.saved_micros, ${wordToCodeSql(codes, 'NEW.outcome')}, NEW.latency_ms,
-      NEW.status, NEW.epoch${estimated ? ', COALESCE(NEW.estimated, 0)' : ''}${cacheVals}${reasonVals});
+      NEW.status, NEW.epoch${estimated ? ', COALESCE(NEW.estimated, 0)' : ''}${cacheVals}${reasonVals}${batchVals});
   END;
   CREATE TRIGGER ledger_immutable_update INSTEAD OF UPDATE ON ledger
     BEGIN SELECT RAISE(ABORT, 'ledger rows are immutable'); END;

@@ -13,6 +13,15 @@ export interface ProviderBatchView extends ProviderBatchSummary {
   batchId: string | null
 }
 
+/** The model a request body names; null when the body is not JSON. */
+export function modelOf(body: string): string | null {
+  try {
+    return String((JSON.parse(body) as { model?: unknown }).model ?? '')
+  } catch {
+    return null
+  }
+}
+
 /** The custom_id of a request: its hash (Anthropic allows ^[a-zA-Z0-9_-]{1,64}$). */
 export function customIdOf(endpoint: string, body: string): string {
   return `pcr_${createHash('sha256').update(`${endpoint}\n${body}`).digest('hex').slice(0, 48)}`

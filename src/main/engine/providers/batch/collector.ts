@@ -17,6 +17,7 @@ import type { Accepted, VendorLink } from './vendors'
 import {
   headersOf,
   customIdOf,
+  modelOf,
   refusal,
   responseOf,
   toView,
@@ -72,15 +73,6 @@ interface RoundGroup {
  * Sends calls as provider batches (OpenAI's Batch API, Anthropic's Message Batches) at half the
  * price: `fetch` is given to the HTTP providers in place of the network.
  */
-/** The model a request body names; null when the body is not JSON. */
-function modelOf(body: string): string | null {
-  try {
-    return String((JSON.parse(body) as { model?: unknown }).model ?? '')
-  } catch {
-    return null
-  }
-}
-
 export class BatchApi extends EventEmitter<BatchApiEvents> {
   readonly journal: BatchJournal
   /** The Pacer batch whose calls it carries, written with each submission (the Queue view's). */
@@ -98,6 +90,8 @@ export class BatchApi extends EventEmitter<BatchApiEvents> {
   readonly #stop = new AbortController()
   #settle: NodeJS.Timeout | undefined
   #roundStarted = 0
+  /** Set once the Pacer batch is cancelled: no round goes out any more (cancel-batch.ts). */
+  #held = false
 
   constructor(options: BatchApiOptions) {
     super()
@@ -186,6 +180,7 @@ export class BatchApi extends EventEmitter<BatchApiEvents> {
 
   /** Submits the round: one provider batch per endpoint and model, split to the vendor's limits. */
   #flush(): void {
+    if (this.#held) return
     const groups = [...this.#round.values()]
     this.#round.clear()
     for (const g of groups) {
@@ -224,7 +219,7 @@ export class BatchApi extends EventEmitter<BatchApiEvents> {
     const { writes, clock } = this.#o
     const api = VENDORS[g.vendor]
     await writes.durable()
-    const link = this.#link(g.endpoint)
+    const link = this.link(g.endpoint)
     let sent: Accepted
     try {
       sent = await api.submit(link, chunk, submissionTag({ id, createdAt: now }))
@@ -241,7 +236,8 @@ export class BatchApi extends EventEmitter<BatchApiEvents> {
     this.#announce(id)
   }
 
-  #link(endpoint: string): VendorLink {
+  /** How this process reaches an endpoint: the key its latest live call there carried. */
+  link(endpoint: string): VendorLink {
     return {
       endpoint,
       headers: this.#links.get(endpoint) ?? {},
@@ -270,7 +266,7 @@ export class BatchApi extends EventEmitter<BatchApiEvents> {
         signal: this.#stop.signal,
         warn: (m: string) => this.emit('warning', m),
       }
-      const found = await recoverLost(this.journal, s, this.#link(s.endpoint), o)
+      const found = await recoverLost(this.journal, s, this.link(s.endpoint), o)
       this.#announce(id)
       if (!found) return this.#resubmitWaiting(id)
       s = this.journal.submission(id)
@@ -279,7 +275,7 @@ export class BatchApi extends EventEmitter<BatchApiEvents> {
     while (s && !s.ended && s.remoteId !== null) {
       await sleep(pollMs, this.#stop.signal)
       const api = VENDORS[s.vendor]
-      const link = this.#link(s.endpoint)
+      const link = this.link(s.endpoint)
       let status: RemoteStatus
       try {
         status = await api.status(link, s.remoteId)
@@ -381,13 +377,19 @@ export class BatchApi extends EventEmitter<BatchApiEvents> {
         `provider batch ${s.remoteId ?? s.id} has ended (${s.status}): nothing to cancel`,
       )
     }
-    const link = { ...this.#link(s.endpoint), headers }
+    const link = { ...this.link(s.endpoint), headers }
     const status = await VENDORS[s.vendor].cancel(link, s.remoteId)
     this.#o.writes.run(() =>
       this.journal.polled(s.id, status.status, status.counts, this.#o.clock.now()),
     )
     await this.#o.writes.durable()
     return this.view(s.id)!
+  }
+
+  /** Submits no more rounds: calls that join one wait until their own signals abort them. */
+  hold(): void {
+    this.#held = true
+    clearTimeout(this.#settle)
   }
 
   /** Stops polling and rounds; calls still waiting are aborted by their own signals. */

@@ -10,6 +10,7 @@ import { csvRecords, csvRecordsQuick } from '../../core/csv'
 import { TEAM_EVENT_COLUMNS, TEAM_SUMMARY_COLUMNS } from '../../ledger/csv'
 import { byCost, totalOf } from '../../ledger/ledger'
 import { toTotals } from '../../ledger/queries'
+import { BATCH_PRICE_SUFFIX } from '../../pricing/batch-rates'
 import { sumAll, sumByType, type RawSums } from '../../ledger/rollup-plans'
 import { decodeEntry, type TeamRow } from './entries'
 import type { RedisLedgerStream } from './stream'
@@ -76,6 +77,13 @@ function add(s: Sums, r: TeamRow): void {
   s.cacheSavedMicros += r.cacheSavedMicros ?? 0
   s.cacheWriteExtraMicros += r.cacheWriteExtraMicros ?? 0
   if (r.outcome === 'replayed') s.replayed++
+  if (r.priceVersion?.endsWith(BATCH_PRICE_SUFFIX)) {
+    if (billed) s.batchCalls++
+    s.batchCostMicros += r.costMicros ?? 0
+    // Team entries (layout v1) carry no batch_saved column: at both vendors' 50 % rate what a
+    // batch row saved is its cost (migration 20's backfill says the same of local rows).
+    s.batchSavedMicros += r.batchSavedMicros ?? r.costMicros ?? 0
+  }
   s.executed += r.executed
   s.duplicates += r.duplicates
   s.wastedMicros += r.wastedMicros

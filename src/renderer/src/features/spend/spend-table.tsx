@@ -53,6 +53,12 @@ export function SpendTable({
             >
               Saved by cache
             </th>
+            <th
+              className="num"
+              title="Calls answered through a provider batch API: their list price minus the batch price they were billed"
+            >
+              Saved by batch
+            </th>
           </tr>
         </thead>
         <tbody>
@@ -104,6 +110,8 @@ function SpendRow({
       data-cache-write-tokens={row.cacheWriteTokens}
       data-cache-saved-micros={row.cacheSavedMicros}
       data-cache-write-extra-micros={row.cacheWriteExtraMicros}
+      data-batch-calls={row.batchCalls}
+      data-batch-saved-micros={row.batchSavedMicros}
     >
       <td>{label ?? row.taskType}</td>
       {withMachine ? <td>{label ? '' : (row.machine ?? '')}</td> : null}
@@ -136,6 +144,13 @@ function SpendRow({
         title={`reads saved ${formatUsd(row.cacheSavedMicros)}; writes cost ${formatUsd(row.cacheWriteExtraMicros)} above the input price`}
       >
         {formatRowMoney(row, row.cacheSavedMicros - row.cacheWriteExtraMicros)}
+      </td>
+      <td
+        className="num good"
+        data-testid="spend-batch-saved"
+        title={`${formatInt(row.batchCalls)} call(s) via batch, billed ${formatUsd(row.batchCostMicros)}`}
+      >
+        {formatRowMoney(row, row.batchSavedMicros)}
       </td>
     </tr>
   )
