@@ -75,9 +75,25 @@ export function fpKey(fp: string): Buffer | string {
   if (known !== undefined) return known
   if (!isSha256Hex(fp)) return fp
   const key = Buffer.from(fp, 'hex')
+  remember(fp, key)
+  return key
+}
+
+function remember(fp: string, key: Buffer): void {
   if (recentKeys.size >= RECENT_KEYS) recentKeys.delete(recentKeys.keys().next().value as string)
   recentKeys.set(fp, key)
-  return key
+}
+
+/**
+ * fpText() of a fingerprint just read to be worked on (a picked task): its key is kept, so the
+ * claim, renewals and completion that follow bind the bytes read instead of decoding the hex again
+ * (the pick is the first to see it after enqueue: ~2 µs a task).
+ */
+export function fpTextKept(stored: Buffer | string): string {
+  if (typeof stored === 'string') return stored
+  const fp = stored.toString('hex')
+  remember(fp, stored)
+  return fp
 }
 
 /** The fingerprint as the contract shows it: the hex digest (or the text it was given as). */

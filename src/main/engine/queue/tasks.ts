@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3'
 import type { TaskStatus } from '../../../shared/contract'
-import { fpKey, fpText, TASK_STATUSES, TASK_STATUS_CODES as S } from '../db/codes'
+import { fpKey, fpText, fpTextKept, TASK_STATUSES, TASK_STATUS_CODES as S } from '../db/codes'
 import { TASK_SQL, type Moved, type PickedRow } from './tasks-sql'
 
 export { TASK_PAGE_FILTERS, TASK_SQL, taskPageSql } from './tasks-sql'
@@ -205,7 +205,7 @@ export class TaskTable {
       seq: row.seq,
       type: c.type,
       payload: c.payload,
-      fp: fpText(c.fp),
+      fp: fpTextKept(c.fp),
       fpId: row.fp_id,
       key: c.key,
       steps: c.steps,
