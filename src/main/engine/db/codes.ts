@@ -61,9 +61,12 @@ function isSha256Hex(fp: string): boolean {
 
 // The digests converted last, by hex: a task's claim, its renewal at each answer, its completion
 // and its result's lookup each ask for the same key (a regex and a hex decode a time, ~1 µs).
-// Insertion order is age: the oldest goes when full. The buffers are only ever bound, never written.
-const recentKeys = new Map<string, Buffer>()
+// Two generations instead of a map kept in insertion order: deleting a map's oldest entry one at a
+// time leaves the deleted slots at its head for the next look to walk over (~2.5 µs a task in a
+// 100k profile). The buffers are only ever bound, never written.
 const RECENT_KEYS = 4096
+let youngKeys = new Map<string, Buffer>()
+let oldKeys = new Map<string, Buffer>()
 
 /**
  * A fingerprint as stored: a sha256 hex digest as its 32 bytes (half the size, in the table and in
@@ -71,17 +74,24 @@ const RECENT_KEYS = 4096
  * never compare equal in SQLite, so the two kinds cannot collide.
  */
 export function fpKey(fp: string): Buffer | string {
-  const known = recentKeys.get(fp)
+  const known = youngKeys.get(fp) ?? oldKeys.get(fp)
   if (known !== undefined) return known
-  if (!isSha256Hex(fp)) return fp
-  const key = Buffer.from(fp, 'hex')
-  remember(fp, key)
+  const key = fpKeyOnce(fp)
+  if (typeof key !== 'string') remember(fp, key)
   return key
 }
 
+/** fpKey() of a fingerprint not asked for again soon (a task being queued): not kept. */
+export function fpKeyOnce(fp: string): Buffer | string {
+  return isSha256Hex(fp) ? Buffer.from(fp, 'hex') : fp
+}
+
 function remember(fp: string, key: Buffer): void {
-  if (recentKeys.size >= RECENT_KEYS) recentKeys.delete(recentKeys.keys().next().value as string)
-  recentKeys.set(fp, key)
+  if (youngKeys.size >= RECENT_KEYS) {
+    oldKeys = youngKeys
+    youngKeys = new Map()
+  }
+  youngKeys.set(fp, key)
 }
 
 /**
