@@ -1,4 +1,4 @@
-// `npm run bench:scale [-- --quick]`: the engine at 10k, 100k and 1M tasks (--quick: up to 100k),
+// `npm run bench:scale [-- --quick | --sizes N,N]`: the engine at 10k, 100k and 1M tasks (--quick: up to 100k),
 // through the CLI's own code path (main(), in a child process of its own per command), on a
 // near-instant, unlimited, wide simulator, so what is measured is Pacer's bookkeeping. Batches are
 // 50 % duplicates in shuffled order, one task in eight a three-step agent. Beside each figure, the
@@ -13,7 +13,19 @@ import Database from 'better-sqlite3'
 import { bulkInsertMs, bulkInsertV2Ms, writeBatch } from './scale/batch'
 
 const QUICK = process.argv.includes('--quick')
-const SIZES = QUICK ? [10_000, 100_000] : [10_000, 100_000, 1_000_000]
+// `--sizes 50000,1000000`: only these batch sizes (a profile or an A/B at one size).
+const sizesArg = process.argv.indexOf('--sizes')
+const SIZES =
+  sizesArg > 0
+    ? (process.argv[sizesArg + 1] ?? '').split(',').map((s) => Number(s.replace(/_/g, '')))
+    : QUICK
+      ? [10_000, 100_000]
+      : [10_000, 100_000, 1_000_000]
+if (SIZES.some((n) => !Number.isInteger(n) || n < 2 || n % 2 !== 0)) {
+  throw new TypeError(
+    `--sizes wants even task counts separated by commas, got ${process.argv[sizesArg + 1]}`,
+  )
+}
 const ROOT = path.resolve(__dirname, '..')
 const RUN_TS = path.join(ROOT, 'bin/run-ts.cjs')
 const CHILD = path.join(__dirname, 'scale/cli-child.ts')
@@ -184,6 +196,7 @@ async function main(): Promise<void> {
   const checks: [string, boolean][] = [
     [`tasks/s at ${at} ≥ 0.8 × at ${num(first.n)}`, last.tasksPerS >= 0.8 * first.tasksPerS],
     [`engine time per task ≤ 150 µs (at ${at})`, last.usPerTask <= 150],
+    [`engine CPU per task ≤ 150 µs (at ${at})`, last.cpuUsPerTask <= 150],
     [`enqueue ≤ 2 × bulk insert of the same rows (at ${at})`, last.enqueueS <= 2 * last.bulkS],
     [
       `enqueue ≤ 2 × bulk insert of the lines as v2 rows (at ${at})`,

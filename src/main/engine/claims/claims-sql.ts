@@ -32,6 +32,7 @@ export const CLAIM_SQL = {
     WHERE fp = ? AND state = 'running' AND epoch = ? AND lease_until < ?`,
   renew: `UPDATE fingerprints SET lease_until = ? WHERE fp = ? AND epoch = ? AND state = 'running'`,
   insertResult: 'INSERT INTO results(body) VALUES (?)',
+  dropResult: 'DELETE FROM results WHERE id = ?',
   complete: `
     UPDATE fingerprints SET state = 'completed', status = ?, result_id = ?, cost_micros = ?,
       completed_at = ?

@@ -94,14 +94,7 @@ export class SqliteClaimStore implements ClaimStore {
   readonly #reclaim: Database.Statement<[string, number, number, Key, number, ClaimState]>
   readonly #takeOver: Database.Statement<[string, number, number, Key, number, number]>
   readonly #renew: Database.Statement<[number, Key, number]>
-  readonly #complete: (
-    key: Key,
-    epoch: number,
-    result: string,
-    status: string,
-    costMicros: number | null,
-    now: number,
-  ) => number
+  readonly #complete: CompleteFn
   readonly #release: Database.Statement<[number, Key, number]>
   readonly #forgetFailure: Database.Statement<[Key]>
 
@@ -134,21 +127,22 @@ export class SqliteClaimStore implements ClaimStore {
     this.#renew = db.prepare(CLAIM_SQL.renew)
     const insertResult = db.prepare<[string]>(CLAIM_SQL.insertResult)
     const complete = db.prepare(CLAIM_SQL.complete)
-    // The result row and the claim's pointer at it, together or not at all.
-    this.#complete = db.transaction(
-      (
-        key: Key,
-        epoch: number,
-        result: string,
-        status: string,
-        cost: number | null,
-        now: number,
-      ) => {
-        const ref = Number(insertResult.run(result).lastInsertRowid)
-        if (complete.run(status, ref, cost, now, key, epoch).changes !== 1) throw new Fenced()
-        return ref
-      },
-    )
+    const dropResult = db.prepare<[number]>(CLAIM_SQL.dropResult)
+    // The result row and the claim's pointer at it, together or not at all. In the scope's open
+    // transaction without a savepoint (a SAVEPOINT and a RELEASE fewer per execution): a fenced
+    // out (or failed) completion deletes its own result row instead of rolling back to one.
+    const completeIn: CompleteFn = (key, epoch, result, status, cost, now) => {
+      const ref = Number(insertResult.run(result).lastInsertRowid)
+      let done = false
+      try {
+        done = complete.run(status, ref, cost, now, key, epoch).changes === 1
+      } finally {
+        if (!done && db.inTransaction) dropResult.run(ref)
+      }
+      return done ? ref : null
+    }
+    const atomic = db.transaction(completeIn)
+    this.#complete = (...args) => (db.inTransaction ? completeIn(...args) : atomic(...args))
     this.#resultRef = db.prepare(CLAIM_SQL.resultRef)
     this.#forgetFailure = db.prepare(CLAIM_SQL.forgetFailure)
     this.#release = db.prepare(CLAIM_SQL.release)
@@ -234,14 +228,7 @@ export class SqliteClaimStore implements ClaimStore {
   ): boolean {
     const now = this.#clock.now()
     const key = fpKey(fp)
-    const ref = this.#writes.run(() => {
-      try {
-        return this.#complete(key, epoch, result, status, costMicros, now)
-      } catch (err) {
-        if (err instanceof Fenced) return null
-        throw err
-      }
-    })
+    const ref = this.#writes.run(() => this.#complete(key, epoch, result, status, costMicros, now))
     if (ref === null) return false
     if (this.#stored.size >= 10_000) this.#stored.clear()
     this.#stored.set(fp, ref)
@@ -354,8 +341,15 @@ export class SqliteClaimStore implements ClaimStore {
   }
 }
 
-/** A completion whose epoch no longer owns the claim: rolls its result row back. */
-class Fenced extends Error {}
+/** Stores the result and points the claim at it if `epoch` still owns it: the result's id, or null. */
+type CompleteFn = (
+  key: Key,
+  epoch: number,
+  result: string,
+  status: string,
+  costMicros: number | null,
+  now: number,
+) => number | null
 
 function toStoredResult(row: ClaimRow): StoredResult {
   return {

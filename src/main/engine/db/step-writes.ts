@@ -61,6 +61,20 @@ export function commitOpenScopes(): void {
   for (const scope of open) scope.commit()
 }
 
+// The scope of each connection: a reader of `PRAGMA data_version` (the spend caps as last seen,
+// a pacing block's check) asks it several times a call, and inside the scope's open transaction
+// the value read when it began is still the answer: the scope holds the write lock (BEGIN
+// IMMEDIATE), so no other connection can commit until it does.
+const scopes = new WeakMap<Database.Database, StepWrites>()
+
+/**
+ * `PRAGMA data_version` of `db` as of its scope's open transaction (what a fresh read would
+ * return); undefined when no scope's transaction is open on it: read it then.
+ */
+export function scopedDataVersion(db: Database.Database): number | undefined {
+  return scopes.get(db)?.openVersion()
+}
+
 /** After another connection committed, write per step for this long before grouping again. */
 const SHARE_MS = 2000
 
@@ -106,6 +120,12 @@ export class StepWrites implements WriteScope {
     this.#busyTimeoutMs = opts.busyTimeoutMs ?? 5000
     this.health = opts.health
     this.#dataVersion = db.prepare('PRAGMA data_version').pluck()
+    scopes.set(db, this)
+  }
+
+  /** `PRAGMA data_version` as read when the open transaction began; undefined: none open. */
+  openVersion(): number | undefined {
+    return this.owns() ? (this.#version as number) : undefined
   }
 
   /** True while writes are grouped per turn (no other writer seen lately). */

@@ -148,6 +148,17 @@ export function checkSchedulerOptions(options: SchedulerOptions): void {
 // The scheduler's own bookkeeping (not re-exported).
 
 /** A call waiting for a slot. */
+/** Removes the waiter from its queue and rejects it with the reason if `signal` aborts first. */
+export function listenForAbort(queue: Waiter[], waiter: Waiter, signal: AbortSignal): void {
+  waiter.onAbort = () => {
+    const index = queue.indexOf(waiter)
+    if (index === -1) return
+    queue.splice(index, 1)
+    waiter.reject(signal.reason)
+  }
+  signal.addEventListener('abort', waiter.onAbort, { once: true })
+}
+
 export interface Waiter {
   resolve(permit: Permit): void
   reject(reason: unknown): void

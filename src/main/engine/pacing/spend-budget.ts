@@ -5,7 +5,7 @@
 import type Database from 'better-sqlite3'
 import { formatUsd } from '../../../shared/format'
 import { TASK_STATUS_CODES } from '../db/codes'
-import { directWrites, type WriteScope } from '../db/step-writes'
+import { directWrites, scopedDataVersion, type WriteScope } from '../db/step-writes'
 import type { ChatMessage, Clock } from '../core/types'
 import type { Prices } from '../pricing/prices'
 import type { SpendCapView } from '../../../shared/contract/spend'
@@ -191,7 +191,7 @@ export class SpendBudget {
 
   /** The caps as last read on this connection, read again if anything may have changed them. */
   #seen(): CapsSeen {
-    const version = this.#dataVersion.get()
+    const version = scopedDataVersion(this.#db) ?? this.#dataVersion.get()
     let seen = capsSeen.get(this.#db)
     if (seen === undefined || seen.version !== version) {
       seen = { version, caps: this.#caps.all(), batchCaps: new Map() }

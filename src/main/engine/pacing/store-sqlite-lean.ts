@@ -21,6 +21,7 @@ import type { BudgetCost, SharedBudget } from './shared-budget'
 import { budgetWaitMs, mergeBudget, releaseBudget, takeBudget } from './shared-budget'
 import type { SqliteBudgets } from './store-sqlite-budget'
 import { inTransaction } from './store-sqlite-sql'
+import { scopedDataVersion } from '../db/step-writes'
 import { applyChange } from './store'
 import { isCut } from './learned-pace'
 
@@ -72,6 +73,7 @@ export const LEAN_SQL = {
 /** The blocks one SqlitePacingStore's workers hold, by partition (one worker each). */
 export class LeanLeases {
   readonly #blocks = new Map<string, LeanBlock>()
+  readonly #db: Database.Database
   readonly #dataVersion: Database.Statement<[], number>
   readonly #flush: Database.Statement<[Record<string, string | number>]>
   readonly #budgets: SqliteBudgets
@@ -88,6 +90,7 @@ export class LeanLeases {
     put: (record: PacingRecord, version: number) => boolean,
   ) {
     this.#put = put
+    this.#db = db
     this.#dataVersion = db.prepare<[], number>(LEAN_SQL.dataVersion).pluck()
     this.#flush = db.prepare(LEAN_SQL.flush)
     this.#budgets = budgets
@@ -127,7 +130,7 @@ export class LeanLeases {
       this.handBack(partition, now)
       return undefined
     }
-    const dataVersion = this.#dataVersion.get() as number
+    const dataVersion = scopedDataVersion(this.#db) ?? (this.#dataVersion.get() as number)
     if (dataVersion !== b.dataVersion) {
       const c = check()
       if (c.othersActive > 0 || c.version !== b.version) {

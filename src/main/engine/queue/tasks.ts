@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3'
 import type { TaskStatus } from '../../../shared/contract'
-import { fpKey, fpText, TASK_STATUSES, TASK_STATUS_CODES as S } from '../db/codes'
+import { fpKeyOnce, fpText, fpTextKept, TASK_STATUSES, TASK_STATUS_CODES as S } from '../db/codes'
 import { TASK_SQL, type Moved, type PickedRow } from './tasks-sql'
 
 export { TASK_PAGE_FILTERS, TASK_SQL, taskPageSql } from './tasks-sql'
@@ -146,7 +146,8 @@ export class TaskTable {
 
   /** Queues one task of batch `batchKey` and returns its id; the caller counts it as queued. */
   insert(batchKey: number, t: NewTask): number {
-    const key = fpKey(t.fp)
+    // Claimed long after (a big batch's millions of keys would only churn the recent ones).
+    const key = fpKeyOnce(t.fp)
     const found = this.#stmts.findFingerprint.get(key) as { id: number; filled: number } | undefined
     let fpId = found?.id
     if (!found?.filled) {
@@ -205,7 +206,7 @@ export class TaskTable {
       seq: row.seq,
       type: c.type,
       payload: c.payload,
-      fp: fpText(c.fp),
+      fp: fpTextKept(c.fp),
       fpId: row.fp_id,
       key: c.key,
       steps: c.steps,

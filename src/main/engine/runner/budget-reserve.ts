@@ -25,17 +25,37 @@ export interface Hold {
  * task is held); one that may fit once the calls in flight settle waits for them. An unpriced
  * model under a cap is refused: its cost has no bound.
  */
-export async function reserveBudget(
+export function reserveBudget(
   ctx: RunContext,
   active: Active,
   call: StepCall,
-): Promise<{ hold: Hold; outputTokens: number; defaultedOutput: boolean } | null> {
+): Promise<Reserved | null> | null {
   const budget = ctx.o.budget
+  if (!budget) return null
+  const scope = budgetScope(active, call)
+  const local = budget.applies(scope)
+  // No cap applies (most calls): answered at once, without a promise to wait for.
+  if (!local && !ctx.o.teamCaps) return null
+  return reserveUnder(ctx, active, call, scope, local)
+}
+
+/** A call's worst case, the reservations it holds, the output cap it assumed. */
+interface Reserved {
+  hold: Hold
+  outputTokens: number
+  defaultedOutput: boolean
+}
+
+async function reserveUnder(
+  ctx: RunContext,
+  active: Active,
+  call: StepCall,
+  scope: CallScope,
+  local: boolean,
+): Promise<Reserved | null> {
+  const budget = ctx.o.budget as NonNullable<RunContext['o']['budget']>
   const team = ctx.o.teamCaps
   const { task } = active
-  const scope = budgetScope(active, call)
-  const local = budget?.applies(scope) ?? false
-  if (!budget || (!local && !team)) return null
   const asked = call.maxOutputTokens ?? call.params?.max_tokens
   const worst = budget.worstCase(call.provider, call.model, call.messages, asked)
   if ('unpriced' in worst && local) throw new BudgetStopError(task.batchId, worst.unpriced)

@@ -184,7 +184,8 @@ async function send(
   const estimate = { inputTokens: estimateTokens(messages), outputTokens: maxOutputTokens ?? 0 }
   if (ctx.stopping()) throw new StopSignal('stop')
   // Reserved before the slot is taken: a call waiting for money holds no slot.
-  const budget = await reserveBudget(ctx, active, call)
+  const reserving = reserveBudget(ctx, active, call)
+  const budget = reserving === null ? null : await reserving
   const reservation = budget?.hold ?? null
   const giveBack = () => releaseBudget(ctx, reservation)
   const permit = await admit(ctx, active, partition, estimate).catch(rethrowing(giveBack))
@@ -213,8 +214,7 @@ async function send(
     throw err
   }
   const { signal } = active.controller
-  const timeoutMs = ctx.o.callTimeoutMs
-  const limit = deadline(active, timeoutMs)
+  const limit = deadline(active, ctx.o.callTimeoutMs)
   let response: ProviderResponse
   let outcome: Outcome
   let unreachable: string | undefined
@@ -258,7 +258,7 @@ async function send(
       status: 0,
       headers: {},
       error: timedOut
-        ? `no answer within ${timeoutMs} ms`
+        ? `no answer within ${ctx.o.callTimeoutMs} ms`
         : `request failed: ${(err as Error).message}`,
     }
   } finally {

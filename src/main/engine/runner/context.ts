@@ -11,6 +11,11 @@ export type Finish =
       error: string | null
       /** The stored result this task shares with its claim (results.id), when there is one. */
       resultRef?: number
+      /**
+       * Set when the task's end was written with its claim's completion, in one transaction:
+       * whether it ended (false: it was no longer this worker's task, as finishTask says).
+       */
+      ended?: boolean
     }
   | { status: 'requeue'; error: string | null }
 

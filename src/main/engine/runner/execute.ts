@@ -66,9 +66,13 @@ export async function execute(
   const truncated = out.finishReason === 'length'
   const result = resultJson(out, custom ? effects.calls : task.steps, effects, truncated)
   if (epoch === null) return { status: 'succeeded', result, error: null }
-  const { claims } = ctx.o
+  const { claims, writes } = ctx.o
   const status = truncated ? 'truncated' : 'succeeded'
   const cost = effects.costMicros
+  let resultRef: number | undefined
+  let ended = false
+  // A try whose end failed in a transaction still open keeps its completion: not written twice.
+  let completedIn = -1
   const completed =
     !active.lost &&
     // Team mode: the team's claim first (fenced across machines); held while out of reach.
@@ -78,10 +82,19 @@ export async function execute(
       ctx,
       active,
       () => {
-        const done = claims.complete(task.fp, epoch, result, status, cost)
+        const kept = completedIn === writes.generation && writes.owns?.() === true
+        const done = kept || claims.complete(task.fp, epoch, result, status, cost)
+        if (!done) return false
+        completedIn = writes.generation ?? -1
         // In the completion's transaction: the journal goes when the result is stored, not before.
-        if (done) effects.close()
-        return done
+        effects.close()
+        // The task's end too: one commit to wait for instead of two, written (or held and
+        // retried on a full disk) together. The task points at the result its claim stored: one
+        // copy, however many tasks share it.
+        resultRef = claims.resultRef?.(task.fp)
+        const stored = resultRef !== undefined ? { ref: resultRef } : result
+        ended = ctx.o.queue.finishTask(task.id, ctx.o.workerId, 'succeeded', stored, null)
+        return true
       },
       { costMicros: cost },
     ))
@@ -91,8 +104,7 @@ export async function execute(
     if (ctx.o.team !== null) claims.release(task.fp, epoch)
     return { status: 'fenced' }
   }
-  // The task points at the result its claim stored: one copy, however many tasks share it.
-  return { status: 'succeeded', result, error: null, resultRef: claims.resultRef?.(task.fp) }
+  return { status: 'succeeded', result, error: null, resultRef, ended }
 }
 
 /** The queue's row as a driver sees it: payload and params parsed. */

@@ -322,6 +322,12 @@ export class Runner extends EventEmitter<RunnerEvents> {
       })
       return
     }
+    // Written with its claim's completion already (execute.ts).
+    if (finish.ended !== undefined) {
+      if (finish.ended)
+        this.emit('task', { taskId: task.id, batchId: task.batchId, status: finish.status })
+      return
+    }
     const result =
       finish.resultRef !== undefined
         ? { ref: finish.resultRef }

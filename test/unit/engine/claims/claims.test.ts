@@ -77,6 +77,25 @@ describe('SQLite claims', () => {
     expect(s.getResult(FP)?.ref).toBe(ref)
   })
 
+  // Inside the runner's open transaction a completion takes no savepoint: a fenced-out one must
+  // delete the result row it wrote, or it would be committed with the turn, pointed at by nothing.
+  it('a fenced-out completion inside an open transaction leaves no result row behind', () => {
+    const s = store()
+    s.claim(FP, 'A', LEASE)
+    const results = () => (db.prepare('SELECT COUNT(*) AS n FROM results').get() as { n: number }).n
+    db.exec('BEGIN IMMEDIATE')
+    expect(s.complete(FP, 2, '{"text":"stale"}', 'succeeded')).toBe(false)
+    expect(results()).toBe(0)
+    expect(s.complete(FP, 1, '{"text":"hi"}', 'succeeded')).toBe(true)
+    db.exec('COMMIT')
+    expect(results()).toBe(1)
+    expect(row()).toMatchObject({ state: 'completed', result: '{"text":"hi"}' })
+    // Outside a transaction, the same, through a transaction of its own.
+    s.claim(fingerprint('t', { n: 2 }), 'A', LEASE)
+    expect(s.complete(fingerprint('t', { n: 2 }), 7, '{"text":"x"}', 'succeeded')).toBe(false)
+    expect(results()).toBe(1)
+  })
+
   // Another worker ("C") writes the row in the instant between B's read and B's compare-and-set:
   // the trigger runs C's update, then drops B's (RAISE(IGNORE) keeps C's change).
   function raceOnce(cUpdate: string): void {

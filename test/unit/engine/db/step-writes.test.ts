@@ -7,7 +7,11 @@ import path from 'node:path'
 import type Database from 'better-sqlite3'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { openDatabase } from '../../../../src/main/engine/db'
-import { commitOpenScopes, StepWrites } from '../../../../src/main/engine/db/step-writes'
+import {
+  commitOpenScopes,
+  scopedDataVersion,
+  StepWrites,
+} from '../../../../src/main/engine/db/step-writes'
 import { until } from '../../../helpers/until'
 
 let dir: string
@@ -47,6 +51,25 @@ describe('StepWrites', () => {
     await turn()
     expect(seen()).toBe(2)
     expect(errors).toEqual([])
+  })
+
+  it("gives the open transaction's data_version, and moves it only when another connection committed", async () => {
+    const fresh = () => db.prepare('PRAGMA data_version').pluck().get() as number
+    expect(scopedDataVersion(db)).toBeUndefined()
+    write(1)
+    const first = scopedDataVersion(db)
+    expect(first).toBe(fresh())
+    await turn()
+    expect(scopedDataVersion(db)).toBeUndefined()
+    other.prepare('INSERT INTO names(name) VALUES (?)').run('elsewhere')
+    write(2)
+    expect(scopedDataVersion(db)).toBe(fresh())
+    expect(scopedDataVersion(db)).not.toBe(first)
+    // A transaction that is not the scope's: read it afresh.
+    await turn()
+    db.exec('BEGIN')
+    expect(scopedDataVersion(db)).toBeUndefined()
+    db.exec('COMMIT')
   })
 
   it('durable() resolves once what was written is on disk, for another process to see', async () => {

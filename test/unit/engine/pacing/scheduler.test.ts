@@ -1,6 +1,7 @@
 // The Scheduler's admission: never beyond the limit, FIFO per partition, aborts, releases and
 // their outcomes, stops. Limits and params: scheduler-limits.test.ts; samples and close:
 // scheduler-sampling.test.ts; the pacing option: scheduler-pacing-option.test.ts.
+import { getEventListeners } from 'node:events'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { ConcurrencyController, OutcomeContext } from '../../../../src/main/engine/pacing/aimd'
@@ -165,6 +166,21 @@ describe('Scheduler admission', () => {
     expect(state(s, 'p').inflight).toBe(1)
     permit.release('ok')
     expect(state(s, 'p').inflight).toBe(0)
+  })
+
+  it('listens to the signal only while the call waits for its slot', async () => {
+    const s = new Scheduler({ clock: fakeClock(), params: { initial: 1, max: 1 } })
+    const ctrl = new AbortController()
+    const listeners = () => getEventListeners(ctrl.signal, 'abort').length
+    const first = await s.acquire('p', ctrl.signal)
+    // Admitted at once: nothing was added to the signal.
+    expect(listeners()).toBe(0)
+    const second = s.acquire('p', ctrl.signal)
+    expect(listeners()).toBe(1)
+    first.release('ok')
+    await (await second).release('ok')
+    // Admitted after a wait: its listener went with it.
+    expect(listeners()).toBe(0)
   })
 
   it('serves waiters first in, first out', async () => {

@@ -31,6 +31,33 @@ describe('Runner on the engine’s group commit', () => {
     expect(h.warnings).toEqual([])
   })
 
+  it('ends a task in the transaction that completes its claim: never completed and still running', async () => {
+    let observer: Database.Database | undefined
+    const seen = new Set<string>()
+    let watching = true
+    const h = harness(() => answer('ok'), {}, { grouped: true })
+    // Another process looking at the file at every turn of the event loop, between commits.
+    const watch = () => {
+      if (!watching) return
+      observer ??= new Database(h.file.file, { readonly: true })
+      const rows = observer
+        .prepare('SELECT c.state AS claim, t.status AS task FROM tasks t JOIN claims c USING (fp)')
+        .all() as { claim: string; task: string }[]
+      for (const r of rows) seen.add(`${r.claim}/${r.task}`)
+      setImmediate(watch)
+    }
+    setImmediate(watch)
+    cleanups.push(async () => {
+      watching = false
+      observer?.close()
+    })
+    await h.run([{ payload: { end: 1 } }, { payload: { end: 2 } }, { payload: { end: 3 } }])
+    watching = false
+    expect(seen).toContain('running/running')
+    expect(seen).toContain('completed/succeeded')
+    expect(seen).not.toContain('completed/running')
+  })
+
   it('stores one result for a task and its duplicates: they point at the claim’s', async () => {
     const h = harness(() => answer('shared answer'), {}, { grouped: true })
     const batchId = await h.run([
