@@ -8,6 +8,7 @@ import type { ControllerMemory, ControllerState } from './store'
 import { refusedFreesNoSlot } from './refused-slot'
 import { LatencyDrop } from './latency-drop'
 import { PROBE_REGROWTH, regrowthStep } from './probe-regrowth'
+import { FirstWindowGrowth } from './first-window'
 
 /** Round trips the limit holds below a refused level before the first probe of it, at most. */
 const PROBE_RTTS = 5
@@ -103,6 +104,8 @@ export class AdaptiveController implements ConcurrencyController {
   #fastUntil = 0
   // Answers at the admitted level markedly faster than at first: the probe comes forward.
   readonly #latencyDrop = new LatencyDrop()
+  // The first window after a cut, answered in one instant, grows the limit by one slot at most.
+  readonly #firstWindow = new FirstWindowGrowth()
 
   /** A controller for one partition; params are merged over SEED_AIMD and validated. */
   constructor(partition: string, params: Partial<AimdParams> = {}, options: AdaptiveOptions = {}) {
@@ -203,12 +206,9 @@ export class AdaptiveController implements ConcurrencyController {
     }
     const target = Math.min(p.max, Math.max(p.min, this.#ceiling - 1))
     if (this.#limit < target) {
-      return this.#set(
-        Math.min(target, this.#limit + p.increase),
-        now,
-        `recovery +${p.increase}`,
-        'growth',
-      )
+      const step = this.#firstWindow.allow(now, this.#lastCutAt, this.#srtt, p.increase)
+      if (step === 0) return null
+      return this.#set(Math.min(target, this.#limit + step), now, `recovery +${step}`, 'growth')
     }
     if (!this.#probing && now < this.#nextProbeAt && sentAt >= this.#levelSince) {
       if (this.#latencyDrop.observe(rtt)) this.#nextProbeAt = now
