@@ -78,7 +78,8 @@ export interface AdaptiveMemory {
  *   at 1 per used success up to twice the probed level, then at `increase`.
  * - A refused call frees no slot (refused-slot.ts); answers markedly faster at a held level bring
  *   the probe forward (latency-drop.ts); a probe that carried a full window regrows at slow
- *   start's pace to twice its level (probe-regrowth.ts).
+ *   start's pace to twice its level (probe-regrowth.ts); the first window after a cut, answered
+ *   in one instant, opens its own slots and one more (first-window.ts).
  * - 429 (own quota) and 503/529 (provider overloaded, cut the whole way) move the ceiling;
  *   timeouts (weak evidence) cut half as deep without teaching one; near_limit holds; other
  *   errors never move the limit.
