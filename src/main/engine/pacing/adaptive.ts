@@ -8,6 +8,7 @@ import type { ControllerMemory, ControllerState } from './store'
 import { refusedFreesNoSlot } from './refused-slot'
 import { LatencyDrop } from './latency-drop'
 import { PROBE_REGROWTH, regrowthStep } from './probe-regrowth'
+import { FirstWindowGrowth } from './first-window'
 
 /** Round trips the limit holds below a refused level before the first probe of it, at most. */
 const PROBE_RTTS = 5
@@ -77,7 +78,8 @@ export interface AdaptiveMemory {
  *   at 1 per used success up to twice the probed level, then at `increase`.
  * - A refused call frees no slot (refused-slot.ts); answers markedly faster at a held level bring
  *   the probe forward (latency-drop.ts); a probe that carried a full window regrows at slow
- *   start's pace to twice its level (probe-regrowth.ts).
+ *   start's pace to twice its level (probe-regrowth.ts); the first window after a cut, answered
+ *   in one instant, opens its own slots and one more (first-window.ts).
  * - 429 (own quota) and 503/529 (provider overloaded, cut the whole way) move the ceiling;
  *   timeouts (weak evidence) cut half as deep without teaching one; near_limit holds; other
  *   errors never move the limit.
@@ -103,6 +105,8 @@ export class AdaptiveController implements ConcurrencyController {
   #fastUntil = 0
   // Answers at the admitted level markedly faster than at first: the probe comes forward.
   readonly #latencyDrop = new LatencyDrop()
+  // The first window after a cut, answered in one instant, grows the limit by one slot at most.
+  readonly #firstWindow = new FirstWindowGrowth()
 
   /** A controller for one partition; params are merged over SEED_AIMD and validated. */
   constructor(partition: string, params: Partial<AimdParams> = {}, options: AdaptiveOptions = {}) {
@@ -203,12 +207,9 @@ export class AdaptiveController implements ConcurrencyController {
     }
     const target = Math.min(p.max, Math.max(p.min, this.#ceiling - 1))
     if (this.#limit < target) {
-      return this.#set(
-        Math.min(target, this.#limit + p.increase),
-        now,
-        `recovery +${p.increase}`,
-        'growth',
-      )
+      const step = this.#firstWindow.allow(now, this.#lastCutAt, this.#srtt, p.increase)
+      if (step === 0) return null
+      return this.#set(Math.min(target, this.#limit + step), now, `recovery +${step}`, 'growth')
     }
     if (!this.#probing && now < this.#nextProbeAt && sentAt >= this.#levelSince) {
       if (this.#latencyDrop.observe(rtt)) this.#nextProbeAt = now
