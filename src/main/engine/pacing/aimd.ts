@@ -27,6 +27,8 @@ export interface ConcurrencyController {
   readonly concurrency: number
   /** Feeds one call's outcome; returns the change if the limit moved. */
   onOutcome(outcome: Outcome, ctx: OutcomeContext): LimitChange | null
+  /** Calls a ms an announced budget admits (null: none): the ceiling may rise to what it needs. */
+  announcedRate?(callsPerMs: number | null): void
   /** Applies a validated parameter patch; returns the change if the limit moved. */
   setParams(patch: Partial<AimdParams>, now: number): LimitChange | null
   /**

@@ -287,6 +287,11 @@ export class PartitionPacing {
     return { pause, absorbed, budgets, reading }
   }
 
+  /** Calls a ms the announced budget's pace admits; null while none is announced. */
+  announcedCallsPerMs(now: number): number | null {
+    return this.#o.budget && this.#budget.known ? this.#budget.sendPace.callsPerMs(now) : null
+  }
+
   /** The floor's learned pace holds: refusals are its to answer, whatever the limit. */
   get floorPacing(): boolean {
     return this.#floor.perMinute !== null

@@ -203,6 +203,20 @@ export class SendPace {
     return Math.ceil(wait)
   }
 
+  /**
+   * Calls a ms the pace admits at the rate that is ours (the slowest dimension, at its mean cost
+   * of a call); null before a call was admitted.
+   */
+  callsPerMs(now: number): number | null {
+    let calls: number | null = null
+    for (const lane of this.#lanes.values()) {
+      if (!(lane.meanCost > 0)) continue
+      const c = this.#rate(lane, now) / lane.meanCost
+      calls = calls === null ? c : Math.min(calls, c)
+    }
+    return calls
+  }
+
   /** Takes an admitted call's cost out of the pace. */
   take(now: number, cost: Readonly<Record<BudgetDimension, number>>): void {
     for (const [dim, lane] of this.#lanes) {
