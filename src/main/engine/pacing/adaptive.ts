@@ -9,7 +9,7 @@ import { refusedFreesNoSlot } from './refused-slot'
 import { LatencyDrop } from './latency-drop'
 import { PROBE_REGROWTH, regrowthStep } from './probe-regrowth'
 import { FirstWindowGrowth } from './first-window'
-import { announcedCeiling } from './announced-ceiling'
+import { announcedCeiling, announcedNeed, type AnnouncedRate } from './announced-ceiling'
 
 /** Round trips the limit holds below a refused level before the first probe of it, at most. */
 const PROBE_RTTS = 5
@@ -108,8 +108,8 @@ export class AdaptiveController implements ConcurrencyController {
   readonly #latencyDrop = new LatencyDrop()
   // The first window after a cut, answered in one instant, grows the limit by one slot at most.
   readonly #firstWindow = new FirstWindowGrowth()
-  // Calls a ms an announced budget admits: the ceiling rises to what it needs in flight.
-  #announced: number | null = null
+  // What an announced budget admits: the ceiling rises to what it needs in flight.
+  #announced: AnnouncedRate | null = null
 
   /** A controller for one partition; params are merged over SEED_AIMD and validated. */
   constructor(partition: string, params: Partial<AimdParams> = {}, options: AdaptiveOptions = {}) {
@@ -150,8 +150,8 @@ export class AdaptiveController implements ConcurrencyController {
     }
   }
 
-  announcedRate(callsPerMs: number | null): void {
-    this.#announced = callsPerMs
+  announcedRate(rate: AnnouncedRate | null): void {
+    this.#announced = rate
   }
 
   onOutcome(outcome: Outcome, ctx: OutcomeContext): LimitChange | null {
@@ -213,7 +213,8 @@ export class AdaptiveController implements ConcurrencyController {
     if (this.#ceiling === null) {
       const step = this.#slowStart ? 1 : regrowthStep(this.#limit, this.#fastUntil, p.increase)
       const reason = this.#slowStart ? `slow start +${step}` : `growth +${step}`
-      return this.#set(Math.min(p.max, this.#limit + step), now, reason, 'growth')
+      const need = announcedNeed(this.#announced, this.#srtt)
+      return this.#set(Math.min(p.max, Math.max(this.#limit + step, need)), now, reason, 'growth')
     }
     const target = Math.min(p.max, Math.max(p.min, this.#ceiling - 1))
     if (this.#limit < target) {

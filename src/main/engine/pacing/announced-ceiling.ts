@@ -7,6 +7,14 @@
 // ceiling below the default (their stop holds).
 import { PACER_AIMD } from '../core/types'
 
+/** What an announced budget's pace admits, as the controller sees it. */
+export interface AnnouncedRate {
+  /** Calls a ms at the rate that is ours (the slowest dimension). */
+  callsPerMs: number
+  /** The pace sends one call at a time: a higher limit cannot burst. */
+  spread: boolean
+}
+
 /** In flight above the announced rate x the round trip: room for the round trip's jitter. */
 export const ANNOUNCED_HEADROOM = 1.5
 
@@ -16,10 +24,22 @@ export const ANNOUNCED_HEADROOM = 1.5
  */
 export function announcedCeiling(
   max: number,
-  callsPerMs: number | null,
+  rate: AnnouncedRate | null,
   srttMs: number | null,
 ): number {
-  if (callsPerMs === null || srttMs === null || max < PACER_AIMD.max) return max
-  if (!(callsPerMs > 0) || !(srttMs > 0)) return max
-  return Math.max(max, Math.ceil(ANNOUNCED_HEADROOM * callsPerMs * srttMs))
+  if (rate === null || srttMs === null || max < PACER_AIMD.max) return max
+  if (!(rate.callsPerMs > 0) || !(srttMs > 0)) return max
+  return Math.max(max, Math.ceil(ANNOUNCED_HEADROOM * rate.callsPerMs * srttMs))
+}
+
+/**
+ * Where growth goes at once: what the announced rate needs in flight over `srttMs`, while the
+ * pace sends one call at a time (so the limit cannot burst into a window shorter than the
+ * announced one); 0 otherwise. Growth by a slot a success doubles once a round trip, and a rate
+ * that rose five times over with 3 s answers took most of its phase to reach (#200032 0.73 used).
+ */
+export function announcedNeed(rate: AnnouncedRate | null, srttMs: number | null): number {
+  if (rate === null || !rate.spread || srttMs === null) return 0
+  if (!(rate.callsPerMs > 0) || !(srttMs > 0)) return 0
+  return Math.floor(rate.callsPerMs * srttMs)
 }

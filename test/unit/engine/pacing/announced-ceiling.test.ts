@@ -7,18 +7,21 @@ import { SendPace } from '../../../../src/main/engine/pacing/send-pace'
 import { costOf } from '../../../../src/main/engine/pacing/rate-budget'
 import { fakeClock } from '../../../helpers/clock'
 
+/** An announced rate of `perMinute` calls, in bursts (`spread` false) or one call at a time. */
+const at = (perMinute: number, spread = false) => ({ callsPerMs: perMinute / 60_000, spread })
+
 describe('announcedCeiling', () => {
   it('is the announced rate times the round trip, with headroom, above the default ceiling', () => {
     // 2,598 requests a minute answered in 1.86 s: 81 in flight, 121 with the headroom (#300011).
-    expect(announcedCeiling(64, 2_598 / 60_000, 1_860)).toBe(121)
+    expect(announcedCeiling(64, at(2_598), 1_860)).toBe(121)
     // A rate that needs fewer than the ceiling leaves it where it is.
-    expect(announcedCeiling(64, 600 / 60_000, 1_000)).toBe(64)
+    expect(announcedCeiling(64, at(600), 1_000)).toBe(64)
   })
 
   it('holds the ceiling without a rate or a round trip, and where the operator lowered it', () => {
     expect(announcedCeiling(64, null, 1_860)).toBe(64)
-    expect(announcedCeiling(64, 2_598 / 60_000, null)).toBe(64)
-    expect(announcedCeiling(10, 2_598 / 60_000, 1_860)).toBe(10)
+    expect(announcedCeiling(64, at(2_598), null)).toBe(64)
+    expect(announcedCeiling(10, at(2_598), 1_860)).toBe(10)
   })
 })
 
@@ -48,7 +51,7 @@ describe('AdaptiveController with an announced rate', () => {
 
   it('grows past the default ceiling to what the rate needs in flight, and no further', () => {
     const c = new AdaptiveController('p', { initial: 1, max: 64 })
-    c.announcedRate(2_598 / 60_000)
+    c.announcedRate(at(2_598))
     expect(grow(c, 1_860, 400)).toBe(121)
   })
 
@@ -57,5 +60,34 @@ describe('AdaptiveController with an announced rate', () => {
     expect(grow(c, 1_860, 400)).toBe(64)
     c.announcedRate(null)
     expect(grow(c, 1_860, 400)).toBe(64)
+  })
+})
+
+describe('growth to what the announced rate needs, one call at a time', () => {
+  it('goes there at once on a used success while the pace spreads the calls (#200032)', () => {
+    const clock = fakeClock()
+    const c = new AdaptiveController('p', { initial: 4, max: 64 })
+    // 926 requests a minute answered in 3 s: 46 in flight.
+    c.announcedRate(at(926, true))
+    const sentAt = clock.now()
+    clock.advance(3_000)
+    c.onOutcome('ok', { now: clock.now(), sentAt, inflight: 4 })
+    expect(c.concurrency).toBe(46)
+  })
+
+  it('grows a slot a success while the pace allows a burst, or while the limit is not used', () => {
+    const clock = fakeClock()
+    const bursts = new AdaptiveController('p', { initial: 4, max: 64 })
+    bursts.announcedRate(at(926))
+    let sentAt = clock.now()
+    clock.advance(3_000)
+    bursts.onOutcome('ok', { now: clock.now(), sentAt, inflight: 4 })
+    expect(bursts.concurrency).toBe(5)
+    const idle = new AdaptiveController('p', { initial: 4, max: 64 })
+    idle.announcedRate(at(926, true))
+    sentAt = clock.now()
+    clock.advance(3_000)
+    idle.onOutcome('ok', { now: clock.now(), sentAt, inflight: 1 })
+    expect(idle.concurrency).toBe(4)
   })
 })
