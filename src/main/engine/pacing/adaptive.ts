@@ -9,6 +9,7 @@ import { refusedFreesNoSlot } from './refused-slot'
 import { LatencyDrop } from './latency-drop'
 import { PROBE_REGROWTH, regrowthStep } from './probe-regrowth'
 import { FirstWindowGrowth } from './first-window'
+import { announcedCeiling, announcedNeed, type AnnouncedRate } from './announced-ceiling'
 
 /** Round trips the limit holds below a refused level before the first probe of it, at most. */
 const PROBE_RTTS = 5
@@ -107,6 +108,8 @@ export class AdaptiveController implements ConcurrencyController {
   readonly #latencyDrop = new LatencyDrop()
   // The first window after a cut, answered in one instant, grows the limit by one slot at most.
   readonly #firstWindow = new FirstWindowGrowth()
+  // What an announced budget admits: the ceiling rises to what it needs in flight.
+  #announced: AnnouncedRate | null = null
 
   /** A controller for one partition; params are merged over SEED_AIMD and validated. */
   constructor(partition: string, params: Partial<AimdParams> = {}, options: AdaptiveOptions = {}) {
@@ -145,6 +148,10 @@ export class AdaptiveController implements ConcurrencyController {
       lastCutAt: this.#lastCutAt,
       srtt: this.#srtt,
     }
+  }
+
+  announcedRate(rate: AnnouncedRate | null): void {
+    this.#announced = rate
   }
 
   onOutcome(outcome: Outcome, ctx: OutcomeContext): LimitChange | null {
@@ -199,11 +206,15 @@ export class AdaptiveController implements ConcurrencyController {
         this.#fastUntil = PROBE_REGROWTH * level
       }
     }
-    const p = this.#params
+    const p = {
+      ...this.#params,
+      max: announcedCeiling(this.#params.max, this.#announced, this.#srtt),
+    }
     if (this.#ceiling === null) {
       const step = this.#slowStart ? 1 : regrowthStep(this.#limit, this.#fastUntil, p.increase)
       const reason = this.#slowStart ? `slow start +${step}` : `growth +${step}`
-      return this.#set(Math.min(p.max, this.#limit + step), now, reason, 'growth')
+      const need = announcedNeed(this.#announced, this.#srtt)
+      return this.#set(Math.min(p.max, Math.max(this.#limit + step, need)), now, reason, 'growth')
     }
     const target = Math.min(p.max, Math.max(p.min, this.#ceiling - 1))
     if (this.#limit < target) {

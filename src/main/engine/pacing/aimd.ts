@@ -2,6 +2,7 @@ import type { LimitCause } from '../../../shared/contract'
 import type { ControllerState } from './store'
 import type { AimdParams, LimitChange, Outcome } from '../core/types'
 import { SEED_AIMD } from '../core/types'
+import type { AnnouncedRate } from './announced-ceiling'
 
 /** What the scheduler knows about a finished call when it reports the outcome. */
 export interface OutcomeContext {
@@ -27,6 +28,8 @@ export interface ConcurrencyController {
   readonly concurrency: number
   /** Feeds one call's outcome; returns the change if the limit moved. */
   onOutcome(outcome: Outcome, ctx: OutcomeContext): LimitChange | null
+  /** What an announced budget admits (null: none): the limit may rise to what it needs. */
+  announcedRate?(rate: AnnouncedRate | null): void
   /** Applies a validated parameter patch; returns the change if the limit moved. */
   setParams(patch: Partial<AimdParams>, now: number): LimitChange | null
   /**

@@ -18,6 +18,7 @@ import type { PaceView } from './send-pace'
 import { FloorPace } from './floor-pace'
 import type { PacingOptions } from './pacing-options'
 import { sameSend, type Learn, type LearnEvent, type LearnedPaces } from './learned-pace'
+import type { AnnouncedRate } from './announced-ceiling'
 
 export type { PacingOptions } from './pacing-options'
 export { checkPacingOptions } from './pacing-options'
@@ -285,6 +286,14 @@ export class PartitionPacing {
     const said = `${outcome === 'overloaded' ? 'overloaded' : '429'} said wait ${Math.round(asked)} ms`
     const pause = this.#pauseUntil(now, Math.ceil(now + wait + jitter), ` (${said}: ${why}${held})`)
     return { pause, absorbed, budgets, reading }
+  }
+
+  /** What the announced budget's pace admits; null while none is announced. */
+  announcedRate(now: number): AnnouncedRate | null {
+    if (!this.#o.budget || !this.#budget.known) return null
+    const pace = this.#budget.sendPace
+    const callsPerMs = pace.callsPerMs(now)
+    return callsPerMs === null ? null : { callsPerMs, spread: pace.burstMs === 0 }
   }
 
   /** The floor's learned pace holds: refusals are its to answer, whatever the limit. */

@@ -357,6 +357,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
         : undefined
     const cost = handoff ? this.#headCost(state) : undefined
     const learn = state.pacing?.takeLearning()
+    state.budget.controller.announcedRate?.(state.pacing?.announcedRate(now) ?? null)
     state.budget.release(now, sentAt, outcome, seen, pause?.until, handoff, account, cost, learn)
     // Admit first, emit after (the drain emits the limit change): a throwing listener must not
     // strand waiters.

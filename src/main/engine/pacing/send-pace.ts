@@ -23,6 +23,8 @@ export const INITIAL_BURST_MS = 60_000
 const OTHERS_WEIGHT = 0.3
 /** Two readings closer than this say too little about a rate (remaining is rounded to a unit). */
 const MIN_SPAN_MS = 500
+/** ... or than this many units of the rate's refill (two calls at 124 a minute take 970 ms). */
+const MIN_SPAN_UNITS = 2
 /** A refusal one call at a time cuts the rate that is ours to this share of what it was. */
 const SCALE_CUT = 0.8
 /** The least share of the announced rate a cut leaves. */
@@ -149,12 +151,22 @@ export class SendPace {
     const lane = this.#lanes.get(dim)
     if (!lane) return
     const prev = lane.reading
-    if (prev && prev.limit === limit && at - prev.at >= MIN_SPAN_MS) {
-      const span = at - prev.at
+    const span = prev ? at - prev.at : 0
+    if (
+      prev &&
+      prev.limit === limit &&
+      span >= MIN_SPAN_MS &&
+      lane.ratePerMs * span >= MIN_SPAN_UNITS
+    ) {
       const expected = prev.remaining + lane.ratePerMs * span - (spent - prev.spent)
       if (expected < limit * 0.9 && remaining < limit * 0.9) {
-        const others = Math.max(0, (expected - remaining) / span) / lane.ratePerMs
-        lane.othersShare += OTHERS_WEIGHT * (Math.min(others, 0.9) - lane.othersShare)
+        // Signed: `remaining` is a whole number, so a reading is up to a unit off either way, and
+        // the errors cancel in the average. Each estimate held at 0 or more had kept only the
+        // errors that looked like spending: 5-10 % of a rate of 124 a minute read as a tenant's
+        // with no tenant at all, and the pace went that much under the rate (#200063).
+        const others = (expected - remaining) / span / lane.ratePerMs
+        const share = lane.othersShare + OTHERS_WEIGHT * (Math.min(others, 0.9) - lane.othersShare)
+        lane.othersShare = Math.max(0, share)
       } else if (remaining >= limit * 0.9) {
         // A bucket near full: whatever others spend, it is not much of the rate now.
         lane.othersShare *= 1 - OTHERS_WEIGHT
@@ -201,6 +213,20 @@ export class SendPace {
       if (level < need) wait = Math.max(wait, (need - level) / rate)
     }
     return Math.ceil(wait)
+  }
+
+  /**
+   * Calls a ms the pace admits at the rate that is ours (the slowest dimension, at its mean cost
+   * of a call); null before a call was admitted.
+   */
+  callsPerMs(now: number): number | null {
+    let calls: number | null = null
+    for (const lane of this.#lanes.values()) {
+      if (!(lane.meanCost > 0)) continue
+      const c = this.#rate(lane, now) / lane.meanCost
+      calls = calls === null ? c : Math.min(calls, c)
+    }
+    return calls
   }
 
   /** Takes an admitted call's cost out of the pace. */

@@ -1,0 +1,45 @@
+// The ceiling of calls in flight (64 by default) is a safety stop for the search of a capacity
+// nobody announces. Where a budget is announced, the budget paces admissions, and the calls its
+// rate needs in flight are that rate times the round trip (Little's law): a rate of 2,600
+// requests a minute answered in 1.9 s needs 82 in flight, and at 64 it used 0.76 of what it was
+// allowed. So with an announced rate the ceiling rises to what the rate needs in one smoothed
+// round trip, with headroom for the round trip's jitter; never when the operator lowered the
+// ceiling below the default (their stop holds).
+import { PACER_AIMD } from '../core/types'
+
+/** What an announced budget's pace admits, as the controller sees it. */
+export interface AnnouncedRate {
+  /** Calls a ms at the rate that is ours (the slowest dimension). */
+  callsPerMs: number
+  /** The pace sends one call at a time: a higher limit cannot burst. */
+  spread: boolean
+}
+
+/** In flight above the announced rate x the round trip: room for the round trip's jitter. */
+export const ANNOUNCED_HEADROOM = 1.5
+
+/**
+ * The ceiling of the limit: `max`, or above it what the announced rate (calls a ms) needs in
+ * flight over `srttMs`, when both are known and `max` is not below the default.
+ */
+export function announcedCeiling(
+  max: number,
+  rate: AnnouncedRate | null,
+  srttMs: number | null,
+): number {
+  if (rate === null || srttMs === null || max < PACER_AIMD.max) return max
+  if (!(rate.callsPerMs > 0) || !(srttMs > 0)) return max
+  return Math.max(max, Math.ceil(ANNOUNCED_HEADROOM * rate.callsPerMs * srttMs))
+}
+
+/**
+ * Where growth goes at once: what the announced rate needs in flight over `srttMs`, while the
+ * pace sends one call at a time (so the limit cannot burst into a window shorter than the
+ * announced one); 0 otherwise. Growth by a slot a success doubles once a round trip, and a rate
+ * that rose five times over with 3 s answers took most of its phase to reach (#200032 0.73 used).
+ */
+export function announcedNeed(rate: AnnouncedRate | null, srttMs: number | null): number {
+  if (rate === null || !rate.spread || srttMs === null) return 0
+  if (!(rate.callsPerMs > 0) || !(srttMs > 0)) return 0
+  return Math.floor(rate.callsPerMs * srttMs)
+}

@@ -1,0 +1,93 @@
+// The ceiling of calls in flight rises, with an announced budget, to what its rate needs in one
+// round trip (Little's law), on explicit clocks.
+import { describe, expect, it } from 'vitest'
+import { AdaptiveController } from '../../../../src/main/engine/pacing/adaptive'
+import { announcedCeiling } from '../../../../src/main/engine/pacing/announced-ceiling'
+import { SendPace } from '../../../../src/main/engine/pacing/send-pace'
+import { costOf } from '../../../../src/main/engine/pacing/rate-budget'
+import { fakeClock } from '../../../helpers/clock'
+
+/** An announced rate of `perMinute` calls, in bursts (`spread` false) or one call at a time. */
+const at = (perMinute: number, spread = false) => ({ callsPerMs: perMinute / 60_000, spread })
+
+describe('announcedCeiling', () => {
+  it('is the announced rate times the round trip, with headroom, above the default ceiling', () => {
+    // 2,598 requests a minute answered in 1.86 s: 81 in flight, 121 with the headroom (#300011).
+    expect(announcedCeiling(64, at(2_598), 1_860)).toBe(121)
+    // A rate that needs fewer than the ceiling leaves it where it is.
+    expect(announcedCeiling(64, at(600), 1_000)).toBe(64)
+  })
+
+  it('holds the ceiling without a rate or a round trip, and where the operator lowered it', () => {
+    expect(announcedCeiling(64, null, 1_860)).toBe(64)
+    expect(announcedCeiling(64, at(2_598), null)).toBe(64)
+    expect(announcedCeiling(10, at(2_598), 1_860)).toBe(10)
+  })
+})
+
+describe('SendPace.callsPerMs', () => {
+  it('is the slowest dimension’s rate over its mean cost of a call', () => {
+    const pace = new SendPace()
+    expect(pace.callsPerMs(0)).toBeNull()
+    pace.announce('requests', 600 / 60_000, 0)
+    pace.announce('input-tokens', 60_000 / 60_000, 0)
+    // 1,000 input tokens a call: the token rate admits 60 calls a minute, the request rate 600.
+    pace.take(1, costOf({ inputTokens: 1_000 }, 1))
+    expect(pace.callsPerMs(1)).toBeCloseTo(60 / 60_000, 9)
+  })
+})
+
+describe('AdaptiveController with an announced rate', () => {
+  /** Slow start with every slot used and answered after `rttMs`: the limit it reaches. */
+  function grow(c: AdaptiveController, rttMs: number, answers: number): number {
+    const clock = fakeClock()
+    for (let i = 0; i < answers; i++) {
+      const sentAt = clock.now()
+      clock.advance(rttMs)
+      c.onOutcome('ok', { now: clock.now(), sentAt, inflight: c.concurrency })
+    }
+    return c.concurrency
+  }
+
+  it('grows past the default ceiling to what the rate needs in flight, and no further', () => {
+    const c = new AdaptiveController('p', { initial: 1, max: 64 })
+    c.announcedRate(at(2_598))
+    expect(grow(c, 1_860, 400)).toBe(121)
+  })
+
+  it('stops at the ceiling without one', () => {
+    const c = new AdaptiveController('p', { initial: 1, max: 64 })
+    expect(grow(c, 1_860, 400)).toBe(64)
+    c.announcedRate(null)
+    expect(grow(c, 1_860, 400)).toBe(64)
+  })
+})
+
+describe('growth to what the announced rate needs, one call at a time', () => {
+  it('goes there at once on a used success while the pace spreads the calls (#200032)', () => {
+    const clock = fakeClock()
+    const c = new AdaptiveController('p', { initial: 4, max: 64 })
+    // 926 requests a minute answered in 3 s: 46 in flight.
+    c.announcedRate(at(926, true))
+    const sentAt = clock.now()
+    clock.advance(3_000)
+    c.onOutcome('ok', { now: clock.now(), sentAt, inflight: 4 })
+    expect(c.concurrency).toBe(46)
+  })
+
+  it('grows a slot a success while the pace allows a burst, or while the limit is not used', () => {
+    const clock = fakeClock()
+    const bursts = new AdaptiveController('p', { initial: 4, max: 64 })
+    bursts.announcedRate(at(926))
+    let sentAt = clock.now()
+    clock.advance(3_000)
+    bursts.onOutcome('ok', { now: clock.now(), sentAt, inflight: 4 })
+    expect(bursts.concurrency).toBe(5)
+    const idle = new AdaptiveController('p', { initial: 4, max: 64 })
+    idle.announcedRate(at(926, true))
+    sentAt = clock.now()
+    clock.advance(3_000)
+    idle.onOutcome('ok', { now: clock.now(), sentAt, inflight: 1 })
+    expect(idle.concurrency).toBe(4)
+  })
+})
