@@ -33,7 +33,13 @@ export interface ReceivedPoint {
 
 export interface OtlpReceiver {
   url: string
+  /**
+   * Each span once, as a trace backend stores it: an OTLP exporter retries a request that timed
+   * out, so a collector slower than the deadline can receive the same spans twice (at least once).
+   */
   spans: ReceivedSpan[]
+  /** Spans that arrived again with a trace and span id already received (retried requests). */
+  redelivered: () => number
   points: ReceivedPoint[]
   requests: { path: string; contentType: string; headers: IncomingHttpHeaders }[]
   close: () => Promise<void>
@@ -47,6 +53,8 @@ export async function startOtlpReceiver(
   opts: { status?: number; delayMs?: number } = {},
 ): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = []
+  const seen = new Set<string>()
+  let redelivered = 0
   const points: ReceivedPoint[] = []
   const requests: OtlpReceiver['requests'] = []
   const server: Server = createServer((req, res) => {
@@ -58,7 +66,12 @@ export async function startOtlpReceiver(
       requests.push({ path: req.url ?? '', contentType, headers: req.headers })
       const status = opts.status ?? 200
       if (status === 200 && req.url === '/v1/traces') {
-        spans.push(...(contentType.includes('json') ? fromJson(body) : fromProtobuf(body)))
+        for (const span of contentType.includes('json') ? fromJson(body) : fromProtobuf(body)) {
+          const id = `${span.traceId}/${span.spanId}`
+          if (seen.has(id)) redelivered++
+          else spans.push(span)
+          seen.add(id)
+        }
       }
       if (status === 200 && req.url === '/v1/metrics') {
         points.push(
@@ -79,6 +92,7 @@ export async function startOtlpReceiver(
   return {
     url: `http://127.0.0.1:${port}`,
     spans,
+    redelivered: () => redelivered,
     points,
     requests,
     close: () =>
