@@ -4,11 +4,13 @@ import type { ConcurrencyController, OutcomeContext } from './aimd'
 import { mergeAimdParams, operatorPatch, startingLimit } from './aimd'
 import type { AimdParams, LimitChange, Outcome } from '../core/types'
 import { SEED_AIMD } from '../core/types'
-import type { ControllerMemory, ControllerState } from './store'
+import type { ControllerState } from './store'
+import { finiteOrNull, numberOr } from './controller-memory'
 import { refusedFreesNoSlot } from './refused-slot'
 import { LatencyDrop } from './latency-drop'
 import { PROBE_REGROWTH, regrowthStep } from './probe-regrowth'
 import { FirstWindowGrowth } from './first-window'
+import { refusedLevel } from './probe-window'
 import { announcedCeiling, announcedNeed, type AnnouncedRate } from './announced-ceiling'
 
 /** Round trips the limit holds below a refused level before the first probe of it, at most. */
@@ -80,7 +82,8 @@ export interface AdaptiveMemory {
  * - A refused call frees no slot (refused-slot.ts); answers markedly faster at a held level bring
  *   the probe forward (latency-drop.ts); a probe that carried a full window regrows at slow
  *   start's pace to twice its level (probe-regrowth.ts); the first window after a cut, answered
- *   in one instant, opens its own slots and one more (first-window.ts).
+ *   in one instant, opens its own slots and one more (first-window.ts); the rest of a refused
+ *   probe's window says the probe's level, not a fall (probe-window.ts).
  * - 429 (own quota) and 503/529 (provider overloaded, cut the whole way) move the ceiling;
  *   timeouts (weak evidence) cut half as deep without teaching one; near_limit holds; other
  *   errors never move the limit.
@@ -97,6 +100,8 @@ export class AdaptiveController implements ConcurrencyController {
   #nextProbeAt = Number.NEGATIVE_INFINITY
   #probing = false
   #lastCutAt = Number.NEGATIVE_INFINITY
+  // Refusals of calls sent before the last cut, seen since it (probe-window.ts).
+  #cutRefusals = 0
   // Smoothed round trip of successful calls (TCP's SRTT), null before the first.
   #srtt: number | null = null
   // Successes of calls sent since the admitted level last changed: a full window makes it `held`.
@@ -242,7 +247,9 @@ export class AdaptiveController implements ConcurrencyController {
     // refusals began: each one that comes back finds one call fewer in flight.
     if (sentAt <= this.#lastCutAt) {
       if (outcome === 'throttled' && this.#ceiling !== null) {
-        this.#ceiling = Math.min(this.#ceiling, Math.max(p.min + 1, inflight))
+        const n = this.#cutRefusals++
+        const at = refusedLevel(this.#held, this.#refusedProbes, inflight, n, p.min)
+        this.#ceiling = Math.min(this.#ceiling, at)
         // Refused at or below a level that held: not a refused probe but a capacity that fell.
         if (this.#ceiling <= this.#held) this.#forgetHeld()
       }
@@ -258,6 +265,7 @@ export class AdaptiveController implements ConcurrencyController {
     this.#slowStart = false
     this.#probing = false
     this.#lastCutAt = now
+    this.#cutRefusals = 0
     this.#fastUntil = 0
     let to: number
     let reason: string
@@ -343,6 +351,7 @@ export class AdaptiveController implements ConcurrencyController {
         probing: this.#probing,
         levelSince: finiteOrNull(this.#levelSince),
         levelWins: this.#levelWins,
+        cutRefusals: this.#cutRefusals,
         fastUntil: this.#fastUntil,
         srtt: this.#srtt,
       },
@@ -367,6 +376,7 @@ export class AdaptiveController implements ConcurrencyController {
     this.#probing = m['probing'] === true
     this.#levelSince = numberOr(m, 'levelSince', Number.NEGATIVE_INFINITY)
     this.#levelWins = numberOr(m, 'levelWins', 0)
+    this.#cutRefusals = numberOr(m, 'cutRefusals', 0)
     this.#fastUntil = numberOr(m, 'fastUntil', 0)
     const srtt = m['srtt']
     if (typeof srtt === 'number' && Number.isFinite(srtt) && srtt > 0) this.#srtt = srtt
@@ -384,14 +394,4 @@ export class AdaptiveController implements ConcurrencyController {
     }
     return { partition: this.partition, ts: now, from, to, reason, cause }
   }
-}
-
-// JSON has no infinities: "never" travels as null.
-function finiteOrNull(ms: number): number | null {
-  return Number.isFinite(ms) ? ms : null
-}
-
-function numberOr(memory: ControllerMemory, field: string, fallback: number): number {
-  const value = memory[field]
-  return typeof value === 'number' && Number.isFinite(value) ? value : fallback
 }
