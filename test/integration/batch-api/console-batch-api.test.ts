@@ -59,6 +59,19 @@ async function consoleEngine(on?: {
   return { engine: e, db, vendor: v }
 }
 
+/** Four lines imported with the batch API chosen, as the import dialog sends them. */
+async function importViaBatchApi(
+  e: Engine,
+  v: { clock: unknown },
+): Promise<{ id: string; clock: FakeClock }> {
+  const { batchId } = await e.handlers['batches:import']({
+    fileName: 'b.jsonl',
+    content: lines(4),
+    batchApi: true,
+  })
+  return { id: batchId!, clock: v.clock as FakeClock }
+}
+
 async function batchOf(e: Engine, id: string): Promise<BatchSummary> {
   return (await e.handlers['batches:list']({})).find((b) => b.id === id)!
 }
@@ -124,13 +137,7 @@ describe('the console’s Batch API choice, through the engine’s commands', ()
     expect(sim.errors).toEqual([])
     expect(sim.batchApiRefusal).toMatch(/simulator has no batch API/)
 
-    const { batchId } = await e.handlers['batches:import']({
-      fileName: 'b.jsonl',
-      content: lines(4),
-      batchApi: true,
-    })
-    const id = batchId!
-    const clock = v.clock as FakeClock
+    const { id, clock } = await importViaBatchApi(e, v)
     const remote = await until(async () => {
       const r = (await batchOf(e, id)).providerBatches?.[0]
       return r?.remoteId ? r : undefined
@@ -198,13 +205,7 @@ describe('the console’s Batch API choice, through the engine’s commands', ()
 describe('whole-batch Cancel and Retry of a batch-API batch from the console', () => {
   it('Cancel cancels the provider batch (finished lines kept, priced); Retry, by ids or whole, goes through the batch API again', async () => {
     const { engine: e, db, vendor: v } = await consoleEngine()
-    const { batchId } = await e.handlers['batches:import']({
-      fileName: 'b.jsonl',
-      content: lines(4),
-      batchApi: true,
-    })
-    const id = batchId!
-    const clock = v.clock as FakeClock
+    const { id, clock } = await importViaBatchApi(e, v)
     await until(async () => (await batchOf(e, id)).providerBatches?.[0]?.remoteId, 30_000)
     // Half the lines done, then the whole batch is cancelled.
     clock.advance(1_000 + 30_000)

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest'
 import { openDatabase } from '../../../../src/main/engine/db'
 import { MIGRATIONS } from '../../../../src/main/engine/db/migrations'
 import { Ledger } from '../../../../src/main/engine/ledger/ledger'
+import { executedCall } from '../../../helpers/ledger-db'
 import { Prices } from '../../../../src/main/engine/pricing/prices'
 import { file, rollupRow } from './migration-files'
 
@@ -74,23 +75,19 @@ describe('migration 20: what the batch discount saved', () => {
         cacheWriteTokens: 0,
         outputTokens: 77,
       }
-      const { costMicros } = ledger.record({
-        ts: HOUR + 8,
-        taskId: 6,
-        batchId: 'b1',
-        fp: 'f6',
-        worker: 'w',
-        taskType: 'label',
-        provider: 'openai',
-        model: 'gpt-4o-mini',
-        step: 1,
-        usage,
-        outcome: 'executed',
-        latencyMs: 1,
-        status: 200,
-        epoch: 1,
-        tier: 'batch',
-      })
+      const { costMicros } = ledger.record(
+        executedCall({
+          ts: HOUR + 8,
+          taskId: 6,
+          batchId: 'b1',
+          fp: 'f6',
+          taskType: 'label',
+          provider: 'openai',
+          model: 'gpt-4o-mini',
+          usage,
+          tier: 'batch',
+        }),
+      )
       // gpt-4o-mini: $0.15 / $0.60 per 1M list; the batch rate half of it.
       const list = Math.round(1234 * 0.15 + 77 * 0.6)
       expect(costMicros).toBe(Math.round(1234 * 0.075 + 77 * 0.3))

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest'
 import { openDatabase } from '../../../../src/main/engine/db'
 import { MIGRATIONS } from '../../../../src/main/engine/db/migrations'
 import { Ledger } from '../../../../src/main/engine/ledger/ledger'
+import { executedCall } from '../../../helpers/ledger-db'
 import { Prices } from '../../../../src/main/engine/pricing/prices'
 import { file } from './migration-files'
 
@@ -161,22 +162,17 @@ describe('migration 7: the ledger cache effect', () => {
         cacheWriteTokens: 400,
         outputTokens: 0,
       }
-      ledger.record({
-        ts: 2000,
-        taskId: 2,
-        batchId: null,
-        fp: 'fb',
-        worker: 'w',
-        taskType: 'classify',
-        provider: 'anthropic',
-        model: 'claude-sonnet-4-5',
-        step: 1,
-        usage,
-        outcome: 'executed',
-        latencyMs: 1,
-        status: 200,
-        epoch: 1,
-      })
+      ledger.record(
+        executedCall({
+          ts: 2000,
+          taskId: 2,
+          fp: 'fb',
+          taskType: 'classify',
+          provider: 'anthropic',
+          model: 'claude-sonnet-4-5',
+          usage,
+        }),
+      )
       // 2,000 read × ($3 − $0.30) = 5,400 µ$ saved; 400 written × ($3.75 − $3) = 300 µ$ extra.
       expect(cols.all()).toEqual([
         { s: null, w: null },

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { AdaptiveController } from '../../../../src/main/engine/pacing/adaptive'
 import { refusedLevel } from '../../../../src/main/engine/pacing/probe-window'
 import { fakeClock } from '../../../helpers/clock'
+import { holdThenProbe } from './controller-helpers'
 
 describe("a refused probe's window", () => {
   it('counts down from the level that held: the n-th refusal may find n - 1 calls fewer out', () => {
@@ -21,21 +22,11 @@ describe("a refused probe's window", () => {
     const clock = fakeClock()
     const c = new AdaptiveController('p', { initial: 6, cooldownMs: 60_000 })
     // Learn a round trip of 100 ms, a ceiling of 6, and hold 5.
-    let sentAt = clock.now()
-    clock.advance(100)
-    c.onOutcome('ok', { now: clock.now(), sentAt, inflight: 1 })
-    sentAt = clock.now()
-    clock.advance(100)
-    c.onOutcome('throttled', { now: clock.now(), sentAt, inflight: 6 })
-    for (let i = 0; i < 200 && (c.memory.held < 5 || !c.memory.probing); i++) {
-      sentAt = clock.now()
-      clock.advance(100)
-      c.onOutcome('ok', { now: clock.now(), sentAt, inflight: c.concurrency })
-    }
+    holdThenProbe(c, clock, 6)
     expect(c.memory).toMatchObject({ held: 5, ceiling: 6, probing: true })
     // The probe is refused; two more calls sent into its window are refused behind it, and the
     // limit that came down stopped each one's slot from being filled again.
-    sentAt = clock.now()
+    const sentAt = clock.now()
     clock.advance(20)
     c.onOutcome('throttled', { now: clock.now(), sentAt, inflight: 6 })
     expect(c.memory.refusedProbes).toBe(1)

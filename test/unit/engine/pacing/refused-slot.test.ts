@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { AdaptiveController } from '../../../../src/main/engine/pacing/adaptive'
 import { refusedFreesNoSlot } from '../../../../src/main/engine/pacing/refused-slot'
 import { fakeClock } from '../../../helpers/clock'
+import { holdThenProbe } from './controller-helpers'
 
 describe('a refused call frees no slot', () => {
   it('never sets the limit above the calls still out, the refused one not counted', () => {
@@ -32,20 +33,10 @@ describe('a refused call frees no slot', () => {
     const clock = fakeClock()
     const c = new AdaptiveController('p', { initial: 9, cooldownMs: 60_000 })
     // Learn a round trip of 100 ms, a ceiling of 9, and hold 8.
-    let sentAt = clock.now()
-    clock.advance(100)
-    c.onOutcome('ok', { now: clock.now(), sentAt, inflight: 1 })
-    sentAt = clock.now()
-    clock.advance(100)
-    c.onOutcome('throttled', { now: clock.now(), sentAt, inflight: 9 })
-    for (let i = 0; i < 100 && (c.memory.held < 8 || !c.memory.probing); i++) {
-      sentAt = clock.now()
-      clock.advance(100)
-      c.onOutcome('ok', { now: clock.now(), sentAt, inflight: c.concurrency })
-    }
-    expect(c.memory.probing).toBe(true)
+    holdThenProbe(c, clock, 9)
+    expect(c.memory).toMatchObject({ held: 8, probing: true })
     // The probe is refused, and so, in the same episode, are calls with 5 still out: the cap fell.
-    sentAt = clock.now()
+    const sentAt = clock.now()
     clock.advance(100)
     c.onOutcome('throttled', { now: clock.now(), sentAt, inflight: 9 })
     expect(c.memory.refusedProbes).toBe(1)
