@@ -14,6 +14,9 @@ import { liveLeg, virtualLeg, type Leg } from './pacing-live/legs'
 const drawsAt = process.argv.indexOf('--draws')
 /** `-- --draws N`: the first N draws only (a quick look). */
 const DRAWS = drawsAt === -1 ? 12 : Number(process.argv[drawsAt + 1])
+const onlyAt = process.argv.indexOf('--only')
+/** `-- --only SEED[,SEED]`: those draws only (a draw's seed, as the table names it: 100010). */
+const ONLY = onlyAt === -1 ? null : new Set((process.argv[onlyAt + 1] ?? '').split(',').map(Number))
 const SCHEDULE_MS = 15_000
 const WARMUP_MS = 5000
 /** How close the live medians should come to the virtual ones, in points. */
@@ -74,6 +77,7 @@ function verdict(name: string, rows: Row[], figure: (l: Leg) => number): string[
 
 async function main(): Promise<void> {
   const draws = drawFamily(12, 1)
+    .filter((d) => ONLY === null || ONLY.has(d.seed))
     .slice(0, DRAWS)
     .map((d) => shortDraw(d, SCHEDULE_MS, WARMUP_MS))
   const began = Date.now()
