@@ -1,5 +1,4 @@
 import type { LimitCause } from '../../../shared/contract'
-import { backoff } from '../core/backoff'
 import type { ConcurrencyController, OutcomeContext } from './aimd'
 import { mergeAimdParams, operatorPatch, startingLimit } from './aimd'
 import type { AimdParams, LimitChange, Outcome } from '../core/types'
@@ -12,15 +11,9 @@ import { PROBE_REGROWTH, regrowthStep } from './probe-regrowth'
 import { FirstWindowGrowth } from './first-window'
 import { refusedLevel } from './probe-window'
 import { announcedCeiling, announcedNeed, type AnnouncedRate } from './announced-ceiling'
+import { probeWaitMs } from './probe-wait'
+import { ServedLevel } from './served-cut'
 
-/** Round trips the limit holds below a refused level before the first probe of it, at most. */
-const PROBE_RTTS = 5
-/** ... and at least: a capacity of 20 or more probes after 2 round trips. */
-const PROBE_MIN_RTTS = 2
-/** Calls the first probe waits for at the refused level (40 / ceiling round trips, within the two). */
-const PROBE_CALLS = 40
-/** The most round trips between probes, however many were refused: a rise is found within it. */
-const PROBE_MAX_RTTS = 40
 /** Weight of a new round trip in the smoothed one (TCP: 1/8). */
 const RTT_WEIGHT = 0.125
 
@@ -83,7 +76,8 @@ export interface AdaptiveMemory {
  *   the probe forward (latency-drop.ts); a probe that carried a full window regrows at slow
  *   start's pace to twice its level (probe-regrowth.ts); the first window after a cut, answered
  *   in one instant, opens its own slots and one more (first-window.ts); the rest of a refused
- *   probe's window says the probe's level, not a fall (probe-window.ts).
+ *   probe's window says the probe's level, not a fall (probe-window.ts); after a quiet stretch,
+ *   an overshoot is cut no lower than one call under the most served (served-cut.ts).
  * - 429 (own quota) and 503/529 (provider overloaded, cut the whole way) move the ceiling;
  *   timeouts (weak evidence) cut half as deep without teaching one; near_limit holds; other
  *   errors never move the limit.
@@ -113,6 +107,8 @@ export class AdaptiveController implements ConcurrencyController {
   readonly #latencyDrop = new LatencyDrop()
   // The first window after a cut, answered in one instant, grows the limit by one slot at most.
   readonly #firstWindow = new FirstWindowGrowth()
+  // The most calls out when a call sent since the last cut was served: an overshoot's floor.
+  readonly #served = new ServedLevel()
   // What an announced budget admits: the ceiling rises to what it needs in flight.
   #announced: AnnouncedRate | null = null
 
@@ -199,6 +195,7 @@ export class AdaptiveController implements ConcurrencyController {
     this.#srtt = this.#srtt === null ? rtt : this.#srtt + RTT_WEIGHT * (rtt - this.#srtt)
     // Sent before the cut: it answers the old window, not the new one.
     if (sentAt <= this.#lastCutAt) return null
+    this.#served.served(now, inflight)
     const level = this.concurrency
     if (inflight < level - 1) return null
     if (sentAt >= this.#levelSince && ++this.#levelWins >= level) {
@@ -262,6 +259,7 @@ export class AdaptiveController implements ConcurrencyController {
     // where the calls were, not where the limit was.
     const refusedAt = Math.max(p.min, Math.min(level, inflight))
     const wasProbing = this.#probing
+    const served = this.#served.cut(now, this.#lastCutAt, this.#srtt)
     this.#slowStart = false
     this.#probing = false
     this.#lastCutAt = now
@@ -282,10 +280,12 @@ export class AdaptiveController implements ConcurrencyController {
       to =
         outcome === 'overloaded' && !wasProbing
           ? this.#limit * p.decrease
-          : Math.max(this.#held, this.#limit * p.decrease)
+          : Math.max(this.#held, this.#limit * p.decrease, wasProbing ? 0 : served)
       reason = wasProbing
         ? `probe refused, back to ${to}`
-        : `${outcome === 'throttled' ? 'throttle' : outcome} x${p.decrease}`
+        : to === served && served > this.#limit * p.decrease
+          ? `throttle, back to ${to}: ${served + 1} out when served`
+          : `${outcome === 'throttled' ? 'throttle' : outcome} x${p.decrease}`
       if (wasProbing) cause = 'probe'
     } else {
       // Refused at or below a level that held: the capacity dropped, what held no longer does,
@@ -308,32 +308,11 @@ export class AdaptiveController implements ConcurrencyController {
     this.#nextProbeAt = this.#lastCutAt + this.#probeWaitMs()
   }
 
-  /**
-   * How long the limit holds below a refused level before it probes it again. CUBIC's lesson:
-   * time since the cut, in round trips, not a fixed cooldown: a few round trips after a cut (a
-   * capacity that rises right after a fall is found within seconds), doubling per refused probe
-   * up to PROBE_MAX_RTTS (a stable capacity costs one refusal per that many windows). Never
-   * longer than the cooldown's own doubling, for a provider with round trips of many seconds.
-   * 5 and 40 won on the provider family (bench/scheduler/family.ts): 3 and 24 regained sooner
-   * but refused more and used less of a stable capacity. A first wait of 40 / ceiling round trips
-   * (2 to 5) then regained sooner with the same refusals, on seeds 1, 2 and 3: a large capacity
-   * pays for a refused probe with a small share of its calls.
-   */
+  /** How long the limit holds below a refused level before it probes it again (probe-wait.ts). */
   #probeWaitMs(): number {
-    const p = this.#params
-    const byCooldown = backoff({
-      initialMs: p.cooldownMs,
-      maxMs: p.cooldownMs * 2 ** this.#maxProbeDoublings,
-    }).delay(this.#refusedProbes)
-    if (this.#srtt === null) return byCooldown
-    // A larger capacity pays for a refused probe with fewer of its calls: it probes sooner.
-    const calls = PROBE_CALLS / Math.max(1, this.#ceiling ?? 1)
-    const first = Math.min(PROBE_RTTS, Math.max(PROBE_MIN_RTTS, calls))
-    const byRtt = backoff({
-      initialMs: first * this.#srtt,
-      maxMs: PROBE_MAX_RTTS * this.#srtt,
-    }).delay(this.#refusedProbes)
-    return Math.min(byCooldown, byRtt)
+    const { cooldownMs } = this.#params
+    const doublings = this.#maxProbeDoublings
+    return probeWaitMs(cooldownMs, doublings, this.#refusedProbes, this.#ceiling, this.#srtt)
   }
 
   /** Everything it learned, so every worker of a shared partition runs as one controller. */
@@ -354,6 +333,8 @@ export class AdaptiveController implements ConcurrencyController {
         cutRefusals: this.#cutRefusals,
         fastUntil: this.#fastUntil,
         srtt: this.#srtt,
+        servedMost: this.#served.state.most,
+        servedLastAt: finiteOrNull(this.#served.state.lastAt),
       },
     }
   }
@@ -378,6 +359,8 @@ export class AdaptiveController implements ConcurrencyController {
     this.#levelWins = numberOr(m, 'levelWins', 0)
     this.#cutRefusals = numberOr(m, 'cutRefusals', 0)
     this.#fastUntil = numberOr(m, 'fastUntil', 0)
+    const servedAt = numberOr(m, 'servedLastAt', Number.NEGATIVE_INFINITY)
+    this.#served.restore(numberOr(m, 'servedMost', 0), servedAt)
     const srtt = m['srtt']
     if (typeof srtt === 'number' && Number.isFinite(srtt) && srtt > 0) this.#srtt = srtt
   }
