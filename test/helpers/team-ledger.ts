@@ -36,6 +36,7 @@ export function recordRows(
 ) {
   const ledger = new Ledger({ db, prices: new Prices() })
   const random = seededRandom(seed)
+  const viaBatch = seededRandom(seed + 0x5eed)
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!
   for (let i = 0; i < n; i++) {
     const outcome = pick(OUTCOMES)
@@ -67,6 +68,12 @@ export function recordRows(
       ...(outcome === 'replayed' ? { savedMicros: pick([null, 40]) } : {}),
       ...(outcome === 'duplicate' && random() < 0.3 ? { reason: 'answer lost' } : {}),
       ...(random() < 0.1 ? { estimated: true } : {}),
+      // A quarter of the executed calls answered through a provider batch (a vendor's model: the
+      // simulator has none), priced at the batch rate with what the discount saved. Drawn apart,
+      // so the other rows are the same as without them.
+      ...(outcome === 'executed' && viaBatch() < 0.25
+        ? { provider: 'openai', model: 'gpt-4o-mini', tier: 'batch' as const }
+        : {}),
     })
   }
   void ledger.close()

@@ -125,6 +125,9 @@ export function decodeEntry(id: string, flat: readonly string[]): TeamRow {
     if (!ok) throw bad(`field "${DATA[i]![0]}" is ${JSON.stringify(v)}`)
     row[DATA[i]![1]] = v
   }
+  // Entries appended before it was carried have no batch saving: the reader derives it.
+  const batchSaved: unknown = data[DATA.length]
+  if (batchSaved === null || Number.isSafeInteger(batchSaved)) row.batchSavedMicros = batchSaved
   if (!OUTCOMES.has(row.outcome as string)) {
     throw bad(`outcome ${JSON.stringify(row.outcome)} is not a ledger outcome`)
   }
@@ -140,7 +143,7 @@ const DATA_SQL = DATA.slice(0, -3).map(([name]) => name)
  * a row never becomes a JS object on its way to Redis.
  */
 export const ENTRY_PAGE_SQL = `SELECT id, fp_id, task_id, epoch, task_type, ts, batch_id,
-    outcome, reason, cost_micros, json_array(${DATA_SQL.join(', ')}) AS data
+    outcome, reason, cost_micros, json_array(${DATA_SQL.join(', ')}) AS data, batch_saved_micros
   FROM ledger WHERE id > @after ORDER BY id LIMIT @limit`
 
 type PageRow = [
@@ -155,6 +158,7 @@ type PageRow = [
   reason: string | null,
   cost: number | null,
   data: string,
+  batchSaved: number | null,
 ]
 
 /** A batch of entries: XADD's field/value strings, ENTRY_STRINGS per entry. */
@@ -225,7 +229,7 @@ export class EntryReader {
     const flat = new Array<string>(rows.length * ENTRY_STRINGS)
     let k = 0
     let i = 0
-    for (const [id, , , , , , , outcome, reason, cost, data] of rows) {
+    for (const [id, , , , , , , outcome, reason, cost, data, batchSaved] of rows) {
       let executed = 0
       let duplicates = 0
       // An answer paid again after it was lost is waste of its own (ledger-rollups.ts LOST_WASTED).
@@ -245,7 +249,10 @@ export class EntryReader {
       flat[i++] = 'v'
       flat[i++] = LAYOUT
       flat[i++] = 'data'
-      flat[i++] = `${data.slice(0, -1)},${executed},${duplicates},${wasted}]`
+      // After the deltas, what the batch discount saved (migration 20): a reader of layout 1
+      // that knows it not leaves it out, one that knows it reads it when it is there.
+      flat[i++] =
+        `${data.slice(0, -1)},${executed},${duplicates},${wasted},${batchSaved ?? 'null'}]`
     }
     return { rows: rows.length, last: rows.at(-1)?.[0] ?? after, flat }
   }

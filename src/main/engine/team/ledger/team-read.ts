@@ -80,9 +80,10 @@ function add(s: Sums, r: TeamRow): void {
   if (r.priceVersion?.endsWith(BATCH_PRICE_SUFFIX)) {
     if (billed) s.batchCalls++
     s.batchCostMicros += r.costMicros ?? 0
-    // Team entries (layout v1) carry no batch_saved column: at both vendors' 50 % rate what a
-    // batch row saved is its cost (migration 20's backfill says the same of local rows).
-    s.batchSavedMicros += r.batchSavedMicros ?? r.costMicros ?? 0
+    // Entries carry what the discount saved since it was kept; an older entry's is derived: at
+    // both vendors' 50 % rate, its cost (migration 20's backfill says the same of local rows).
+    s.batchSavedMicros +=
+      (r.batchSavedMicros === undefined ? r.costMicros : r.batchSavedMicros) ?? 0
   }
   s.executed += r.executed
   s.duplicates += r.duplicates
