@@ -17,6 +17,16 @@ import type { BudgetDimension } from './rate-budget'
  * provider's is not a refusal (a burst of a second or more absorbs it).
  */
 const SINGLE_CALL_MARGIN = 0.98
+/**
+ * One call at a time, a lane of tokens holds this share of a mean call: after a pause the pace
+ * cannot spend more than a provider's bucket of about one call holds (calls vary in size: a call
+ * larger than the bucket was refused after every idle moment, and each refusal cut the share by a
+ * fifth), and a call larger than what it holds leaves a debt that the next one waits for, so the
+ * rate is the same. 0.7 on seeds 1, 2 and 3 of the family: 10th percentile of utilization 0.522 ->
+ * 0.552 on seed 1, mean utilization up on all three (+0.005 / +0.003 / +0.001), throttled shares
+ * unchanged (0.8: 0.541; 0.6: a median 0.003 lower).
+ */
+const SINGLE_CALL_TOKENS = 0.7
 /** The burst the pace allows until a refusal says the window is shorter: the announced window. */
 export const INITIAL_BURST_MS = 60_000
 /** Weight of a new estimate of what others spend (EWMA). */
@@ -284,7 +294,8 @@ export class SendPace {
   }
 
   #capacity(lane: Lane, now: number): number {
-    return Math.max(lane.meanCost, this.#rate(lane, now) * this.#burstMs)
+    const single = lane.meanCost > 1 ? lane.meanCost * SINGLE_CALL_TOKENS : lane.meanCost
+    return Math.max(single, this.#rate(lane, now) * this.#burstMs)
   }
 
   #level(lane: Lane, now: number): number {

@@ -46,3 +46,28 @@ describe('SendPace: the share a refusal cut regrows', () => {
     expect(rateAt(pace, 1004)).toBeCloseTo(cut * 1.025, 3)
   })
 })
+
+describe('SendPace: one call at a time on tokens', () => {
+  it('after a pause holds less than a mean call: two small calls do not go in one instant', () => {
+    const pace = new SendPace()
+    // 60,000 tokens a minute: one a ms; narrowed to one call at a time.
+    pace.announce('tokens', 1, 0)
+    pace.refusedUnexplained(1, 2)
+    const mean = { ...costOf({}, 1), tokens: 1000 }
+    for (let i = 0; i < 20; i++) pace.take(10 + i * 2000, mean)
+    // A minute idle, then two calls of half the mean. Holding a whole mean call, both went at
+    // once; holding 700 tokens, the second waits for its 500 less the 200 left (at 0.98 a ms).
+    const half = { ...mean, tokens: 500 }
+    const later = 200_000
+    expect(pace.delayMs(later, half)).toBe(0)
+    pace.take(later, half)
+    const wait = pace.delayMs(later, half)
+    expect(wait).toBeGreaterThan(290)
+    expect(wait).toBeLessThan(320)
+    // A call larger than what is held goes once it is full, and leaves a debt the next one pays.
+    pace.take(later + wait, half)
+    expect(pace.delayMs(later + wait + 10_000, mean)).toBe(0)
+    pace.take(later + wait + 10_000, mean)
+    expect(pace.delayMs(later + wait + 10_000, mean)).toBeGreaterThan(990)
+  })
+})
