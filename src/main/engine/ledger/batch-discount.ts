@@ -3,6 +3,8 @@
 import type Database from 'better-sqlite3'
 import type { LedgerEventInput } from '../core/types'
 import type { Prices } from '../pricing/prices'
+import { BATCH_PRICE_SUFFIX } from '../pricing/batch-rates'
+import type { LedgerRow } from './ledger'
 
 /**
  * Prices one call at its tier (live at the list price, 'batch' at the batch rate): its cost, what
@@ -22,6 +24,17 @@ export function priceCall(
   const batchSavedMicros =
     listMicros === null || costMicros === null ? null : Math.max(0, listMicros - costMicros)
   return { costMicros, cache, batchSavedMicros }
+}
+
+/**
+ * What one row's batch discount saved: 0 live; its own figure via batch, or, for a team ledger
+ * entry appended before entries carried it, its cost (at both vendors' 50 % rate the saving).
+ */
+export function batchSavedOf(
+  r: Pick<LedgerRow, 'priceVersion' | 'costMicros' | 'batchSavedMicros'>,
+): number | null {
+  if (!r.priceVersion?.endsWith(BATCH_PRICE_SUFFIX)) return 0
+  return r.batchSavedMicros === undefined ? r.costMicros : r.batchSavedMicros
 }
 
 export interface BatchDiscount {

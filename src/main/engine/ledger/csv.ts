@@ -7,7 +7,7 @@ import { csvRecords, plainCsvRecords, type CsvColumn } from '../core/csv'
 import type { ReadQuery } from '../db/read-worker'
 import type { LedgerRow, TypeRollup } from './ledger'
 import { microsToUsdString as usd } from '../../../shared/money'
-import { BATCH_PRICE_SUFFIX } from '../pricing/batch-rates'
+import { batchSavedOf } from './batch-discount'
 
 export const EVENT_COLUMNS: readonly CsvColumn<LedgerRow>[] = [
   { header: 'id', value: (r) => r.id },
@@ -42,7 +42,7 @@ export const EVENT_COLUMNS: readonly CsvColumn<LedgerRow>[] = [
   { header: 'estimated', value: (r) => r.estimated },
   // Migration 20, last so column positions hold: a call via batch, its list price minus its cost;
   // 0 on a live call (no discount), empty on an unpriced one.
-  { header: 'batch_saved_usd', value: (r) => usd(batchSavedCell(r)), numeric: true },
+  { header: 'batch_saved_usd', value: (r) => usd(batchSavedOf(r)), numeric: true },
 ]
 
 export const SUMMARY_COLUMNS: readonly CsvColumn<TypeRollup>[] = [
@@ -73,13 +73,6 @@ export const SUMMARY_COLUMNS: readonly CsvColumn<TypeRollup>[] = [
   { header: 'batch_cost_usd', value: (r) => usd(r.batchCostMicros), numeric: true },
   { header: 'batch_saved_usd', value: (r) => usd(r.batchSavedMicros), numeric: true },
 ]
-
-function batchSavedCell(r: LedgerRow): number | null {
-  if (!r.priceVersion?.endsWith(BATCH_PRICE_SUFFIX)) return 0
-  // A team ledger entry (layout v1) carries no such field: at the vendors' 50 % rate what a
-  // batch row saved is its cost (team-read.ts sums it so).
-  return r.batchSavedMicros === undefined ? r.costMicros : r.batchSavedMicros
-}
 
 /** A row of the team ledger (team-ledger/entries.ts): the machine and database it came from. */
 type TeamCsvRow = LedgerRow & { machine: string; source: string }

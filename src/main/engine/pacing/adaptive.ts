@@ -317,6 +317,7 @@ export class AdaptiveController implements ConcurrencyController {
 
   /** Everything it learned, so every worker of a shared partition runs as one controller. */
   exportState(): ControllerState {
+    const served = this.#served.state
     return {
       limit: this.#limit,
       lastCutAt: finiteOrNull(this.#lastCutAt),
@@ -333,8 +334,8 @@ export class AdaptiveController implements ConcurrencyController {
         cutRefusals: this.#cutRefusals,
         fastUntil: this.#fastUntil,
         srtt: this.#srtt,
-        servedMost: this.#served.state.most,
-        servedLastAt: finiteOrNull(this.#served.state.lastAt),
+        servedMost: served.most,
+        servedLastAt: finiteOrNull(served.lastAt),
       },
     }
   }

@@ -63,6 +63,8 @@ interface Lane {
   at: number
   /** The mean cost of a call here: the least burst there is (one call at a time). */
   meanCost: number
+  /** A lane of tokens, whose calls vary in size (not of requests, one each). */
+  tokens: boolean
   /** The last reading, to estimate what others spent from the next one. */
   reading: { at: number; remaining: number; spent: number; limit: number } | null
 }
@@ -146,7 +148,16 @@ export class SendPace {
       lane.ratePerMs = ratePerMs
       return
     }
-    const fresh: Lane = { ratePerMs, othersShare: 0, level: 0, at: now, reading: null, meanCost: 0 }
+    const tokens = dim !== 'requests'
+    const fresh: Lane = {
+      ratePerMs,
+      othersShare: 0,
+      level: 0,
+      at: now,
+      reading: null,
+      meanCost: 0,
+      tokens,
+    }
     // A new lane starts with its burst full.
     fresh.level = this.#capacity(fresh, now)
     this.#lanes.set(dim, fresh)
@@ -294,7 +305,7 @@ export class SendPace {
   }
 
   #capacity(lane: Lane, now: number): number {
-    const single = lane.meanCost > 1 ? lane.meanCost * SINGLE_CALL_TOKENS : lane.meanCost
+    const single = lane.tokens ? lane.meanCost * SINGLE_CALL_TOKENS : lane.meanCost
     return Math.max(single, this.#rate(lane, now) * this.#burstMs)
   }
 

@@ -8,6 +8,7 @@ import { pipeline } from 'node:stream/promises'
 import type { TypeRollupView } from '../../../../shared/contract'
 import { csvRecords, csvRecordsQuick } from '../../core/csv'
 import { TEAM_EVENT_COLUMNS, TEAM_SUMMARY_COLUMNS } from '../../ledger/csv'
+import { batchSavedOf } from '../../ledger/batch-discount'
 import { byCost, totalOf } from '../../ledger/ledger'
 import { toTotals } from '../../ledger/queries'
 import { BATCH_PRICE_SUFFIX } from '../../pricing/batch-rates'
@@ -80,10 +81,7 @@ function add(s: Sums, r: TeamRow): void {
   if (r.priceVersion?.endsWith(BATCH_PRICE_SUFFIX)) {
     if (billed) s.batchCalls++
     s.batchCostMicros += r.costMicros ?? 0
-    // Entries carry what the discount saved since it was kept; an older entry's is derived: at
-    // both vendors' 50 % rate, its cost (migration 20's backfill says the same of local rows).
-    s.batchSavedMicros +=
-      (r.batchSavedMicros === undefined ? r.costMicros : r.batchSavedMicros) ?? 0
+    s.batchSavedMicros += batchSavedOf(r) ?? 0
   }
   s.executed += r.executed
   s.duplicates += r.duplicates
