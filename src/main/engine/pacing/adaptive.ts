@@ -259,7 +259,8 @@ export class AdaptiveController implements ConcurrencyController {
     // where the calls were, not where the limit was.
     const refusedAt = Math.max(p.min, Math.min(level, inflight))
     const wasProbing = this.#probing
-    const served = this.#served.cut(now, this.#lastCutAt, this.#srtt)
+    // What was served counts calls in flight as the partition saw them: never above the ceiling.
+    const served = Math.min(p.max, this.#served.cut(now, this.#lastCutAt, this.#srtt))
     this.#slowStart = false
     this.#probing = false
     this.#lastCutAt = now

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { AdaptiveController } from '../../../../src/main/engine/pacing/adaptive'
 import { SERVED_QUIET_RTTS, ServedLevel } from '../../../../src/main/engine/pacing/served-cut'
 import { fakeClock } from '../../../helpers/clock'
+import type { Outcome } from '../../../../src/main/engine/core/types'
 
 const RTT = 1_000
 
@@ -95,5 +96,25 @@ describe('an overshoot is cut to what was served', () => {
     b.importState(a.exportState())
     refuse(b, clock, 21)
     expect(b.limit).toBe(19)
+  })
+})
+
+describe('the served floor under the ceiling', () => {
+  it('more calls served than the ceiling allows (another process) cut no higher than max', () => {
+    // The property test's counterexample (adaptive.test.ts, seed 1504310330), step by step.
+    const clock = fakeClock()
+    const c = new AdaptiveController('p', { min: 2, max: 9, initial: 3 })
+    const steps: [Outcome, number, number][] = [
+      ['overloaded', 0, 0],
+      ['ok', 1672, 1],
+      ['ok', 6328, 1],
+      ['ok', 1, 11],
+      ['throttled', 0, 3],
+    ]
+    for (const [outcome, ms, inflight] of steps) {
+      clock.advance(ms)
+      c.onOutcome(outcome, { now: clock.now(), sentAt: clock.now(), inflight })
+      expect(c.limit).toBeLessThanOrEqual(9)
+    }
   })
 })
