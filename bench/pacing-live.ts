@@ -76,6 +76,14 @@ function verdict(name: string, rows: Row[], figure: (l: Leg) => number): string[
 }
 
 async function main(): Promise<void> {
+  const known = drawFamily(12, 1).map((d) => d.seed)
+  const unknown = [...(ONLY ?? [])].filter((seed) => !known.includes(seed))
+  if (unknown.length > 0 || ONLY?.size === 0) {
+    const given = process.argv[onlyAt + 1] ?? ''
+    console.error(`--only: no draw ${JSON.stringify(given)}; the draws are ${known.join(', ')}`)
+    process.exitCode = 2
+    return
+  }
   const draws = drawFamily(12, 1)
     .filter((d) => ONLY === null || ONLY.has(d.seed))
     .slice(0, DRAWS)
