@@ -7,6 +7,8 @@
 // hundred calls and a steady one costs about one refusal in fifty. Pure: every method takes `now`.
 // The rate is the partition's: its workers share it through the store (learned-pace.ts), and each
 // spaces its own sends at its share, the rate split between the workers recently at the floor.
+// A cycle down to the floor (floor-cycle.ts) starts it above one call per round trip: it holds up
+// to three, where a rate nobody announces still cycles a concurrency limit of one or two calls.
 import type { FloorLearned } from './learned-pace'
 
 /** A refusal cuts the rate to this share. */
@@ -17,8 +19,11 @@ const GROWTH = 0.005
 const ACCELERATE_AFTER = 10
 /** Weight of a new round trip in the smoothed one. */
 const RTT_WEIGHT = 0.125
-/** Once the rate allows this many calls per round trip, the floor no longer binds: the pace ends. */
-const ENDS_AT_CALLS_PER_RTT = 1.5
+/**
+ * Once the rate allows this many calls per round trip, the pace ends: the concurrency limit is
+ * back in charge (at 1.5 it ended where a rate a second still cycled the limit between 1 and 6).
+ */
+const ENDS_AT_CALLS_PER_RTT = 3
 /** The most round trips between successes that count as growth. */
 const MAX_GAP_RTTS = 10
 /** A worker that sent at the floor within this long (or four of its spacings) shares the rate. */
@@ -132,6 +137,13 @@ export class FloorPace {
     const since = Math.max(this.#sinceCut, (now - this.#lastCutAt) / 1000)
     this.#ratePerMs *= 1 + GROWTH * (1 + since / ACCELERATE_AFTER) * gap
     if (this.#ratePerMs * this.#srtt >= ENDS_AT_CALLS_PER_RTT) this.#ratePerMs = null
+  }
+
+  /** The pace starts at `ratePerMs` (floor-cycle.ts: a cycle to the floor said what is served). */
+  start(now: number, ratePerMs: number): void {
+    this.#lastCutAt = now
+    this.#sinceCut = 0
+    this.#ratePerMs = ratePerMs
   }
 
   /** A refusal at the floor with no budget to pace by: the pace starts, or is cut. */

@@ -49,6 +49,7 @@ export type LearnEvent =
   | { kind: 'send-cut'; sentAt: number; now: number }
   | { kind: 'floor-cut'; sentAt: number; now: number }
   | { kind: 'floor-ok'; sentAt: number; now: number }
+  | { kind: 'floor-start'; sentAt: number; now: number; perMs: number }
 
 /**
  * Computes the learned paces to write from the record's (read inside the store's atomic step): the

@@ -16,6 +16,7 @@ import { RateBudget, costOf, readBudgetHeaders, refillRate } from './rate-budget
 import type { BudgetCost, BudgetSettle, BudgetTicket, SharedReading } from './shared-budget'
 import type { PaceView } from './send-pace'
 import { FloorPace } from './floor-pace'
+import { FloorCycle } from './floor-cycle'
 import type { PacingOptions } from './pacing-options'
 import { sameSend, type Learn, type LearnEvent, type LearnedPaces } from './learned-pace'
 import type { AnnouncedRate } from './announced-ceiling'
@@ -78,6 +79,7 @@ export class PartitionPacing {
   #wake: NodeJS.Timeout | undefined
   #wakeAt = Number.POSITIVE_INFINITY
   readonly #floor: FloorPace
+  readonly #cycle = new FloorCycle()
   // What this worker learned since its last release was written: replayed on the shared paces.
   #events: LearnEvent[] = []
   #adopted: LearnedPaces | null | undefined = null
@@ -111,6 +113,7 @@ export class PartitionPacing {
         } else {
           this.#floor.seen(e.now)
           if (e.kind === 'floor-cut') this.#floor.refused(e.now, e.sentAt)
+          else if (e.kind === 'floor-start') this.#floor.start(e.now, e.perMs)
           else this.#floor.grow(e.now, e.sentAt)
         }
       }
@@ -332,6 +335,15 @@ export class PartitionPacing {
       reason: `headers: ${c.dimension} ${c.to}${per}`,
       cause: 'headers',
     }
+  }
+
+  /** The limit as this answer found it: a cycle to the floor starts its pace (floor-cycle.ts). */
+  observeLevel(now: number, level: number, min: number, outcome: Outcome): void {
+    const start = this.#cycle.observe(now, level, min, outcome === 'ok')
+    if (start === null || this.#floor.perMinute !== null || !this.#o.pause) return
+    if (this.#o.budget && this.#budget.known) return
+    this.#floor.start(now, start)
+    this.#events.push({ kind: 'floor-start', sentAt: now, now, perMs: start })
   }
 
   #floorView(): { pace?: PaceView } {

@@ -339,11 +339,12 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     const pause = settled?.pause ?? null
     const refused = outcome === 'throttled' || outcome === 'overloaded'
     let absorbed = settled?.absorbed === true
+    const { concurrency, params } = state.budget.controller
+    state.pacing?.observeLevel(now, concurrency, params.min, outcome)
     // Nothing left to cut and no budget to pace by: the floor's learned pace answers the refusal
     // (its rate is cut, and the limit learns no ceiling of one from it), and so it does for as
     // long as that pace holds, whatever the limit.
     if (refused && state.pacing && !absorbed) {
-      const { concurrency, params } = state.budget.controller
       const floor = concurrency <= params.min || state.pacing.floorPacing
       if (floor && state.pacing.floorPaced(now, sentAt)) absorbed = true
     }
