@@ -5,14 +5,19 @@
 // cycle so: a level that carried stays carried until the cap moves. So the third fall to the
 // floor within WITHIN_MS, each from a level above it that served calls, starts the floor's pace
 // (floor-pace.ts) at what was served since the first of them, cut as a refusal cuts it: the pace
-// then spaces the calls and answers the refusals. Pure: every method takes `now`.
+// then spaces the calls and answers the refusals. Once it ended (it grew past three calls per
+// round trip, floor-pace.ts), two such falls within a minute of the start start it again.
+// Pure: every method takes `now`.
 
 /** Successes above the floor since the last fall that make the next fall part of a cycle. */
 const SERVED_ABOVE = 4
 /** Falls (from levels that served) within WITHIN_MS that are a cycle. */
 const FALLS = 3
 /** The falls of a cycle come within this long. */
-const WITHIN_MS = 15000
+const WITHIN_MS = 15_000
+/** Within this long of a start, the pace having ended, this many falls start it again. */
+const AGAIN_MS = 60_000
+const AGAIN_FALLS = 2
 /** The served rate is cut as a refusal cuts the floor's pace. */
 const CUT = 0.8
 
@@ -22,6 +27,7 @@ export class FloorCycle {
   // The recent falls: when, and the successes counted up to each.
   #falls: { at: number; served: number }[] = []
   #served = 0
+  #startedAt = Number.NEGATIVE_INFINITY
 
   /**
    * The limit as an answer found it (`level`, the floor `min`), and whether the answer was a
@@ -46,8 +52,10 @@ export class FloorCycle {
     this.#falls = this.#falls.filter((f) => f.at >= now - WITHIN_MS)
     this.#falls.push({ at: now, served: this.#served })
     const first = this.#falls[0] as { at: number; served: number }
-    if (this.#falls.length < FALLS || now <= first.at) return null
+    const needed = now - this.#startedAt <= AGAIN_MS ? AGAIN_FALLS : FALLS
+    if (this.#falls.length < needed || now <= first.at) return null
     this.#falls = []
+    this.#startedAt = now
     return (CUT * (this.#served - first.served)) / (now - first.at)
   }
 }

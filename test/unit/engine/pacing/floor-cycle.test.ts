@@ -109,3 +109,21 @@ describe('FloorPace above one call per round trip', () => {
     expect(last).toBeLessThan(360)
   })
 })
+
+describe('FloorCycle, once it started the pace', () => {
+  it('two falls within a minute of the start start it again', () => {
+    const c = new FloorCycle()
+    const observe = (now: number, level: number, ok: boolean) => c.observe(now, level, 1, ok)
+    for (let k = 0; k < 3; k++) cycle(observe, T0 + k * 4000)
+    // The pace ended; 30 s later the limit cycles again.
+    expect(cycle(observe, T0 + 40_000).every((r) => r === null)).toBe(true)
+    const again = cycle(observe, T0 + 44_000).filter((r) => r !== null)
+    expect(again).toHaveLength(1)
+    expect(again[0]).toBeCloseTo((0.8 * 10) / 4000, 9)
+    // A minute after that start, three falls again.
+    for (let k = 0; k < 2; k++) {
+      expect(cycle(observe, T0 + 110_000 + k * 4000).every((r) => r === null)).toBe(true)
+    }
+    expect(cycle(observe, T0 + 118_000).some((r) => r !== null)).toBe(true)
+  })
+})
