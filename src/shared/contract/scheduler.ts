@@ -84,8 +84,8 @@ export interface PartitionStopView {
 export interface PaceInfoView {
   burstMs: number
   /**
-   * No budget is announced: the rate was learned from refusals at one call in flight (a rate
-   * limit slower than a call per round trip).
+   * No budget is announced: the rate was learned from refusals at one call in flight, or from a
+   * concurrency limit that cycled down to it (a rate limit of up to three calls per round trip).
    */
   learned?: boolean
   perMinute: Partial<Record<'requests' | 'tokens' | 'input-tokens' | 'output-tokens', number>>
