@@ -7,8 +7,9 @@
 // hundred calls and a steady one costs about one refusal in fifty. Pure: every method takes `now`.
 // The rate is the partition's: its workers share it through the store (learned-pace.ts), and each
 // spaces its own sends at its share, the rate split between the workers recently at the floor.
-// A cycle down to the floor (floor-cycle.ts) starts it above one call per round trip: it holds up
-// to three, where a rate nobody announces still cycles a concurrency limit of one or two calls.
+// A cycle down to the floor (floor-cycle.ts) starts it above one call per round trip: it then holds
+// up to three, where a rate nobody announces still cycles a concurrency limit of one or two calls;
+// started by a refusal at the floor it ends at a call and a half, as before.
 import type { FloorLearned } from './learned-pace'
 
 /** A refusal cuts the rate to this share. */
@@ -19,11 +20,14 @@ const GROWTH = 0.005
 const ACCELERATE_AFTER = 10
 /** Weight of a new round trip in the smoothed one. */
 const RTT_WEIGHT = 0.125
+/** Once the rate allows this many calls per round trip, the floor no longer binds: the pace ends. */
+const ENDS_AT_CALLS_PER_RTT = 1.5
 /**
- * Once the rate allows this many calls per round trip, the pace ends: the concurrency limit is
- * back in charge (at 1.5 it ended where a rate a second still cycled the limit between 1 and 6).
+ * Where a pace a cycle started ends (floor-cycle.ts): at a call and a half it ended at once, and a
+ * rate a second still cycled the limit between 1 and 6. (Every pace ending at three held a cap
+ * that rose from one slot to two back: #600021, 0.920 -> 0.899 used.)
  */
-const ENDS_AT_CALLS_PER_RTT = 3
+const CYCLE_ENDS_AT_CALLS_PER_RTT = 3
 /** The most round trips between successes that count as growth. */
 const MAX_GAP_RTTS = 10
 /** A worker that sent at the floor within this long (or four of its spacings) shares the rate. */
@@ -46,6 +50,8 @@ export class FloorPace {
   #lastCutAt = Number.NEGATIVE_INFINITY
   #sinceCut = 0
   #lastOkAt = Number.POSITIVE_INFINITY
+  // Calls per round trip at which the pace ends: higher when a cycle started it.
+  #endsAt = ENDS_AT_CALLS_PER_RTT
   // The workers sharing the rate (learned-pace.ts): empty while this one is alone.
   #workers: Record<string, number> = {}
   readonly #worker: string
@@ -136,7 +142,7 @@ export class FloorPace {
     this.#lastOkAt = now
     const since = Math.max(this.#sinceCut, (now - this.#lastCutAt) / 1000)
     this.#ratePerMs *= 1 + GROWTH * (1 + since / ACCELERATE_AFTER) * gap
-    if (this.#ratePerMs * this.#srtt >= ENDS_AT_CALLS_PER_RTT) this.#ratePerMs = null
+    if (this.#ratePerMs * this.#srtt >= this.#endsAt) this.#ratePerMs = null
   }
 
   /** The pace starts at `ratePerMs` (floor-cycle.ts: a cycle to the floor said what is served). */
@@ -144,6 +150,7 @@ export class FloorPace {
     this.#lastCutAt = now
     this.#sinceCut = 0
     this.#ratePerMs = ratePerMs
+    this.#endsAt = CYCLE_ENDS_AT_CALLS_PER_RTT
   }
 
   /** A refusal at the floor with no budget to pace by: the pace starts, or is cut. */
@@ -154,6 +161,7 @@ export class FloorPace {
     // One call per round trip is what the floor sent: the pace starts below it.
     const rtt = this.#srtt ?? Math.max(1, now - sentAt)
     const from = this.#ratePerMs ?? 1 / rtt
+    if (this.#ratePerMs === null) this.#endsAt = ENDS_AT_CALLS_PER_RTT
     this.#ratePerMs = from * CUT
   }
 }

@@ -108,6 +108,25 @@ describe('FloorPace above one call per round trip', () => {
     expect(last).toBeGreaterThan(300)
     expect(last).toBeLessThan(360)
   })
+
+  it('started by a refusal at the floor, it still ends at a call and a half', () => {
+    const pace = new FloorPace()
+    pace.admitted(T0)
+    pace.succeeded(T0 + 500, T0)
+    pace.refused(T0 + 600, T0 + 500)
+    let t = T0 + 600
+    let last = pace.perMinute ?? 0
+    for (let i = 0; i < 2000 && pace.perMinute !== null; i++) {
+      last = pace.perMinute
+      t += 250
+      pace.admitted(t)
+      pace.succeeded(t + 500, t)
+    }
+    expect(pace.perMinute).toBeNull()
+    // 180 a minute is a call and a half per 500-ms round trip.
+    expect(last).toBeGreaterThan(150)
+    expect(last).toBeLessThan(180)
+  })
 })
 
 describe('FloorCycle, once it started the pace', () => {
