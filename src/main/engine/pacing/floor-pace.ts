@@ -24,8 +24,8 @@ const RTT_WEIGHT = 0.125
 const ENDS_AT_CALLS_PER_RTT = 1.5
 /**
  * Where a pace a cycle started ends (floor-cycle.ts): at a call and a half it ended at once, and a
- * rate a second still cycled the limit between 1 and 6. (Every pace ending at three held a cap
- * that rose from one slot to two back: #600021, 0.920 -> 0.899 used.)
+ * rate a second still cycled the limit between 1 and 6. (Every pace ending at three held back a
+ * cap that rose from one slot to two: #600021, 0.920 -> 0.899 used.)
  */
 const CYCLE_ENDS_AT_CALLS_PER_RTT = 3
 /** The most round trips between successes that count as growth. */
