@@ -348,7 +348,8 @@ export class RateBudget {
       this.#dims.set(dim, { limit: r.limit, ratePerMs, level: refilled - admittedSince, at: now })
       // The pace spreads at the announced window's rate; a slower refill derived from a far reset
       // (a daily quota) is the level's to count, not a spacing.
-      this.#pace.announce(dim, r.limit / this.#windowMs, now)
+      const sent = { at: reservation.sentAt, cost: reservation.paced[dim] }
+      this.#pace.announce(dim, r.limit / this.#windowMs, now, sent)
       this.#pace.observe(dim, reservation.sentAt, r.remaining, r.limit, reservation.spentAfter[dim])
     }
     return changes

@@ -9,6 +9,8 @@
 // enforced is shorter, and one call at a time at the rate suits every window. (A step through a
 // one-second burst first was measured on the family: more refusals, a worse 10th percentile.)
 // Refusals after that are not about spacing. Pure: every method takes `now`.
+import { episodeWindowMs } from './episode-window'
+import { freshSingleLane } from './fresh-lane'
 import type { SendLearned } from './learned-pace'
 import type { BudgetDimension } from './rate-budget'
 
@@ -139,8 +141,16 @@ export class SendPace {
     this.#workers = Math.max(1, workers)
   }
 
-  /** The rate is announced (or changed) for a dimension: the lane follows it. */
-  announce(dim: BudgetDimension, ratePerMs: number, now: number): void {
+  /**
+   * The rate is announced (or changed) for a dimension: the lane follows it. `sent`: the call
+   * whose answer announced it (when it was sent, what the pace would have charged it).
+   */
+  announce(
+    dim: BudgetDimension,
+    ratePerMs: number,
+    now: number,
+    sent?: { at: number; cost: number },
+  ): void {
     const lane = this.#lanes.get(dim)
     if (lane) {
       lane.level = this.#level(lane, now)
@@ -158,9 +168,15 @@ export class SendPace {
       meanCost: 0,
       tokens,
     }
+    this.#lanes.set(dim, fresh)
+    if (this.#burstMs === 0 && sent && sent.cost > 0) {
+      // Born one call at a time (other workers narrowed it): the call that announced it counts.
+      const held = tokens ? SINGLE_CALL_TOKENS : 1
+      Object.assign(fresh, freshSingleLane(this.#rate(fresh, now), sent.at, sent.cost, held, now))
+      return
+    }
     // A new lane starts with its burst full.
     fresh.level = this.#capacity(fresh, now)
-    this.#lanes.set(dim, fresh)
   }
 
   /**
@@ -204,8 +220,9 @@ export class SendPace {
    * spacing (a cap on calls in flight, say), and is the concurrency controller's to answer.
    */
   refusedUnexplained(sentAt: number, now: number): boolean {
-    // One narrowing per episode (TCP NewReno): calls sent before it were paced the old way.
-    if (sentAt <= this.#lastCutAt) return true
+    // One narrowing per episode (TCP NewReno): calls sent before it were paced the old way, and
+    // so were those sent too soon after it to be paced the new way (episode-window.ts).
+    if (sentAt <= this.#lastCutAt + this.#episodeMs(now)) return true
     this.#lastCutAt = now
     if (this.#burstMs === 0) {
       // Already one call at a time and still refused: less of the rate is ours than announced.
@@ -294,6 +311,22 @@ export class SendPace {
     const calls = this.#callsSinceCut / SCALE_REGROWTH_CALLS
     const growth = Math.min(SCALE_GROWTH_PER_S ** seconds, (1 / SCALE_CUT) ** calls)
     return Math.min(1, this.#scale * growth)
+  }
+
+  /** How long after a cut a refused call still belongs to its episode (episode-window.ts). */
+  #episodeMs(now: number): number {
+    let calls: number | null = null
+    for (const lane of this.#lanes.values()) {
+      if (!(lane.meanCost > 0)) continue
+      const c = this.#partitionRate(lane, now) / lane.meanCost
+      calls = calls === null ? c : Math.min(calls, c)
+    }
+    return episodeWindowMs(this.#burstMs, calls, this.#workers)
+  }
+
+  /** The announced rate at the share refusals left: every worker's sends together. */
+  #partitionRate(lane: Lane, now: number): number {
+    return lane.ratePerMs * SINGLE_CALL_MARGIN * this.#currentScale(now)
   }
 
   /** Brings every lane's level up to `now` before the rate changes under it. */
