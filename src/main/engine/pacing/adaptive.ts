@@ -13,6 +13,7 @@ import { refusedLevel } from './probe-window'
 import { announcedCeiling, announcedNeed, type AnnouncedRate } from './announced-ceiling'
 import { probeWaitMs } from './probe-wait'
 import { ServedLevel } from './served-cut'
+import { CapEdge } from './cap-edge'
 
 /** Weight of a new round trip in the smoothed one (TCP: 1/8). */
 const RTT_WEIGHT = 0.125
@@ -77,7 +78,8 @@ export interface AdaptiveMemory {
  *   start's pace to twice its level (probe-regrowth.ts); the first window after a cut, answered
  *   in one instant, opens its own slots and one more (first-window.ts); the rest of a refused
  *   probe's window says the probe's level, not a fall (probe-window.ts); after a quiet stretch,
- *   an overshoot is cut no lower than one call under the most served (served-cut.ts).
+ *   an overshoot is cut no lower than one call under the most served (served-cut.ts), and the
+ *   refusals that cut answers pause nothing (cap-edge.ts).
  * - 429 (own quota) and 503/529 (provider overloaded, cut the whole way) move the ceiling;
  *   timeouts (weak evidence) cut half as deep without teaching one; near_limit holds; other
  *   errors never move the limit.
@@ -109,6 +111,8 @@ export class AdaptiveController implements ConcurrencyController {
   readonly #firstWindow = new FirstWindowGrowth()
   // The most calls out when a call sent since the last cut was served: an overshoot's floor.
   readonly #served = new ServedLevel()
+  // The last cut, when it was an overshoot's cut to what was served: its burst pauses nothing.
+  readonly #capEdge = new CapEdge()
   // What an announced budget admits: the ceiling rises to what it needs in flight.
   #announced: AnnouncedRate | null = null
 
@@ -149,6 +153,11 @@ export class AdaptiveController implements ConcurrencyController {
       lastCutAt: this.#lastCutAt,
       srtt: this.#srtt,
     }
+  }
+
+  /** A refusal of a call above a cap's edge the last cut answered (cap-edge.ts): no pause. */
+  overshoot(sentAt: number): boolean {
+    return this.#capEdge.explains(sentAt, this.#lastCutAt)
   }
 
   announcedRate(rate: AnnouncedRate | null): void {
@@ -266,6 +275,7 @@ export class AdaptiveController implements ConcurrencyController {
     this.#lastCutAt = now
     this.#cutRefusals = 0
     this.#fastUntil = 0
+    this.#capEdge.cut(now, false)
     let to: number
     let reason: string
     let cause: LimitCause = 'throttle'
@@ -282,9 +292,11 @@ export class AdaptiveController implements ConcurrencyController {
         outcome === 'overloaded' && !wasProbing
           ? this.#limit * p.decrease
           : Math.max(this.#held, this.#limit * p.decrease, wasProbing ? 0 : served)
+      const edge = !wasProbing && to === served && served > this.#limit * p.decrease
+      this.#capEdge.cut(now, edge)
       reason = wasProbing
         ? `probe refused, back to ${to}`
-        : to === served && served > this.#limit * p.decrease
+        : edge
           ? `throttle, back to ${to}: ${served + 1} out when served`
           : `${outcome === 'throttled' ? 'throttle' : outcome} x${p.decrease}`
       if (wasProbing) cause = 'probe'

@@ -28,6 +28,8 @@ export interface ConcurrencyController {
   readonly concurrency: number
   /** Feeds one call's outcome; returns the change if the limit moved. */
   onOutcome(outcome: Outcome, ctx: OutcomeContext): LimitChange | null
+  /** A refusal of a call sent at `sentAt` the last cut answered as a cap's edge: no pause. */
+  overshoot?(sentAt: number): boolean
   /** What an announced budget admits (null: none): the limit may rise to what it needs. */
   announcedRate?(rate: AnnouncedRate | null): void
   /** Applies a validated parameter patch; returns the change if the limit moved. */

@@ -229,8 +229,15 @@ export class PartitionPacing {
   /**
    * Settles a finished call: the budget from its headers and usage, and for a refusal a pause:
    * its retry-after, or else, when no budget can be read to pace by, its exhausted reset.
+   * `overshoot`: the controller read the refusal as a call above a cap's edge (cap-edge.ts).
    */
-  settle(now: number, reservation: Reservation, outcome: Outcome, answer?: CallAnswer): Settled {
+  settle(
+    now: number,
+    reservation: Reservation,
+    outcome: Outcome,
+    answer?: CallAnswer,
+    overshoot = false,
+  ): Settled {
     const refused = outcome === 'throttled' || outcome === 'overloaded'
     if (outcome === 'ok' || outcome === 'near_limit') {
       this.#floor.succeeded(now, reservation.sentAt)
@@ -240,7 +247,7 @@ export class PartitionPacing {
         this.#events.push({ kind: 'floor-ok', sentAt: reservation.sentAt, now })
       }
     }
-    const lone = refused && this.#oksSinceRefusal > 0
+    const lone = refused && (this.#oksSinceRefusal > 0 || overshoot)
     if (refused) this.#oksSinceRefusal = 0
     const headers = answer?.headers
     const reading =

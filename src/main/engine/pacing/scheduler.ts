@@ -5,8 +5,7 @@ import type { CallAnswer, PacingOptions, PacingSnapshot } from './partition-paci
 import { PartitionPacing, checkPacingOptions } from './partition-pacing'
 import type { CallEstimate } from './rate-budget'
 import type { BudgetCost } from './shared-budget'
-import type { PacingStore } from './store'
-import { checkStoreOptions } from './store'
+import { type PacingStore, checkStoreOptions } from './store'
 import type { BudgetOptions, Charged } from './store-budget'
 import { PartitionBudget } from './store-budget'
 import { Heartbeat, sharedView } from './store-link'
@@ -334,8 +333,9 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       this.#drain(state)
       throw new TypeError(`Unknown outcome \`${String(outcome)}\``)
     }
+    const edge = state.budget.controller.overshoot?.(sentAt) === true
     const settled =
-      state.pacing && reservation ? state.pacing.settle(now, reservation, outcome, answer) : null
+      (reservation && state.pacing?.settle(now, reservation, outcome, answer, edge)) ?? null
     const pause = settled?.pause ?? null
     const refused = outcome === 'throttled' || outcome === 'overloaded'
     let absorbed = settled?.absorbed === true
