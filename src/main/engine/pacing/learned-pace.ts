@@ -19,6 +19,11 @@ export interface SendLearned {
   scaleAt: number | null
   /** The last narrowing or cut (epoch ms; null: never): one per episode across workers. */
   cutAt: number | null
+  /**
+   * The window the provider enforces as a refusal's `remaining` showed it, ms of the announced
+   * rate; absent: the announced window.
+   */
+  windowMs?: number
 }
 
 /** The floor's learned pace, the partition's whole rate below one call in flight. */
@@ -46,7 +51,7 @@ export interface LearnedPaces {
 
 /** One thing a worker learned from a finished call, replayed on the shared paces it is written to. */
 export type LearnEvent =
-  | { kind: 'send-cut'; sentAt: number; now: number }
+  | { kind: 'send-cut'; sentAt: number; now: number; windowMs?: number }
   | { kind: 'floor-cut'; sentAt: number; now: number }
   | { kind: 'floor-ok'; sentAt: number; now: number }
   | { kind: 'floor-start'; sentAt: number; now: number; perMs: number }
@@ -89,6 +94,10 @@ export function isCut(
 export function sameSend(a: SendLearned | undefined, b: SendLearned | undefined): boolean {
   if (a === undefined || b === undefined) return a === b
   return (
-    a.burstMs === b.burstMs && a.scale === b.scale && a.scaleAt === b.scaleAt && a.cutAt === b.cutAt
+    a.burstMs === b.burstMs &&
+    a.scale === b.scale &&
+    a.scaleAt === b.scaleAt &&
+    a.cutAt === b.cutAt &&
+    a.windowMs === b.windowMs
   )
 }

@@ -14,9 +14,10 @@ import type {
 } from './rate-budget'
 import { RateBudget, costOf, readBudgetHeaders, refillRate } from './rate-budget'
 import type { BudgetCost, BudgetSettle, BudgetTicket, SharedReading } from './shared-budget'
-import type { PaceView } from './send-pace'
+import { INITIAL_BURST_MS, type PaceView } from './send-pace'
 import { FloorPace } from './floor-pace'
 import { FloorCycle } from './floor-cycle'
+import { WindowSpread } from './window-spread'
 import type { PacingOptions } from './pacing-options'
 import { sameSend, type Learn, type LearnEvent, type LearnedPaces } from './learned-pace'
 import type { AnnouncedRate } from './announced-ceiling'
@@ -80,6 +81,8 @@ export class PartitionPacing {
   #wakeAt = Number.POSITIVE_INFINITY
   readonly #floor: FloorPace
   readonly #cycle = new FloorCycle()
+  // A window's calls spread over its round trip while the window enforced is not known.
+  readonly #spread = new WindowSpread()
   // What this worker learned since its last release was written: replayed on the shared paces.
   #events: LearnEvent[] = []
   #adopted: LearnedPaces | null | undefined = null
@@ -109,7 +112,7 @@ export class PartitionPacing {
       } else this.adopt(learned, at, undefined, true)
       for (const e of events) {
         if (e.kind === 'send-cut') {
-          if (!ownSend) this.#budget.refusedUnexplained(e.sentAt, e.now)
+          if (!ownSend) this.#budget.sendPace.refusedUnexplained(e.sentAt, e.now, e.windowMs)
         } else {
           this.#floor.seen(e.now)
           if (e.kind === 'floor-cut') this.#floor.refused(e.now, e.sentAt)
@@ -143,7 +146,13 @@ export class PartitionPacing {
   delayMs(now: number, estimate?: CallEstimate): number {
     const paused = Math.max(0, this.#pausedUntil - now)
     const budget = this.#o.budget && this.#budget.known ? this.#budget.delayMs(now, estimate) : 0
-    return Math.max(paused, budget, this.#o.pause ? this.#floor.delayMs(now) : 0)
+    const spread = this.#spread.delayMs(now, this.#spreading())
+    return Math.max(paused, budget, spread, this.#o.pause ? this.#floor.delayMs(now) : 0)
+  }
+
+  /** A budget is announced and no refusal showed the window it is enforced in yet. */
+  #spreading(): boolean {
+    return this.#o.budget && this.#budget.known && this.#budget.sendPace.burstMs >= INITIAL_BURST_MS
   }
 
   /**
@@ -223,6 +232,7 @@ export class PartitionPacing {
   /** Takes an admitted call's estimated cost out of the budget. */
   admit(now: number, estimate?: CallEstimate): Reservation {
     this.#floor.admitted(now)
+    this.#spread.admitted(now, this.#spreading())
     return this.#budget.reserve(now, estimate)
   }
 
@@ -239,6 +249,7 @@ export class PartitionPacing {
     overshoot = false,
   ): Settled {
     const refused = outcome === 'throttled' || outcome === 'overloaded'
+    this.#spread.settled(now, reservation.sentAt, outcome === 'ok' || outcome === 'near_limit')
     if (outcome === 'ok' || outcome === 'near_limit') {
       this.#floor.succeeded(now, reservation.sentAt)
       this.#oksSinceRefusal++
@@ -265,12 +276,22 @@ export class PartitionPacing {
       : []
     // With a rate announced, a refusal is first the rate's business: explained by the announced
     // budget (the model waits for its refill), or not, when the provider counts in a shorter
-    // window (the pace narrows, twice at most). Only then is it a sign of too many in flight.
+    // window (the pace narrows, then cuts the share that is ours): never a sign of too many in
+    // flight.
     const rated = this.#o.budget && refused && this.#budget.known
     const cutAt = this.#budget.sendPace.cutAt
-    const narrowed = rated && !explained && this.#budget.refusedUnexplained(reservation.sentAt, now)
+    const narrowed = rated && !explained
+    const windowMs = narrowed
+      ? this.#budget.refusedUnexplained(reservation.sentAt, now, reading)
+      : undefined
     if (this.#budget.sendPace.cutAt !== cutAt) {
-      this.#events.push({ kind: 'send-cut', sentAt: reservation.sentAt, now })
+      const sentAt = reservation.sentAt
+      this.#events.push({
+        kind: 'send-cut',
+        sentAt,
+        now,
+        ...(windowMs !== undefined && { windowMs }),
+      })
     }
     const absorbed = (rated && explained) || narrowed
     if (!refused || !this.#o.pause || !headers) return { pause: null, absorbed, budgets, reading }

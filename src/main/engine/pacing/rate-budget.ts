@@ -1,136 +1,24 @@
-import { parseDuration, parseNumber, parseRfc3339 } from '../providers/classify'
-import { SendPace, type PaceView } from './send-pace'
+import { EnforcedWindow } from './enforced-window'
+import { INITIAL_BURST_MS, SendPace, type PaceView } from './send-pace'
+import type {
+  BudgetChange,
+  BudgetDimension,
+  BudgetReading,
+  CallEstimate,
+  CallUsage,
+  DimensionReading,
+} from './budget-reading'
+import { BUDGET_DIMENSIONS, costOf, readBudgetHeaders, refillRate } from './budget-reading'
 
-/** The budgets providers announce: requests and tokens per window (per minute for both vendors). */
-export type BudgetDimension = 'requests' | 'tokens' | 'input-tokens' | 'output-tokens'
-
-export const BUDGET_DIMENSIONS: readonly BudgetDimension[] = [
-  'requests',
-  'tokens',
-  'input-tokens',
-  'output-tokens',
-]
-
-/** One announced budget as of the call that carried it. */
-export interface DimensionReading {
-  limit: number
-  remaining: number
-  /** When the budget is full again (epoch ms), if announced. */
-  resetAt?: number
-}
-
-export type BudgetReading = Partial<Record<BudgetDimension, DimensionReading>>
-
-/** An announced limit that an answer changed (from null: the first one announced). */
-export interface BudgetChange {
-  dimension: BudgetDimension
-  from: number | null
-  to: number
-}
-
-/** What a call is expected to cost, before it is sent. */
-export interface CallEstimate {
-  /** Estimated input tokens. @default 0 */
-  inputTokens?: number
-  /** Estimated output tokens (max_tokens, or a typical answer). @default 0 */
-  outputTokens?: number
-}
-
-/** What the call really cost, from the provider's usage. */
-export interface CallUsage {
-  inputTokens: number
-  outputTokens: number
-}
-
-type Field = 'limit' | 'remaining' | 'reset'
-
-/**
- * Every rate-limit header name, lower-case, with what it says: one lookup per header. `slot`
- * numbers the (vendor, dimension) pairs, so a reading collects into a small array.
- */
-const BUDGET_HEADERS = new Map<string, { slot: number; field: Field }>()
-BUDGET_DIMENSIONS.forEach((dim, d) => {
-  for (const field of ['limit', 'remaining', 'reset'] as const) {
-    BUDGET_HEADERS.set(`x-ratelimit-${field}-${dim}`, { slot: 2 * d, field })
-    BUDGET_HEADERS.set(`anthropic-ratelimit-${dim}-${field}`, { slot: 2 * d + 1, field })
-  }
-})
-
-type Raw = Partial<Record<Field, string>>
-
-/**
- * Reads OpenAI `x-ratelimit-{limit,remaining,reset}-{requests,tokens}` (resets as Go durations
- * such as `6m0s`) and Anthropic `anthropic-ratelimit-{requests,tokens,input-tokens,output-tokens}-
- * {limit,remaining,reset}` (resets as RFC 3339). A dimension needs both a limit and a remaining
- * count; undefined when the answer announces none. One pass over the headers: this runs on every
- * answer, so it must stay cheap next to admission itself.
- */
-export function readBudgetHeaders(
-  headers: Record<string, string>,
-  now: number,
-): BudgetReading | undefined {
-  let raw: Raw[] | undefined
-  for (const name in headers) {
-    const known = BUDGET_HEADERS.get(name) ?? BUDGET_HEADERS.get(name.toLowerCase())
-    const value = headers[name]
-    if (!known || typeof value !== 'string') continue
-    raw ??= []
-    const fields = (raw[known.slot] ??= {})
-    fields[known.field] = value
-  }
-  if (!raw) return undefined
-  const openaiReset = (text: string) => {
-    const ms = parseDuration(text)
-    return ms === undefined ? undefined : now + ms
-  }
-  const reading: BudgetReading = {}
-  BUDGET_DIMENSIONS.forEach((dim, d) => {
-    const found = toReading(raw[2 * d], openaiReset) ?? toReading(raw[2 * d + 1], parseRfc3339)
-    if (found) reading[dim] = found
-  })
-  // Anthropic's `tokens-*` repeats the most restrictive of input and output: pacing it as well
-  // would charge input plus output against whichever of the two it happens to be.
-  if (reading['input-tokens'] || reading['output-tokens']) delete reading.tokens
-  return Object.keys(reading).length > 0 ? reading : undefined
-}
-
-function toReading(
-  raw: Raw | undefined,
-  parseReset: (text: string) => number | undefined,
-): DimensionReading | undefined {
-  if (!raw || raw.limit === undefined || raw.remaining === undefined) return undefined
-  const limit = parseNumber(raw.limit)
-  const remaining = parseNumber(raw.remaining)
-  if (limit === undefined || remaining === undefined || !(limit > 0)) return undefined
-  const resetAt = raw.reset === undefined ? undefined : parseReset(raw.reset)
-  const reading: DimensionReading = { limit, remaining: Math.min(remaining, limit) }
-  if (resetAt !== undefined) reading.resetAt = resetAt
-  return reading
-}
-
-/**
- * How fast an announced budget refills, per ms: the limit per window, unless the reset is far out
- * and refills slower than the window implies: a longer window (a daily quota), believed. Short
- * resets are rounded to the second by Anthropic, so never those.
- */
-export function refillRate(r: DimensionReading, now: number, windowMs: number): number {
-  const ratePerMs = r.limit / windowMs
-  if (r.resetAt !== undefined && r.resetAt - now >= 5000 && r.remaining < r.limit) {
-    const derived = (r.limit - r.remaining) / (r.resetAt - now)
-    if (derived < ratePerMs / 2) return derived
-  }
-  return ratePerMs
-}
-
-/** Cost per dimension of one call: a request, and its tokens where a budget counts them. */
-export function costOf(
-  estimate: CallEstimate | CallUsage,
-  requests = 1,
-): Record<BudgetDimension, number> {
-  const input = Math.max(0, estimate.inputTokens ?? 0)
-  const output = Math.max(0, estimate.outputTokens ?? 0)
-  return { requests, tokens: input + output, 'input-tokens': input, 'output-tokens': output }
-}
+export type {
+  BudgetChange,
+  BudgetDimension,
+  BudgetReading,
+  CallEstimate,
+  CallUsage,
+  DimensionReading,
+} from './budget-reading'
+export { BUDGET_DIMENSIONS, costOf, readBudgetHeaders, refillRate } from './budget-reading'
 
 const NOTHING: Readonly<CallUsage> = Object.freeze({ inputTokens: 0, outputTokens: 0 })
 
@@ -147,6 +35,8 @@ export interface Reservation {
   readonly cost: Readonly<Record<BudgetDimension, number>>
   /** Cumulative cost admitted up to and including this call, per dimension. */
   readonly spentAfter: Readonly<Record<BudgetDimension, number>>
+  /** The same at the paced cost, per dimension. */
+  readonly pacedAfter: Readonly<Record<BudgetDimension, number>>
 }
 
 interface DimensionState {
@@ -192,6 +82,13 @@ export class RateBudget {
   readonly #windowMs: number
   readonly #dims = new Map<BudgetDimension, DimensionState>()
   readonly #spent: Record<BudgetDimension, number> = costOf(NOTHING, 0)
+  // Cumulative paced cost admitted (the output as answers turned out), and what settled calls
+  // cost beyond it (a refusal: nothing), counted up to the last reading: together, what we spent
+  // as the provider counted it. Counted at the charge (max_tokens), what others spend read 0.29 of
+  // the rate where a tenant took 0.45 (#100062), and the pace was refused every 10-20 s.
+  readonly #pacedSpent: Record<BudgetDimension, number> = costOf(NOTHING, 0)
+  readonly #settledFix: Record<BudgetDimension, number> = costOf(NOTHING, 0)
+  #pendingFix: { seq: number; fix: Record<BudgetDimension, number> }[] = []
   #seq = 0
   #syncedSeq = -1
   // Cumulative cost admitted up to the call the model was last resynchronised from.
@@ -203,6 +100,8 @@ export class RateBudget {
   #outputRatio = 1
   // Admissions spread at the rate that is ours, in bursts the enforcement window allows.
   readonly #pace = new SendPace()
+  // The window enforced, as the announced bucket shows it.
+  readonly #window = new EnforcedWindow()
 
   constructor(options: RateBudgetOptions = {}) {
     const { windowMs = 60_000 } = options
@@ -230,7 +129,33 @@ export class RateBudget {
       const level = this.#level(state, now)
       if (level < need) wait = Math.max(wait, (need - level) / state.ratePerMs)
     }
-    return Math.max(Math.ceil(wait), this.#pace.delayMs(now, this.#paceCost(estimate)))
+    const paced = this.#paceCost(estimate)
+    this.#lendRoom(now, paced)
+    return Math.max(Math.ceil(wait), this.#pace.delayMs(now, paced))
+  }
+
+  /**
+   * Where the headers show room for this call in the window enforced (beyond what the model of
+   * the bucket was seen to miss by), the pace holds at least that room (enforced-window.ts). Not
+   * with several workers: this one's model does not count what the others sent.
+   */
+  #lendRoom(now: number, paced: Readonly<Record<BudgetDimension, number>>): void {
+    const pace = this.#pace
+    if (pace.windowMs >= INITIAL_BURST_MS || pace.burstMs !== 0 || pace.workers > 1) return
+    const rooms: [BudgetDimension, number][] = []
+    for (const dim of this.#dims.keys()) {
+      const room = this.#window.room(dim, now, {
+        windowMs: pace.windowMs,
+        announcedMs: this.#windowMs,
+        ours: pace.ourShare(dim, now),
+        single: pace.singleCost(dim),
+        samples: pace.othersSamples(dim),
+        sent: this.#pacedSpent[dim],
+      })
+      if (room === null || room < paced[dim]) return
+      rooms.push([dim, room])
+    }
+    for (const [dim, room] of rooms) pace.raise(dim, room, now)
   }
 
   /** The pace admissions keep: its burst and the rate that is ours, per dimension. */
@@ -240,11 +165,19 @@ export class RateBudget {
 
   /**
    * A refusal that the announced budget does not explain (it showed room for the call): the
-   * provider enforces a shorter window than the burst: the pace narrows (send-pace.ts). False
-   * when it could narrow no further: the refusal is not about spacing.
+   * provider enforces a shorter window than the burst: the pace narrows (send-pace.ts), and
+   * keeps the window as the refusal's reading shows it (what the announced bucket was short of,
+   * in ms of its rate: the least over the dimensions read). Returns the window kept (undefined:
+   * no reading).
    */
-  refusedUnexplained(sentAt: number, now: number): boolean {
-    return this.#pace.refusedUnexplained(sentAt, now)
+  refusedUnexplained(sentAt: number, now: number, reading?: BudgetReading): number | undefined {
+    let windowMs: number | undefined
+    for (const [dim, r] of Object.entries(reading ?? {}) as [BudgetDimension, DimensionReading][]) {
+      const ms = (this.#window.shortAt(dim, r) * this.#windowMs) / r.limit
+      windowMs = Math.min(windowMs ?? ms, ms)
+    }
+    this.#pace.refusedUnexplained(sentAt, now, windowMs)
+    return windowMs
   }
 
   /** The pace itself: what refusals taught it is shared (learned-pace.ts). */
@@ -262,6 +195,7 @@ export class RateBudget {
     for (const dim of BUDGET_DIMENSIONS) this.#spent[dim] += cost[dim]
     const paced = this.#paceCost(estimate)
     this.#pace.take(now, paced)
+    for (const dim of BUDGET_DIMENSIONS) this.#pacedSpent[dim] += paced[dim]
     return {
       seq: this.#seq++,
       sentAt: now,
@@ -270,6 +204,7 @@ export class RateBudget {
       paced,
       cost,
       spentAfter: { ...this.#spent },
+      pacedAfter: { ...this.#pacedSpent },
     }
   }
 
@@ -301,6 +236,13 @@ export class RateBudget {
       for (const dim of BUDGET_DIMENSIONS) {
         this.#pace.refund(now, dim, reservation.paced[dim] - actual[dim])
       }
+    }
+    if (actual) {
+      // What the call cost the provider beyond its paced cost: counted with the next reading.
+      const fix = costOf(NOTHING, 0)
+      for (const dim of BUDGET_DIMENSIONS) fix[dim] = actual[dim] - reservation.paced[dim]
+      if (reservation.seq <= this.#syncedSeq) this.#addFix(fix)
+      else this.#pendingFix.push({ seq: reservation.seq, fix })
     }
     const reading =
       answer.reading !== undefined
@@ -336,6 +278,12 @@ export class RateBudget {
   #sync(now: number, reservation: Reservation, reading: BudgetReading): BudgetChange[] {
     this.#syncedSeq = reservation.seq
     this.#syncedSpent = { ...reservation.spentAfter }
+    // The calls up to this one are in this reading, as they turned out to cost.
+    this.#pendingFix = this.#pendingFix.filter((p) => {
+      if (p.seq > reservation.seq) return true
+      this.#addFix(p.fix)
+      return false
+    })
     const changes: BudgetChange[] = []
     for (const dim of BUDGET_DIMENSIONS) {
       const r = reading[dim]
@@ -345,14 +293,31 @@ export class RateBudget {
       const ratePerMs = refillRate(r, now, this.#windowMs)
       const refilled = Math.min(r.limit, r.remaining + ratePerMs * (now - reservation.sentAt))
       const admittedSince = this.#spent[dim] - reservation.spentAfter[dim]
-      this.#dims.set(dim, { limit: r.limit, ratePerMs, level: refilled - admittedSince, at: now })
+      const old = this.#dims.get(dim)
+      const level = refilled - admittedSince
+      const predicted = old && old.limit === r.limit ? this.#level(old, now) : null
+      this.#dims.set(dim, { limit: r.limit, ratePerMs, level, at: now })
+      // What we had spent up to this call as the provider counted it.
+      const spent = reservation.pacedAfter[dim] + this.#settledFix[dim]
+      this.#window.read(dim, r, {
+        sentAt: reservation.sentAt,
+        sent: reservation.pacedAfter[dim],
+        windowMs: this.#pace.windowMs,
+        announcedMs: this.#windowMs,
+        predicted,
+        level,
+      })
       // The pace spreads at the announced window's rate; a slower refill derived from a far reset
       // (a daily quota) is the level's to count, not a spacing.
       const sent = { at: reservation.sentAt, cost: reservation.paced[dim] }
       this.#pace.announce(dim, r.limit / this.#windowMs, now, sent)
-      this.#pace.observe(dim, reservation.sentAt, r.remaining, r.limit, reservation.spentAfter[dim])
+      this.#pace.observe(dim, reservation.sentAt, r.remaining, r.limit, spent)
     }
     return changes
+  }
+
+  #addFix(fix: Readonly<Record<BudgetDimension, number>>): void {
+    for (const dim of BUDGET_DIMENSIONS) this.#settledFix[dim] += fix[dim]
   }
 
   /** A call's cost for the pace: the output at what answers turned out to use of the estimate. */

@@ -8,43 +8,31 @@
 // falls to a single call at the first refusal the announced budget does not explain: the window
 // enforced is shorter, and one call at a time at the rate suits every window. (A step through a
 // one-second burst first was measured on the family: more refusals, a worse 10th percentile.)
-// Refusals after that are not about spacing. Pure: every method takes `now`.
+// Refusals after that are not about spacing. The refusal also says how short the window is
+// (rate-budget.ts reads it from its `remaining`): the pace keeps it, and while the headers show
+// clear room in that window the pace holds no less than that room (`raise`), so the rate that is
+// ours need not be known to the percent. Pure: every method takes `now`.
 import { episodeWindowMs } from './episode-window'
 import { freshSingleLane } from './fresh-lane'
 import type { SendLearned } from './learned-pace'
 import type { BudgetDimension } from './rate-budget'
+import {
+  SINGLE_CALL_MARGIN,
+  SINGLE_CALL_TOKENS,
+  INITIAL_BURST_MS,
+  OTHERS_WEIGHT,
+  MIN_SPAN_MS,
+  MIN_SPAN_UNITS,
+  MIN_SPAN_CALLS,
+  MIN_OTHERS,
+  MAX_OTHERS,
+  SCALE_CUT,
+  MIN_SCALE,
+  SCALE_GROWTH_PER_S,
+  SCALE_REGROWTH_CALLS,
+} from './send-pace-settings'
 
-/**
- * One call at a time, calls go this much under the rate, so that jitter between our clock and the
- * provider's is not a refusal (a burst of a second or more absorbs it).
- */
-const SINGLE_CALL_MARGIN = 0.98
-/**
- * One call at a time, a lane of tokens holds this share of a mean call: after a pause the pace
- * cannot spend more than a provider's bucket of about one call holds (calls vary in size: a call
- * larger than the bucket was refused after every idle moment, and each refusal cut the share by a
- * fifth), and a call larger than what it holds leaves a debt that the next one waits for, so the
- * rate is the same. 0.7 on seeds 1, 2 and 3 of the family: 10th percentile of utilization 0.522 ->
- * 0.552 on seed 1, mean utilization up on all three (+0.005 / +0.003 / +0.001), throttled shares
- * unchanged (0.8: 0.541; 0.6: a median 0.003 lower).
- */
-const SINGLE_CALL_TOKENS = 0.7
-/** The burst the pace allows until a refusal says the window is shorter: the announced window. */
-export const INITIAL_BURST_MS = 60_000
-/** Weight of a new estimate of what others spend (EWMA). */
-const OTHERS_WEIGHT = 0.3
-/** Two readings closer than this say too little about a rate (remaining is rounded to a unit). */
-const MIN_SPAN_MS = 500
-/** ... or than this many units of the rate's refill (two calls at 124 a minute take 970 ms). */
-const MIN_SPAN_UNITS = 2
-/** A refusal one call at a time cuts the rate that is ours to this share of what it was. */
-const SCALE_CUT = 0.8
-/** The least share of the announced rate a cut leaves. */
-const MIN_SCALE = 0.05
-/** Without refusals the share regrows this much per second (x1.25 in about 10 s), up to 1... */
-const SCALE_GROWTH_PER_S = 1.025
-/** ... and no faster than one cut's worth per this many calls admitted since the cut. */
-const SCALE_REGROWTH_CALLS = 10
+export { INITIAL_BURST_MS } from './send-pace-settings'
 
 const UNLEARNED: SendLearned = Object.freeze({
   burstMs: INITIAL_BURST_MS,
@@ -67,6 +55,8 @@ interface Lane {
   meanCost: number
   /** A lane of tokens, whose calls vary in size (not of requests, one each). */
   tokens: boolean
+  /** Estimates of what others spend since the announced limit last changed. */
+  samples: number
   /** The last reading, to estimate what others spent from the next one. */
   reading: { at: number; remaining: number; spent: number; limit: number } | null
 }
@@ -84,6 +74,9 @@ export interface PaceView {
 export class SendPace {
   readonly #lanes = new Map<BudgetDimension, Lane>()
   #burstMs = INITIAL_BURST_MS
+  // The window the provider enforces, in ms of the announced rate: where a refusal came, as its
+  // `remaining` showed (the announced window until one did).
+  #windowMs = INITIAL_BURST_MS
   #lastCutAt = Number.NEGATIVE_INFINITY
   // The share of the announced rate that is ours, as refusals one call at a time taught it: a
   // tenant the headers hide, a `remaining` that lags, a cap on calls in flight.
@@ -102,6 +95,16 @@ export class SendPace {
     return this.#burstMs
   }
 
+  /** The window the provider enforces as refusals showed it, ms of the announced rate. */
+  get windowMs(): number {
+    return this.#windowMs
+  }
+
+  /** Workers sending at this rate, this one included. */
+  get workers(): number {
+    return this.#workers
+  }
+
   /** When the pace was last narrowed or cut (epoch ms): a new value is a cut to share. */
   get cutAt(): number {
     return this.#lastCutAt
@@ -115,6 +118,7 @@ export class SendPace {
       scale: this.#scale,
       scaleAt: finite(this.#scaleAt),
       cutAt: finite(this.#lastCutAt),
+      ...(this.#windowMs < INITIAL_BURST_MS && { windowMs: this.#windowMs }),
     }
   }
 
@@ -127,6 +131,7 @@ export class SendPace {
     if (
       workers === this.#workers &&
       l.burstMs === this.#burstMs &&
+      (l.windowMs ?? INITIAL_BURST_MS) === this.#windowMs &&
       l.scale === this.#scale &&
       (l.cutAt ?? Number.NEGATIVE_INFINITY) === this.#lastCutAt
     ) {
@@ -135,6 +140,7 @@ export class SendPace {
     // The lanes' levels refill at the old rate up to now; the new one applies from here.
     this.#settleLevels(now)
     this.#burstMs = l.burstMs
+    this.#windowMs = l.windowMs ?? INITIAL_BURST_MS
     this.#scale = l.scale
     this.#scaleAt = l.scaleAt ?? Number.NEGATIVE_INFINITY
     this.#lastCutAt = l.cutAt ?? Number.NEGATIVE_INFINITY
@@ -167,6 +173,7 @@ export class SendPace {
       reading: null,
       meanCost: 0,
       tokens,
+      samples: 0,
     }
     this.#lanes.set(dim, fresh)
     if (this.#burstMs === 0 && sent && sent.cost > 0) {
@@ -180,30 +187,37 @@ export class SendPace {
   }
 
   /**
-   * A reading of the provider's `remaining` as of a call, and what we had admitted up to that
-   * call (cumulative): from two of them, what others spent in between. Only while the bucket
+   * A reading of the provider's `remaining` as of a call, and what we had spent up to that call as
+   * the provider counts it (cumulative: rate-budget.ts counts what answers said calls cost, and
+   * nothing for a refusal): from two of them, what others spent in between. Only while the bucket
    * was not full (a full bucket hides what was spent).
    */
   observe(dim: BudgetDimension, at: number, remaining: number, limit: number, spent: number): void {
     const lane = this.#lanes.get(dim)
     if (!lane) return
     const prev = lane.reading
+    if (prev && prev.limit !== limit) lane.samples = 0
     const span = prev ? at - prev.at : 0
+    const units = lane.tokens ? MIN_SPAN_CALLS * lane.meanCost : MIN_SPAN_UNITS
     if (
       prev &&
       prev.limit === limit &&
       span >= MIN_SPAN_MS &&
-      lane.ratePerMs * span >= MIN_SPAN_UNITS
+      lane.ratePerMs * span >= Math.max(MIN_SPAN_UNITS, units)
     ) {
       const expected = prev.remaining + lane.ratePerMs * span - (spent - prev.spent)
       if (expected < limit * 0.9 && remaining < limit * 0.9) {
         // Signed: `remaining` is a whole number, so a reading is up to a unit off either way, and
         // the errors cancel in the average. Each estimate held at 0 or more had kept only the
         // errors that looked like spending: 5-10 % of a rate of 124 a minute read as a tenant's
-        // with no tenant at all, and the pace went that much under the rate (#200063).
+        // with no tenant at all, and the pace went that much under the rate (#200063). The
+        // average is kept signed too (held at 0, it kept the half of its errors above it) and is
+        // held at 0 where the rate is worked out.
         const others = (expected - remaining) / span / lane.ratePerMs
-        const share = lane.othersShare + OTHERS_WEIGHT * (Math.min(others, 0.9) - lane.othersShare)
-        lane.othersShare = Math.max(0, share)
+        const share =
+          lane.othersShare + OTHERS_WEIGHT * (Math.min(others, MAX_OTHERS) - lane.othersShare)
+        lane.othersShare = Math.max(MIN_OTHERS, share)
+        lane.samples++
       } else if (remaining >= limit * 0.9) {
         // A bucket near full: whatever others spend, it is not much of the rate now.
         lane.othersShare *= 1 - OTHERS_WEIGHT
@@ -216,14 +230,17 @@ export class SendPace {
 
   /**
    * A refusal the announced budget did not explain: the window enforced is shorter than the
-   * announced one, so calls go one at a time. False once they do: a refusal then is not about
-   * spacing (a cap on calls in flight, say), and is the concurrency controller's to answer.
+   * announced one, so calls go one at a time; `windowMs`, where the refusal came in the announced
+   * bucket (ms of its rate), is kept as the window enforced. Once they go one at a time, a
+   * refusal is not about spacing: it cuts the share of the rate that is ours. Always true: the
+   * refusal is the pace's to answer, not the concurrency controller's.
    */
-  refusedUnexplained(sentAt: number, now: number): boolean {
+  refusedUnexplained(sentAt: number, now: number, windowMs?: number): boolean {
     // One narrowing per episode (TCP NewReno): calls sent before it were paced the old way, and
     // so were those sent too soon after it to be paced the new way (episode-window.ts).
     if (sentAt <= this.#lastCutAt + this.#episodeMs(now)) return true
     this.#lastCutAt = now
+    if (windowMs !== undefined && windowMs < this.#windowMs) this.#windowMs = Math.max(0, windowMs)
     if (this.#burstMs === 0) {
       // Already one call at a time and still refused: less of the rate is ours than announced.
       this.#settleLevels(now)
@@ -234,6 +251,37 @@ export class SendPace {
     }
     this.#burstMs = 0
     return true
+  }
+
+  /**
+   * The headers show at least `room` free in the window enforced (rate-budget.ts): the pace holds
+   * no less, so that calls go as fast as the provider's bucket refills, not at a rate estimated.
+   */
+  raise(dim: BudgetDimension, room: number, now: number): void {
+    const lane = this.#lanes.get(dim)
+    if (!lane || this.#burstMs !== 0) return
+    if (room <= this.#level(lane, now)) return
+    lane.level = room
+    lane.at = now
+  }
+
+  /** The least burst of a lane: one call (of tokens, SINGLE_CALL_TOKENS of a mean one). */
+  singleCost(dim: BudgetDimension): number {
+    const lane = this.#lanes.get(dim)
+    if (!lane) return 0
+    return lane.tokens ? lane.meanCost * SINGLE_CALL_TOKENS : lane.meanCost
+  }
+
+  /** The share of a lane's announced rate that is ours: what others leave, less the cuts. */
+  ourShare(dim: BudgetDimension, now: number): number {
+    const lane = this.#lanes.get(dim)
+    if (!lane) return 1
+    return Math.min(1, Math.max(0.05, 1 - Math.max(0, lane.othersShare))) * this.#currentScale(now)
+  }
+
+  /** Estimates of what others spend on a lane since its announced limit last changed. */
+  othersSamples(dim: BudgetDimension): number {
+    return this.#lanes.get(dim)?.samples ?? 0
   }
 
   /** Ms until a call of this cost fits the pace of every dimension. */
@@ -298,7 +346,8 @@ export class SendPace {
   }
 
   #rate(lane: Lane, now: number): number {
-    const ours = lane.ratePerMs * Math.min(Math.max(0.05, 1 - lane.othersShare), 1 / this.#workers)
+    const others = Math.max(0, lane.othersShare)
+    const ours = lane.ratePerMs * Math.min(Math.max(0.05, 1 - others), 1 / this.#workers)
     return ours * (this.#burstMs === 0 ? SINGLE_CALL_MARGIN : 1) * this.#currentScale(now)
   }
 

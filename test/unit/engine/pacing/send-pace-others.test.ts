@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest'
 import { SendPace } from '../../../../src/main/engine/pacing/send-pace'
 import { costOf } from '../../../../src/main/engine/pacing/rate-budget'
+import { seededRandom } from '../../../helpers/random'
 
 const ONE_CALL = costOf({}, 1)
 const LIMIT = 124
@@ -44,5 +45,64 @@ describe('SendPace: what others spend, from whole-number readings', () => {
     const rate = paceAfter(300, 0.3)
     expect(rate).toBeGreaterThan(LIMIT * 0.6)
     expect(rate).toBeLessThan(LIMIT * 0.8)
+  })
+})
+
+describe('SendPace: what others spend, on tokens', () => {
+  /**
+   * Calls of 1,000 tokens a mean at 60,000 a minute, each read with a `remaining` a call's size
+   * off either way (a call counted late or early), at random: the rate after `calls`.
+   */
+  function tokenPaceAfter(calls: number, tenantShare: number): number {
+    const pace = new SendPace()
+    const limit = 60_000
+    const ratePerMs = limit / 60_000
+    pace.announce('tokens', ratePerMs, 0)
+    const random = seededRandom(7)
+    let level = 30_000
+    let now = 0
+    let spent = 0
+    for (let i = 0; i < calls; i++) {
+      const size = i % 2 === 0 ? 500 : 1500
+      const gap = size / ratePerMs / (1 - tenantShare)
+      now += gap
+      level += ratePerMs * gap * (1 - tenantShare) - size
+      spent += size
+      pace.take(now, { ...costOf({}, 1), tokens: size })
+      const off = random() < 0.5 ? 1000 : -1000
+      pace.observe('tokens', now, Math.floor(level + off), limit, spent)
+    }
+    pace.delayMs(now, { ...costOf({}, 1), tokens: 1000 })
+    return pace.view().perMinute.tokens as number
+  }
+
+  it('reads no tenant where there is none, however calls are counted late or early', () => {
+    // Over one call's refill an estimate is as much as the whole rate off; held at 0 or more, the
+    // average kept the half of its errors above 0, and the pace ran a fifth under the rate.
+    expect(tokenPaceAfter(400, 0)).toBeGreaterThan(60_000 * 0.9)
+  })
+
+  it('reads over at least two mean calls of refill', () => {
+    const pace = new SendPace()
+    pace.announce('tokens', 1, 0)
+    pace.take(0, { ...costOf({}, 1), tokens: 1000 })
+    const rate = () => {
+      pace.delayMs(10_000, { ...costOf({}, 1), tokens: 1 })
+      return pace.view().perMinute.tokens as number
+    }
+    const full = rate()
+    pace.observe('tokens', 0, 20_000, 60_000, 0)
+    // 1.5 s: a call and a half of refill; `remaining` says others spent half of it. Too short.
+    pace.observe('tokens', 1500, 20_750, 60_000, 0)
+    expect(rate()).toBe(full)
+    // 2.5 s from the first reading: read.
+    pace.observe('tokens', 2500, 21_250, 60_000, 0)
+    expect(rate()).toBeLessThan(full * 0.9)
+  })
+
+  it('still learns a tenant that spends 30 % of the rate', () => {
+    const rate = tokenPaceAfter(400, 0.3)
+    expect(rate).toBeGreaterThan(60_000 * 0.55)
+    expect(rate).toBeLessThan(60_000 * 0.8)
   })
 })

@@ -71,3 +71,56 @@ describe('SendPace: one call at a time on tokens', () => {
     expect(pace.delayMs(later + wait + 10_000, mean)).toBeGreaterThan(990)
   })
 })
+
+describe('SendPace: the window a refusal showed', () => {
+  it('keeps the window where the first refusal came, narrows it, and shares it', () => {
+    const pace = new SendPace()
+    pace.announce('requests', 600 / 60_000, 0)
+    expect(pace.windowMs).toBe(60_000)
+    // Refused where the announced bucket was ten seconds short: one call at a time, and the window
+    // enforced is ten seconds.
+    pace.refusedUnexplained(1, 2, 10_000)
+    expect(pace.burstMs).toBe(0)
+    expect(pace.windowMs).toBe(10_000)
+    // A later episode refused at 8 s: the window is no more than that (and the share is cut).
+    pace.refusedUnexplained(3, 4, 8_000)
+    expect(pace.windowMs).toBe(8_000)
+    // A refusal at a longer one does not widen it.
+    pace.refusedUnexplained(5, 6, 9_000)
+    expect(pace.windowMs).toBe(8_000)
+    const other = new SendPace()
+    other.adopt(pace.learned(), 6)
+    expect(other.windowMs).toBe(8_000)
+    expect(other.learned()).toEqual(pace.learned())
+  })
+
+  it('holds no less than the room the headers show, one call at a time only, never lowered', () => {
+    const pace = new SendPace()
+    pace.announce('requests', 60 / 60_000, 0)
+    // The announced minute: the headers lend nothing, the burst is the pace's own.
+    pace.take(0, ONE_CALL)
+    pace.raise('requests', 50, 0)
+    expect(pace.delayMs(0, { ...ONE_CALL, requests: 60 })).toBeGreaterThan(0)
+    pace.refusedUnexplained(1, 2, 10_000)
+    for (let i = 0; i < 3; i++) pace.take(1000 + i, ONE_CALL)
+    expect(pace.delayMs(1003, ONE_CALL)).toBeGreaterThan(1000)
+    // The headers show room for three calls: they may go now.
+    pace.raise('requests', 3, 1003)
+    expect(pace.delayMs(1003, ONE_CALL)).toBe(0)
+    pace.take(1003, ONE_CALL)
+    pace.take(1003, ONE_CALL)
+    pace.take(1003, ONE_CALL)
+    // A smaller room lowers nothing: the pace's own debt stands.
+    pace.raise('requests', -5, 1003)
+    expect(pace.delayMs(1003, ONE_CALL)).toBeGreaterThan(1000)
+  })
+
+  it('the share that is ours: what others leave, less the cuts', () => {
+    const pace = new SendPace()
+    pace.announce('requests', 60 / 60_000, 0)
+    expect(pace.ourShare('requests', 0)).toBe(1)
+    pace.refusedUnexplained(1, 2)
+    pace.refusedUnexplained(3, 4)
+    expect(pace.ourShare('requests', 4)).toBeCloseTo(0.8, 6)
+  })
+})
