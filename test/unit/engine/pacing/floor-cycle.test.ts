@@ -85,6 +85,23 @@ describe('PartitionPacing.observeLevel', () => {
   })
 })
 
+/**
+ * Calls every 250 ms, each answered 500 ms after it went, until the pace ends (checked to end):
+ * the pace it had last.
+ */
+function lastPaceBeforeItEnds(pace: FloorPace, from: number): number {
+  let t = from
+  let last = pace.perMinute ?? 0
+  for (let i = 0; i < 2000 && pace.perMinute !== null; i++) {
+    last = pace.perMinute
+    t += 250
+    pace.admitted(t)
+    pace.succeeded(t + 500, t)
+  }
+  expect(pace.perMinute).toBeNull()
+  return last
+}
+
 describe('FloorPace above one call per round trip', () => {
   it('started at two calls per round trip, it holds until it allows three', () => {
     const pace = new FloorPace()
@@ -92,18 +109,10 @@ describe('FloorPace above one call per round trip', () => {
     pace.succeeded(T0 + 500, T0)
     // srtt 500 ms: two calls per round trip.
     pace.start(T0 + 500, 2 / 500)
-    let t = T0 + 500
-    pace.admitted(t)
-    pace.succeeded(t + 500, t)
+    pace.admitted(T0 + 500)
+    pace.succeeded(T0 + 1000, T0 + 500)
     expect(pace.perMinute).not.toBeNull()
-    let last = pace.perMinute ?? 0
-    for (let i = 0; i < 2000 && pace.perMinute !== null; i++) {
-      last = pace.perMinute
-      t += 250
-      pace.admitted(t)
-      pace.succeeded(t + 500, t)
-    }
-    expect(pace.perMinute).toBeNull()
+    const last = lastPaceBeforeItEnds(pace, T0 + 500)
     // It ended growing past three calls per round trip (360 a minute at 500 ms).
     expect(last).toBeGreaterThan(300)
     expect(last).toBeLessThan(360)
@@ -114,15 +123,7 @@ describe('FloorPace above one call per round trip', () => {
     pace.admitted(T0)
     pace.succeeded(T0 + 500, T0)
     pace.refused(T0 + 600, T0 + 500)
-    let t = T0 + 600
-    let last = pace.perMinute ?? 0
-    for (let i = 0; i < 2000 && pace.perMinute !== null; i++) {
-      last = pace.perMinute
-      t += 250
-      pace.admitted(t)
-      pace.succeeded(t + 500, t)
-    }
-    expect(pace.perMinute).toBeNull()
+    const last = lastPaceBeforeItEnds(pace, T0 + 600)
     // 180 a minute is a call and a half per 500-ms round trip.
     expect(last).toBeGreaterThan(150)
     expect(last).toBeLessThan(180)
