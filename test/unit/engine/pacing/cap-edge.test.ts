@@ -7,34 +7,17 @@ import { CapEdge } from '../../../../src/main/engine/pacing/cap-edge'
 import type { PauseChange } from '../../../../src/main/engine/pacing/partition-pacing'
 import { Scheduler } from '../../../../src/main/engine/pacing/scheduler'
 import { fakeClock } from '../../../helpers/clock'
+import { overshootInto20 } from './controller-helpers'
 
 const RTT = 1_000
 const WAIT = { headers: { 'retry-after-ms': '2000' } }
 
 type Clock = ReturnType<typeof fakeClock>
 
-/** Rounds of a cap of `cap` slots answered in RTT, until the limit passes it or `rounds` went. */
-function roundsAt(c: AdaptiveController, clock: Clock, cap: number, rounds = 100) {
-  for (let r = 0; r < rounds && c.concurrency <= cap; r++) {
-    const sentAt = clock.now()
-    clock.advance(RTT)
-    const out = Math.min(cap, c.concurrency)
-    for (let i = 0; i < out; i++) {
-      clock.advance(1)
-      c.onOutcome('ok', { now: clock.now(), sentAt, inflight: out })
-    }
-  }
-}
-
 /** A cap of 10 found and held, then risen to 20: the probe carries, the limit regrows past it. */
 function regrownPast20(clock: Clock): AdaptiveController {
   const c = new AdaptiveController('p', { initial: 8, max: 64 })
-  roundsAt(c, clock, 10)
-  clock.advance(1)
-  c.onOutcome('throttled', { now: clock.now(), sentAt: clock.now() - 10, inflight: 11 })
-  roundsAt(c, clock, 10, 12)
-  roundsAt(c, clock, 20)
-  expect(c.memory.ceiling).toBeNull()
+  overshootInto20(c, clock)
   expect(c.concurrency).toBeGreaterThan(20)
   return c
 }

@@ -2,44 +2,14 @@ import { describe, expect, it } from 'vitest'
 import { AdaptiveController } from '../../../../src/main/engine/pacing/adaptive'
 import { SERVED_QUIET_RTTS, ServedLevel } from '../../../../src/main/engine/pacing/served-cut'
 import { fakeClock } from '../../../helpers/clock'
+import { overshootInto20 } from './controller-helpers'
 import type { Outcome } from '../../../../src/main/engine/core/types'
 
 const RTT = 1_000
 
-/**
- * Rounds of a cap of `cap` slots answered in RTT, one answer a ms apart, until the limit passes
- * it (then returns), or `rounds` have gone.
- */
-function roundsAt(
-  c: AdaptiveController,
-  clock: ReturnType<typeof fakeClock>,
-  cap: number,
-  rounds = 100,
-) {
-  for (let r = 0; r < rounds && c.concurrency <= cap; r++) {
-    const sentAt = clock.now()
-    clock.advance(RTT)
-    const out = Math.min(cap, c.concurrency)
-    for (let i = 0; i < out; i++) {
-      clock.advance(1)
-      c.onOutcome('ok', { now: clock.now(), sentAt, inflight: out })
-    }
-  }
-}
-
 const refuse = (c: AdaptiveController, clock: ReturnType<typeof fakeClock>, inflight: number) => {
   clock.advance(1)
   c.onOutcome('throttled', { now: clock.now(), sentAt: clock.now() - 10, inflight })
-}
-
-/** A cap of 10 found (refused at 11, held at 10), then risen to 20: the probe carries, the limit regrows past it. */
-function overshootInto20(c: AdaptiveController, clock: ReturnType<typeof fakeClock>) {
-  roundsAt(c, clock, 10)
-  refuse(c, clock, 11)
-  roundsAt(c, clock, 10, 12)
-  expect(c.memory).toMatchObject({ held: 10, ceiling: 11 })
-  roundsAt(c, clock, 20)
-  expect(c.memory.ceiling).toBeNull()
 }
 
 describe('an overshoot is cut to what was served', () => {
