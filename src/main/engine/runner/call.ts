@@ -15,7 +15,7 @@ import type {
 } from '../core/types'
 import { checkBatch, StopSignal, type Active, type CallResult, type RunContext } from './context'
 import { estimateUsage, ledgerRow, ZERO_USAGE } from './ledger-rows'
-import { persistPaid } from './durable/held-writes'
+import { persistPaid, writeBeforeSend } from './durable/held-writes'
 import { backoffMs } from './retry'
 import { sleep } from '../core/timers'
 import {
@@ -195,7 +195,7 @@ async function send(
     // meanwhile means no new calls, even with a slot free.
     checkBatch(ctx, task, notStarted)
     if (ctx.stopping()) throw new StopSignal('stop')
-    call.beforeSend?.()
+    await writeBeforeSend(ctx, active, call.beforeSend)
     markSent(ctx, reservation)
     intent = true
     // Team mode's caps only: a round trip to the team store (no await without one).

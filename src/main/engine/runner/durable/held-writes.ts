@@ -106,6 +106,45 @@ function lastTry<T>(ctx: RunContext, write: () => T, held: Held | undefined, sto
 }
 
 /**
+ * Writes what goes on disk just before a call is sent (its journal intent). While the disk is full
+ * it waits for the database to take writes and writes it then, as the gate after it waits: a task
+ * that gave its claim back here, between the steps it paid for, would hand its execution to a
+ * duplicate (which replays those steps and runs the rest as another task's). A stop ends the wait.
+ * Written at once (the usual case), it returns nothing to wait for: no async frame of its own.
+ */
+export function writeBeforeSend(
+  ctx: RunContext,
+  active: Active,
+  write: (() => void) | undefined,
+): Promise<void> | undefined {
+  try {
+    write?.()
+    return undefined
+  } catch (err) {
+    return writeWhenRoom(ctx, active, write!, err)
+  }
+}
+
+async function writeWhenRoom(
+  ctx: RunContext,
+  active: Active,
+  write: () => void,
+  first: unknown,
+): Promise<void> {
+  const health = ctx.o.writes.health
+  for (let err = first; ;) {
+    if (!health?.fail(err)) throw err
+    await health.admitted(active.controller.signal)
+    try {
+      write()
+      return
+    } catch (again) {
+      err = again
+    }
+  }
+}
+
+/**
  * The gate before a call is sent (RunContext.onDisk). Until its first call the task's pick and
  * claim must be on disk: a transaction lost since the pick may have taken them, and the queue and
  * the claims would both say the task is free. After that, its own writes are on disk already
