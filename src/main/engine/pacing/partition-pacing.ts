@@ -2,6 +2,7 @@ import type { PauseView } from '../../../shared/contract'
 import { retryAfterMs, retryDelayMs } from '../providers/classify'
 import type { LimitChange, Outcome } from '../core/types'
 import { timerMs } from '../core/timers'
+import type { DimensionSnapshot, Reservation } from './rate-budget'
 import type {
   BudgetChange,
   BudgetDimension,
@@ -9,10 +10,9 @@ import type {
   CallEstimate,
   CallUsage,
   DimensionReading,
-  DimensionSnapshot,
-  Reservation,
-} from './rate-budget'
-import { RateBudget, costOf, readBudgetHeaders, refillRate } from './rate-budget'
+} from './budget-reading'
+import { RateBudget } from './rate-budget'
+import { costOf, readBudgetHeaders, refillRate } from './budget-reading'
 import type { BudgetCost, BudgetSettle, BudgetTicket, SharedReading } from './shared-budget'
 import { INITIAL_BURST_MS, type PaceView } from './send-pace'
 import { FloorPace } from './floor-pace'

@@ -10,16 +10,6 @@ import type {
 } from './budget-reading'
 import { BUDGET_DIMENSIONS, costOf, readBudgetHeaders, refillRate } from './budget-reading'
 
-export type {
-  BudgetChange,
-  BudgetDimension,
-  BudgetReading,
-  CallEstimate,
-  CallUsage,
-  DimensionReading,
-} from './budget-reading'
-export { BUDGET_DIMENSIONS, costOf, readBudgetHeaders, refillRate } from './budget-reading'
-
 const NOTHING: Readonly<CallUsage> = Object.freeze({ inputTokens: 0, outputTokens: 0 })
 
 /** A call admitted against the budget; settle it once with its answer. */

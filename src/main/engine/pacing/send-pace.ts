@@ -15,7 +15,7 @@
 import { episodeWindowMs } from './episode-window'
 import { freshSingleLane } from './fresh-lane'
 import type { SendLearned } from './learned-pace'
-import type { BudgetDimension } from './rate-budget'
+import type { BudgetDimension } from './budget-reading'
 import {
   SINGLE_CALL_MARGIN,
   SINGLE_CALL_TOKENS,

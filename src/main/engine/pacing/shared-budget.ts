@@ -5,8 +5,8 @@
 // Redis, spend the announced remainder once between them instead of once each. Pure: the memory
 // and SQLite stores run these functions inside their atomic step; Redis runs the same rules in Lua
 // (redis-budget.ts), and the same tests hold for all three (store-suite.ts).
-import type { BudgetDimension } from './rate-budget'
-import { BUDGET_DIMENSIONS } from './rate-budget'
+import type { BudgetDimension } from './budget-reading'
+import { BUDGET_DIMENSIONS } from './budget-reading'
 
 /** What one call costs per dimension (a request; its estimated tokens). */
 export type BudgetCost = Record<BudgetDimension, number>

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { AdaptiveController } from '../../../../src/main/engine/pacing/adaptive'
 import { announcedCeiling } from '../../../../src/main/engine/pacing/announced-ceiling'
 import { SendPace } from '../../../../src/main/engine/pacing/send-pace'
-import { costOf } from '../../../../src/main/engine/pacing/rate-budget'
+import { costOf } from '../../../../src/main/engine/pacing/budget-reading'
 import { fakeClock } from '../../../helpers/clock'
 
 /** An announced rate of `perMinute` calls, in bursts (`spread` false) or one call at a time. */

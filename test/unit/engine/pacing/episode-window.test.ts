@@ -2,7 +2,7 @@
 // several workers send at the rate (episode-window.ts), on explicit clocks.
 import { describe, expect, it } from 'vitest'
 import { SendPace } from '../../../../src/main/engine/pacing/send-pace'
-import { costOf } from '../../../../src/main/engine/pacing/rate-budget'
+import { costOf } from '../../../../src/main/engine/pacing/budget-reading'
 import { episodeWindowMs } from '../../../../src/main/engine/pacing/episode-window'
 
 const ONE_CALL = costOf({}, 1)

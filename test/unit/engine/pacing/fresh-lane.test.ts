@@ -2,7 +2,7 @@
 // clocks.
 import { describe, expect, it } from 'vitest'
 import { SendPace } from '../../../../src/main/engine/pacing/send-pace'
-import { costOf } from '../../../../src/main/engine/pacing/rate-budget'
+import { costOf } from '../../../../src/main/engine/pacing/budget-reading'
 import { freshSingleLane } from '../../../../src/main/engine/pacing/fresh-lane'
 
 const ONE_CALL = costOf({}, 1)

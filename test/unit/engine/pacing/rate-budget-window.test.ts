@@ -2,7 +2,8 @@
 // on a fake clock: what a refusal shows of the window, the room lent from then on, and what we
 // spent read as the provider counted it.
 import { describe, expect, it } from 'vitest'
-import { RateBudget, readBudgetHeaders } from '../../../../src/main/engine/pacing/rate-budget'
+import { RateBudget } from '../../../../src/main/engine/pacing/rate-budget'
+import { readBudgetHeaders } from '../../../../src/main/engine/pacing/budget-reading'
 import type { FakeClock } from '../../../helpers/clock'
 import { fakeClock } from '../../../helpers/clock'
 

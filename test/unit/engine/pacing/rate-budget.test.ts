@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import type { CallEstimate } from '../../../../src/main/engine/pacing/rate-budget'
-import { RateBudget, readBudgetHeaders } from '../../../../src/main/engine/pacing/rate-budget'
+import type { CallEstimate } from '../../../../src/main/engine/pacing/budget-reading'
+import { RateBudget } from '../../../../src/main/engine/pacing/rate-budget'
+import { readBudgetHeaders } from '../../../../src/main/engine/pacing/budget-reading'
 import type { FakeClock } from '../../../helpers/clock'
 import { fakeClock } from '../../../helpers/clock'
 

@@ -3,7 +3,7 @@
 // pure).
 import { describe, expect, it } from 'vitest'
 import { SendPace } from '../../../../src/main/engine/pacing/send-pace'
-import { costOf } from '../../../../src/main/engine/pacing/rate-budget'
+import { costOf } from '../../../../src/main/engine/pacing/budget-reading'
 import { seededRandom } from '../../../helpers/random'
 
 const ONE_CALL = costOf({}, 1)

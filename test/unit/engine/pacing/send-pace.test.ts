@@ -2,7 +2,7 @@
 // method takes `now`).
 import { describe, expect, it } from 'vitest'
 import { SendPace } from '../../../../src/main/engine/pacing/send-pace'
-import { costOf } from '../../../../src/main/engine/pacing/rate-budget'
+import { costOf } from '../../../../src/main/engine/pacing/budget-reading'
 
 const ONE_CALL = costOf({}, 1)
 
