@@ -58,4 +58,19 @@ describe('WindowSpread', () => {
     // Twice the window per round trip goes in that millisecond (a timer would make each wait one).
     expect(sent).toBeGreaterThanOrEqual(48)
   })
+
+  it('does not spread a provider that answers within the clock millisecond, one call at a time', () => {
+    const spread = new WindowSpread()
+    // Calls admitted one at a time (a shared store's round trip each), each answered within the
+    // millisecond it went: the window reads one call, the round trip the clock's one ms.
+    let waited = 0
+    for (let i = 0; i < 50; i++) {
+      const now = Math.floor(i / 10)
+      if (spread.delayMs(now, true) > 0) waited++
+      spread.admitted(now, true)
+      spread.settled(now, now, true)
+    }
+    // Spread at half a round trip per window of one, 46 of the 50 calls waited a millisecond.
+    expect(waited).toBe(0)
+  })
 })
