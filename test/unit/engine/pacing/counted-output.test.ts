@@ -110,6 +110,17 @@ describe('CountedOutput: what an input-token budget counts', () => {
     }
   })
 
+  it('learns it later with a tenant spending beside us (its spend is noise of the size of an output)', () => {
+    for (const late of [false, true]) {
+      for (const tenant of [0.3, 0.45]) {
+        for (const seed of [1, 2, 3, 4]) {
+          const shares = learn({ countsOutput: true, tenant, late }, 1500, seed)
+          expect(shares.slice(35)).toEqual(new Array(25).fill(1))
+        }
+      }
+    }
+  })
+
   it('does not charge the output where only the input is counted, a tenant spending beside us', () => {
     for (const late of [false, true]) {
       for (const tenant of [0, 0.3, 0.45]) {
