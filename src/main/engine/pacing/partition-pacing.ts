@@ -214,7 +214,7 @@ export class PartitionPacing {
       }
       out.reading = shared
     }
-    const actual = refused ? costOf({}, 0) : usage ? costOf(usage) : undefined
+    const actual = refused ? costOf({}, 0) : usage ? this.#budget.usageCost(usage) : undefined
     if (actual) {
       const correction: Partial<BudgetCost> = {}
       let any = false

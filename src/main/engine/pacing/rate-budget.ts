@@ -1,3 +1,4 @@
+import { CountedOutput, withCountedOutput } from './counted-output'
 import { EnforcedWindow } from './enforced-window'
 import { INITIAL_BURST_MS, SendPace, type PaceView } from './send-pace'
 import type {
@@ -92,6 +93,8 @@ export class RateBudget {
   readonly #pace = new SendPace()
   // The window enforced, as the announced bucket shows it.
   readonly #window = new EnforcedWindow()
+  // Whether the input-token budget also counts the output (counted-output.ts).
+  readonly #counted = new CountedOutput()
 
   constructor(options: RateBudgetOptions = {}) {
     const { windowMs = 60_000 } = options
@@ -218,7 +221,7 @@ export class RateBudget {
     const actual = answer.refused
       ? costOf(NOTHING, 0)
       : answer.usage
-        ? costOf(answer.usage)
+        ? this.usageCost(answer.usage)
         : undefined
     if (answer.usage && !answer.refused) this.#learn(reservation, answer.usage)
     // A refused call keeps its place in the pace: an attempt spent that moment of the window.
@@ -241,6 +244,7 @@ export class RateBudget {
           ? readBudgetHeaders(answer.headers, now)
           : undefined
     if (reading && reservation.seq > this.#syncedSeq) {
+      this.#readCounted(reservation, reading, answer.refused, answer.usage)
       return this.#sync(now, reservation, reading)
     }
     // An answer already read from a later call counted this one as the provider saw it.
@@ -306,16 +310,39 @@ export class RateBudget {
     return changes
   }
 
+  /** What the input-token budget counts, from this reading (counted-output.ts). */
+  #readCounted(
+    reservation: Reservation,
+    reading: BudgetReading,
+    refused: boolean,
+    usage: CallUsage | undefined,
+  ): void {
+    const r = reading['input-tokens']
+    if (!r) return
+    const output = reservation.paced['output-tokens']
+    const raw = usage ?? { inputTokens: reservation.paced.tokens - output, outputTokens: output }
+    this.#counted.read({
+      seq: reservation.seq,
+      sentAt: reservation.sentAt,
+      remaining: r.remaining,
+      limit: r.limit,
+      ratePerMs: r.limit / this.#windowMs,
+      input: refused ? 0 : raw.inputTokens,
+      output: refused ? 0 : raw.outputTokens,
+    })
+  }
+
   #addFix(fix: Readonly<Record<BudgetDimension, number>>): void {
     for (const dim of BUDGET_DIMENSIONS) this.#settledFix[dim] += fix[dim]
   }
 
   /** A call's cost for the pace: the output at what answers turned out to use of the estimate. */
   #paceCost(estimate: CallEstimate): Record<BudgetDimension, number> {
-    return costOf({
+    const cost = costOf({
       inputTokens: (estimate.inputTokens ?? 0) * this.#ratio,
       outputTokens: (estimate.outputTokens ?? 0) * this.#outputRatio,
     })
+    return withCountedOutput(cost, this.#counted.outputShare)
   }
 
   #learn(reservation: Reservation, usage: CallUsage): void {
@@ -330,16 +357,22 @@ export class RateBudget {
     this.#ratio += CALIBRATION_WEIGHT * (ratio - this.#ratio)
   }
 
+  /** What a call cost per dimension as its answer reported it, as the provider counts it. */
+  usageCost(usage: CallUsage): Record<BudgetDimension, number> {
+    return withCountedOutput(costOf(usage), this.#counted.outputShare)
+  }
+
   /** What a call of this estimate is charged per dimension (the input estimate calibrated). */
   costOf(estimate: CallEstimate = {}): Record<BudgetDimension, number> {
     return this.#costOf(estimate)
   }
 
   #costOf(estimate: CallEstimate): Record<BudgetDimension, number> {
-    return costOf({
+    const cost = costOf({
       inputTokens: (estimate.inputTokens ?? 0) * this.#ratio,
       outputTokens: estimate.outputTokens ?? 0,
     })
+    return withCountedOutput(cost, this.#counted.outputShare)
   }
 
   #level(state: DimensionState, now: number): number {

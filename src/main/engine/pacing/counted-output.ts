@@ -1,0 +1,139 @@
+// What an input-token budget counts. Anthropic's `input-tokens` headers announce a budget of input
+// tokens (Anthropic's own counts input only), but a proxy or a compatible server that sends them
+// may count the output in the same bucket (the family's token buckets with these headers do):
+// paced on input alone, such a bucket is spent a quarter faster than the pace believes, refuses
+// every few seconds, and each refusal cuts the share that is ours by a fifth (#100058: 0.64 used,
+// 3.85 % refused). So the output is charged there only once the readings say it is counted.
+//
+// Between two readings of `remaining` the bucket refilled at the announced rate (to its limit at
+// most) and lost what was spent: the call's cost, and what others (a tenant) spent meanwhile. The
+// deficit beyond the call's input is fitted, by least squares, to the call's output and to the time
+// between the readings (others spend in proportion to it): the output's coefficient is what the
+// bucket counts of it. A `remaining` may be one answer late (then the reading is as of the call
+// before, 30 % of the family's draws), so the fit is kept both ways and the one that leaves the
+// smaller error is believed. The output is charged when its coefficient is at least 0.5 and it
+// explains at least half of what the time alone leaves: with a tenant taking 30-45 % of an
+// input-only bucket, the coefficient alone had read 1 for a few readings (the tenant's spend is
+// noise of the size of an output).
+
+import type { BudgetDimension } from './budget-reading'
+
+/** A call's reading of the input-token budget, and what the call was charged apart from it. */
+export interface CountedSample {
+  /** The call's place among the calls admitted (the readings come in this order). */
+  seq: number
+  sentAt: number
+  remaining: number
+  limit: number
+  /** The announced refill per ms. */
+  ratePerMs: number
+  /** The call's input and output tokens as its answer reported them (0 for a refused call). */
+  input: number
+  output: number
+}
+
+/** Pairs of readings needed before the output is charged. */
+export const COUNTED_MIN_SAMPLES = 6
+/** The share of the deficit the output must explain beyond what the time between readings does. */
+export const COUNTED_EXPLAINED = 0.5
+/** Weight of the sums' past (so a provider that changes what it counts is followed). */
+const DECAY = 0.95
+
+/** Learns whether an input-token budget also counts the output (pure: readings in, a share out). */
+export class CountedOutput {
+  #last: CountedSample | null = null
+  #before: CountedSample | null = null
+  // Per reading of `remaining` (as of its call, or one answer late), decayed sums for a least-
+  // squares fit of each deficit beyond the call's input by its output and the time since the
+  // reading before (what others spent in it).
+  readonly #fits = [new Fit(), new Fit()]
+  #samples = 0
+  #counts = false
+
+  /** The share of a call's output to charge to the input-token budget: 0 or 1. */
+  get outputShare(): number {
+    return this.#counts ? 1 : 0
+  }
+
+  /** A reading as of a call (in the order of the calls); a refused call's cost is nothing. */
+  read(s: CountedSample): void {
+    const last = this.#last
+    if (last && s.seq <= last.seq) return
+    const before = this.#before
+    const next = last && s.seq === last.seq + 1 && last.limit === s.limit
+    this.#before = next ? last : null
+    this.#last = s
+    if (!next || !last || !before) return
+    const gaps = [s.sentAt - last.sentAt, last.sentAt - before.sentAt]
+    const calls = [s, last]
+    for (const [lag, fit] of this.#fits.entries()) {
+      const gap = gaps[lag] as number
+      const call = calls[lag] as CountedSample
+      // The bucket refilled from the reading before, to its limit at most: what it lacks now is
+      // what was spent in between, this call's cost and what others spent.
+      const deficit = Math.min(s.limit, last.remaining + s.ratePerMs * gap) - s.remaining
+      fit.add(deficit - call.input, call.output, gap / 1000)
+    }
+    this.#samples++
+    if (this.#samples < COUNTED_MIN_SAMPLES) return
+    const [now, late] = this.#fits as [Fit, Fit]
+    const best = now.error() <= late.error() ? now : late
+    this.#counts = best.slope() >= 0.5 && best.explained() >= COUNTED_EXPLAINED
+  }
+}
+
+/** Decayed least squares of y on two regressors without intercept. */
+class Fit {
+  #xx = 0
+  #xz = 0
+  #zz = 0
+  #xy = 0
+  #zy = 0
+  #yy = 0
+
+  add(y: number, x: number, z: number): void {
+    this.#xx = DECAY * this.#xx + x * x
+    this.#xz = DECAY * this.#xz + x * z
+    this.#zz = DECAY * this.#zz + z * z
+    this.#xy = DECAY * this.#xy + x * y
+    this.#zy = DECAY * this.#zy + z * y
+    this.#yy = DECAY * this.#yy + y * y
+  }
+
+  #solve(): [number, number] {
+    const det = this.#xx * this.#zz - this.#xz * this.#xz
+    if (!(Math.abs(det) > 1e-9 * this.#xx * this.#zz)) {
+      return [this.#xx > 0 ? this.#xy / this.#xx : 0, 0]
+    }
+    return [
+      (this.#xy * this.#zz - this.#zy * this.#xz) / det,
+      (this.#zy * this.#xx - this.#xy * this.#xz) / det,
+    ]
+  }
+
+  /** The share of the output counted. */
+  slope(): number {
+    return this.#solve()[0]
+  }
+
+  /** The share of the misses of what others spent alone that the output explains. */
+  explained(): number {
+    const alone = this.#zz > 0 ? this.#yy - (this.#zy * this.#zy) / this.#zz : this.#yy
+    return alone > 0 ? 1 - this.error() / alone : 0
+  }
+
+  /** The sum of squared misses left by the fit. */
+  error(): number {
+    const [a, b] = this.#solve()
+    return this.#yy - a * this.#xy - b * this.#zy
+  }
+}
+
+/** A call's cost with `share` of its output charged to the input-token budget as well. */
+export function withCountedOutput<T extends Record<BudgetDimension, number>>(
+  cost: T,
+  share: number,
+): T {
+  if (share === 0) return cost
+  return { ...cost, 'input-tokens': cost['input-tokens'] + share * cost['output-tokens'] }
+}

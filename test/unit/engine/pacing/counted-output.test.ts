@@ -1,0 +1,200 @@
+// What an input-token budget counts, learned from its `remaining` on a fake clock: a provider
+// that counts the output in the bucket its `input-tokens` headers announce, and one that does not
+// (a tenant spending beside us, readings current or one answer late).
+import { describe, expect, it } from 'vitest'
+import { CountedOutput } from '../../../../src/main/engine/pacing/counted-output'
+import { RateBudget } from '../../../../src/main/engine/pacing/rate-budget'
+import { readBudgetHeaders } from '../../../../src/main/engine/pacing/budget-reading'
+import type { FakeClock } from '../../../helpers/clock'
+import { fakeClock } from '../../../helpers/clock'
+
+/** Deterministic draws in [0, 1). */
+function lcg(seed: number): () => number {
+  let s = seed >>> 0
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0
+    return s / 2 ** 32
+  }
+}
+
+/** Calls of 200-4000 input tokens (log-uniform) and 50-600 output. */
+function callOf(r: () => number): { input: number; output: number } {
+  return { input: Math.round(200 * 20 ** r()), output: Math.round(50 + 550 * r()) }
+}
+
+/**
+ * An Anthropic-style provider: `anthropic-ratelimit-input-tokens-*` over a bucket refilled at the
+ * limit a minute less a tenant's share, holding `burst` tokens, that counts each call's input and
+ * (`countsOutput`) its output. `late`: each answer carries the reading of the call before.
+ */
+class Provider {
+  minute: number
+  window: number
+  #at: number
+  #previous: Record<string, string> | null = null
+  constructor(
+    readonly limit: number,
+    readonly burst: number,
+    readonly o: { countsOutput: boolean; tenant: number; late: boolean },
+    private clock: FakeClock,
+  ) {
+    this.minute = limit
+    this.window = burst
+    this.#at = clock.now()
+  }
+  take(call: { input: number; output: number }): {
+    accepted: boolean
+    headers: Record<string, string>
+  } {
+    const now = this.clock.now()
+    const refill = ((this.limit * (1 - this.o.tenant)) / 60_000) * (now - this.#at)
+    this.#at = now
+    this.minute = Math.min(this.limit, this.minute + refill)
+    this.window = Math.min(this.burst, this.window + refill)
+    const cost = call.input + (this.o.countsOutput ? call.output : 0)
+    const accepted = this.window >= Math.min(cost, this.burst)
+    if (accepted) {
+      this.minute -= cost
+      this.window -= cost
+    }
+    const headers = {
+      'anthropic-ratelimit-input-tokens-limit': String(this.limit),
+      'anthropic-ratelimit-input-tokens-remaining': String(Math.max(0, Math.floor(this.minute))),
+      'anthropic-ratelimit-input-tokens-reset': new Date(now + 1000).toISOString(),
+    }
+    if (!this.o.late) return { accepted, headers }
+    const late = this.#previous ?? headers
+    this.#previous = headers
+    return { accepted, headers: late }
+  }
+}
+
+/** Feeds a learner readings of calls sent every `spacingMs`, each answered before the next. */
+function learn(
+  o: { countsOutput: boolean; tenant: number; late: boolean },
+  spacingMs: number,
+  seed = 7,
+) {
+  const clock = fakeClock()
+  const provider = new Provider(60_000, 60_000, o, clock)
+  const counted = new CountedOutput()
+  const r = lcg(seed)
+  const shares: number[] = []
+  for (let seq = 0; seq < 60; seq++) {
+    clock.advance(spacingMs)
+    const call = callOf(r)
+    const answer = provider.take(call)
+    const reading = readBudgetHeaders(answer.headers, clock.now())?.['input-tokens']
+    if (!reading) throw new Error('no reading')
+    counted.read({
+      seq,
+      sentAt: clock.now(),
+      remaining: reading.remaining,
+      limit: reading.limit,
+      ratePerMs: reading.limit / 60_000,
+      input: answer.accepted ? call.input : 0,
+      output: answer.accepted ? call.output : 0,
+    })
+    shares.push(counted.outputShare)
+  }
+  return shares
+}
+
+describe('CountedOutput: what an input-token budget counts', () => {
+  it('learns that the output is counted, from readings current or one answer late', () => {
+    // About 1,600 tokens a call every 1.5 s: about the limit of 60,000 a minute.
+    for (const late of [false, true]) {
+      const shares = learn({ countsOutput: true, tenant: 0, late }, 1500)
+      expect(shares.slice(0, 5)).toEqual([0, 0, 0, 0, 0])
+      expect(shares.slice(15)).toEqual(new Array(45).fill(1))
+    }
+  })
+
+  it('learns it later with a tenant spending beside us (its spend is noise of the size of an output)', () => {
+    for (const late of [false, true]) {
+      for (const tenant of [0.3, 0.45]) {
+        for (const seed of [1, 2, 3, 4]) {
+          const shares = learn({ countsOutput: true, tenant, late }, 1500, seed)
+          expect(shares.slice(35)).toEqual(new Array(25).fill(1))
+        }
+      }
+    }
+  })
+
+  it('does not charge the output where only the input is counted, a tenant spending beside us', () => {
+    for (const late of [false, true]) {
+      for (const tenant of [0, 0.3, 0.45]) {
+        for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
+          const shares = learn({ countsOutput: false, tenant, late }, 1500, seed)
+          expect(shares.every((s) => s === 0)).toBe(true)
+        }
+      }
+    }
+  })
+})
+
+describe('RateBudget: an input-token bucket that counts the output', () => {
+  it('paces the output too once learned: a bucket of about a call is used, not cut for', () => {
+    const clock = fakeClock()
+    // 60,000 tokens a minute, enforced per call (a bucket of 1,300 tokens), output counted.
+    const provider = new Provider(
+      60_000,
+      1300,
+      { countsOutput: true, tenant: 0, late: true },
+      clock,
+    )
+    const budget = new RateBudget()
+    const r = lcg(11)
+    const pending: { at: number; settle: () => void }[] = []
+    let refused = 0
+    let sent = 0
+    let served = 0
+    let next = callOf(r)
+    const estimate = () => ({ inputTokens: next.input, outputTokens: 600 })
+    const stop = clock.now() + 180_000
+    while (clock.now() < stop) {
+      while (pending.length > 0 && (pending[0]?.at ?? Infinity) <= clock.now()) {
+        pending.shift()?.settle()
+      }
+      const wait = pending.length >= 4 ? Infinity : budget.delayMs(clock.now(), estimate())
+      if (wait === 0) {
+        const call = next
+        const reservation = budget.reserve(clock.now(), estimate())
+        const answer = provider.take(call)
+        if (clock.now() >= stop - 120_000) {
+          sent++
+          if (!answer.accepted) refused++
+          else served += call.input + call.output
+        }
+        next = callOf(r)
+        pending.push({
+          at: clock.now() + 400,
+          settle: () => {
+            const now = clock.now()
+            budget.settle(now, reservation, {
+              refused: !answer.accepted,
+              headers: answer.headers,
+              ...(answer.accepted && {
+                usage: { inputTokens: call.input, outputTokens: call.output },
+              }),
+            })
+            // As partition-pacing.ts does: a refusal the headers do not explain is the pace's.
+            if (!answer.accepted) {
+              budget.refusedUnexplained(
+                reservation.sentAt,
+                now,
+                readBudgetHeaders(answer.headers, now),
+              )
+            }
+          },
+        })
+        continue
+      }
+      clock.advance(Math.max(1, Math.min(wait, (pending[0]?.at ?? Infinity) - clock.now())))
+    }
+    // Over the last two minutes (120,000 tokens of refill): paced on the input alone, each
+    // refusal cut the share that is ours and 86,291 were served (57 calls, 4 refused).
+    expect(served).toBeGreaterThan(0.8 * 120_000)
+    expect(refused / sent).toBeLessThan(0.07)
+  })
+})
