@@ -49,10 +49,6 @@ export class LatencyDrop {
    * (null: none); a refused probe's return to the level keeps what the level learned before.
    */
   reset(level: number, ceiling: number | null = null): void {
-    // A level left before its first window filled keeps what it saw, if that is a window at all.
-    if (this.#reference === null && this.#samples.length >= MIN_WINDOW) {
-      this.#keep(meanAndSd(this.#samples))
-    }
     this.#window = Math.max(MIN_WINDOW, Math.ceil(level))
     this.#reference = null
     this.#samples = []
