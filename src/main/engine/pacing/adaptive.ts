@@ -233,8 +233,8 @@ export class AdaptiveController implements ConcurrencyController {
       if (step === 0) return null
       return this.#set(Math.min(target, this.#limit + step), now, `recovery +${step}`, 'growth')
     }
-    if (!this.#probing && now < this.#nextProbeAt && sentAt >= this.#levelSince) {
-      if (this.#latencyDrop.observe(rtt)) this.#nextProbeAt = now
+    if (!this.#probing && sentAt >= this.#levelSince && this.#latencyDrop.observe(rtt)) {
+      this.#nextProbeAt = Math.min(now, this.#nextProbeAt)
     }
     if (this.#probing || now < this.#nextProbeAt || this.#ceiling > p.max) return null
     // Probe from a level that carried a full window: a refused probe then goes back to it, where
@@ -387,7 +387,7 @@ export class AdaptiveController implements ConcurrencyController {
     if (this.concurrency !== before) {
       this.#levelSince = now
       this.#levelWins = 0
-      this.#latencyDrop.reset(this.concurrency)
+      this.#latencyDrop.reset(this.concurrency, this.#ceiling)
     }
     return { partition: this.partition, ts: now, from, to, reason, cause }
   }
