@@ -335,8 +335,11 @@ export class Runner extends EventEmitter<RunnerEvents> {
           ? null
           : { text: finish.result }
     const status = finish.status
-    const ended = await persistEnd(this.#ctx, active, () =>
-      this.#o.queue.finishTask(task.id, this.#o.workerId, status, result, finish.error),
+    const ended = await persistEnd(
+      this.#ctx,
+      active,
+      () => this.#o.queue.finishTask(task.id, this.#o.workerId, status, result, finish.error),
+      finish.record,
     )
     if (ended) this.emit('task', { taskId: task.id, batchId: task.batchId, status })
   }

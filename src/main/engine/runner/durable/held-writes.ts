@@ -84,9 +84,30 @@ async function persistAgain<T>(
  * A task's end, kept until written: a task whose end is lost would run again and find its own
  * result. False when stopped with the disk still full: the task stays running until its lease
  * runs out, and the next run finds its result (claim.ts reuse) without paying or counting a reuse.
+ * `row`, the ledger row the end brings (a reuse's), goes in the same write: a transaction rolled
+ * back takes both and the retry writes both. Written apart, the rollback took the row alone and
+ * the task still ended reused, with no reuse on the ledger.
  */
-export function persistEnd(ctx: RunContext, active: Active, end: () => boolean): Promise<boolean> {
-  return persistPaid(ctx, active, end, { costMicros: null, counts: false }).catch((err) => {
+export function persistEnd(
+  ctx: RunContext,
+  active: Active,
+  end: () => boolean,
+  row?: () => void,
+): Promise<boolean> {
+  const { writes } = ctx.o
+  // A try whose end failed after its row went in (SQLite rolled back the end's statement alone)
+  // leaves the row in its transaction: written again only if that transaction was lost.
+  let rowIn: number | undefined
+  const write = !row
+    ? end
+    : () => {
+        if (rowIn === undefined || writes.lost?.(rowIn) !== false) {
+          row()
+          rowIn = writes.generation
+        }
+        return end()
+      }
+  return persistPaid(ctx, active, write, { costMicros: null, counts: false }).catch((err) => {
     if (err instanceof StopSignal) return false
     throw err
   })
