@@ -69,7 +69,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
     }
     options.scheduler.on('limit', () => this.pump())
     // Picks wait while the database cannot take writes (write-failures.ts), and resume with it.
-    this.#giveBacks = new GiveBacks(this.#o.writes.health, (m) => this.emit('warning', m))
+    this.#giveBacks = new GiveBacks(this.#o.writes, (m) => this.emit('warning', m))
     this.#o.writes.health?.on('resumed', () => {
       this.#giveBacks.retry()
       this.pump()
