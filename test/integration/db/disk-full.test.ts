@@ -24,7 +24,12 @@ const RUN = ['--provider', 'openai-compatible', '--model', 'm', '--json']
 const FREE = '1000000000'
 const PAGE_LIMIT = resolve(__dirname, '../../helpers/page-limit.cjs')
 
-async function setUp(latencyMs: number, agents = true) {
+/**
+ * `agents`: every sixth distinct task a 2-step one; `allAgents`: every one, each followed in the
+ * file by its duplicates (the full disk then often falls between a task's steps, or between a
+ * waiting duplicate's reuse and its end).
+ */
+async function setUp(latencyMs: number, agents = true, allAgents = false) {
   const server = await fakeVendor({ latencyMs, usage: variedUsage })
   const dir = tempDir('pacer-diskfull-')
   const db = join(dir, 'pacer.db')
@@ -37,10 +42,16 @@ async function setUp(latencyMs: number, agents = true) {
   const distinct = Array.from({ length: 60 }, (_, i) => ({
     type: 'summarize',
     payload: { prompt: `disk full task ${i}: ${'words '.repeat(40)}` },
-    ...(agents && i % 6 === 0 ? { steps: 2 } : {}),
+    ...(allAgents || (agents && i % 6 === 0) ? { steps: 2 } : {}),
   }))
-  const dupes = Array.from({ length: 30 }, (_, j) => ({ ...distinct[(j * 7) % 60]! }))
-  const file = writeJsonl(dir, 'batch.jsonl', shuffle([...distinct, ...dupes], 3))
+  const dupeOf = (j: number) => (j * 7) % 60
+  const dupes = Array.from({ length: 30 }, (_, j) => ({ ...distinct[dupeOf(j)]! }))
+  const adjacent = distinct.flatMap((t, i) => [t, ...dupes.filter((_, j) => dupeOf(j) === i)])
+  const file = writeJsonl(
+    dir,
+    'batch.jsonl',
+    allAgents ? adjacent : shuffle([...distinct, ...dupes], 3),
+  )
   const env = {
     PACER_TEST_PAGE_LIMIT_FILE: limit,
     NODE_OPTIONS:
@@ -136,6 +147,34 @@ describe.skipIf(process.platform !== 'linux')('pacer run with a full disk', () =
       { status: 'reused', n: 30 },
       { status: 'succeeded', n: 60 },
     ])
+  }, 90_000)
+
+  it('counts each execution and each reuse once when the disk fills between steps and reuses', async () => {
+    // Without the fixes: a step's journal intent lost to the full disk gave the claim back between
+    // paid steps and a duplicate ran the rest (executed 61 / reused 29); a reuse's ledger row was
+    // written apart from its task's end and a rolled-back write took it (reused 29); a claim lost
+    // to a rollback left its epoch to be handed out again, its holder released the next owner's
+    // claim and a third task sent the first call again (duplicates 1, reused 29).
+    const { server, db, limit, file, env, distinct } = await setUp(120, true, true)
+    const run = startPacer(['run', file, '--db', db, ...RUN], env)
+    await until(() => server.answers.length >= 10)
+    writeFileSync(limit, '1')
+    await until(() => BLOCKED.test(run.output().stderr))
+    await until(() => server.open === 0)
+    // Full for a while (the scenario's length, not a wait for a result): the waiting duplicates'
+    // reuses and ends meet it, not only the calls.
+    await new Promise((r) => setTimeout(r, 4000))
+    writeFileSync(limit, FREE)
+    const end = await run.done
+    expect(end.code, end.stderr).toBe(0)
+    const summary = JSON.parse(end.stdout) as RunSummary
+    expect(summary).toMatchObject({ tasks: 90, distinct: 60, executed: 60, reused: 30 })
+    expect(summary).toMatchObject({ failed: 0, duplicates: 0, wastedUsd: 0, queued: 0 })
+    expect(executionsOf(server, distinct)).toEqual(distinct.map(() => 1))
+    const ledger = ledgerOf(db)
+    expect(ledger).toMatchObject({ billedTwice: 0, selfReused: 0 })
+    expect(ledger.outcomes).toMatchObject({ executed: 120, reused: 30 })
+    expect(ledger.outcomes['duplicate']).toBeUndefined()
   }, 90_000)
 
   it.each(['SIGINT', 'SIGTERM'] as const)(

@@ -30,6 +30,8 @@ export const CLAIM_SQL = {
   takeOver: `
     UPDATE fingerprints SET owner = ?, epoch = epoch + 1, lease_until = ?, claimed_at = ?
     WHERE fp = ? AND state = 'running' AND epoch = ? AND lease_until < ?`,
+  // A claim just made whose epoch a rolled-back transaction had handed out (lost-epochs.ts).
+  raiseEpoch: `UPDATE fingerprints SET epoch = ? WHERE fp = ? AND epoch = ? AND state = 'running'`,
   renew: `UPDATE fingerprints SET lease_until = ? WHERE fp = ? AND epoch = ? AND state = 'running'`,
   insertResult: 'INSERT INTO results(body) VALUES (?)',
   dropResult: 'DELETE FROM results WHERE id = ?',

@@ -3,6 +3,7 @@ import type Database from 'better-sqlite3'
 import { CLAIM_SQL } from './claims-sql'
 import { waitForClaim, type WaitStep } from './wait'
 import { fpKey } from '../db/codes'
+import { lostEpochsOf, type LostEpochs } from './lost-epochs'
 import { directWrites, type WriteScope } from '../db/step-writes'
 import {
   systemClock,
@@ -94,6 +95,8 @@ export class SqliteClaimStore implements ClaimStore {
   readonly #reclaim: Database.Statement<[string, number, number, Key, number, ClaimState]>
   readonly #takeOver: Database.Statement<[string, number, number, Key, number, number]>
   readonly #renew: Database.Statement<[number, Key, number]>
+  readonly #raiseEpoch: Database.Statement<[number, Key, number]>
+  readonly #lostEpochs: LostEpochs
   readonly #complete: CompleteFn
   readonly #release: Database.Statement<[number, Key, number]>
   readonly #forgetFailure: Database.Statement<[Key]>
@@ -125,6 +128,8 @@ export class SqliteClaimStore implements ClaimStore {
     this.#reclaim = db.prepare(CLAIM_SQL.reclaim)
     this.#takeOver = db.prepare(CLAIM_SQL.takeOver)
     this.#renew = db.prepare(CLAIM_SQL.renew)
+    this.#raiseEpoch = db.prepare(CLAIM_SQL.raiseEpoch)
+    this.#lostEpochs = lostEpochsOf(db, writes)
     const insertResult = db.prepare<[string]>(CLAIM_SQL.insertResult)
     const complete = db.prepare(CLAIM_SQL.complete)
     const dropResult = db.prepare<[number]>(CLAIM_SQL.dropResult)
@@ -161,7 +166,20 @@ export class SqliteClaimStore implements ClaimStore {
   /** Atomic insert-or-ignore claim; on conflict reports the completed result or the busy owner. */
   claim(fp: string, owner: string, leaseMs: number): ClaimAttempt {
     checkMs('leaseMs', leaseMs, 1)
-    return this.#writes.run(() => this.#claim(fpKey(fp), fp, owner, leaseMs))
+    const key = fpKey(fp)
+    return this.#writes.run(() => {
+      const attempt = this.#claim(key, fp, owner, leaseMs)
+      return attempt.kind === 'owned' ? this.#fence(fp, key, attempt) : attempt
+    })
+  }
+
+  /** An owned claim's epoch, raised above any a rolled-back transaction took (lost-epochs.ts). */
+  #fence<T extends { epoch: number }>(fp: string, key: Key, owned: T): T {
+    const above = this.#lostEpochs.above(fp, owned.epoch)
+    if (above !== undefined) this.#raiseEpoch.run(above, key, owned.epoch)
+    const fenced = above === undefined ? owned : { ...owned, epoch: above }
+    this.#lostEpochs.handedOut(fp, fenced.epoch)
+    return fenced
   }
 
   #claim(key: Key, fp: string, owner: string, leaseMs: number): ClaimAttempt {
@@ -315,7 +333,10 @@ export class SqliteClaimStore implements ClaimStore {
       }
       assertRunning(fp, row)
       if (row.lease_until >= now) return { kind: 'pending', leaseUntil: row.lease_until }
-      const taken = this.#writes.run(() => this.#tryTakeOver(key, owner, leaseMs, row, now))
+      const taken = this.#writes.run(() => {
+        const owned = this.#tryTakeOver(key, owner, leaseMs, row, now)
+        return owned && this.#fence(fp, key, owned)
+      })
       if (taken) return taken
     }
     throw new Error(`wait on ${fp} lost ${MAX_CAS_ROUNDS} compare-and-set rounds in a row`)

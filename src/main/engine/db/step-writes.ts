@@ -18,6 +18,8 @@ export interface WriteScope {
   commit(): void
   /** Whether the database takes writes (the engine's scope has one; plain writes do not). */
   readonly health?: WriteHealth
+  /** Whether transaction number `generation` was lost to a rollback (the last 1024 are known). */
+  lost?(generation: number): boolean
   /** Hears of writes lost to a rollback (what was learnt from them must be forgotten). */
   onRollback?(listener: () => void): void
   /** Runs `hook` inside every transaction of the scope, just before it commits. */
@@ -113,6 +115,8 @@ export class StepWrites implements WriteScope {
   #generation = 0
   /** The last transaction lost to a rollback or a failed commit. */
   #lastLost = -1
+  /** The numbers of the last transactions lost, oldest first. */
+  readonly #lostOnes = new Set<number>()
 
   constructor(db: Database.Database, opts: StepWritesOptions) {
     this.#db = db
@@ -204,6 +208,10 @@ export class StepWrites implements WriteScope {
     for (const w of waiters) w.resolve()
   }
 
+  lost(generation: number): boolean {
+    return this.#lostOnes.has(generation)
+  }
+
   onRollback(listener: () => void): void {
     this.#rollbackListeners.push(listener)
   }
@@ -274,6 +282,10 @@ export class StepWrites implements WriteScope {
 
   #rolledBack(err: LostWrites, waiters: { reject: (err: Error) => void }[]): void {
     this.#lastLost = this.#generation
+    this.#lostOnes.add(this.#generation)
+    // Asked about the transaction of a writer's previous try, one look at the disk before (5 s at
+    // most): far fewer are lost in between.
+    if (this.#lostOnes.size > 1024) this.#lostOnes.delete(this.#lostOnes.values().next().value!)
     this.health?.fail(err)
     for (const listener of this.#rollbackListeners) listener()
     for (const w of waiters) w.reject(err)

@@ -65,26 +65,29 @@ export function reuse(
       ? { status: 'failed', result: null, error: safeError(stored.result) }
       : { status: 'succeeded', result: stored.result, error: null, resultRef: stored.ref }
   }
-  if (!fenced) {
-    ledger.record({
-      ...ledgerRow(ctx.o, task, 0, stored.epoch),
-      usage: ZERO_USAGE,
-      outcome: 'reused',
-      latencyMs: null,
-      status: null,
-      // What the execution behind the result cost, as its claim stored it (null: unknown).
-      savedMicros: stored.costMicros ?? null,
-    })
-  }
+  // The reuse's ledger row is written with the task's end, in one write (Finish.record).
+  const record = fenced
+    ? undefined
+    : () =>
+        ledger.record({
+          ...ledgerRow(ctx.o, task, 0, stored.epoch),
+          usage: ZERO_USAGE,
+          outcome: 'reused',
+          latencyMs: null,
+          status: null,
+          // What the execution behind the result cost, as its claim stored it (null: unknown).
+          savedMicros: stored.costMicros ?? null,
+        })
   if (stored.status === 'failed') {
     const error = safeError(stored.result)
-    return { status: 'failed', result: null, error: `same task failed before: ${error}` }
+    return { status: 'failed', result: null, error: `same task failed before: ${error}`, record }
   }
   return {
     status: fenced ? 'succeeded' : 'reused',
     result: stored.result,
     error: null,
     resultRef: stored.ref,
+    record,
   }
 }
 

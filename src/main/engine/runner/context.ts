@@ -16,6 +16,12 @@ export type Finish =
        * whether it ended (false: it was no longer this worker's task, as finishTask says).
        */
       ended?: boolean
+      /**
+       * The ledger row this end brings (a reuse's), written in the same write as the task's end
+       * (persistEnd): a rollback (a full disk) that takes the row takes the end too, and the end's
+       * retry writes both.
+       */
+      record?: () => void
     }
   | { status: 'requeue'; error: string | null }
 

@@ -69,7 +69,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
     }
     options.scheduler.on('limit', () => this.pump())
     // Picks wait while the database cannot take writes (write-failures.ts), and resume with it.
-    this.#giveBacks = new GiveBacks(this.#o.writes.health, (m) => this.emit('warning', m))
+    this.#giveBacks = new GiveBacks(this.#o.writes, (m) => this.emit('warning', m))
     this.#o.writes.health?.on('resumed', () => {
       this.#giveBacks.retry()
       this.pump()
@@ -335,8 +335,11 @@ export class Runner extends EventEmitter<RunnerEvents> {
           ? null
           : { text: finish.result }
     const status = finish.status
-    const ended = await persistEnd(this.#ctx, active, () =>
-      this.#o.queue.finishTask(task.id, this.#o.workerId, status, result, finish.error),
+    const ended = await persistEnd(
+      this.#ctx,
+      active,
+      () => this.#o.queue.finishTask(task.id, this.#o.workerId, status, result, finish.error),
+      finish.record,
     )
     if (ended) this.emit('task', { taskId: task.id, batchId: task.batchId, status })
   }

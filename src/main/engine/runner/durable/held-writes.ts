@@ -2,7 +2,7 @@
 // and its task's end. With the disk full they are kept in memory and written again when there is
 // room; what the run could not write by the time it stops is counted as lost (WriteHealth.held).
 import type { WriteScope } from '../../db/step-writes'
-import type { Held, WriteHealth } from '../../db/write-failures'
+import type { Held } from '../../db/write-failures'
 import { isWriteFailure } from '../../db/write-failures'
 import { StopSignal, type Active, type RunContext } from '../context'
 import { busyWaitMs, isBusy } from '../retry'
@@ -84,9 +84,30 @@ async function persistAgain<T>(
  * A task's end, kept until written: a task whose end is lost would run again and find its own
  * result. False when stopped with the disk still full: the task stays running until its lease
  * runs out, and the next run finds its result (claim.ts reuse) without paying or counting a reuse.
+ * `row`, the ledger row the end brings (a reuse's), goes in the same write: a transaction rolled
+ * back takes both and the retry writes both. Written apart, the rollback took the row alone and
+ * the task still ended reused, with no reuse on the ledger.
  */
-export function persistEnd(ctx: RunContext, active: Active, end: () => boolean): Promise<boolean> {
-  return persistPaid(ctx, active, end, { costMicros: null, counts: false }).catch((err) => {
+export function persistEnd(
+  ctx: RunContext,
+  active: Active,
+  end: () => boolean,
+  row?: () => void,
+): Promise<boolean> {
+  const { writes } = ctx.o
+  // A try whose end failed after its row went in (SQLite rolled back the end's statement alone)
+  // leaves the row in its transaction: written again only if that transaction was lost.
+  let rowIn: number | undefined
+  const write = !row
+    ? end
+    : () => {
+        if (rowIn === undefined || writes.lost?.(rowIn) !== false) {
+          row()
+          rowIn = writes.generation
+        }
+        return end()
+      }
+  return persistPaid(ctx, active, write, { costMicros: null, counts: false }).catch((err) => {
     if (err instanceof StopSignal) return false
     throw err
   })
@@ -167,28 +188,48 @@ export async function sendGate(writes: WriteScope, active: Active): Promise<void
 
 /**
  * Claim releases and requeues: tried at once, and again once the database takes writes if the
- * disk is full, or the other workers would wait a whole lease for them.
+ * disk is full, or the other workers would wait a whole lease for them. One that went in and was
+ * then rolled back with its transaction (a later write of it met the full disk) is tried again
+ * too: lost, it left the claim running and its duplicates waited out the lease (30 s).
  */
 export class GiveBacks {
-  readonly #health: WriteHealth | undefined
+  readonly #writes: WriteScope
   readonly #warn: (message: string) => void
   #pending: (() => void)[] = []
+  /** Written in the scope's open transaction (number #openIn): a rollback would take them. */
+  #open: (() => void)[] = []
+  #openIn: number | undefined = undefined
 
-  constructor(health: WriteHealth | undefined, warn: (message: string) => void) {
-    this.#health = health
+  constructor(writes: WriteScope, warn: (message: string) => void) {
+    this.#writes = writes
     this.#warn = warn
+    // The scope still numbers the lost transaction when it says so.
+    writes.onRollback?.(() => {
+      if (writes.generation === this.#openIn) this.#pending.push(...this.#open)
+      this.#open = []
+    })
   }
 
   run(write: () => void): void {
     try {
       write()
     } catch (err) {
-      if (!this.#health?.fail(err)) {
+      if (!this.#writes.health?.fail(err)) {
         this.#warn(`giving a task back failed: ${(err as Error).message}`)
         return
       }
       this.#pending.push(write)
+      return
     }
+    const generation = this.#writes.generation
+    // Plain writes (no scope) commit each statement: nothing is rolled back behind our back.
+    if (generation === undefined) return
+    // Another transaction since: the previous one committed (a rollback would have said so).
+    if (generation !== this.#openIn) {
+      this.#open = []
+      this.#openIn = generation
+    }
+    this.#open.push(write)
   }
 
   /** The database takes writes again: what waited is tried once more. */
