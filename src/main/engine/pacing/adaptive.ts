@@ -14,6 +14,7 @@ import { announcedCeiling, announcedNeed, type AnnouncedRate } from './announced
 import { probeWaitMs } from './probe-wait'
 import { ServedLevel } from './served-cut'
 import { CapEdge } from './cap-edge'
+import { QuietStretch } from './quiet-stretch'
 
 /** Weight of a new round trip in the smoothed one (TCP: 1/8). */
 const RTT_WEIGHT = 0.125
@@ -66,20 +67,18 @@ export interface AdaptiveMemory {
  * - Successes of calls sent before the cut do not grow the limit (fast recovery counts only the
  *   new window), and growth needs the limit in use: in-flight within one of it.
  * - Where throttles happened is remembered (the ceiling): the limit recovers quickly to just below
- *   it, holds until that level carried a full window, and probes the ceiling 40 calls' worth of
- *   round trips after the cut (40 / ceiling, within 2 to 5: CUBIC's time since the cut, not a
- *   fixed cooldown; never later than cooldownMs), doubling the wait per refused probe up to 40
- *   round trips. A refused probe (429 or 503/529) returns to the level that held instead of
- *   cutting: the probe was the only call above it. A throttle at or below that level means the capacity dropped: it is cut
- *   and forgotten. A probe that carries a full window means the capacity rose: growth resumes,
- *   at 1 per used success up to twice the probed level, then at `increase`.
+ *   it, holds until that level carried a full window, and probes the ceiling after a wait in
+ *   round trips (probe-wait.ts), doubling per refused probe. A refused probe (429 or 503/529)
+ *   returns to the level that held: the probe was the only call above it. A throttle at or below
+ *   that level means the capacity dropped: it is cut and forgotten. A probe that carries a full
+ *   window means the capacity rose: growth resumes (probe-regrowth.ts).
  * - A refused call frees no slot (refused-slot.ts); answers markedly faster at a held level bring
  *   the probe forward (latency-drop.ts); a probe that carried a full window regrows at slow
  *   start's pace to twice its level (probe-regrowth.ts); the first window after a cut, answered
  *   in one instant, opens its own slots and one more (first-window.ts); the rest of a refused
  *   probe's window says the probe's level, not a fall (probe-window.ts); after a quiet stretch,
- *   an overshoot is cut no lower than one call under the most served (served-cut.ts), and the
- *   refusals that cut answers pause nothing (cap-edge.ts).
+ *   an overshoot is cut no lower than one call under the most served (served-cut.ts; a refused
+ *   probe does not end the stretch, quiet-stretch.ts), and its refusals pause nothing (cap-edge.ts).
  * - 429 (own quota) and 503/529 (provider overloaded, cut the whole way) move the ceiling;
  *   timeouts (weak evidence) cut half as deep without teaching one; near_limit holds; other
  *   errors never move the limit.
@@ -111,6 +110,7 @@ export class AdaptiveController implements ConcurrencyController {
   readonly #firstWindow = new FirstWindowGrowth()
   // The most calls out when a call sent since the last cut was served: an overshoot's floor.
   readonly #served = new ServedLevel()
+  readonly #quiet = new QuietStretch() // the served cut's: a refused probe does not end it
   // The last cut, when it was an overshoot's cut to what was served: its burst pauses nothing.
   readonly #capEdge = new CapEdge()
   // What an announced budget admits: the ceiling rises to what it needs in flight.
@@ -195,6 +195,7 @@ export class AdaptiveController implements ConcurrencyController {
       this.#nextProbeAt = Number.NEGATIVE_INFINITY
       this.#probing = false
       this.#lastCutAt = now
+      this.#quiet.cut(now, false)
     }
     return this.#set(next.limit, now, 'operator', 'operator')
   }
@@ -268,8 +269,10 @@ export class AdaptiveController implements ConcurrencyController {
     // where the calls were, not where the limit was.
     const refusedAt = Math.max(p.min, Math.min(level, inflight))
     const wasProbing = this.#probing
+    const aboveHeld = refusedAt > this.#held && this.#held >= p.min
     // What was served counts calls in flight as the partition saw them: never above the ceiling.
-    const served = Math.min(p.max, this.#served.cut(now, this.#lastCutAt, this.#srtt))
+    const served = Math.min(p.max, this.#served.cut(now, this.#quiet.since, this.#srtt))
+    this.#quiet.cut(now, wasProbing && aboveHeld && outcome !== 'timeout')
     this.#slowStart = false
     this.#probing = false
     this.#lastCutAt = now
@@ -283,7 +286,7 @@ export class AdaptiveController implements ConcurrencyController {
       const factor = (1 + p.decrease) / 2
       to = this.#limit * factor
       reason = `timeout x${factor}`
-    } else if (refusedAt > this.#held && this.#held >= p.min) {
+    } else if (aboveHeld) {
       if (wasProbing) this.#refusedProbes++
       this.#ceiling = refusedAt
       // An overloaded provider (503/529) is cut the whole way; a quota (429), or a refused probe
@@ -316,6 +319,7 @@ export class AdaptiveController implements ConcurrencyController {
   /** The capacity fell: what held no longer does, and refused probes above it say nothing. */
   #forgetHeld(): void {
     this.#held = 0
+    this.#quiet.fell(this.#lastCutAt)
     if (this.#refusedProbes === 0) return
     this.#refusedProbes = 0
     this.#nextProbeAt = this.#lastCutAt + this.#probeWaitMs()
@@ -349,6 +353,7 @@ export class AdaptiveController implements ConcurrencyController {
         srtt: this.#srtt,
         servedMost: served.most,
         servedLastAt: finiteOrNull(served.lastAt),
+        quietSince: finiteOrNull(this.#quiet.since),
       },
     }
   }
@@ -375,6 +380,7 @@ export class AdaptiveController implements ConcurrencyController {
     this.#fastUntil = numberOr(m, 'fastUntil', 0)
     const servedAt = numberOr(m, 'servedLastAt', Number.NEGATIVE_INFINITY)
     this.#served.restore(numberOr(m, 'servedMost', 0), servedAt)
+    this.#quiet.restore(numberOr(m, 'quietSince', this.#lastCutAt))
     const srtt = m['srtt']
     if (typeof srtt === 'number' && Number.isFinite(srtt) && srtt > 0) this.#srtt = srtt
   }

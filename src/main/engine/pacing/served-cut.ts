@@ -26,13 +26,14 @@ export class ServedLevel {
   }
 
   /**
-   * At a new cut: the lowest the limit goes (0: no floor), counting from afresh. `lastCutAt`
-   * is the previous cut, `srtt` the smoothed round trip.
+   * At a new cut: the lowest the limit goes (0: no floor), counting from afresh. `quietSince`
+   * is when the quiet stretch began (the last cut but a refused probe, quiet-stretch.ts), `srtt`
+   * the smoothed round trip.
    */
-  cut(now: number, lastCutAt: number, srtt: number | null): number {
+  cut(now: number, quietSince: number, srtt: number | null): number {
     const most = this.#most
     this.#most = 0
-    if (srtt === null || now - lastCutAt < SERVED_QUIET_RTTS * srtt) return 0
+    if (srtt === null || now - quietSince < SERVED_QUIET_RTTS * srtt) return 0
     return Math.max(0, most - 1)
   }
 
