@@ -287,15 +287,21 @@ export class RateBudget {
     for (const dim of BUDGET_DIMENSIONS) {
       const r = reading[dim]
       if (!r) continue
-      const before = this.#dims.get(dim)?.limit ?? null
+      const old = this.#dims.get(dim)
+      const before = old?.limit ?? null
       if (before !== r.limit) changes.push({ dimension: dim, from: before, to: r.limit })
       const ratePerMs = refillRate(r, now, this.#windowMs)
       const refilled = Math.min(r.limit, r.remaining + ratePerMs * (now - reservation.sentAt))
       const admittedSince = this.#spent[dim] - reservation.spentAfter[dim]
-      const old = this.#dims.get(dim)
       const level = refilled - admittedSince
       const predicted = old && old.limit === r.limit ? this.#level(old, now) : null
-      this.#dims.set(dim, { limit: r.limit, ratePerMs, level, at: now })
+      if (old) {
+        // In place: this runs on every answer.
+        old.limit = r.limit
+        old.ratePerMs = ratePerMs
+        old.level = level
+        old.at = now
+      } else this.#dims.set(dim, { limit: r.limit, ratePerMs, level, at: now })
       // What we had spent up to this call as the provider counted it.
       const spent = reservation.pacedAfter[dim] + this.#settledFix[dim]
       this.#window.read(dim, r, {
