@@ -1,4 +1,4 @@
-import { CountedOutput, withCountedOutput } from './counted-output'
+import { CountedOutput } from './counted-output'
 import { EnforcedWindow } from './enforced-window'
 import { INITIAL_BURST_MS, SendPace, type PaceView } from './send-pace'
 import type {
@@ -349,11 +349,10 @@ export class RateBudget {
 
   /** A call's cost for the pace: the output at what answers turned out to use of the estimate. */
   #paceCost(estimate: CallEstimate): Record<BudgetDimension, number> {
-    const cost = costOf({
+    return this.#counted.costOf({
       inputTokens: (estimate.inputTokens ?? 0) * this.#ratio,
       outputTokens: (estimate.outputTokens ?? 0) * this.#outputRatio,
     })
-    return withCountedOutput(cost, this.#counted.outputShare)
   }
 
   #learn(reservation: Reservation, usage: CallUsage): void {
@@ -370,7 +369,7 @@ export class RateBudget {
 
   /** What a call cost per dimension as its answer reported it, as the provider counts it. */
   usageCost(usage: CallUsage): Record<BudgetDimension, number> {
-    return withCountedOutput(costOf(usage), this.#counted.outputShare)
+    return this.#counted.costOf(usage)
   }
 
   /** What a call of this estimate is charged per dimension (the input estimate calibrated). */
@@ -379,11 +378,10 @@ export class RateBudget {
   }
 
   #costOf(estimate: CallEstimate): Record<BudgetDimension, number> {
-    const cost = costOf({
+    return this.#counted.costOf({
       inputTokens: (estimate.inputTokens ?? 0) * this.#ratio,
       outputTokens: estimate.outputTokens ?? 0,
     })
-    return withCountedOutput(cost, this.#counted.outputShare)
   }
 
   #level(state: DimensionState, now: number): number {

@@ -19,7 +19,6 @@ import type { BudgetDimension } from './budget-reading'
 import {
   SINGLE_CALL_MARGIN,
   SINGLE_CALL_TOKENS,
-  INITIAL_BURST_MS,
   OTHERS_WEIGHT,
   MIN_SPAN_MS,
   MIN_SPAN_UNITS,
@@ -32,7 +31,8 @@ import {
   SCALE_REGROWTH_CALLS,
 } from './send-pace-settings'
 
-export { INITIAL_BURST_MS } from './send-pace-settings'
+/** The burst the pace allows until a refusal says the window is shorter: the announced window. */
+export const INITIAL_BURST_MS = 60_000
 
 const UNLEARNED: SendLearned = Object.freeze({
   burstMs: INITIAL_BURST_MS,
@@ -201,12 +201,12 @@ export class SendPace {
     const prev = lane.reading
     if (prev && prev.limit !== limit) lane.samples = 0
     const span = prev ? at - prev.at : 0
-    const units = lane.tokens ? MIN_SPAN_CALLS * lane.meanCost : MIN_SPAN_UNITS
     if (
       prev &&
       prev.limit === limit &&
       span >= MIN_SPAN_MS &&
-      lane.ratePerMs * span >= Math.max(MIN_SPAN_UNITS, units)
+      lane.ratePerMs * span >=
+        Math.max(MIN_SPAN_UNITS, lane.tokens ? MIN_SPAN_CALLS * lane.meanCost : MIN_SPAN_UNITS)
     ) {
       const expected = prev.remaining + lane.ratePerMs * span - (spent - prev.spent)
       if (expected < limit * 0.9 && remaining < limit * 0.9) {
