@@ -82,32 +82,41 @@ export function readBudgetHeaders(
     fields[known.field] = value
   }
   if (!raw) return undefined
-  const openaiReset = (text: string) => {
-    const ms = parseDuration(text)
-    return ms === undefined ? undefined : now + ms
-  }
+  // No closure per answer (the CLI's bundle keeps every function's name, a cost per closure).
   const reading: BudgetReading = {}
-  BUDGET_DIMENSIONS.forEach((dim, d) => {
-    const found = toReading(raw[2 * d], openaiReset) ?? toReading(raw[2 * d + 1], parseRfc3339)
-    if (found) reading[dim] = found
-  })
+  let any = false
+  for (let d = 0; d < BUDGET_DIMENSIONS.length; d++) {
+    const found =
+      toReading(raw[2 * d], now, openaiResetAt) ?? toReading(raw[2 * d + 1], now, parseRfc3339)
+    if (found) {
+      reading[BUDGET_DIMENSIONS[d] as BudgetDimension] = found
+      any = true
+    }
+  }
   // Anthropic's `tokens-*` repeats the most restrictive of input and output: pacing it as well
   // would charge input plus output against whichever of the two it happens to be.
   if (reading['input-tokens'] || reading['output-tokens']) delete reading.tokens
-  return Object.keys(reading).length > 0 ? reading : undefined
+  return any ? reading : undefined
+}
+
+/** OpenAI's resets are durations from the answer (Go's `6m0s`); Anthropic's are instants. */
+function openaiResetAt(text: string, now: number): number | undefined {
+  const ms = parseDuration(text)
+  return ms === undefined ? undefined : now + ms
 }
 
 function toReading(
   raw: Raw | undefined,
-  parseReset: (text: string) => number | undefined,
+  now: number,
+  resetAt: (text: string, now: number) => number | undefined,
 ): DimensionReading | undefined {
   if (!raw || raw.limit === undefined || raw.remaining === undefined) return undefined
   const limit = parseNumber(raw.limit)
   const remaining = parseNumber(raw.remaining)
   if (limit === undefined || remaining === undefined || !(limit > 0)) return undefined
-  const resetAt = raw.reset === undefined ? undefined : parseReset(raw.reset)
+  const at = raw.reset === undefined ? undefined : resetAt(raw.reset, now)
   const reading: DimensionReading = { limit, remaining: Math.min(remaining, limit) }
-  if (resetAt !== undefined) reading.resetAt = resetAt
+  if (at !== undefined) reading.resetAt = at
   return reading
 }
 

@@ -16,7 +16,8 @@
 // input-only bucket, the coefficient alone had read 1 for a few readings (the tenant's spend is
 // noise of the size of an output).
 
-import type { BudgetDimension } from './budget-reading'
+import type { BudgetDimension, CallEstimate, CallUsage } from './budget-reading'
+import { costOf } from './budget-reading'
 
 /** A call's reading of the input-token budget, and what the call was charged apart from it. */
 export interface CountedSample {
@@ -53,6 +54,11 @@ export class CountedOutput {
   /** The share of a call's output to charge to the input-token budget: 0 or 1. */
   get outputShare(): number {
     return this.#counts ? 1 : 0
+  }
+
+  /** A call's cost per dimension (budget-reading.ts), with its output where the budget counts it. */
+  costOf(call: CallEstimate | CallUsage, requests = 1): Record<BudgetDimension, number> {
+    return withCountedOutput(costOf(call, requests), this.outputShare)
   }
 
   /** A reading as of a call (in the order of the calls); a refused call's cost is nothing. */
@@ -130,10 +136,7 @@ class Fit {
 }
 
 /** A call's cost with `share` of its output charged to the input-token budget as well. */
-export function withCountedOutput<T extends Record<BudgetDimension, number>>(
-  cost: T,
-  share: number,
-): T {
+function withCountedOutput<T extends Record<BudgetDimension, number>>(cost: T, share: number): T {
   if (share === 0) return cost
   return { ...cost, 'input-tokens': cost['input-tokens'] + share * cost['output-tokens'] }
 }

@@ -1,4 +1,4 @@
-import { CountedOutput, withCountedOutput } from './counted-output'
+import { CountedOutput } from './counted-output'
 import { EnforcedWindow } from './enforced-window'
 import { INITIAL_BURST_MS, SendPace, type PaceView } from './send-pace'
 import type {
@@ -12,6 +12,8 @@ import type {
 import { BUDGET_DIMENSIONS, costOf, readBudgetHeaders, refillRate } from './budget-reading'
 
 const NOTHING: Readonly<CallUsage> = Object.freeze({ inputTokens: 0, outputTokens: 0 })
+/** What a refused call cost: nothing. */
+const REFUSED: Readonly<Record<BudgetDimension, number>> = Object.freeze(costOf(NOTHING, 0))
 
 /** A call admitted against the budget; settle it once with its answer. */
 export interface Reservation {
@@ -79,11 +81,11 @@ export class RateBudget {
   // the rate where a tenant took 0.45 (#100062), and the pace was refused every 10-20 s.
   readonly #pacedSpent: Record<BudgetDimension, number> = costOf(NOTHING, 0)
   readonly #settledFix: Record<BudgetDimension, number> = costOf(NOTHING, 0)
-  #pendingFix: { seq: number; fix: Record<BudgetDimension, number> }[] = []
+  readonly #pendingFix: { seq: number; fix: Record<BudgetDimension, number> }[] = []
   #seq = 0
   #syncedSeq = -1
   // Cumulative cost admitted up to the call the model was last resynchronised from.
-  #syncedSpent: Record<BudgetDimension, number> = costOf(NOTHING, 0)
+  #syncedSpent: Readonly<Record<BudgetDimension, number>> = costOf(NOTHING, 0)
   // Learned ratio real / estimated tokens, and its mean absolute deviation.
   #ratio = 1
   #deviation = 0.1
@@ -134,7 +136,7 @@ export class RateBudget {
    */
   #lendRoom(now: number, paced: Readonly<Record<BudgetDimension, number>>): void {
     const pace = this.#pace
-    if (pace.windowMs >= INITIAL_BURST_MS || pace.burstMs !== 0 || pace.workers > 1) return
+    if (pace.burstMs !== 0 || pace.windowMs >= INITIAL_BURST_MS || pace.workers > 1) return
     const rooms: [BudgetDimension, number][] = []
     for (const dim of this.#dims.keys()) {
       const room = this.#window.room(dim, now, {
@@ -185,10 +187,12 @@ export class RateBudget {
       state.level = this.#level(state, now) - cost[dim]
       state.at = now
     }
-    for (const dim of BUDGET_DIMENSIONS) this.#spent[dim] += cost[dim]
     const paced = this.#paceCost(estimate)
     this.#pace.take(now, paced)
-    for (const dim of BUDGET_DIMENSIONS) this.#pacedSpent[dim] += paced[dim]
+    for (const dim of BUDGET_DIMENSIONS) {
+      this.#spent[dim] += cost[dim]
+      this.#pacedSpent[dim] += paced[dim]
+    }
     return {
       seq: this.#seq++,
       sentAt: now,
@@ -219,21 +223,19 @@ export class RateBudget {
   ): BudgetChange[] {
     // A refused call cost nothing; an answer without usage keeps its estimate.
     const actual = answer.refused
-      ? costOf(NOTHING, 0)
+      ? REFUSED
       : answer.usage
         ? this.usageCost(answer.usage)
         : undefined
     if (answer.usage && !answer.refused) this.#learn(reservation, answer.usage)
-    // A refused call keeps its place in the pace: an attempt spent that moment of the window.
-    if (actual && !answer.refused) {
-      for (const dim of BUDGET_DIMENSIONS) {
-        this.#pace.refund(now, dim, reservation.paced[dim] - actual[dim])
-      }
-    }
     if (actual) {
-      // What the call cost the provider beyond its paced cost: counted with the next reading.
+      // What the call cost the provider beyond its paced cost: counted with the next reading. A
+      // refused call keeps its place in the pace: an attempt spent that moment of the window.
       const fix = costOf(NOTHING, 0)
-      for (const dim of BUDGET_DIMENSIONS) fix[dim] = actual[dim] - reservation.paced[dim]
+      for (const dim of BUDGET_DIMENSIONS) {
+        if (!answer.refused) this.#pace.refund(now, dim, reservation.paced[dim] - actual[dim])
+        fix[dim] = actual[dim] - reservation.paced[dim]
+      }
       if (reservation.seq <= this.#syncedSeq) this.#addFix(fix)
       else this.#pendingFix.push({ seq: reservation.seq, fix })
     }
@@ -271,26 +273,35 @@ export class RateBudget {
 
   #sync(now: number, reservation: Reservation, reading: BudgetReading): BudgetChange[] {
     this.#syncedSeq = reservation.seq
-    this.#syncedSpent = { ...reservation.spentAfter }
-    // The calls up to this one are in this reading, as they turned out to cost.
-    this.#pendingFix = this.#pendingFix.filter((p) => {
-      if (p.seq > reservation.seq) return true
-      this.#addFix(p.fix)
-      return false
-    })
+    this.#syncedSpent = reservation.spentAfter
+    // The calls up to this one are in this reading, as they turned out to cost (in place: this
+    // runs on every answer).
+    const pending = this.#pendingFix
+    let kept = 0
+    for (const p of pending) {
+      if (p.seq > reservation.seq) pending[kept++] = p
+      else this.#addFix(p.fix)
+    }
+    pending.length = kept
     const changes: BudgetChange[] = []
     for (const dim of BUDGET_DIMENSIONS) {
       const r = reading[dim]
       if (!r) continue
-      const before = this.#dims.get(dim)?.limit ?? null
+      const old = this.#dims.get(dim)
+      const before = old?.limit ?? null
       if (before !== r.limit) changes.push({ dimension: dim, from: before, to: r.limit })
       const ratePerMs = refillRate(r, now, this.#windowMs)
       const refilled = Math.min(r.limit, r.remaining + ratePerMs * (now - reservation.sentAt))
       const admittedSince = this.#spent[dim] - reservation.spentAfter[dim]
-      const old = this.#dims.get(dim)
       const level = refilled - admittedSince
       const predicted = old && old.limit === r.limit ? this.#level(old, now) : null
-      this.#dims.set(dim, { limit: r.limit, ratePerMs, level, at: now })
+      if (old) {
+        // In place: this runs on every answer.
+        old.limit = r.limit
+        old.ratePerMs = ratePerMs
+        old.level = level
+        old.at = now
+      } else this.#dims.set(dim, { limit: r.limit, ratePerMs, level, at: now })
       // What we had spent up to this call as the provider counted it.
       const spent = reservation.pacedAfter[dim] + this.#settledFix[dim]
       this.#window.read(dim, r, {
@@ -338,11 +349,10 @@ export class RateBudget {
 
   /** A call's cost for the pace: the output at what answers turned out to use of the estimate. */
   #paceCost(estimate: CallEstimate): Record<BudgetDimension, number> {
-    const cost = costOf({
+    return this.#counted.costOf({
       inputTokens: (estimate.inputTokens ?? 0) * this.#ratio,
       outputTokens: (estimate.outputTokens ?? 0) * this.#outputRatio,
     })
-    return withCountedOutput(cost, this.#counted.outputShare)
   }
 
   #learn(reservation: Reservation, usage: CallUsage): void {
@@ -359,7 +369,7 @@ export class RateBudget {
 
   /** What a call cost per dimension as its answer reported it, as the provider counts it. */
   usageCost(usage: CallUsage): Record<BudgetDimension, number> {
-    return withCountedOutput(costOf(usage), this.#counted.outputShare)
+    return this.#counted.costOf(usage)
   }
 
   /** What a call of this estimate is charged per dimension (the input estimate calibrated). */
@@ -368,11 +378,10 @@ export class RateBudget {
   }
 
   #costOf(estimate: CallEstimate): Record<BudgetDimension, number> {
-    const cost = costOf({
+    return this.#counted.costOf({
       inputTokens: (estimate.inputTokens ?? 0) * this.#ratio,
       outputTokens: estimate.outputTokens ?? 0,
     })
-    return withCountedOutput(cost, this.#counted.outputShare)
   }
 
   #level(state: DimensionState, now: number): number {

@@ -9,6 +9,7 @@ import { type PacingStore, checkStoreOptions } from './store'
 import type { BudgetOptions, Charged } from './store-budget'
 import { PartitionBudget } from './store-budget'
 import { Heartbeat, sharedView } from './store-link'
+import { onePermit } from './permit'
 import { MemoryPacingStore } from './store-memory'
 import type { AimdParams, Clock, Outcome } from '../core/types'
 import { PACER_AIMD, systemClock } from '../core/types'
@@ -300,16 +301,9 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   ): Permit {
     const sentAt = this.#clock.now()
     const reservation = state.pacing?.admit(sentAt, estimate)
-    let released = false
-    return {
-      partition: state.name,
-      sentAt,
-      release: (outcome: Outcome, answer?: CallAnswer) => {
-        if (released) return
-        released = true
-        this.#release(state, { sentAt, reservation, charged }, outcome, answer)
-      },
-    }
+    return onePermit(state.name, sentAt, (outcome, answer) =>
+      this.#release(state, { sentAt, reservation, charged }, outcome, answer),
+    )
   }
 
   /** What the head waiter's call costs in the store's shared announced budget (budgets on). */

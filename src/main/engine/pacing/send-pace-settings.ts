@@ -14,8 +14,6 @@ export const SINGLE_CALL_MARGIN = 0.98
  * unchanged (0.8: 0.541; 0.6: a median 0.003 lower).
  */
 export const SINGLE_CALL_TOKENS = 0.7
-/** The burst the pace allows until a refusal says the window is shorter: the announced window. */
-export const INITIAL_BURST_MS = 60_000
 /** Weight of a new estimate of what others spend (EWMA). */
 export const OTHERS_WEIGHT = 0.3
 /** Two readings closer than this say too little about a rate (remaining is rounded to a unit). */

@@ -19,7 +19,6 @@ import type { BudgetDimension } from './budget-reading'
 import {
   SINGLE_CALL_MARGIN,
   SINGLE_CALL_TOKENS,
-  INITIAL_BURST_MS,
   OTHERS_WEIGHT,
   MIN_SPAN_MS,
   MIN_SPAN_UNITS,
@@ -32,7 +31,8 @@ import {
   SCALE_REGROWTH_CALLS,
 } from './send-pace-settings'
 
-export { INITIAL_BURST_MS } from './send-pace-settings'
+/** The burst the pace allows until a refusal says the window is shorter: the announced window. */
+export const INITIAL_BURST_MS = 60_000
 
 const UNLEARNED: SendLearned = Object.freeze({
   burstMs: INITIAL_BURST_MS,
@@ -55,6 +55,8 @@ interface Lane {
   meanCost: number
   /** A lane of tokens, whose calls vary in size (not of requests, one each). */
   tokens: boolean
+  /** The share of a mean call the lane holds one call at a time (SINGLE_CALL_TOKENS of tokens). */
+  held: number
   /** Estimates of what others spend since the announced limit last changed. */
   samples: number
   /** The last reading, to estimate what others spent from the next one. */
@@ -173,17 +175,18 @@ export class SendPace {
       reading: null,
       meanCost: 0,
       tokens,
+      held: tokens ? SINGLE_CALL_TOKENS : 1,
       samples: 0,
     }
     this.#lanes.set(dim, fresh)
     if (this.#burstMs === 0 && sent && sent.cost > 0) {
       // Born one call at a time (other workers narrowed it): the call that announced it counts.
-      const held = tokens ? SINGLE_CALL_TOKENS : 1
-      Object.assign(fresh, freshSingleLane(this.#rate(fresh, now), sent.at, sent.cost, held, now))
+      const rate = this.#rate(fresh, now)
+      Object.assign(fresh, freshSingleLane(rate, sent.at, sent.cost, fresh.held, now))
       return
     }
     // A new lane starts with its burst full.
-    fresh.level = this.#capacity(fresh, now)
+    fresh.level = this.#capacity(fresh, this.#rate(fresh, now))
   }
 
   /**
@@ -198,12 +201,12 @@ export class SendPace {
     const prev = lane.reading
     if (prev && prev.limit !== limit) lane.samples = 0
     const span = prev ? at - prev.at : 0
-    const units = lane.tokens ? MIN_SPAN_CALLS * lane.meanCost : MIN_SPAN_UNITS
     if (
       prev &&
       prev.limit === limit &&
       span >= MIN_SPAN_MS &&
-      lane.ratePerMs * span >= Math.max(MIN_SPAN_UNITS, units)
+      lane.ratePerMs * span >=
+        Math.max(MIN_SPAN_UNITS, lane.tokens ? MIN_SPAN_CALLS * lane.meanCost : MIN_SPAN_UNITS)
     ) {
       const expected = prev.remaining + lane.ratePerMs * span - (spent - prev.spent)
       if (expected < limit * 0.9 && remaining < limit * 0.9) {
@@ -259,8 +262,7 @@ export class SendPace {
    */
   raise(dim: BudgetDimension, room: number, now: number): void {
     const lane = this.#lanes.get(dim)
-    if (!lane || this.#burstMs !== 0) return
-    if (room <= this.#level(lane, now)) return
+    if (!lane || this.#burstMs !== 0 || room <= this.#level(lane, now)) return
     lane.level = room
     lane.at = now
   }
@@ -269,7 +271,7 @@ export class SendPace {
   singleCost(dim: BudgetDimension): number {
     const lane = this.#lanes.get(dim)
     if (!lane) return 0
-    return lane.tokens ? lane.meanCost * SINGLE_CALL_TOKENS : lane.meanCost
+    return lane.meanCost * lane.held
   }
 
   /** The share of a lane's announced rate that is ours: what others leave, less the cuts. */
@@ -291,11 +293,11 @@ export class SendPace {
       const c = cost[dim]
       if (!(c > 0)) continue
       const rate = this.#rate(lane, now)
-      const level = this.#level(lane, now)
+      const level = this.#level(lane, now, rate)
       // A call larger than the burst goes once the burst is full, or it would never go; a call
       // before it may have left a debt (the level below 0) that is paid first, as the provider's
       // own bucket would.
-      const need = Math.min(c, this.#capacity(lane, now))
+      const need = Math.min(c, this.#capacity(lane, rate))
       if (level < need) wait = Math.max(wait, (need - level) / rate)
     }
     return Math.ceil(wait)
@@ -334,8 +336,7 @@ export class SendPace {
   refund(now: number, dim: BudgetDimension, amount: number): void {
     const lane = this.#lanes.get(dim)
     if (!lane || amount === 0) return
-    const level = this.#level(lane, now)
-    lane.level = level + amount
+    lane.level = this.#level(lane, now) + amount
     lane.at = now
   }
 
@@ -386,15 +387,14 @@ export class SendPace {
     }
   }
 
-  #capacity(lane: Lane, now: number): number {
-    const single = lane.tokens ? lane.meanCost * SINGLE_CALL_TOKENS : lane.meanCost
-    return Math.max(single, this.#rate(lane, now) * this.#burstMs)
+  #capacity(lane: Lane, rate: number): number {
+    return Math.max(lane.meanCost * lane.held, rate * this.#burstMs)
   }
 
-  #level(lane: Lane, now: number): number {
+  #level(lane: Lane, now: number, rate = this.#rate(lane, now)): number {
     // Never above the burst, however it narrowed since.
     this.#seen = Math.max(this.#seen, now)
-    const refilled = lane.level + this.#rate(lane, now) * Math.max(0, now - lane.at)
-    return Math.min(this.#capacity(lane, now), refilled)
+    const refilled = lane.level + rate * Math.max(0, now - lane.at)
+    return Math.min(this.#capacity(lane, rate), refilled)
   }
 }

@@ -121,22 +121,23 @@ export function settleBudget(
   now: number,
 ): SharedBudget | null {
   const { ticket, reading, correction } = settle
+  // Copied once a bucket changes (no closure for it: this runs on every answer).
   let next: SharedBudget | null = null
-  const put = (dim: BudgetDimension, b: SharedBucket) => {
-    next ??= { s: budget.s, c: budget.c, d: { ...budget.d } }
-    next.d[dim] = b
-  }
   for (const dim of BUDGET_DIMENSIONS) {
     const b = budget.d[dim]
     const r = reading?.[dim]
+    let bucket: SharedBucket | undefined
     if (r) {
       if (b && ticket.seq <= b.q) continue
       const since = (budget.c[dim] ?? 0) - (ticket.spent[dim] ?? budget.c[dim] ?? 0)
-      put(dim, { l: r.limit, p: r.ratePerMs, v: r.refilled - since, t: now, q: ticket.seq })
-      continue
+      bucket = { l: r.limit, p: r.ratePerMs, v: r.refilled - since, t: now, q: ticket.seq }
+    } else {
+      const fix = correction?.[dim]
+      if (b && fix && ticket.seq > b.q) bucket = { ...b, v: levelOf(b, now) - fix, t: now }
     }
-    const fix = correction?.[dim]
-    if (b && fix && ticket.seq > b.q) put(dim, { ...b, v: levelOf(b, now) - fix, t: now })
+    if (!bucket) continue
+    next ??= { s: budget.s, c: budget.c, d: { ...budget.d } }
+    next.d[dim] = bucket
   }
   return next
 }
