@@ -12,7 +12,6 @@ import { laneWaitMs, takeLane } from '../../../../src/main/engine/pacing/shared-
 import { LaneGate } from '../../../../src/main/engine/pacing/lane-gate'
 import { SendPace } from '../../../../src/main/engine/pacing/send-pace'
 import type { BudgetCost, BudgetTicket } from '../../../../src/main/engine/pacing/shared-budget'
-import type { Reservation } from '../../../../src/main/engine/pacing/rate-budget'
 import type { ControllerState, PacingStore } from '../../../../src/main/engine/pacing/store'
 import { SqlitePacingStore } from '../../../../src/main/engine/pacing/store-sqlite'
 
@@ -77,13 +76,6 @@ describe('the shared lane', () => {
   })
 })
 
-/** A call admitted: charged `cost`, its pace taking `paced`. */
-function reservation(cost: BudgetCost, paced: BudgetCost): Reservation {
-  const none = { ...REQUEST, requests: 0 }
-  const base = { seq: 1, sentAt: T0, estimatedInput: 0, estimatedOutput: 0 }
-  return { ...base, cost, paced, spentAfter: none, pacedAfter: none }
-}
-
 describe('a worker sends by the shared lane while several send one call at a time', () => {
   function pace(workers: number): SendPace {
     const p = new SendPace()
@@ -102,25 +94,8 @@ describe('a worker sends by the shared lane while several send one call at a tim
     expect(cost.lane?.requests?.ratePerMs).toBeCloseTo((own / 60_000) * 3, 12)
     expect(cost.lane?.requests?.capacity).toBe(1)
     p.take(T0, { ...REQUEST })
-    const r = reservation(REQUEST, REQUEST)
-    expect(gate.admitted(r, p, T0)).toBe(r)
+    expect(gate.admitted('r', p, T0)).toBe('r')
     expect(p.delayMs(T0, { ...REQUEST })).toBe(Math.ceil(60_000 / own))
-  })
-
-  it('puts the pace in the units of the store: a call charged twice what its pace takes', () => {
-    const p = new SendPace()
-    p.announce('tokens', 60_000 / 60_000, T0)
-    p.take(T0, { ...REQUEST, tokens: 500 })
-    p.adopt({ burstMs: 0, scale: 1, scaleAt: null, cutAt: T0 }, T0, 2)
-    const own = (p.view().perMinute.tokens as number) / 60_000
-    const gate = new LaneGate()
-    gate.waitMs(1, p)
-    // Output charged at max_tokens (1000 in all), paced at what answers used (500).
-    gate.admitted(reservation({ ...REQUEST, tokens: 1000 }, { ...REQUEST, tokens: 500 }), p, T0)
-    gate.waitMs(1, p)
-    const lane = gate.cost({ ...REQUEST, tokens: 1000 }).lane?.tokens
-    expect(lane?.ratePerMs).toBeCloseTo(own * 2 * 2, 12)
-    expect(lane?.capacity).toBeCloseTo(p.singleCost('tokens') * 2, 9)
   })
 
   it('a worker alone, or a pace that still bursts, keeps its own pace', () => {
