@@ -18,6 +18,7 @@ import { INITIAL_BURST_MS, type PaceView } from './send-pace'
 import { FloorPace } from './floor-pace'
 import { FloorCycle } from './floor-cycle'
 import { WindowSpread } from './window-spread'
+import { LaneGate } from './lane-gate'
 import type { PacingOptions } from './pacing-options'
 import { sameSend, type Learn, type LearnEvent, type LearnedPaces } from './learned-pace'
 import type { AnnouncedRate } from './announced-ceiling'
@@ -83,6 +84,7 @@ export class PartitionPacing {
   readonly #cycle = new FloorCycle()
   // A window's calls spread over its round trip while the window enforced is not known.
   readonly #spread = new WindowSpread()
+  readonly #lane = new LaneGate()
   // What this worker learned since its last release was written: replayed on the shared paces.
   #events: LearnEvent[] = []
   #adopted: LearnedPaces | null | undefined = null
@@ -145,7 +147,8 @@ export class PartitionPacing {
   /** Ms until a call of this estimate may be admitted; 0 when it may go now. */
   delayMs(now: number, estimate?: CallEstimate): number {
     const paused = Math.max(0, this.#pausedUntil - now)
-    const budget = this.#o.budget && this.#budget.known ? this.#budget.delayMs(now, estimate) : 0
+    const asked = this.#o.budget && this.#budget.known ? this.#budget.delayMs(now, estimate) : 0
+    const budget = this.#lane.waitMs(asked, this.#budget.sendPace)
     const spread = this.#spread.delayMs(now, this.#spreading())
     return Math.max(paused, budget, spread, this.#o.pause ? this.#floor.delayMs(now) : 0)
   }
@@ -183,12 +186,9 @@ export class PartitionPacing {
     this.#wakeAt = Number.POSITIVE_INFINITY
   }
 
-  /**
-   * What a call of this estimate is charged in the shared announced budget (the store's, which
-   * every worker of the partition spends from); undefined when budgets are off.
-   */
+  /** A call's charge in the shared announced budget (every worker's); undefined: budgets off. */
   cost(estimate?: CallEstimate): BudgetCost | undefined {
-    return this.#o.budget ? this.#budget.costOf(estimate) : undefined
+    return this.#o.budget ? this.#lane.cost(this.#budget.costOf(estimate)) : undefined
   }
 
   /**
@@ -233,7 +233,7 @@ export class PartitionPacing {
   admit(now: number, estimate?: CallEstimate): Reservation {
     this.#floor.admitted(now)
     this.#spread.admitted(now, this.#spreading())
-    return this.#budget.reserve(now, estimate)
+    return this.#lane.admitted(this.#budget.reserve(now, estimate), this.#budget.sendPace, now)
   }
 
   /**

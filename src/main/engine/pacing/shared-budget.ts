@@ -7,9 +7,16 @@
 // (redis-budget.ts), and the same tests hold for all three (store-suite.ts).
 import type { BudgetDimension } from './budget-reading'
 import { BUDGET_DIMENSIONS } from './budget-reading'
+import type { LanePaces, SharedLane } from './shared-lane'
+import { laneWaitMs, takeLane } from './shared-lane'
 
-/** What one call costs per dimension (a request; its estimated tokens). */
-export type BudgetCost = Record<BudgetDimension, number>
+/**
+ * What one call costs per dimension (a request; its estimated tokens). `lane`: the call goes by
+ * the partition's one pace, shared by every worker (shared-lane.ts), at this pace.
+ */
+export type BudgetCost = Record<BudgetDimension, number> & {
+  lane?: LanePaces
+}
 
 /** One announced bucket, shared. Short keys: this is written on every admission. */
 export interface SharedBucket {
@@ -31,6 +38,8 @@ export interface SharedBudget {
   /** Cumulative cost admitted, per dimension: what was spent after a reading is the difference. */
   c: Partial<BudgetCost>
   d: Partial<Record<BudgetDimension, SharedBucket>>
+  /** The partition's one pace, while its workers send one call at a time (shared-lane.ts). */
+  g?: SharedLane
 }
 
 /** What an admission against the shared budget hands the call: settle it with its answer. */
@@ -77,6 +86,7 @@ export function budgetWaitMs(budget: SharedBudget, now: number, cost: BudgetCost
     const level = levelOf(b, now)
     if (level < need) wait = Math.max(wait, b.p > 0 ? (need - level) / b.p : 60_000)
   }
+  if (cost.lane) wait = Math.max(wait, laneWaitMs(budget.g, cost.lane, cost, now))
   return Math.ceil(wait)
 }
 
@@ -101,6 +111,8 @@ export function chargeBudget(
 ): { next: SharedBudget; ticket: BudgetTicket } {
   if (!announced(budget)) return { next: budget, ticket: FIRST_TICKET }
   const next: SharedBudget = { s: budget.s + 1, c: {}, d: {} }
+  const lane = cost.lane ? takeLane(budget.g, cost.lane, cost, now) : budget.g
+  if (lane) next.g = lane
   for (const dim of BUDGET_DIMENSIONS) {
     next.c[dim] = (budget.c[dim] ?? 0) + cost[dim]
     const b = budget.d[dim]
@@ -136,7 +148,8 @@ export function settleBudget(
       if (b && fix && ticket.seq > b.q) bucket = { ...b, v: levelOf(b, now) - fix, t: now }
     }
     if (!bucket) continue
-    next ??= { s: budget.s, c: budget.c, d: { ...budget.d } }
+    // Every field kept (the shared lane's `g` with them), the buckets copied.
+    next ??= { ...budget, d: { ...budget.d } }
     next.d[dim] = bucket
   }
   return next
@@ -197,6 +210,7 @@ export function mergeBudget(
   theirs: SharedBudget,
 ): SharedBudget {
   const out: SharedBudget = { s: mine.s + Math.max(0, theirs.s - base.s), c: {}, d: {} }
+  if (mine.g) out.g = mine.g
   for (const dim of BUDGET_DIMENSIONS) {
     const spent = (theirs.c[dim] ?? 0) - (base.c[dim] ?? 0)
     if (mine.c[dim] !== undefined || spent !== 0) out.c[dim] = (mine.c[dim] ?? 0) + spent
@@ -215,6 +229,8 @@ export function parseBudget(text: string | null | undefined): SharedBudget {
 /** A cost with every dimension negated: the refund of a charge never sent. */
 export function negatedCost(cost: BudgetCost): BudgetCost {
   const out = { ...cost }
-  for (const dim of Object.keys(out) as (keyof BudgetCost)[]) out[dim] = -out[dim]
+  // A refund is no call: it goes by no pace.
+  delete out.lane
+  for (const dim of Object.keys(out) as BudgetDimension[]) out[dim] = -out[dim]
   return out
 }
