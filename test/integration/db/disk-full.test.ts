@@ -105,6 +105,27 @@ function ledgerOf(db: string) {
   return { outcomes, billedTwice: billedTwice.length, selfReused }
 }
 
+/**
+ * The run ended with every distinct task executed once and every duplicate reused, on the server
+ * and on the ledger (`executedRows`: the ledger's executed rows, a row per step).
+ */
+function expectEachOnce(
+  stdout: string,
+  server: FakeVendor,
+  distinct: { payload: { prompt: string } }[],
+  db: string,
+  executedRows: number,
+) {
+  const summary = JSON.parse(stdout) as RunSummary
+  expect(summary).toMatchObject({ tasks: 90, distinct: 60, executed: 60, reused: 30 })
+  expect(summary).toMatchObject({ failed: 0, duplicates: 0, wastedUsd: 0, queued: 0 })
+  expect(executionsOf(server, distinct)).toEqual(distinct.map(() => 1))
+  const ledger = ledgerOf(db)
+  expect(ledger).toMatchObject({ billedTwice: 0, selfReused: 0 })
+  expect(ledger.outcomes).toMatchObject({ executed: executedRows, reused: 30 })
+  expect(ledger.outcomes['duplicate']).toBeUndefined()
+}
+
 describe.skipIf(process.platform !== 'linux')('pacer run with a full disk', () => {
   it('stops sending, says so once, does not spin, and completes every task once when space comes back', async () => {
     const { server, db, limit, file, env, distinct } = await setUp(120)
@@ -130,15 +151,8 @@ describe.skipIf(process.platform !== 'linux')('pacer run with a full disk', () =
     expect(lines(end.stderr, BLOCKED)).toHaveLength(1)
     expect(lines(end.stderr, /takes writes again after .* s: sending resumes/)).toHaveLength(1)
     expect(lines(end.stderr, /warning/)).toHaveLength(2)
-    const summary = JSON.parse(end.stdout) as RunSummary
-    expect(summary).toMatchObject({ tasks: 90, distinct: 60, executed: 60, reused: 30 })
-    expect(summary).toMatchObject({ failed: 0, duplicates: 0, wastedUsd: 0, queued: 0 })
     // Each distinct task was sent once, and the ledger says so.
-    expect(executionsOf(server, distinct)).toEqual(distinct.map(() => 1))
-    const ledger = ledgerOf(db)
-    expect(ledger).toMatchObject({ billedTwice: 0, selfReused: 0 })
-    expect(ledger.outcomes).toMatchObject({ executed: 70, reused: 30 })
-    expect(ledger.outcomes['duplicate']).toBeUndefined()
+    expectEachOnce(end.stdout, server, distinct, db, 70)
     const statuses = query<{ status: string; n: number }>(
       db,
       'SELECT status, COUNT(*) AS n FROM tasks GROUP BY status ORDER BY status',
@@ -167,14 +181,7 @@ describe.skipIf(process.platform !== 'linux')('pacer run with a full disk', () =
     writeFileSync(limit, FREE)
     const end = await run.done
     expect(end.code, end.stderr).toBe(0)
-    const summary = JSON.parse(end.stdout) as RunSummary
-    expect(summary).toMatchObject({ tasks: 90, distinct: 60, executed: 60, reused: 30 })
-    expect(summary).toMatchObject({ failed: 0, duplicates: 0, wastedUsd: 0, queued: 0 })
-    expect(executionsOf(server, distinct)).toEqual(distinct.map(() => 1))
-    const ledger = ledgerOf(db)
-    expect(ledger).toMatchObject({ billedTwice: 0, selfReused: 0 })
-    expect(ledger.outcomes).toMatchObject({ executed: 120, reused: 30 })
-    expect(ledger.outcomes['duplicate']).toBeUndefined()
+    expectEachOnce(end.stdout, server, distinct, db, 120)
   }, 90_000)
 
   it.each(['SIGINT', 'SIGTERM'] as const)(
