@@ -16,15 +16,11 @@ import { episodeWindowMs } from './episode-window'
 import { freshSingleLane } from './fresh-lane'
 import type { SendLearned } from './learned-pace'
 import type { BudgetDimension } from './budget-reading'
+import { readOthers, type OthersLane } from './others-estimate'
+import { narrowedWindow } from './window-floor'
 import {
   SINGLE_CALL_MARGIN,
   SINGLE_CALL_TOKENS,
-  OTHERS_WEIGHT,
-  MIN_SPAN_MS,
-  MIN_SPAN_UNITS,
-  MIN_SPAN_CALLS,
-  MIN_OTHERS,
-  MAX_OTHERS,
   SCALE_CUT,
   MIN_SCALE,
   SCALE_GROWTH_PER_S,
@@ -41,26 +37,12 @@ const UNLEARNED: SendLearned = Object.freeze({
   cutAt: null,
 })
 
-interface Lane {
-  /** The announced rate per ms. */
-  ratePerMs: number
-  /**
-   * The share of the rate others (tenants, workers not on our store) were seen to spend: a share,
-   * so that it follows the announced limit when that changes.
-   */
-  othersShare: number
+/** A dimension's pace, with what others spend of it (others-estimate.ts). */
+interface Lane extends OthersLane {
   level: number
   at: number
-  /** The mean cost of a call here: the least burst there is (one call at a time). */
-  meanCost: number
-  /** A lane of tokens, whose calls vary in size (not of requests, one each). */
-  tokens: boolean
   /** The share of a mean call the lane holds one call at a time (SINGLE_CALL_TOKENS of tokens). */
   held: number
-  /** Estimates of what others spend since the announced limit last changed. */
-  samples: number
-  /** The last reading, to estimate what others spent from the next one. */
-  reading: { at: number; remaining: number; spent: number; limit: number } | null
 }
 
 /** What the pace knows, for the console and tests. */
@@ -197,38 +179,7 @@ export class SendPace {
    */
   observe(dim: BudgetDimension, at: number, remaining: number, limit: number, spent: number): void {
     const lane = this.#lanes.get(dim)
-    if (!lane) return
-    const prev = lane.reading
-    if (prev && prev.limit !== limit) lane.samples = 0
-    const span = prev ? at - prev.at : 0
-    if (
-      prev &&
-      prev.limit === limit &&
-      span >= MIN_SPAN_MS &&
-      lane.ratePerMs * span >=
-        Math.max(MIN_SPAN_UNITS, lane.tokens ? MIN_SPAN_CALLS * lane.meanCost : MIN_SPAN_UNITS)
-    ) {
-      const expected = prev.remaining + lane.ratePerMs * span - (spent - prev.spent)
-      if (expected < limit * 0.9 && remaining < limit * 0.9) {
-        // Signed: `remaining` is a whole number, so a reading is up to a unit off either way, and
-        // the errors cancel in the average. Each estimate held at 0 or more had kept only the
-        // errors that looked like spending: 5-10 % of a rate of 124 a minute read as a tenant's
-        // with no tenant at all, and the pace went that much under the rate (#200063). The
-        // average is kept signed too (held at 0, it kept the half of its errors above it) and is
-        // held at 0 where the rate is worked out.
-        const others = (expected - remaining) / span / lane.ratePerMs
-        const share =
-          lane.othersShare + OTHERS_WEIGHT * (Math.min(others, MAX_OTHERS) - lane.othersShare)
-        lane.othersShare = Math.max(MIN_OTHERS, share)
-        lane.samples++
-      } else if (remaining >= limit * 0.9) {
-        // A bucket near full: whatever others spend, it is not much of the rate now.
-        lane.othersShare *= 1 - OTHERS_WEIGHT
-      }
-      lane.reading = { at, remaining, spent, limit }
-    } else if (!prev || prev.limit !== limit || at < prev.at) {
-      lane.reading = { at, remaining, spent, limit }
-    }
+    if (lane) readOthers(lane, at, remaining, limit, spent)
   }
 
   /**
@@ -243,7 +194,7 @@ export class SendPace {
     // so were those sent too soon after it to be paced the new way (episode-window.ts).
     if (sentAt <= this.#lastCutAt + this.#episodeMs(now)) return true
     this.#lastCutAt = now
-    if (windowMs !== undefined && windowMs < this.#windowMs) this.#windowMs = Math.max(0, windowMs)
+    this.#windowMs = narrowedWindow(this.#windowMs, windowMs, this.#oneCallMs())
     if (this.#burstMs === 0) {
       // Already one call at a time and still refused: less of the rate is ours than announced.
       this.#settleLevels(now)
@@ -377,6 +328,14 @@ export class SendPace {
   /** The announced rate at the share refusals left: every worker's sends together. */
   #partitionRate(lane: Lane, now: number): number {
     return lane.ratePerMs * SINGLE_CALL_MARGIN * this.#currentScale(now)
+  }
+
+  /** A mean call in ms of the announced rate (the longest over the lanes; 0: none yet). */
+  #oneCallMs(): number {
+    let ms = 0
+    for (const l of this.#lanes.values())
+      if (l.ratePerMs > 0) ms = Math.max(ms, l.meanCost / l.ratePerMs)
+    return ms
   }
 
   /** Brings every lane's level up to `now` before the rate changes under it. */

@@ -106,3 +106,19 @@ describe('SendPace: what others spend, on tokens', () => {
     expect(rate).toBeLessThan(60_000 * 0.8)
   })
 })
+
+describe('SendPace: a bucket near full is an estimate of what others spend', () => {
+  it('counts readings of a bucket a short window keeps near full (#100004: room never lent)', () => {
+    const pace = new SendPace()
+    const limit = 60_000
+    pace.announce('tokens', limit / 60_000, 0)
+    let spent = 0
+    for (let i = 1; i <= 10; i++) {
+      pace.take(i * 3000, { ...ONE_CALL, tokens: 1000 })
+      spent += 1000
+      // Spent at less than the refill: the minute's bucket stays near full.
+      pace.observe('tokens', i * 3000, limit - 1000, limit, spent)
+    }
+    expect(pace.othersSamples('tokens')).toBeGreaterThanOrEqual(5)
+  })
+})
