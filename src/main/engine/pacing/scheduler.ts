@@ -328,7 +328,8 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       throw new TypeError(`Unknown outcome \`${String(outcome)}\``)
     }
     // A refusal among successes is lone, whichever worker's calls succeeded (partition-oks.ts).
-    const lone = state.budget.controller.overshoot?.(sentAt) === true || state.budget.oks.since
+    const lone =
+      state.budget.controller.overshoot?.(sentAt) === true || state.budget.oks.lone(sentAt)
     const settled =
       (reservation && state.pacing?.settle(now, reservation, outcome, answer, lone)) ?? null
     const pause = settled?.pause ?? null

@@ -231,7 +231,7 @@ export class PartitionBudget {
     this.#calls.run(
       () => this.#o.store.release(this.partition, this.#o.worker, request),
       (r) => {
-        this.oks[count === 'throttle' ? 'refused' : 'seen'](r.oks)
+        this.oks.seen(r.oks, count === 'throttle' ? now : null)
         if (r.handedOff)
           this.#grant(r.ticket && handoffCost ? { ticket: r.ticket, cost: handoffCost } : null)
         this.#adopt(r.record, r.changed)

@@ -86,6 +86,20 @@ describe('a refusal among another worker’s successes', () => {
     expect(next).toBe(true)
   })
 
+  it('does not pause it for a second call refused with the first, sent before it came back', async () => {
+    const { a, b, pass, pausedUntil, now } = twoProcesses()
+    const first = await a.acquire('p')
+    await pass(200)
+    first.release('ok')
+    // B sends two calls at once (its share of the limit); both are refused.
+    const one = await b.acquire('p')
+    const two = await b.acquire('p')
+    await pass(20)
+    one.release('throttled', SLOW_DOWN)
+    two.release('throttled', SLOW_DOWN)
+    expect(pausedUntil()).toBeLessThanOrEqual(now())
+  })
+
   it('still pauses it when nobody succeeded since the last refusal', async () => {
     const { a, b, pass, pausedUntil, now } = twoProcesses()
     const first = await a.acquire('p')
@@ -104,15 +118,28 @@ describe('a refusal among another worker’s successes', () => {
 describe('PartitionOks', () => {
   it('tells successes since this worker’s last refusal, every worker’s counted', () => {
     const oks = new PartitionOks()
-    expect(oks.since).toBe(false)
+    expect(oks.lone(0)).toBe(false)
     oks.seen(3)
-    expect(oks.since).toBe(true)
-    oks.refused(3)
-    expect(oks.since).toBe(false)
+    expect(oks.lone(0)).toBe(true)
+    oks.seen(3, 100)
+    expect(oks.lone(100)).toBe(false)
     oks.seen(undefined)
     oks.seen(2)
-    expect(oks.since).toBe(false)
+    expect(oks.lone(100)).toBe(false)
     oks.seen(4)
-    expect(oks.since).toBe(true)
+    expect(oks.lone(100)).toBe(true)
+  })
+
+  it('takes a call sent before the last refusal came back as refused with it', () => {
+    const oks = new PartitionOks()
+    oks.seen(5, 1000)
+    expect(oks.lone(990)).toBe(true)
+    expect(oks.lone(1000)).toBe(false)
+  })
+
+  it('leaves the rule as it was where the store counts nothing', () => {
+    const oks = new PartitionOks()
+    oks.seen(undefined, 1000)
+    expect(oks.lone(990)).toBe(false)
   })
 })
