@@ -239,7 +239,8 @@ export class PartitionPacing {
   /**
    * Settles a finished call: the budget from its headers and usage, and for a refusal a pause:
    * its retry-after, or else, when no budget can be read to pace by, its exhausted reset.
-   * `overshoot`: the controller read the refusal as a call above a cap's edge (cap-edge.ts).
+   * `overshoot`: the controller read the refusal as a call above a cap's edge (cap-edge.ts), or
+   * another worker's call succeeded since this one's last refusal (partition-oks.ts): it is lone.
    */
   settle(
     now: number,

@@ -327,9 +327,11 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
       this.#drain(state)
       throw new TypeError(`Unknown outcome \`${String(outcome)}\``)
     }
-    const edge = state.budget.controller.overshoot?.(sentAt) === true
+    // A refusal among successes is lone, whichever worker's calls succeeded (partition-oks.ts).
+    const lone =
+      state.budget.controller.overshoot?.(sentAt) === true || state.budget.oks.lone(sentAt)
     const settled =
-      (reservation && state.pacing?.settle(now, reservation, outcome, answer, edge)) ?? null
+      (reservation && state.pacing?.settle(now, reservation, outcome, answer, lone)) ?? null
     const pause = settled?.pause ?? null
     const refused = outcome === 'throttled' || outcome === 'overloaded'
     let absorbed = settled?.absorbed === true

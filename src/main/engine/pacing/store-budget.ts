@@ -1,13 +1,11 @@
 // The scheduler's side of a shared partition: this worker's permits, its controller kept in step
-// with the shared record, and the store calls that admit and release (run by store-calls.ts, with
-// its retry timer). Works with stores that answer at once (memory, SQLite: admission stays
-// synchronous, so a release admits a waiter in the same turn) and with stores that answer later
-// (a networked one: one call in flight at a time).
+// with the shared record, the store calls that admit and release (store-calls.ts). Stores answer at
+// once (memory, SQLite: a release admits a waiter in the same turn) or later (networked: one call).
 import type { ConcurrencyController } from './aimd'
 import type { AimdParams, LimitChange, Outcome } from '../core/types'
 import type { PacingSnapshot } from './partition-pacing'
-import type { BudgetCost, BudgetSettle, BudgetTicket } from './shared-budget'
-import { negatedCost } from './shared-budget'
+import { negatedCost, type BudgetCost, type BudgetSettle, type BudgetTicket } from './shared-budget'
+import { PartitionOks } from './partition-oks'
 import { changeOf, controllerStateOf, outcomeCount, sameChange, sameParams } from './store'
 import { StoreCalls } from './store-calls'
 import type { Admission, PacingRecord, PacingStore, RecordChange, WorkerLease } from './store'
@@ -65,6 +63,7 @@ export class PartitionBudget {
   throttles = 0
   successes = 0
   errors = 0
+  readonly oks = new PartitionOks()
 
   constructor(o: BudgetOptions, now: number) {
     this.partition = o.partition
@@ -92,7 +91,6 @@ export class PartitionBudget {
     return this.#controller
   }
 
-  /** Permits this worker holds. */
   get held(): number {
     return this.#held
   }
@@ -126,9 +124,9 @@ export class PartitionBudget {
   }
 
   /**
-   * Takes a slot for the head waiter if the shared budget has one now. Otherwise false, and
-   * `wake` is called when one may have come free: at once for this process's releases, at the
-   * end of a pause, or by polling with backoff for workers in other processes.
+   * Takes a slot for the head waiter if the shared budget has one now. Otherwise false, and `wake`
+   * is called when one may have come free: at once for this process's releases, at a pause's
+   * end, or by polling with backoff for workers in other processes.
    */
   take(now: number, cost?: BudgetCost): boolean {
     this.#charged = null
@@ -233,6 +231,7 @@ export class PartitionBudget {
     this.#calls.run(
       () => this.#o.store.release(this.partition, this.#o.worker, request),
       (r) => {
+        this.oks.seen(r.oks, count === 'throttle' ? now : null)
         if (r.handedOff)
           this.#grant(r.ticket && handoffCost ? { ticket: r.ticket, cost: handoffCost } : null)
         this.#adopt(r.record, r.changed)
@@ -342,6 +341,7 @@ export class PartitionBudget {
 
   #admitted(a: Admission, now: number): boolean {
     this.#othersWaiting = a.othersWaiting
+    this.oks.seen(a.oks)
     this.#o.adoptLearned?.(a.record.learned, a.workers)
     this.#adopt(a.record)
     if (a.admitted) {

@@ -29,6 +29,8 @@ export interface CheckRow {
   mine: number
   /** Other workers under a live lease with slots or waiting calls: a lessee hands its block back. */
   othersActive: number
+  /** Successes of every worker's calls in this session: the partition's total (partition-oks.ts). */
+  oks: number
 }
 
 export type ViewRow = PartitionRow & Omit<PacingView, 'record'>
@@ -47,7 +49,8 @@ export const PACING_SQL = {
        COALESCE(SUM(CASE WHEN ${other} THEN w.waiting END), 0) AS othersWaiting,
        COUNT(CASE WHEN ${other} AND w.waiting > 0 THEN 1 END) AS waitingWorkers,
        COALESCE(MAX(CASE WHEN w.worker = @worker THEN w.slots END), 0) AS mine,
-       COUNT(CASE WHEN ${other} AND (w.slots > 0 OR w.waiting > 0) THEN 1 END) AS othersActive
+       COUNT(CASE WHEN ${other} AND (w.slots > 0 OR w.waiting > 0) THEN 1 END) AS othersActive,
+       COALESCE(SUM(w.successes), 0) AS oks
      FROM pacing_partitions p LEFT JOIN pacing_workers w ON w.partition = p.partition
      WHERE p.partition = @partition GROUP BY p.partition`,
   row: 'SELECT * FROM pacing_partitions WHERE partition = ?',

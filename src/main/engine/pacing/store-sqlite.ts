@@ -147,7 +147,15 @@ export class SqlitePacingStore implements PacingStore {
         errors: outcome === 'error' ? 1 : 0,
       })
       const inflight = Math.max(0, checked.inflight - (handedOff ? 0 : 1))
-      return { record, inflight, changed: change !== null, handedOff, ...(ticket && { ticket }) }
+      const oks = checked.oks + (outcome === 'success' ? 1 : 0)
+      return {
+        record,
+        inflight,
+        changed: change !== null,
+        handedOff,
+        oks,
+        ...(ticket && { ticket }),
+      }
     })
     this.#update = inTransaction(db, (partition, decide) => {
       const row = this.#row.get(partition)
@@ -193,7 +201,7 @@ export class SqlitePacingStore implements PacingStore {
     const lean = this.#held(partition, worker, now)
     if (lean) return this.#leanAdmit(partition, lean, now, waiting, cost)
     const checked = this.#checked(partition, worker, now)
-    const { record, inflight, othersWaiting } = checked
+    const { record, inflight, othersWaiting, oks } = checked
     const workers = 1 + checked.othersActive
     // A read first: a refusal takes no write lock, so blocked workers polling cost the others
     // nothing. The fair share is checked here only: it spreads slots, the bound is the take's.
@@ -202,7 +210,7 @@ export class SqlitePacingStore implements PacingStore {
       record.pausedUntil > now ||
       checked.mine >= fairShare(record.concurrency, checked.waitingWorkers)
     ) {
-      return { admitted: false, record, inflight, othersWaiting, workers }
+      return { admitted: false, record, inflight, othersWaiting, workers, oks }
     }
     if (checked.othersActive === 0 && this.#takeBlock(partition, worker, record.version, now)) {
       return this.#leanAdmit(partition, this.#lean?.get(partition) as LeanBlock, now, waiting, cost)
@@ -220,9 +228,9 @@ export class SqlitePacingStore implements PacingStore {
     if (taken === 'slots') return this.#refused(partition, worker, now)
     if (taken === 'budget') {
       const wait = Math.max(1, budgetWaitMs(this.#budgets.read(partition), now, cost as BudgetCost))
-      return { admitted: false, record, inflight, othersWaiting, workers, budgetWaitMs: wait }
+      return { admitted: false, record, inflight, othersWaiting, workers, oks, budgetWaitMs: wait }
     }
-    const admitted = { admitted: true, record, inflight: inflight + 1, othersWaiting, workers }
+    const admitted = { admitted: true, record, inflight: inflight + 1, othersWaiting, workers, oks }
     return taken === true ? admitted : { ...admitted, ticket: taken }
   }
 
@@ -234,6 +242,7 @@ export class SqlitePacingStore implements PacingStore {
       record: again.record,
       inflight: again.inflight,
       othersWaiting: again.othersWaiting,
+      oks: again.oks,
     }
   }
 

@@ -92,6 +92,8 @@ export interface Admission {
   ticket?: BudgetTicket
   /** Refused by the shared announced budget: ms until the call fits it (0 or absent: not that). */
   budgetWaitMs?: number
+  /** The partition's successes, every worker's, where the store counts them (partition-oks.ts). */
+  oks?: number
 }
 
 /** A release, and what the worker knows when it frees the slot. */
@@ -123,6 +125,8 @@ export interface Released {
   handedOff: boolean
   /** The handed-off call's ticket, when it was given a cost. */
   ticket?: BudgetTicket
+  /** The partition's successes after this release, where the store counts them. */
+  oks?: number
 }
 
 /** A partition as the console shows it: the record and what every worker reports. */
