@@ -3,60 +3,17 @@
 // learned by one is seen by the other, once per episode between them; the floor's learned pace is
 // the partition's, split between the workers at the floor. Fake timers for the wake-ups and one
 // fake clock for now(), moved together.
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import path from 'node:path'
-import type Database from 'better-sqlite3'
-import { afterEach, describe, expect, it, vi } from 'vitest'
-import { openDatabase } from '../../../../src/main/engine/db'
-import { controllerFactory } from '../../../../src/main/engine/pacing/controllers'
-import { Scheduler } from '../../../../src/main/engine/pacing/scheduler'
-import { SqlitePacingStore } from '../../../../src/main/engine/pacing/store-sqlite'
-import { fakeClock } from '../../../helpers/clock'
+import { afterEach, describe, expect, it } from 'vitest'
+import type { Scheduler } from '../../../../src/main/engine/pacing/scheduler'
 import type { LearnedPaces } from '../../../../src/main/engine/pacing/learned-pace'
+import { closeTwoProcesses, twoProcesses as twoOn } from './two-processes'
 
-const T0 = 1_000_000
-const flush = () => new Promise<void>((resolve) => setImmediate(resolve))
-const dirs: string[] = []
-const dbs: Database.Database[] = []
-const schedulers: Scheduler[] = []
-
-afterEach(() => {
-  for (const s of schedulers.splice(0)) s.close()
-  for (const db of dbs.splice(0)) db.close()
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
-  vi.useRealTimers()
-})
+afterEach(closeTwoProcesses)
 
 /** Two schedulers, each with its own lean store on its own connection to one file. */
 function twoProcesses(params: { initial: number; max: number }, lean = true) {
-  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
-  const dir = mkdtempSync(path.join(tmpdir(), 'pacer-learned-'))
-  dirs.push(dir)
-  const file = path.join(dir, 'pacer.db')
-  const clock = fakeClock(T0)
-  const [a, b] = ['w1', 'w2'].map((worker) => {
-    const db = openDatabase(file)
-    dbs.push(db)
-    const s = new Scheduler({
-      clock,
-      createController: controllerFactory('adaptive'),
-      pacing: { random: () => 0.5 },
-      params,
-      store: new SqlitePacingStore({ db, lean }),
-      worker,
-    })
-    schedulers.push(s)
-    return s
-  }) as [Scheduler, Scheduler]
-  const pass = async (ms: number) => {
-    clock.advance(ms)
-    vi.advanceTimersByTime(ms)
-    await flush()
-  }
+  const { a, b, pass, look } = twoOn(params, lean)
   const pace = (s: Scheduler) => s.snapshot().find((p) => p.partition === 'p')?.pace
-  const look = openDatabase(file)
-  dbs.push(look)
   /** The learned paces as the file holds them. */
   const learned = () => {
     const text = look

@@ -1,59 +1,15 @@
 // A refusal among successes is lone whichever worker's calls succeeded (partition-oks.ts): two
 // schedulers on two connections to one SQLite file, as two processes on one database. Fake timers
 // for the wake-ups and one fake clock for now(), moved together.
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import path from 'node:path'
-import type Database from 'better-sqlite3'
-import { afterEach, describe, expect, it, vi } from 'vitest'
-import { openDatabase } from '../../../../src/main/engine/db'
-import { controllerFactory } from '../../../../src/main/engine/pacing/controllers'
+import { afterEach, describe, expect, it } from 'vitest'
 import { PartitionOks } from '../../../../src/main/engine/pacing/partition-oks'
-import { Scheduler } from '../../../../src/main/engine/pacing/scheduler'
-import { SqlitePacingStore } from '../../../../src/main/engine/pacing/store-sqlite'
-import { fakeClock } from '../../../helpers/clock'
+import { closeTwoProcesses, flush, twoProcesses as twoOn } from './two-processes'
 
-const T0 = 1_000_000
-const flush = () => new Promise<void>((resolve) => setImmediate(resolve))
-const dirs: string[] = []
-const dbs: Database.Database[] = []
-const schedulers: Scheduler[] = []
-
-afterEach(() => {
-  for (const s of schedulers.splice(0)) s.close()
-  for (const db of dbs.splice(0)) db.close()
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
-  vi.useRealTimers()
-})
+afterEach(closeTwoProcesses)
 
 /** Two schedulers sharing one partition through the file, call by call (no block). */
 function twoProcesses() {
-  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
-  const dir = mkdtempSync(path.join(tmpdir(), 'pacer-oks-'))
-  dirs.push(dir)
-  const file = path.join(dir, 'pacer.db')
-  const clock = fakeClock(T0)
-  const [a, b] = ['w1', 'w2'].map((worker) => {
-    const db = openDatabase(file)
-    dbs.push(db)
-    const s = new Scheduler({
-      clock,
-      createController: controllerFactory('adaptive'),
-      pacing: { random: () => 0.5 },
-      params: { initial: 2, max: 2 },
-      store: new SqlitePacingStore({ db, lean: false }),
-      worker,
-    })
-    schedulers.push(s)
-    return s
-  }) as [Scheduler, Scheduler]
-  const pass = async (ms: number) => {
-    clock.advance(ms)
-    vi.advanceTimersByTime(ms)
-    await flush()
-  }
-  const look = openDatabase(file)
-  dbs.push(look)
+  const { a, b, pass, look, clock } = twoOn({ initial: 2, max: 2 }, false)
   const pausedUntil = () =>
     look.prepare("SELECT paused_until FROM pacing_partitions WHERE partition = 'p'").pluck().get()
   return { a, b, pass, pausedUntil, now: () => clock.now() }
