@@ -84,9 +84,11 @@ async function persistAgain<T>(
  * A task's end, kept until written: a task whose end is lost would run again and find its own
  * result. False when stopped with the disk still full: the task stays running until its lease
  * runs out, and the next run finds its result (claim.ts reuse) without paying or counting a reuse.
- * `row`, the ledger row the end brings (a reuse's), goes in the same write: a transaction rolled
- * back takes both and the retry writes both. Written apart, the rollback took the row alone and
- * the task still ended reused, with no reuse on the ledger.
+ * `row`, the ledger row the end brings (a reuse's), goes in the same write, after the end and only
+ * if it ended: a transaction rolled back takes both and the retry writes both; an end that finds
+ * the task no longer this worker's (its lease ran out, another worker ended it and wrote its own
+ * row) writes none. Written apart, the rollback took the row alone and the task still ended
+ * reused, with no reuse on the ledger.
  */
 export function persistEnd(
   ctx: RunContext,
@@ -95,17 +97,22 @@ export function persistEnd(
   row?: () => void,
 ): Promise<boolean> {
   const { writes } = ctx.o
-  // A try whose end failed after its row went in (SQLite rolled back the end's statement alone)
-  // leaves the row in its transaction: written again only if that transaction was lost.
-  let rowIn: number | undefined
+  // A try whose row failed after its end went in (SQLite rolled back the row's statement alone)
+  // leaves the end in its transaction: written again only if that transaction was lost (plain
+  // writes, with no transaction to lose, committed it).
+  let tried = false
+  let endIn: number | undefined
+  let ended = false
   const write = !row
     ? end
     : () => {
-        if (rowIn === undefined || writes.lost?.(rowIn) !== false) {
-          row()
-          rowIn = writes.generation
+        if (!tried || (endIn !== undefined && writes.lost?.(endIn) !== false)) {
+          ended = end()
+          tried = true
+          endIn = writes.generation
         }
-        return end()
+        if (ended) row()
+        return ended
       }
   return persistPaid(ctx, active, write, { costMicros: null, counts: false }).catch((err) => {
     if (err instanceof StopSignal) return false

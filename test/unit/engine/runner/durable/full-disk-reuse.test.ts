@@ -103,4 +103,102 @@ describe('a full disk as a duplicate reuses a result', () => {
     ])
     expect(ledger.totals({ batchId })).toMatchObject({ executed: 1, reused: 1, duplicates: 0 })
   })
+
+  it('a row whose statement fails after the end went in is written again, the end kept', async () => {
+    const file = openLedgerDb()
+    const { db } = file
+    // The reuse's row (step 0) meets the full disk once, at its statement alone.
+    let full = 0
+    db.function('full_once', () => {
+      if (full++ === 0) {
+        throw Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' })
+      }
+      return 0
+    })
+    db.exec(
+      'CREATE TEMP TRIGGER reuse_full BEFORE INSERT ON ledger_rows WHEN NEW.step = 0 BEGIN SELECT full_once(); END',
+    )
+    const clock = fakeClock()
+    const health = new WriteHealth({ dbPath: file.file, probe: () => true, minDelayMs: 10 })
+    const writes = new StepWrites(db, { onError: () => {}, health })
+    const queue = new TaskQueue(db, clock, writes)
+    const { ledger, batchId } = await runDuplicatePair(
+      {
+        file,
+        clock,
+        health,
+        writes,
+        queue,
+        journal: new CallJournal(db, writes),
+        steps: 1,
+        prompt: 'row',
+      },
+      cleanups,
+    )
+
+    expect(full).toBe(2)
+    const tasks = queue.listTasks({ batchId, offset: 0, limit: 10 }).rows
+    expect(tasks.map((t) => t.status)).toEqual(['succeeded', 'reused'])
+    expect(ledgerRows(db).map((r) => r.outcome)).toEqual(['executed', 'reused'])
+    expect(ledger.totals({ batchId })).toMatchObject({ executed: 1, reused: 1 })
+  })
+
+  it("writes no reuse row for an end that finds the task no longer this worker's", async () => {
+    const file = openLedgerDb()
+    const { db } = file
+    const clock = fakeClock()
+    const health = new WriteHealth({ dbPath: file.file, probe: () => true, minDelayMs: 10 })
+    const writes = new StepWrites(db, { onError: () => {}, health })
+    const queue = new TakenAtReusedEnd(db, clock, writes)
+    const { ledger, batchId } = await runDuplicatePair(
+      {
+        file,
+        clock,
+        health,
+        writes,
+        queue,
+        journal: new CallJournal(db, writes),
+        steps: 1,
+        prompt: 'gone',
+      },
+      cleanups,
+    )
+
+    expect(queue.taken).toBe(1)
+    const tasks = queue.listTasks({ batchId, offset: 0, limit: 10 }).rows
+    expect(tasks.map((t) => t.status)).toEqual(['succeeded', 'reused'])
+    // The worker that ended it writes its own reuse row; this one's would count the saving twice.
+    expect(ledgerRows(db).map((r) => r.outcome)).toEqual(['executed'])
+    expect(ledger.totals({ batchId })).toMatchObject({ executed: 1, reused: 0 })
+  })
 })
+
+/**
+ * The queue whose reused task, as its worker ends it, was taken meanwhile: its lease ran out and
+ * another worker ended it (finishTask then finds it no longer this worker's, and says false).
+ */
+class TakenAtReusedEnd extends TaskQueue {
+  taken = 0
+
+  constructor(
+    readonly db: ConstructorParameters<typeof TaskQueue>[0],
+    clock: ConstructorParameters<typeof TaskQueue>[1],
+    writes: ConstructorParameters<typeof TaskQueue>[2],
+  ) {
+    super(db, clock, writes)
+  }
+
+  override finishTask(
+    taskId: number,
+    worker: string,
+    status: FinalTaskStatus,
+    result: Parameters<TaskQueue['finishTask']>[3],
+    error: string | null,
+  ): boolean {
+    if (status === 'reused' && this.taken++ === 0) {
+      this.db.prepare("UPDATE task_queue SET worker = 'worker-2' WHERE id = ?").run(taskId)
+      expect(super.finishTask(taskId, 'worker-2', status, result, error)).toBe(true)
+    }
+    return super.finishTask(taskId, worker, status, result, error)
+  }
+}
