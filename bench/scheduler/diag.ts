@@ -1,7 +1,8 @@
 // Which draws make Pacer's tails: one row per draw of the family (its habits, Pacer's utilization,
 // throttled share and regain times), then Pacer's distributions, in virtual time. Pacer alone
 // (the oracle is at ~1.0 on every draw), so a change to the controller is judged in a minute.
-//   node bin/run-ts.cjs bench/scheduler/diag.ts [--seed S] [--family N] [--only 12,40]
+//   node bin/run-ts.cjs bench/scheduler/diag.ts [--seed S] [--family N] [--only 12,40] [--processes 3]
+// `--processes N`: Pacer as N `pacer run` processes on one database (processes.ts).
 // `--trace` prints, per second, the draw's cap, calls in flight, Pacer's limit, sends and refusals,
 // and each limit change and pause; DIAG_CALLS=FROM,TO (seconds after the warm-up) every answer
 // between them.
@@ -10,6 +11,7 @@ import { CONTENDERS, viaScheduler } from './contenders'
 import { controllerFactory } from '../../src/main/engine/pacing/controllers'
 import { Scheduler } from '../../src/main/engine/pacing/scheduler'
 import type { FamilyProvider } from './family'
+import { pacerProcesses } from './processes'
 import { describeDraw } from './family'
 import { drawFamily, raceDraw, summarize } from './family-race'
 import { T0 } from './virtual-time'
@@ -23,6 +25,7 @@ const COUNT = Number(arg('--family', '60'))
 const ONLY = arg('--only', '').split(',').filter(Boolean).map(Number)
 
 const TRACE = process.argv.includes('--trace')
+const PROCESSES = Number(arg('--processes', '1'))
 
 /** Pacer as the bench runs it, printing each limit change and the provider's cap and in-flight. */
 const traced: Contender = {
@@ -71,7 +74,12 @@ const traced: Contender = {
 }
 
 async function main(): Promise<void> {
-  const pacer = TRACE ? traced : CONTENDERS.find((c) => c.name.startsWith('Pacer'))
+  const pacer =
+    PROCESSES > 1
+      ? pacerProcesses(PROCESSES)
+      : TRACE
+        ? traced
+        : CONTENDERS.find((c) => c.name.startsWith('Pacer'))
   if (!pacer) throw new Error('no Pacer contender')
   const draws = drawFamily(COUNT, SEED + 1).filter(
     (d, i) => ONLY.length === 0 || ONLY.includes(i) || ONLY.includes(d.seed),

@@ -167,3 +167,31 @@ describe('the contenders', () => {
     expect(byName.get('Pacer (adaptive + budget)')!.utilization).toBeGreaterThan(0.8)
   })
 })
+
+describe('Pacer as several processes on one database (processes.ts)', () => {
+  it('answers every task once between three schedulers sharing one SQLite file, at the cap', async () => {
+    const { pacerProcesses } = await import('../../../bench/scheduler/processes')
+    const { raceDraw } = await import('../../../bench/scheduler/family-race')
+    const d = draw({ phases: [{ fromMs: 0, value: 20 }], durationMs: 20_000, tasks: 300 })
+    const sent: number[] = []
+    const three = pacerProcesses(3)
+    // raceDraw throws unless every task was answered; every task is someone's (split three ways).
+    const r = await raceDraw(d, {
+      ...three,
+      drive: (run) => {
+        const call = run.call.bind(run)
+        return three.drive({
+          ...run,
+          call: (t) => {
+            sent.push(t.id)
+            return call(t)
+          },
+        })
+      },
+    })
+    expect(new Set(sent).size).toBe(300)
+    // One cap of 20 slots between them: the shared store keeps the three under it together.
+    expect(r.utilization).toBeGreaterThan(0.7)
+    expect(r.throttledShare).toBeLessThan(0.1)
+  })
+})
