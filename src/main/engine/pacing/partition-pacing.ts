@@ -320,12 +320,12 @@ export class PartitionPacing {
     return { pause, absorbed, budgets, reading }
   }
 
-  /** What the announced budget's pace admits; null while none is announced. */
+  /** What the announced pace admits, every worker's sends together (the limit is shared). */
   announcedRate(now: number): AnnouncedRate | null {
     if (!this.#o.budget || !this.#budget.known) return null
     const pace = this.#budget.sendPace
-    const callsPerMs = pace.callsPerMs(now)
-    return callsPerMs === null ? null : { callsPerMs, spread: pace.burstMs === 0 }
+    const calls = pace.callsPerMs(now)
+    return calls === null ? null : { callsPerMs: calls * pace.workers, spread: pace.burstMs === 0 }
   }
 
   /** The floor's learned pace holds: refusals are its to answer, whatever the limit. */

@@ -22,6 +22,8 @@ export interface LaneLevel {
   /** The level as of `t`. */
   v: number
   t: number
+  /** The partition's rate per ms as the worker that wrote it knew it (absent: written before). */
+  r?: number
 }
 
 export type SharedLane = Partial<Record<BudgetDimension, LaneLevel>>
@@ -31,10 +33,18 @@ export type LanePaces = Partial<Record<BudgetDimension, LanePace>>
 
 type Cost = Readonly<Record<BudgetDimension, number>>
 
+/**
+ * The lane's rate: the last admitting worker's. A worker whose calls all waited on the lane hears
+ * no answer, so its own reading of the announced limit stays where it was: at its stale rate a
+ * rise left it behind every call of the worker that heard it (three processes, one sending).
+ */
+const rateOf = (l: LaneLevel | undefined, p: LanePace) =>
+  l?.r !== undefined && l.r > 0 ? l.r : p.ratePerMs
+
 /** A lane's level now: refilled since it was last written, never above what it holds. */
 function levelOf(l: LaneLevel | undefined, p: LanePace, now: number): number {
   if (!l) return p.capacity
-  return Math.min(p.capacity, l.v + p.ratePerMs * Math.max(0, now - l.t))
+  return Math.min(p.capacity, l.v + rateOf(l, p) * Math.max(0, now - l.t))
 }
 
 /**
@@ -47,7 +57,7 @@ export function laneWaitMs(lane: SharedLane | undefined, pace: LanePaces, cost: 
     if (!(p.ratePerMs > 0) || !(cost[dim] > 0)) continue
     const need = Math.min(cost[dim], p.capacity)
     const level = levelOf(lane?.[dim], p, now)
-    if (level < need) wait = Math.max(wait, (need - level) / p.ratePerMs)
+    if (level < need) wait = Math.max(wait, (need - level) / rateOf(lane?.[dim], p))
   }
   return Math.ceil(wait)
 }
@@ -57,7 +67,7 @@ export function takeLane(lane: SharedLane | undefined, pace: LanePaces, cost: Co
   const next: SharedLane = { ...lane }
   for (const [dim, p] of Object.entries(pace) as [BudgetDimension, LanePace][]) {
     if (!(p.ratePerMs > 0)) continue
-    next[dim] = { v: levelOf(lane?.[dim], p, now) - cost[dim], t: now }
+    next[dim] = { v: levelOf(lane?.[dim], p, now) - cost[dim], t: now, r: p.ratePerMs }
   }
   return next
 }

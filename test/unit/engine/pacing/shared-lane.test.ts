@@ -66,13 +66,32 @@ describe('the shared lane', () => {
     const pace = { tokens: { ratePerMs: 0.1, capacity: 200 } }
     expect(laneWaitMs(undefined, pace, cost, T0)).toBe(0)
     const taken = takeLane(undefined, pace, cost, T0)
-    expect(taken.tokens).toEqual({ v: -100, t: T0 })
+    expect(taken.tokens).toEqual({ v: -100, t: T0, r: 0.1 })
     // The debt of 100 and a full lane of 200: 3 s at 0.1 a ms.
     expect(laneWaitMs(taken, pace, cost, T0)).toBe(3000)
     expect(laneWaitMs(taken, pace, { ...cost, tokens: 50 }, T0)).toBe(1500)
     // Never above what it holds, however long it rested.
     expect(laneWaitMs(taken, pace, cost, T0 + 60_000)).toBe(0)
-    expect(takeLane(taken, pace, cost, T0 + 60_000).tokens).toEqual({ v: -100, t: T0 + 60_000 })
+    expect(takeLane(taken, pace, cost, T0 + 60_000).tokens).toEqual({
+      v: -100,
+      t: T0 + 60_000,
+      r: 0.1,
+    })
+  })
+
+  it("refills at the rate of the worker that last took from it, not at the asker's stale one", () => {
+    // The worker that heard the rise takes at 1 a ms; the other, whose calls all waited on the
+    // lane and heard no answer, still knows 0.1: at its own rate it waited 10 times too long and
+    // was left behind every call of the first.
+    const cost = { ...REQUEST, tokens: 100 }
+    const heard = { tokens: { ratePerMs: 1, capacity: 100 } }
+    const stale = { tokens: { ratePerMs: 0.1, capacity: 100 } }
+    const taken = takeLane(undefined, heard, cost, T0)
+    expect(laneWaitMs(taken, stale, cost, T0)).toBe(100)
+    expect(laneWaitMs(taken, stale, cost, T0 + 100)).toBe(0)
+    // Taken by the stale worker, the lane goes at its rate until the other takes again.
+    const slow = takeLane(taken, stale, cost, T0 + 100)
+    expect(laneWaitMs(slow, heard, cost, T0 + 100)).toBe(1000)
   })
 })
 
