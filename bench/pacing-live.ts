@@ -2,10 +2,12 @@
 // (drawFamily(12, 1), the draws the virtual-time race starts with), each shortened to a schedule
 // of SCHEDULE_MS after a warm-up of WARMUP_MS, served on loopback as OpenAI-compatible servers, and
 // run by real `pacer run` processes: one, then three on one database. Beside them, the same
-// shortened draws in virtual time (the Pacer contender of bench/scheduler). Utilization and
-// throttled share are measured where the capacity lives, at the server. The table says whether
-// the virtual-time figures hold in real time (the medians within 5 points); it exits non-zero only
-// when something crashed (a process that failed, a task not answered once).
+// shortened draws in virtual time (the Pacer contender of bench/scheduler), as one process and as
+// three on one database file (bench/scheduler/processes.ts). Utilization and throttled share are
+// measured where the capacity lives, at the server. The table says whether the virtual-time
+// figures hold in real time (each live median within 5 points of its virtual twin's) and what
+// three processes cost against one; it exits non-zero only when something crashed (a process
+// that failed, a task not answered once).
 import { describeDraw, type ProviderDraw } from './scheduler/family'
 import { drawFamily } from './scheduler/family-race'
 import { shortDraw } from './pacing-live/draws'
@@ -27,6 +29,7 @@ interface Row {
   live1: Leg
   live3: Leg
   virtual: Leg
+  virtual3: Leg
 }
 
 const pct = (x: number) => (Number.isFinite(x) ? (100 * x).toFixed(1) : '-')
@@ -39,40 +42,56 @@ const median = (xs: number[]) => {
 }
 const progress = (line: string) => process.stderr.write(`[pacing-live] ${line}\n`)
 
-const COLUMNS = ['live-1', 'live-3', 'virtual', 'Δ1', 'Δ3']
+const COLUMNS = ['live-1', 'live-3', 'virt-1', 'virt-3', 'Δ1', 'Δ3']
 const pad = (cells: string[], widths: number[]) =>
   cells.map((c, i) => (i === 0 ? c.padEnd(widths[0]!) : c.padStart(widths[i]!))).join('  ')
 
-/** One figure's table: a row per draw, then the medians. */
+/** One figure's table: a row per draw, then the medians; Δ: live less its virtual twin. */
 function table(title: string, rows: Row[], figure: (l: Leg) => number): string[] {
-  const cells = (label: string, l1: number, l3: number, v: number) => [
+  const cells = (label: string, l1: number, l3: number, v1: number, v3: number) => [
     label,
     pct(l1),
     pct(l3),
-    pct(v),
-    pts(l1 - v),
-    pts(l3 - v),
+    pct(v1),
+    pct(v3),
+    pts(l1 - v1),
+    pts(l3 - v3),
   ]
   const lines = rows.map((r) =>
-    cells(`#${r.draw.seed}`, figure(r.live1), figure(r.live3), figure(r.virtual)),
+    cells(
+      `#${r.draw.seed}`,
+      figure(r.live1),
+      figure(r.live3),
+      figure(r.virtual),
+      figure(r.virtual3),
+    ),
   )
   const m = (pick: (r: Row) => Leg) => median(rows.map((r) => figure(pick(r))))
-  const l1 = m((r) => r.live1)
-  const l3 = m((r) => r.live3)
-  const v = m((r) => r.virtual)
   // Differences of the medians, not medians of the differences: what the check below compares.
-  lines.push(cells('median', l1, l3, v))
-  const widths = [8, 7, 7, 7, 7, 7]
+  lines.push(
+    cells(
+      'median',
+      m((r) => r.live1),
+      m((r) => r.live3),
+      m((r) => r.virtual),
+      m((r) => r.virtual3),
+    ),
+  )
+  const widths = [8, 7, 7, 7, 7, 7, 7]
   return [`${title} (%)`, pad(['draw', ...COLUMNS], widths), ...lines.map((l) => pad(l, widths))]
 }
 
+/** Each live leg against its virtual twin, and three processes against one in virtual time. */
 function verdict(name: string, rows: Row[], figure: (l: Leg) => number): string[] {
-  const v = median(rows.map((r) => figure(r.virtual)))
-  return (['live1', 'live3'] as const).map((leg) => {
-    const d = median(rows.map((r) => figure(r[leg]))) - v
-    const ok = Math.abs(d) <= WITHIN / 100 ? 'within' : 'NOT within'
-    return `${name}, ${leg === 'live1' ? 'one process' : 'three processes'}: median ${pts(d)} points from virtual time, ${ok} ${WITHIN}`
-  })
+  const m = (pick: (r: Row) => Leg) => median(rows.map((r) => figure(pick(r))))
+  const line = (leg: string, d: number, of: string) =>
+    `${name}, ${leg}: median ${pts(d)} points from ${of}, ${Math.abs(d) <= WITHIN / 100 ? 'within' : 'NOT within'} ${WITHIN}`
+  const v1 = m((r) => r.virtual)
+  return [
+    line('one process', m((r) => r.live1) - v1, 'virtual time'),
+    line('three processes', m((r) => r.live3) - m((r) => r.virtual3), 'virtual time (three)'),
+    line('three processes', m((r) => r.live3) - v1, 'one process in virtual time'),
+  ]
 }
 
 async function main(): Promise<void> {
@@ -90,8 +109,10 @@ async function main(): Promise<void> {
     .map((d) => shortDraw(d, SCHEDULE_MS, WARMUP_MS))
   const began = Date.now()
   // Virtual time first: it fakes the global clock, which must not run under a live server.
-  const virtual = new Map<number, Leg>()
-  for (const draw of draws) virtual.set(draw.seed, await virtualLeg(draw))
+  const virtual = new Map<number, [Leg, Leg]>()
+  for (const draw of draws) {
+    virtual.set(draw.seed, [await virtualLeg(draw), await virtualLeg(draw, 3)])
+  }
   progress(`virtual time: ${draws.length} draws in ${Date.now() - began} ms`)
 
   const rows: Row[] = []
@@ -101,7 +122,8 @@ async function main(): Promise<void> {
     progress(`  one process: ${(live1.ms / 1000).toFixed(1)} s, ${live1.attempts} calls`)
     const live3 = await liveLeg(draw, 3)
     progress(`  three processes: ${(live3.ms / 1000).toFixed(1)} s, ${live3.attempts} calls`)
-    rows.push({ draw, live1, live3, virtual: virtual.get(draw.seed)! })
+    const [one, three] = virtual.get(draw.seed)!
+    rows.push({ draw, live1, live3, virtual: one, virtual3: three })
   }
 
   const out = [

@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { CONTENDERS } from '../scheduler/contenders'
 import { drawTasks, type ProviderDraw } from '../scheduler/family'
 import { raceDraw } from '../scheduler/family-race'
+import { pacerProcesses } from '../scheduler/processes'
 import { startPacer, tempDir, writeJsonl, type CliResult } from '../../test/helpers/cli'
 import { batchLines } from './draws'
 import { liveServer } from './server'
@@ -32,9 +33,12 @@ const PACER = CONTENDERS.find((c) => c.name.startsWith('Pacer (adaptive'))!
 const GRACE_MS = 5000
 const STOP_MS = 30_000
 
-/** The same short draw in virtual time, raced by the Pacer contender. */
-export async function virtualLeg(draw: ProviderDraw): Promise<Leg> {
-  const result = await raceDraw(draw, PACER)
+/**
+ * The same short draw in virtual time, raced by the Pacer contender: one process, or `processes`
+ * on one database file (bench/scheduler/processes.ts), as the live leg runs them.
+ */
+export async function virtualLeg(draw: ProviderDraw, processes = 1): Promise<Leg> {
+  const result = await raceDraw(draw, processes === 1 ? PACER : pacerProcesses(processes))
   return {
     utilization: result.utilization,
     throttledShare: result.throttledShare,
