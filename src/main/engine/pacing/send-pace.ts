@@ -298,8 +298,9 @@ export class SendPace {
   }
 
   #rate(lane: Lane, now: number): number {
-    const others = Math.max(0, lane.othersShare)
-    const ours = lane.ratePerMs * Math.min(Math.max(0.05, 1 - others), 1 / this.#workers)
+    const w = this.#workers
+    const tenants = Math.max(0, lane.othersShare - (w - 1) / w)
+    const ours = (lane.ratePerMs * Math.max(0.05, 1 - tenants)) / w
     return ours * (this.#burstMs === 0 ? SINGLE_CALL_MARGIN : 1) * this.#currentScale(now)
   }
 

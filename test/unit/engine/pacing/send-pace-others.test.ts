@@ -122,3 +122,43 @@ describe('SendPace: a bucket near full is an estimate of what others spend', () 
     expect(pace.othersSamples('tokens')).toBeGreaterThanOrEqual(5)
   })
 })
+
+describe("SendPace: the other workers' sends are not a tenant's", () => {
+  /**
+   * Three workers on one announced bucket of 124 a minute that starts with 80 left: ours sends a
+   * call every `gapMs` (±15 %) and each of the two others one meanwhile. `remaining` counts
+   * everyone; what we spent counts ours only. The pace's rate a minute after `calls` calls.
+   */
+  function workerPaceAfter(calls: number, gapMs: number): number {
+    const pace = new SendPace()
+    const ratePerMs = LIMIT / 60_000
+    pace.announce('requests', ratePerMs, 0)
+    pace.adopt(undefined, 0, 3)
+    let level = 80
+    let now = 0
+    let spent = 0
+    for (let i = 0; i < calls; i++) {
+      const gap = gapMs * (i % 3 === 0 ? 1.15 : 0.925)
+      now += gap
+      level = Math.min(100, Math.max(1, level + ratePerMs * gap - 3))
+      spent += 1
+      pace.take(now, ONE_CALL)
+      pace.observe('requests', now, Math.floor(level), LIMIT, spent)
+    }
+    pace.delayMs(now, ONE_CALL)
+    return pace.view().perMinute.requests as number
+  }
+
+  it('two other workers spending the burst leave this one its share of the rate, not a twentieth', () => {
+    // Three calls every 480 ms: three times the rate, the burst spent down. Read as a tenant's,
+    // the other two's sends left ours 5 % of the rate.
+    expect(workerPaceAfter(30, 480)).toBeGreaterThan((LIMIT / 3) * 0.5)
+  })
+
+  it('at their fair share, each worker paces a third of the rate', () => {
+    // Three calls every 1,452 ms: the rate, a third each.
+    const rate = workerPaceAfter(60, 1452)
+    expect(rate).toBeGreaterThan((LIMIT / 3) * 0.9)
+    expect(rate).toBeLessThanOrEqual(LIMIT / 3 + 1e-9)
+  })
+})
