@@ -1,6 +1,7 @@
 import { CountedOutput } from './counted-output'
 import { EnforcedWindow } from './enforced-window'
 import { INITIAL_BURST_MS, SendPace, type PaceView } from './send-pace'
+import { UnreadFixes } from './unread-fixes'
 import type {
   BudgetChange,
   BudgetDimension,
@@ -30,6 +31,15 @@ export interface Reservation {
   readonly spentAfter: Readonly<Record<BudgetDimension, number>>
   /** The same at the paced cost, per dimension. */
   readonly pacedAfter: Readonly<Record<BudgetDimension, number>>
+}
+
+/** What a call's answer said, for the budget. */
+interface SettledAnswer {
+  refused: boolean
+  headers?: Record<string, string>
+  usage?: CallUsage
+  /** The headers' reading, when the caller read them already (null: none). */
+  reading?: BudgetReading | null
 }
 
 interface DimensionState {
@@ -81,7 +91,8 @@ export class RateBudget {
   // the rate where a tenant took 0.45 (#100062), and the pace was refused every 10-20 s.
   readonly #pacedSpent: Record<BudgetDimension, number> = costOf(NOTHING, 0)
   readonly #settledFix: Record<BudgetDimension, number> = costOf(NOTHING, 0)
-  readonly #pendingFix: { seq: number; fix: Record<BudgetDimension, number> }[] = []
+  // The fixes a reading counts, each with the reading that covers its call (unread-fixes.ts).
+  readonly #unread = new UnreadFixes(this.#settledFix)
   #seq = 0
   #syncedSeq = -1
   // Cumulative cost admitted up to the call the model was last resynchronised from.
@@ -210,17 +221,14 @@ export class RateBudget {
    * call's cost back, corrects an estimate with real usage, and learns the estimate's error.
    * Returns the announced limits the answer changed.
    */
-  settle(
-    now: number,
-    reservation: Reservation,
-    answer: {
-      refused: boolean
-      headers?: Record<string, string>
-      usage?: CallUsage
-      /** The headers' reading, when the caller read them already (null: none). */
-      reading?: BudgetReading | null
-    },
-  ): BudgetChange[] {
+  settle(now: number, reservation: Reservation, answer: SettledAnswer): BudgetChange[] {
+    const changes = this.#settle(now, reservation, answer)
+    // Last: a reading from this call counts only the fixes of the calls up to it.
+    this.#unread.answered(reservation.seq)
+    return changes
+  }
+
+  #settle(now: number, reservation: Reservation, answer: SettledAnswer): BudgetChange[] {
     // A refused call cost nothing; an answer without usage keeps its estimate.
     const actual = answer.refused
       ? REFUSED
@@ -236,8 +244,7 @@ export class RateBudget {
         if (!answer.refused) this.#pace.refund(now, dim, reservation.paced[dim] - actual[dim])
         fix[dim] = actual[dim] - reservation.paced[dim]
       }
-      if (reservation.seq <= this.#syncedSeq) this.#addFix(fix)
-      else this.#pendingFix.push({ seq: reservation.seq, fix })
+      this.#unread.add(reservation.seq, fix)
     }
     const reading =
       answer.reading !== undefined
@@ -258,6 +265,11 @@ export class RateBudget {
     return []
   }
 
+  /** Fixes kept for a reading to come (calls answered while an older one was out), for tests. */
+  get unreadFixes(): number {
+    return this.#unread.size
+  }
+
   /** Every announced budget as the model sees it now. */
   snapshot(now: number): Partial<Record<BudgetDimension, DimensionSnapshot>> {
     const out: Partial<Record<BudgetDimension, DimensionSnapshot>> = {}
@@ -274,15 +286,8 @@ export class RateBudget {
   #sync(now: number, reservation: Reservation, reading: BudgetReading): BudgetChange[] {
     this.#syncedSeq = reservation.seq
     this.#syncedSpent = reservation.spentAfter
-    // The calls up to this one are in this reading, as they turned out to cost (in place: this
-    // runs on every answer).
-    const pending = this.#pendingFix
-    let kept = 0
-    for (const p of pending) {
-      if (p.seq > reservation.seq) pending[kept++] = p
-      else this.#addFix(p.fix)
-    }
-    pending.length = kept
+    // The calls up to this one are in this reading, as they turned out to cost.
+    this.#unread.read(reservation.seq)
     const changes: BudgetChange[] = []
     for (const dim of BUDGET_DIMENSIONS) {
       const r = reading[dim]
@@ -341,10 +346,6 @@ export class RateBudget {
       input: refused ? 0 : raw.inputTokens,
       output: refused ? 0 : raw.outputTokens,
     })
-  }
-
-  #addFix(fix: Readonly<Record<BudgetDimension, number>>): void {
-    for (const dim of BUDGET_DIMENSIONS) this.#settledFix[dim] += fix[dim]
   }
 
   /** A call's cost for the pace: the output at what answers turned out to use of the estimate. */
