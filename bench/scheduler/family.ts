@@ -234,6 +234,8 @@ export interface FamilyProvider extends SimulatedProvider {
   /** Calls in flight of ours, and the cap that is ours now (concurrency bindings). */
   inflight(): number
   capacityNow(): number
+  /** A rate's books at `at`: served, refill lost to a full bucket, and what the bucket holds. */
+  books(at: number): { served: number; overflow: number; level: number }
 }
 
 /**
@@ -395,6 +397,10 @@ export function familyProvider(draw: ProviderDraw, origin = T0): FamilyProvider 
     rises: () => rises,
     inflight: () => inflight,
     capacityNow: () => capNow(Date.now()),
+    books(at) {
+      advance(at)
+      return { served, overflow, level }
+    },
     call(task) {
       const now = Date.now()
       advance(now)
