@@ -15,6 +15,7 @@ import { probeWaitMs } from './probe-wait'
 import { ServedLevel } from './served-cut'
 import { CapEdge } from './cap-edge'
 import { QuietStretch } from './quiet-stretch'
+import { aboveWhatHeld } from './slow-start-edge'
 
 /** Weight of a new round trip in the smoothed one (TCP: 1/8). */
 const RTT_WEIGHT = 0.125
@@ -73,8 +74,8 @@ export interface AdaptiveMemory {
  *   returns to the level that held: the probe was the only call above it. A throttle at or below
  *   that level means the capacity dropped: it is cut and forgotten. A probe that carries a full
  *   window means the capacity rose: growth resumes (probe-regrowth.ts).
- * - The rest, one module each: refused-slot.ts, latency-drop.ts, probe-regrowth.ts,
- *   first-window.ts, probe-window.ts, served-cut.ts, quiet-stretch.ts, cap-edge.ts.
+ * - The rest, one module each: refused-slot.ts, latency-drop.ts, probe-regrowth.ts, first-window.ts,
+ *   probe-window.ts, served-cut.ts, quiet-stretch.ts, cap-edge.ts, slow-start-edge.ts.
  * - 429 (own quota) and 503/529 (provider overloaded, cut the whole way) move the ceiling;
  *   timeouts (weak evidence) cut half as deep without teaching one; near_limit holds; other
  *   errors never move the limit.
@@ -269,7 +270,7 @@ export class AdaptiveController implements ConcurrencyController {
     // where the calls were, not where the limit was.
     const refusedAt = Math.max(p.min, Math.min(level, inflight))
     const wasProbing = this.#probing
-    const aboveHeld = refusedAt > this.#held && this.#held >= p.min
+    const aboveHeld = aboveWhatHeld(refusedAt, this.#held, p.min, this.#slowStart)
     // What was served counts calls in flight as the partition saw them: never above the ceiling.
     const served = Math.min(p.max, this.#served.cut(now, this.#quiet.since, this.#srtt))
     this.#quiet.cut(now, wasProbing && aboveHeld && outcome !== 'timeout')
@@ -331,7 +332,6 @@ export class AdaptiveController implements ConcurrencyController {
     const doublings = this.#maxProbeDoublings
     return probeWaitMs(cooldownMs, doublings, this.#refusedProbes, this.#ceiling, this.#srtt)
   }
-
   /** Everything it learned, so every worker of a shared partition runs as one controller. */
   exportState(): ControllerState {
     const served = this.#served.state
