@@ -270,9 +270,9 @@ export class AdaptiveController implements ConcurrencyController {
     // where the calls were, not where the limit was.
     const refusedAt = Math.max(p.min, Math.min(level, inflight))
     const wasProbing = this.#probing
-    const aboveHeld = aboveWhatHeld(refusedAt, this.#held, p.min, this.#slowStart)
     // What was served counts calls in flight as the partition saw them: never above the ceiling.
     const served = Math.min(p.max, this.#served.cut(now, this.#quiet.since, this.#srtt))
+    const aboveHeld = aboveWhatHeld(refusedAt, this.#held, p.min, this.#slowStart, served)
     this.#quiet.cut(now, wasProbing && aboveHeld && outcome !== 'timeout')
     this.#slowStart = false
     this.#probing = false

@@ -6,9 +6,17 @@
  * (growth-spread.ts) slow start overshoots a cap by a call, not a window, and halved from there
  * it lost what the burst's higher level had hidden: a fresh cap of 20 behind 1-s calls went from
  * 0.825 to 0.788 used; cut to what was served, 0.822 (test/unit/bench/family.test.ts).
+ * Only above what was served: a refusal at fewer calls out than were served is a fall, halved.
  * `refusedAt`: where the refusal happened; `held`: the highest level that carried a full window;
- * `min`: the floor; `slowStart`: no throttle seen yet.
+ * `min`: the floor; `slowStart`: no throttle seen yet; `served`: one call under the most served
+ * (0: none counted, served-cut.ts).
  */
-export function aboveWhatHeld(refusedAt: number, held: number, min: number, slowStart: boolean) {
-  return refusedAt > held && (held >= min || slowStart)
+export function aboveWhatHeld(
+  refusedAt: number,
+  held: number,
+  min: number,
+  slowStart: boolean,
+  served: number,
+): boolean {
+  return refusedAt > held && (held >= min || (slowStart && served > 0 && refusedAt > served))
 }

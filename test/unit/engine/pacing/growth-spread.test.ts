@@ -98,8 +98,9 @@ describe('growth spread on the fake clock', () => {
     })
     const count = { siblings: 0, refused: 0 }
     const r = await raceDraw(d, countingSiblings(count))
-    // Without the rule, slow start's window of 64 sent into 40 slots is 20-odd refusals at once.
-    expect(count.siblings).toBeLessThanOrEqual(3)
+    // Without the rule, 26 siblings: slow start's window sent into 40 slots in one instant, and
+    // the regrowth's after the rise; with it, a few refills the served level still counts.
+    expect(count.siblings).toBeLessThanOrEqual(10)
     expect(r.throttledShare).toBeLessThan(0.01)
     expect(r.utilization).toBeGreaterThan(0.85)
   })

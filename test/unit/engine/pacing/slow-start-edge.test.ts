@@ -6,11 +6,14 @@ import { aboveWhatHeld } from '../../../../src/main/engine/pacing/slow-start-edg
 import { fakeClock } from '../../../helpers/clock'
 
 describe("slow start's first refusal", () => {
-  it('is above what held in slow start, where nothing held yet', () => {
-    expect(aboveWhatHeld(21, 0, 1, true)).toBe(true)
-    expect(aboveWhatHeld(21, 0, 1, false)).toBe(false)
-    expect(aboveWhatHeld(21, 20, 1, false)).toBe(true)
-    expect(aboveWhatHeld(12, 20, 1, false)).toBe(false)
+  it('is above what held in slow start, where nothing held yet, if above what was served', () => {
+    expect(aboveWhatHeld(21, 0, 1, true, 19)).toBe(true)
+    expect(aboveWhatHeld(21, 0, 1, false, 19)).toBe(false)
+    // Refused at fewer calls out than were served: a fall, not an edge.
+    expect(aboveWhatHeld(8, 0, 1, true, 63)).toBe(false)
+    expect(aboveWhatHeld(21, 0, 1, true, 0)).toBe(false)
+    expect(aboveWhatHeld(21, 20, 1, false, 0)).toBe(true)
+    expect(aboveWhatHeld(12, 20, 1, false, 0)).toBe(false)
   })
 
   it('a cap of 20 overshot by one call in slow start keeps 19 slots, not half', () => {
