@@ -15,6 +15,7 @@ import { probeWaitMs } from './probe-wait'
 import { ServedLevel } from './served-cut'
 import { CapEdge } from './cap-edge'
 import { QuietStretch } from './quiet-stretch'
+import { aboveWhatHeld } from './slow-start-edge'
 
 /** Weight of a new round trip in the smoothed one (TCP: 1/8). */
 const RTT_WEIGHT = 0.125
@@ -65,20 +66,16 @@ export interface AdaptiveMemory {
  * - One cut per episode (TCP NewReno): a throttle answering a call sent at or before the last cut
  *   says nothing new, so a burst of parallel 429s cuts once.
  * - Successes of calls sent before the cut do not grow the limit (fast recovery counts only the
- *   new window), and growth needs the limit in use: in-flight within one of it.
+ *   new window), and growth needs the limit in use: in-flight within one of it (counting the
+ *   calls the partition's spread of the growth holds back, growth-spread.ts).
  * - Where throttles happened is remembered (the ceiling): the limit recovers quickly to just below
  *   it, holds until that level carried a full window, and probes the ceiling after a wait in
  *   round trips (probe-wait.ts), doubling per refused probe. A refused probe (429 or 503/529)
  *   returns to the level that held: the probe was the only call above it. A throttle at or below
  *   that level means the capacity dropped: it is cut and forgotten. A probe that carries a full
  *   window means the capacity rose: growth resumes (probe-regrowth.ts).
- * - A refused call frees no slot (refused-slot.ts); answers markedly faster at a held level bring
- *   the probe forward (latency-drop.ts); a probe that carried a full window regrows at slow
- *   start's pace to twice its level (probe-regrowth.ts); the first window after a cut, answered
- *   in one instant, opens its own slots and one more (first-window.ts); the rest of a refused
- *   probe's window says the probe's level, not a fall (probe-window.ts); after a quiet stretch,
- *   an overshoot is cut no lower than one call under the most served (served-cut.ts; a refused
- *   probe does not end the stretch, quiet-stretch.ts), and its refusals pause nothing (cap-edge.ts).
+ * - The rest, one module each: refused-slot.ts, latency-drop.ts, probe-regrowth.ts, first-window.ts,
+ *   probe-window.ts, served-cut.ts, quiet-stretch.ts, cap-edge.ts, slow-start-edge.ts.
  * - 429 (own quota) and 503/529 (provider overloaded, cut the whole way) move the ceiling;
  *   timeouts (weak evidence) cut half as deep without teaching one; near_limit holds; other
  *   errors never move the limit.
@@ -115,6 +112,7 @@ export class AdaptiveController implements ConcurrencyController {
   readonly #capEdge = new CapEdge()
   // What an announced budget admits: the ceiling rises to what it needs in flight.
   #announced: AnnouncedRate | null = null
+  #heldBack = 0 // calls the growth's spread holds back (growth-spread.ts): the limit is in use
 
   /** A controller for one partition; params are merged over SEED_AIMD and validated. */
   constructor(partition: string, params: Partial<AimdParams> = {}, options: AdaptiveOptions = {}) {
@@ -163,6 +161,9 @@ export class AdaptiveController implements ConcurrencyController {
   announcedRate(rate: AnnouncedRate | null): void {
     this.#announced = rate
   }
+  heldBack(calls: number): void {
+    this.#heldBack = calls
+  }
 
   onOutcome(outcome: Outcome, ctx: OutcomeContext): LimitChange | null {
     switch (outcome) {
@@ -207,7 +208,7 @@ export class AdaptiveController implements ConcurrencyController {
     if (sentAt <= this.#lastCutAt) return null
     this.#served.served(now, inflight)
     const level = this.concurrency
-    if (inflight < level - 1) return null
+    if (inflight + this.#heldBack < level - 1) return null
     if (sentAt >= this.#levelSince && ++this.#levelWins >= level) {
       this.#held = Math.max(this.#held, level)
       if (this.#probing && this.#ceiling !== null && level >= this.#ceiling) {
@@ -269,9 +270,9 @@ export class AdaptiveController implements ConcurrencyController {
     // where the calls were, not where the limit was.
     const refusedAt = Math.max(p.min, Math.min(level, inflight))
     const wasProbing = this.#probing
-    const aboveHeld = refusedAt > this.#held && this.#held >= p.min
     // What was served counts calls in flight as the partition saw them: never above the ceiling.
     const served = Math.min(p.max, this.#served.cut(now, this.#quiet.since, this.#srtt))
+    const aboveHeld = aboveWhatHeld(refusedAt, this.#held, p.min, this.#slowStart, served)
     this.#quiet.cut(now, wasProbing && aboveHeld && outcome !== 'timeout')
     this.#slowStart = false
     this.#probing = false
@@ -331,7 +332,6 @@ export class AdaptiveController implements ConcurrencyController {
     const doublings = this.#maxProbeDoublings
     return probeWaitMs(cooldownMs, doublings, this.#refusedProbes, this.#ceiling, this.#srtt)
   }
-
   /** Everything it learned, so every worker of a shared partition runs as one controller. */
   exportState(): ControllerState {
     const served = this.#served.state

@@ -32,6 +32,8 @@ export interface ConcurrencyController {
   overshoot?(sentAt: number): boolean
   /** What an announced budget admits (null: none): the limit may rise to what it needs. */
   announcedRate?(rate: AnnouncedRate | null): void
+  /** Calls waiting that only the spread of the growth holds back (growth-spread.ts): in use. */
+  heldBack?(calls: number): void
   /** Applies a validated parameter patch; returns the change if the limit moved. */
   setParams(patch: Partial<AimdParams>, now: number): LimitChange | null
   /**

@@ -9,15 +9,16 @@ import type {
   BudgetReading,
   CallEstimate,
   CallUsage,
-  DimensionReading,
 } from './budget-reading'
 import { RateBudget } from './rate-budget'
-import { costOf, readBudgetHeaders, refillRate } from './budget-reading'
-import type { BudgetCost, BudgetSettle, BudgetTicket, SharedReading } from './shared-budget'
+import { costOf, readBudgetHeaders } from './budget-reading'
+import type { BudgetCost, BudgetSettle, BudgetTicket } from './shared-budget'
+import { budgetAccount } from './budget-account'
 import { INITIAL_BURST_MS, type PaceView } from './send-pace'
 import { FloorPace } from './floor-pace'
 import { FloorCycle } from './floor-cycle'
 import { WindowSpread } from './window-spread'
+import { GrowthSpread } from './growth-spread'
 import { LaneGate } from './lane-gate'
 import type { PacingOptions } from './pacing-options'
 import { sameSend, type Learn, type LearnEvent, type LearnedPaces } from './learned-pace'
@@ -82,8 +83,10 @@ export class PartitionPacing {
   #wakeAt = Number.POSITIVE_INFINITY
   readonly #floor: FloorPace
   readonly #cycle = new FloorCycle()
-  // A window's calls spread over its round trip while the window enforced is not known.
+  // A window's calls spread over its round trip while the window enforced is not known; with no
+  // budget announced, the calls above the level served (growth-spread.ts).
   readonly #spread = new WindowSpread()
+  readonly #growth = new GrowthSpread()
   readonly #lane = new LaneGate()
   // What this worker learned since its last release was written: replayed on the shared paces.
   #events: LearnEvent[] = []
@@ -150,7 +153,13 @@ export class PartitionPacing {
     const asked = this.#o.budget && this.#budget.known ? this.#budget.delayMs(now, estimate) : 0
     const budget = this.#lane.waitMs(asked, this.#budget.sendPace)
     const spread = this.#spread.delayMs(now, this.#spreading())
-    return Math.max(paused, budget, spread, this.#o.pause ? this.#floor.delayMs(now) : 0)
+    const growth = this.#growth.delayMs(now, this.#o.budget && this.#budget.known)
+    return Math.max(paused, budget, spread, growth, this.#o.pause ? this.#floor.delayMs(now) : 0)
+  }
+
+  /** Of `waiting` calls, those only the growth's spread holds back (growth-spread.ts). */
+  growthHeld(now: number, waiting: number): number {
+    return this.#growth.spreading(now, this.#o.budget && this.#budget.known) ? waiting : 0
   }
 
   /** A budget is announced and no refusal showed the window it is enforced in yet. */
@@ -193,8 +202,7 @@ export class PartitionPacing {
 
   /**
    * A finished call's account in the shared announced budget: its reading as the store applies
-   * it (refilled from when the provider counted the call), and the estimate's error where no
-   * reading covers it (a refusal cost nothing).
+   * it, and the estimate's error where no reading covers it (budget-account.ts).
    */
   account(
     now: number,
@@ -204,35 +212,15 @@ export class PartitionPacing {
     reading: BudgetReading | undefined,
     usage: CallUsage | undefined,
   ): BudgetSettle {
-    const out: BudgetSettle = { ticket: charged.ticket }
-    if (reading) {
-      const shared: Partial<Record<BudgetDimension, SharedReading>> = {}
-      for (const [dim, r] of Object.entries(reading) as [BudgetDimension, DimensionReading][]) {
-        const ratePerMs = refillRate(r, now, this.#o.windowMs)
-        const refilled = Math.min(r.limit, r.remaining + ratePerMs * Math.max(0, now - sentAt))
-        shared[dim] = { limit: r.limit, ratePerMs, refilled }
-      }
-      out.reading = shared
-    }
     const actual = refused ? costOf({}, 0) : usage ? this.#budget.usageCost(usage) : undefined
-    if (actual) {
-      const correction: Partial<BudgetCost> = {}
-      let any = false
-      for (const dim of Object.keys(actual) as BudgetDimension[]) {
-        const fix = actual[dim] - charged.cost[dim]
-        if (fix === 0 || reading?.[dim]) continue
-        correction[dim] = fix
-        any = true
-      }
-      if (any) out.correction = correction
-    }
-    return out
+    return budgetAccount(now, sentAt, charged, actual, reading, this.#o.windowMs)
   }
 
   /** Takes an admitted call's estimated cost out of the budget. */
   admit(now: number, estimate?: CallEstimate): Reservation {
     this.#floor.admitted(now)
     this.#spread.admitted(now, this.#spreading())
+    this.#growth.admitted(now)
     return this.#lane.admitted(this.#budget.reserve(now, estimate), this.#budget.sendPace, now)
   }
 
@@ -251,6 +239,7 @@ export class PartitionPacing {
   ): Settled {
     const refused = outcome === 'throttled' || outcome === 'overloaded'
     this.#spread.settled(now, reservation.sentAt, outcome === 'ok' || outcome === 'near_limit')
+    this.#growth.settled(now, reservation.sentAt, outcome)
     if (outcome === 'ok' || outcome === 'near_limit') {
       this.#floor.succeeded(now, reservation.sentAt)
       this.#oksSinceRefusal++

@@ -355,6 +355,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
     const cost = handoff ? this.#headCost(state) : undefined
     const learn = state.pacing?.takeLearning()
     state.budget.controller.announcedRate?.(state.pacing?.announcedRate(now) ?? null)
+    state.budget.controller.heldBack?.(state.pacing?.growthHeld(now, state.queue.length) ?? 0)
     state.budget.release(now, sentAt, outcome, seen, pause?.until, handoff, account, cost, learn)
     // Admit first, emit after (the drain emits the limit change): a throwing listener must not
     // strand waiters.

@@ -22,7 +22,7 @@ const DEPTH = 2
 /** The window is the most calls in flight over this many round trips. */
 const PEAK_RTTS = 2
 /** Weight of a new round trip in the smoothed one (EWMA). */
-const RTT_WEIGHT = 0.1
+export const RTT_WEIGHT = 0.1
 /**
  * A smoothed round trip under this many ms is the clock's own resolution (Date.now(): an answer
  * within the millisecond reads as one): no spread. The window's share of such a round trip is a
@@ -32,7 +32,7 @@ const RTT_WEIGHT = 0.1
  * window read one call and the pace held 2 admissions a millisecond (bench:overhead's Redis row,
  * 1,773 admissions/s against 3,888 without the spread).
  */
-const CLOCK_RTT_MS = 2
+export const CLOCK_RTT_MS = 2
 
 export class WindowSpread {
   #inflight = 0

@@ -28,10 +28,11 @@ describe('the window after a cut opens its own slots, and one more', () => {
     let sentAt = clock.now()
     clock.advance(1_000)
     c.onOutcome('ok', { now: clock.now(), sentAt, inflight: 32 })
-    // A throttle cuts to half; the first window sent after the cut comes back in one instant.
+    // A throttle at fewer calls out than were served (a fall) cuts to half; the first window sent
+    // after the cut comes back in one instant.
     sentAt = clock.now()
     clock.advance(10)
-    c.onOutcome('throttled', { now: clock.now(), sentAt, inflight: 33 })
+    c.onOutcome('throttled', { now: clock.now(), sentAt, inflight: 25 })
     const cut = c.limit
     sentAt = clock.now() + 1
     clock.advance(1_000)
