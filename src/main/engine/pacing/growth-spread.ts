@@ -11,7 +11,7 @@
 // answered slots go at once, so a stable level loses nothing (spreading every call of an
 // instant, refills too, cost a stable cap of 20 slots two to three points: docs/pacing.md).
 // The controller counts the calls the spread holds back as in use (adaptive.ts grows only a
-// limit in use). Not kept: see docs/pacing.md, "Tried and not kept: spreading the growth".
+// limit in use). Kept with slow-start-edge.ts: alone it cost a fresh start (docs/pacing.md).
 
 import type { Outcome } from '../core/types'
 // The round trip as window-spread.ts smooths it, and the clock's resolution below which no spread.
