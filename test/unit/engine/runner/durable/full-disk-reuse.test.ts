@@ -8,7 +8,7 @@ import { WriteHealth } from '../../../../../src/main/engine/db/write-failures'
 import { TaskQueue } from '../../../../../src/main/engine/queue/queue'
 import type { FinalTaskStatus } from '../../../../../src/main/engine/queue/tasks'
 import { CallJournal } from '../../../../../src/main/engine/runner/durable/journal'
-import { fakeClock } from '../../../../helpers/clock'
+import { fakeClock, type FakeClock } from '../../../../helpers/clock'
 import { openLedgerDb } from '../../../../helpers/ledger-db'
 import { ledgerRows, runDuplicatePair } from './duplicate-pair'
 
@@ -18,20 +18,23 @@ afterEach(async () => {
 })
 
 type Full = 'transaction' | 'statement'
+/** What meets a reused task's first end: the full disk, or another worker that ended it. */
+type AtEnd = Full | 'taken'
 
 /**
  * The queue, whose first write of a reused task's end meets the full disk: SQLite's page limit,
  * which rolls back the whole transaction (the reuse's row with it), or a failure of that statement
- * alone, which leaves the row in the transaction (SQLite may do either on SQLITE_FULL).
+ * alone, which leaves the row in the transaction (SQLite may do either on SQLITE_FULL); or finds
+ * the task ended by another worker meanwhile (`taken`).
  */
-class FullAtReusedEnd extends TaskQueue {
-  full = 0
+class AtReusedEnd extends TaskQueue {
+  hits = 0
 
   constructor(
     readonly db: ConstructorParameters<typeof TaskQueue>[0],
     clock: ConstructorParameters<typeof TaskQueue>[1],
     writes: ConstructorParameters<typeof TaskQueue>[2],
-    readonly mode: Full,
+    readonly mode: AtEnd,
   ) {
     super(db, clock, writes)
   }
@@ -43,16 +46,22 @@ class FullAtReusedEnd extends TaskQueue {
     result: Parameters<TaskQueue['finishTask']>[3],
     error: string | null,
   ): boolean {
-    if (status === 'reused' && this.full++ === 0) {
-      if (this.mode === 'transaction') fillOnce(this.db)
-      throw Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' })
+    if (status === 'reused' && this.hits++ === 0) {
+      if (this.mode === 'taken') {
+        // Its lease ran out and another worker ended it: this end finds it no longer its own.
+        this.db.prepare("UPDATE task_queue SET worker = 'worker-2' WHERE id = ?").run(taskId)
+        expect(super.finishTask(taskId, 'worker-2', status, result, error)).toBe(true)
+      } else {
+        if (this.mode === 'transaction') fillOnce(this.db)
+        throw Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' })
+      }
     }
     return super.finishTask(taskId, worker, status, result, error)
   }
 }
 
 /** A write that needs pages the limit no longer allows: SQLite rolls the whole transaction back. */
-function fillOnce(db: FullAtReusedEnd['db']): void {
+function fillOnce(db: AtReusedEnd['db']): void {
   db.pragma(`max_page_count = ${db.pragma('page_count', { simple: true }) as number}`)
   try {
     expect(() =>
@@ -64,6 +73,22 @@ function fillOnce(db: FullAtReusedEnd['db']): void {
   }
 }
 
+/** A task and its duplicate on `file` (one step each), the queue built over the engine's writes. */
+async function pairOn<Q extends TaskQueue>(
+  file: ReturnType<typeof openLedgerDb>,
+  prompt: string,
+  queueOf: (writes: StepWrites, clock: FakeClock) => Q,
+  onError: (err: Error) => void = () => {},
+) {
+  const clock = fakeClock()
+  const health = new WriteHealth({ dbPath: file.file, probe: () => true, minDelayMs: 10 })
+  const writes = new StepWrites(file.db, { onError, health })
+  const queue = queueOf(writes, clock)
+  const journal = new CallJournal(file.db, writes)
+  const pair = { file, clock, health, writes, queue, journal, steps: 1, prompt }
+  return { ...(await runDuplicatePair(pair, cleanups)), queue }
+}
+
 describe('a full disk as a duplicate reuses a result', () => {
   it.each<[Full, string]>([
     ['transaction', "writes the reuse's ledger row again with the task's end"],
@@ -71,27 +96,16 @@ describe('a full disk as a duplicate reuses a result', () => {
   ])('%s rolled back: %s', async (mode) => {
     const file = openLedgerDb()
     const { db } = file
-    const clock = fakeClock()
-    const health = new WriteHealth({ dbPath: file.file, probe: () => true, minDelayMs: 10 })
     const lost: Error[] = []
-    const writes = new StepWrites(db, { onError: (err) => lost.push(err), health })
-    const queue = new FullAtReusedEnd(db, clock, writes, mode)
-    const { ledger, batchId, requests } = await runDuplicatePair(
-      {
-        file,
-        clock,
-        health,
-        writes,
-        queue,
-        journal: new CallJournal(db, writes),
-        steps: 1,
-        prompt: 'once',
-      },
-      cleanups,
+    const { ledger, batchId, requests, queue } = await pairOn(
+      file,
+      'once',
+      (writes, clock) => new AtReusedEnd(db, clock, writes, mode),
+      (err) => lost.push(err),
     )
 
     // The end's first write met the full disk; SQLite took its transaction back, or kept it.
-    expect(queue.full).toBe(2)
+    expect(queue.hits).toBe(2)
     expect(lost.length > 0).toBe(mode === 'transaction')
     expect(requests).toHaveLength(1)
     const tasks = queue.listTasks({ batchId, offset: 0, limit: 10 }).rows
@@ -118,22 +132,10 @@ describe('a full disk as a duplicate reuses a result', () => {
     db.exec(
       'CREATE TEMP TRIGGER reuse_full BEFORE INSERT ON ledger_rows WHEN NEW.step = 0 BEGIN SELECT full_once(); END',
     )
-    const clock = fakeClock()
-    const health = new WriteHealth({ dbPath: file.file, probe: () => true, minDelayMs: 10 })
-    const writes = new StepWrites(db, { onError: () => {}, health })
-    const queue = new TaskQueue(db, clock, writes)
-    const { ledger, batchId } = await runDuplicatePair(
-      {
-        file,
-        clock,
-        health,
-        writes,
-        queue,
-        journal: new CallJournal(db, writes),
-        steps: 1,
-        prompt: 'row',
-      },
-      cleanups,
+    const { ledger, batchId, queue } = await pairOn(
+      file,
+      'row',
+      (writes, clock) => new TaskQueue(db, clock, writes),
     )
 
     expect(full).toBe(2)
@@ -146,25 +148,13 @@ describe('a full disk as a duplicate reuses a result', () => {
   it("writes no reuse row for an end that finds the task no longer this worker's", async () => {
     const file = openLedgerDb()
     const { db } = file
-    const clock = fakeClock()
-    const health = new WriteHealth({ dbPath: file.file, probe: () => true, minDelayMs: 10 })
-    const writes = new StepWrites(db, { onError: () => {}, health })
-    const queue = new TakenAtReusedEnd(db, clock, writes)
-    const { ledger, batchId } = await runDuplicatePair(
-      {
-        file,
-        clock,
-        health,
-        writes,
-        queue,
-        journal: new CallJournal(db, writes),
-        steps: 1,
-        prompt: 'gone',
-      },
-      cleanups,
+    const { ledger, batchId, queue } = await pairOn(
+      file,
+      'gone',
+      (writes, clock) => new AtReusedEnd(db, clock, writes, 'taken'),
     )
 
-    expect(queue.taken).toBe(1)
+    expect(queue.hits).toBe(1)
     const tasks = queue.listTasks({ batchId, offset: 0, limit: 10 }).rows
     expect(tasks.map((t) => t.status)).toEqual(['succeeded', 'reused'])
     // The worker that ended it writes its own reuse row; this one's would count the saving twice.
@@ -172,33 +162,3 @@ describe('a full disk as a duplicate reuses a result', () => {
     expect(ledger.totals({ batchId })).toMatchObject({ executed: 1, reused: 0 })
   })
 })
-
-/**
- * The queue whose reused task, as its worker ends it, was taken meanwhile: its lease ran out and
- * another worker ended it (finishTask then finds it no longer this worker's, and says false).
- */
-class TakenAtReusedEnd extends TaskQueue {
-  taken = 0
-
-  constructor(
-    readonly db: ConstructorParameters<typeof TaskQueue>[0],
-    clock: ConstructorParameters<typeof TaskQueue>[1],
-    writes: ConstructorParameters<typeof TaskQueue>[2],
-  ) {
-    super(db, clock, writes)
-  }
-
-  override finishTask(
-    taskId: number,
-    worker: string,
-    status: FinalTaskStatus,
-    result: Parameters<TaskQueue['finishTask']>[3],
-    error: string | null,
-  ): boolean {
-    if (status === 'reused' && this.taken++ === 0) {
-      this.db.prepare("UPDATE task_queue SET worker = 'worker-2' WHERE id = ?").run(taskId)
-      expect(super.finishTask(taskId, 'worker-2', status, result, error)).toBe(true)
-    }
-    return super.finishTask(taskId, worker, status, result, error)
-  }
-}
