@@ -170,7 +170,10 @@ export function parseNumber(text: string): number | undefined {
 function header(headers: Record<string, string>, name: string): string | undefined {
   const direct = headers[name]
   if (typeof direct === 'string') return direct
-  for (const [key, value] of Object.entries(headers)) {
+  // No array per header: this runs for every answer, and most names are absent from it.
+  for (const key in headers) {
+    if (!Object.hasOwn(headers, key)) continue
+    const value = headers[key]
     if (key.toLowerCase() === name && typeof value === 'string') return value
   }
   return undefined
