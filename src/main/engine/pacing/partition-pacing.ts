@@ -12,7 +12,7 @@ import type {
   DimensionReading,
 } from './budget-reading'
 import { RateBudget } from './rate-budget'
-import { costOf, readBudgetHeaders, refillRate } from './budget-reading'
+import { costOf, readBudgetHeaders, readingShort, refillRate } from './budget-reading'
 import type { BudgetCost, BudgetSettle, BudgetTicket, SharedReading } from './shared-budget'
 import { INITIAL_BURST_MS, type PaceView } from './send-pace'
 import { FloorPace } from './floor-pace'
@@ -207,10 +207,11 @@ export class PartitionPacing {
     const out: BudgetSettle = { ticket: charged.ticket }
     if (reading) {
       const shared: Partial<Record<BudgetDimension, SharedReading>> = {}
-      for (const [dim, r] of Object.entries(reading) as [BudgetDimension, DimensionReading][]) {
+      for (const dim in reading) {
+        const r = reading[dim as BudgetDimension] as DimensionReading
         const ratePerMs = refillRate(r, now, this.#o.windowMs)
         const refilled = Math.min(r.limit, r.remaining + ratePerMs * Math.max(0, now - sentAt))
-        shared[dim] = { limit: r.limit, ratePerMs, refilled }
+        shared[dim as BudgetDimension] = { limit: r.limit, ratePerMs, refilled }
       }
       out.reading = shared
     }
@@ -264,7 +265,7 @@ export class PartitionPacing {
     const headers = answer?.headers
     const reading =
       headers && (refused || this.#o.budget) ? readBudgetHeaders(headers, now) : undefined
-    const explained = !!reading && exhausted(reading, reservation)
+    const explained = !!reading && readingShort(reading, reservation.cost)
     const budgets = this.#o.budget
       ? this.#budget
           .settle(now, reservation, {
@@ -390,11 +391,4 @@ export class PartitionPacing {
       pauseReason: this.#pauseReason,
     }
   }
-}
-
-/** Some announced budget had less left than this call needed. */
-function exhausted(reading: BudgetReading, reservation: Reservation): boolean {
-  return Object.entries(reading).some(
-    ([dim, r]) => r.remaining < Math.max(1, reservation.cost[dim as BudgetDimension]),
-  )
 }
