@@ -21,10 +21,12 @@ export function budgetAccount(
   const out: BudgetSettle = { ticket: charged.ticket }
   if (reading) {
     const shared: Partial<Record<BudgetDimension, SharedReading>> = {}
-    for (const [dim, r] of Object.entries(reading) as [BudgetDimension, DimensionReading][]) {
+    // No entries array per answer: this runs on every answer.
+    for (const dim in reading) {
+      const r = reading[dim as BudgetDimension] as DimensionReading
       const ratePerMs = refillRate(r, now, windowMs)
       const refilled = Math.min(r.limit, r.remaining + ratePerMs * Math.max(0, now - sentAt))
-      shared[dim] = { limit: r.limit, ratePerMs, refilled }
+      shared[dim as BudgetDimension] = { limit: r.limit, ratePerMs, refilled }
     }
     out.reading = shared
   }

@@ -99,6 +99,21 @@ export function readBudgetHeaders(
   return any ? reading : undefined
 }
 
+/**
+ * Some announced budget had less left than a call of this cost needed. No array per dimension:
+ * this runs on every answer.
+ */
+export function readingShort(
+  reading: BudgetReading,
+  cost: Readonly<Record<BudgetDimension, number>>,
+): boolean {
+  for (const dim in reading) {
+    const r = reading[dim as BudgetDimension] as DimensionReading
+    if (r.remaining < Math.max(1, cost[dim as BudgetDimension])) return true
+  }
+  return false
+}
+
 /** OpenAI's resets are durations from the answer (Go's `6m0s`); Anthropic's are instants. */
 function openaiResetAt(text: string, now: number): number | undefined {
   const ms = parseDuration(text)

@@ -11,7 +11,7 @@ import type {
   CallUsage,
 } from './budget-reading'
 import { RateBudget } from './rate-budget'
-import { costOf, readBudgetHeaders } from './budget-reading'
+import { costOf, readBudgetHeaders, readingShort } from './budget-reading'
 import type { BudgetCost, BudgetSettle, BudgetTicket } from './shared-budget'
 import { budgetAccount } from './budget-account'
 import { INITIAL_BURST_MS, type PaceView } from './send-pace'
@@ -253,7 +253,7 @@ export class PartitionPacing {
     const headers = answer?.headers
     const reading =
       headers && (refused || this.#o.budget) ? readBudgetHeaders(headers, now) : undefined
-    const explained = !!reading && exhausted(reading, reservation)
+    const explained = !!reading && readingShort(reading, reservation.cost)
     const budgets = this.#o.budget
       ? this.#budget
           .settle(now, reservation, {
@@ -379,11 +379,4 @@ export class PartitionPacing {
       pauseReason: this.#pauseReason,
     }
   }
-}
-
-/** Some announced budget had less left than this call needed. */
-function exhausted(reading: BudgetReading, reservation: Reservation): boolean {
-  return Object.entries(reading).some(
-    ([dim, r]) => r.remaining < Math.max(1, reservation.cost[dim as BudgetDimension]),
-  )
 }

@@ -1,5 +1,6 @@
 import { CountedOutput } from './counted-output'
 import { EnforcedWindow } from './enforced-window'
+import { EstimateCosts } from './estimate-costs'
 import { INITIAL_BURST_MS, SendPace, type PaceView } from './send-pace'
 import { UnreadFixes } from './unread-fixes'
 import type {
@@ -108,6 +109,8 @@ export class RateBudget {
   readonly #window = new EnforcedWindow()
   // Whether the input-token budget also counts the output (counted-output.ts).
   readonly #counted = new CountedOutput()
+  // The costs of the latest estimate, while its calibration holds (estimate-costs.ts).
+  readonly #costs = new EstimateCosts()
 
   constructor(options: RateBudgetOptions = {}) {
     const { windowMs = 60_000 } = options
@@ -126,7 +129,9 @@ export class RateBudget {
   delayMs(now: number, estimate: CallEstimate = {}): number {
     const cost = this.#costOf(estimate)
     let wait = 0
-    for (const [dim, state] of this.#dims) {
+    // keys() and get(): destructured, a Map's entries are an array each, on every admission.
+    for (const dim of this.#dims.keys()) {
+      const state = this.#dims.get(dim) as DimensionState
       const unreported = this.#spent[dim] - this.#syncedSpent[dim]
       const reserve =
         dim === 'requests' ? 0 : (unreported + cost[dim]) * RESERVE_DEVIATIONS * this.#deviation
@@ -194,7 +199,8 @@ export class RateBudget {
   /** Takes the call's estimated cost out of every budget. */
   reserve(now: number, estimate: CallEstimate = {}): Reservation {
     const cost = this.#costOf(estimate)
-    for (const [dim, state] of this.#dims) {
+    for (const dim of this.#dims.keys()) {
+      const state = this.#dims.get(dim) as DimensionState
       state.level = this.#level(state, now) - cost[dim]
       state.at = now
     }
@@ -349,11 +355,8 @@ export class RateBudget {
   }
 
   /** A call's cost for the pace: the output at what answers turned out to use of the estimate. */
-  #paceCost(estimate: CallEstimate): Record<BudgetDimension, number> {
-    return this.#counted.costOf({
-      inputTokens: (estimate.inputTokens ?? 0) * this.#ratio,
-      outputTokens: (estimate.outputTokens ?? 0) * this.#outputRatio,
-    })
+  #paceCost(estimate: CallEstimate): Readonly<Record<BudgetDimension, number>> {
+    return this.#costs.paced(estimate, this.#ratio, this.#outputRatio, this.#counted)
   }
 
   #learn(reservation: Reservation, usage: CallUsage): void {
@@ -378,11 +381,8 @@ export class RateBudget {
     return this.#costOf(estimate)
   }
 
-  #costOf(estimate: CallEstimate): Record<BudgetDimension, number> {
-    return this.#counted.costOf({
-      inputTokens: (estimate.inputTokens ?? 0) * this.#ratio,
-      outputTokens: estimate.outputTokens ?? 0,
-    })
+  #costOf(estimate: CallEstimate): Readonly<Record<BudgetDimension, number>> {
+    return this.#costs.charged(estimate, this.#ratio, this.#outputRatio, this.#counted)
   }
 
   #level(state: DimensionState, now: number): number {

@@ -240,7 +240,9 @@ export class SendPace {
   /** Ms until a call of this cost fits the pace of every dimension. */
   delayMs(now: number, cost: Readonly<Record<BudgetDimension, number>>): number {
     let wait = 0
-    for (const [dim, lane] of this.#lanes) {
+    // keys() and get(): destructured, a Map's entries are an array each, on every admission.
+    for (const dim of this.#lanes.keys()) {
+      const lane = this.#lanes.get(dim) as Lane
       const c = cost[dim]
       if (!(c > 0)) continue
       const rate = this.#rate(lane, now)
@@ -270,7 +272,8 @@ export class SendPace {
 
   /** Takes an admitted call's cost out of the pace. */
   take(now: number, cost: Readonly<Record<BudgetDimension, number>>): void {
-    for (const [dim, lane] of this.#lanes) {
+    for (const dim of this.#lanes.keys()) {
+      const lane = this.#lanes.get(dim) as Lane
       lane.level = this.#level(lane, now) - cost[dim]
       lane.at = now
       lane.meanCost =

@@ -84,7 +84,9 @@ export class MemoryPacingStore implements PacingStore {
     let othersWaiting = 0
     let waitingWorkers = 0
     let mine = 0
-    for (const [id, w] of entry.workers) {
+    // keys() and get(): destructured, a Map's entries are an array each, on every admission.
+    for (const id of entry.workers.keys()) {
+      const w = entry.workers.get(id) as WorkerEntry
       if (id === worker) {
         // A worker's own slots always count for itself, even if its lease ran out unnoticed.
         inflight += w.slots
@@ -231,8 +233,10 @@ export class MemoryPacingStore implements PacingStore {
 
   #inflight(entry: Entry, worker: string, now: number): number {
     let inflight = 0
-    for (const [id, w] of entry.workers)
+    for (const id of entry.workers.keys()) {
+      const w = entry.workers.get(id) as WorkerEntry
       if (id === worker || w.leaseUntil >= now) inflight += w.slots
+    }
     return inflight
   }
 

@@ -41,9 +41,19 @@ export class SqliteBudgets {
 
   /** Writes the budget, inside the caller's transaction. */
   write(partition: string, budget: SharedBudget): void {
-    const text = JSON.stringify(budget)
+    this.set(partition, this.text(partition, budget))
+  }
+
+  /** Writes a budget's text (from text()), inside the caller's transaction. */
+  set(partition: string, text: string): void {
     this.#set.run({ partition, budget: text })
+  }
+
+  /** The budget's text for the caller's own write, inside its transaction (kept as read). */
+  text(partition: string, budget: SharedBudget): string {
+    const text = JSON.stringify(budget)
     this.#parsed.set(partition, { text, budget })
+    return text
   }
 
   /**
@@ -65,16 +75,23 @@ export class SqliteBudgets {
     return ticket
   }
 
-  /** A release's part (shared-budget.ts releaseBudget), inside its transaction. */
+  /**
+   * A release's part (shared-budget.ts releaseBudget), inside its transaction, on the row's budget
+   * `text` as the transaction read it. `next`: the budget's new text, for the caller to write with
+   * the record in one statement (null: unchanged).
+   */
   release(
     partition: string,
+    text: string | null,
     request: ReleaseRequest,
     slotsAllow: boolean,
-  ): { handedOff: boolean; ticket?: BudgetTicket } {
+  ): { handedOff: boolean; ticket?: BudgetTicket; next: string | null } {
     const { now, handoffCost: cost } = request
-    if (!request.budget && !(slotsAllow && cost)) return { handedOff: slotsAllow }
-    const r = releaseBudget(this.read(partition), now, request.budget, slotsAllow, cost)
-    if (r.next) this.write(partition, r.next)
-    return r.ticket ? { handedOff: r.handedOff, ticket: r.ticket } : { handedOff: r.handedOff }
+    if (!request.budget && !(slotsAllow && cost)) return { handedOff: slotsAllow, next: null }
+    const r = releaseBudget(this.of(partition, text), now, request.budget, slotsAllow, cost)
+    const next = r.next ? this.text(partition, r.next) : null
+    return r.ticket
+      ? { handedOff: r.handedOff, ticket: r.ticket, next }
+      : { handedOff: r.handedOff, next }
   }
 }

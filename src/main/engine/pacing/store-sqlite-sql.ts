@@ -31,6 +31,8 @@ export interface CheckRow {
   othersActive: number
   /** Successes of every worker's calls in this session: the partition's total (partition-oks.ts). */
   oks: number
+  /** The shared announced budget's text (store-sqlite-budget.ts): read with the counts, no second read. */
+  budget: string | null
 }
 
 export type ViewRow = PartitionRow & Omit<PacingView, 'record'>
@@ -50,7 +52,7 @@ export const PACING_SQL = {
        COUNT(CASE WHEN ${other} AND w.waiting > 0 THEN 1 END) AS waitingWorkers,
        COALESCE(MAX(CASE WHEN w.worker = @worker THEN w.slots END), 0) AS mine,
        COUNT(CASE WHEN ${other} AND (w.slots > 0 OR w.waiting > 0) THEN 1 END) AS othersActive,
-       COALESCE(SUM(w.successes), 0) AS oks
+       COALESCE(SUM(w.successes), 0) AS oks, p.budget
      FROM pacing_partitions p LEFT JOIN pacing_workers w ON w.partition = p.partition
      WHERE p.partition = @partition GROUP BY p.partition`,
   row: 'SELECT * FROM pacing_partitions WHERE partition = ?',
@@ -71,7 +73,7 @@ export const PACING_SQL = {
   change: `UPDATE pacing_partitions SET params = @params, limit_value = @limit,
        last_cut_at = @lastCutAt, memory = @memory, concurrency = @concurrency,
        paused_until = @pausedUntil, last_change = @lastChange, learned = @learned,
-       version = @version
+       version = @version, budget = COALESCE(@budget, budget)
      WHERE partition = @partition`,
   write: `INSERT INTO pacing_partitions(partition, params, limit_value, last_cut_at, memory,
        concurrency, paused_until, last_change, learned, version, session_at)

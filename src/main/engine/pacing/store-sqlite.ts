@@ -127,7 +127,7 @@ export class SqlitePacingStore implements PacingStore {
       const { now, waiting, outcome, decide, handoff } = request
       const checked = this.#checked(partition, worker, now)
       const change = decide ? decide(checked.record, checked.inflight) : null
-      const record = change ? this.#put(applyChange(checked.record, change), now) : checked.record
+      const record = change ? applyChange(checked.record, change) : checked.record
       // The handoff is admit's check on the counts after the free: the write lock is held, so
       // nobody can move them in between, and freeing and taking again is one row update.
       const slotsAllow =
@@ -135,7 +135,10 @@ export class SqlitePacingStore implements PacingStore {
         checked.inflight - 1 < record.concurrency &&
         record.pausedUntil <= now &&
         checked.mine - 1 < fairShare(record.concurrency, checked.waitingWorkers)
-      const { handedOff, ticket } = this.#budgets.release(partition, request, slotsAllow)
+      const budget = this.#budgets.release(partition, checked.budget, request, slotsAllow)
+      const { handedOff, ticket } = budget
+      if (change) this.#put(record, now, false, budget.next)
+      else if (budget.next !== null) this.#budgets.set(partition, budget.next)
       this.#free.run({
         partition,
         worker,
@@ -148,14 +151,8 @@ export class SqlitePacingStore implements PacingStore {
       })
       const inflight = Math.max(0, checked.inflight - (handedOff ? 0 : 1))
       const oks = checked.oks + (outcome === 'success' ? 1 : 0)
-      return {
-        record,
-        inflight,
-        changed: change !== null,
-        handedOff,
-        oks,
-        ...(ticket && { ticket }),
-      }
+      const released = { record, inflight, changed: change !== null, handedOff, oks }
+      return ticket ? { ...released, ticket } : released
     })
     this.#update = inTransaction(db, (partition, decide) => {
       const row = this.#row.get(partition)
@@ -217,7 +214,7 @@ export class SqlitePacingStore implements PacingStore {
     }
     const args = { partition, worker, now, waiting, leaseUntil: now + this.leaseMs }
     // With a cost, the shared announced budget decides too (store-sqlite-budget.ts).
-    const budget = cost && this.#budgets.read(partition)
+    const budget = cost && this.#budgets.of(partition, checked.budget)
     // Nothing announced yet: the plain take, and the call may bring the first reading.
     const plain = !budget || !announced(budget)
     const taken = plain
@@ -382,11 +379,12 @@ export class SqlitePacingStore implements PacingStore {
     this.#cache.set(record.partition, record)
   }
 
-  #put(record: PacingRecord, now: number, newSession = false): PacingRecord {
+  /** `budget`: the budget's new text, in the record's statement (a release changes both). */
+  #put(record: PacingRecord, now: number, newSession = false, budget: string | null = null) {
     const args = rowArgs(record, (value) => this.#json(value))
     // A new session may create the row; every other write changes the row its transaction read.
     if (newSession) this.#write.run({ ...args, now })
-    else this.#change.run(args)
+    else this.#change.run(Object.assign(args, { budget }))
     return record
   }
 }

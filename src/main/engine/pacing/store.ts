@@ -345,7 +345,9 @@ export function changeOf(
   if (change) out.lastChange = change
   if (pauseUntil !== undefined && pauseUntil > record.pausedUntil) out.pausedUntil = pauseUntil
   if (learned !== undefined && !sameLearned(learned, record.learned)) out.learned = learned
-  return Object.keys(out).length > 0 ? out : null
+  // Checked by field, not by Object.keys: this runs on every release.
+  const any = out.controller || out.lastChange || out.pausedUntil !== undefined || 'learned' in out
+  return any ? out : null
 }
 
 /** Validates a lease or poll length given to a store. */
@@ -362,9 +364,15 @@ export function checkStoreMs(name: string, value: unknown, min: number): number 
 function sameState(a: ControllerState, b: ControllerState): boolean {
   if (a.limit !== b.limit || a.lastCutAt !== b.lastCutAt) return false
   if (a.memory === null || b.memory === null) return a.memory === b.memory
-  const keys = Object.keys(a.memory)
-  if (keys.length !== Object.keys(b.memory).length) return false
-  return keys.every((k) => a.memory?.[k] === b.memory?.[k])
+  // No arrays and no closure: this runs on every release.
+  let n = 0
+  for (const k in a.memory) {
+    if (!Object.hasOwn(a.memory, k)) continue
+    if (a.memory[k] !== b.memory[k]) return false
+    n++
+  }
+  for (const k in b.memory) if (Object.hasOwn(b.memory, k)) n--
+  return n === 0
 }
 
 export function sameParams(a: AimdParams, b: AimdParams): boolean {

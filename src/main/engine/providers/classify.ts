@@ -132,20 +132,25 @@ export function retryAfterMs(headers: Record<string, string>, now: number): numb
   return at === undefined ? undefined : Math.max(0, at - now)
 }
 
+/** A Go duration's units in ms; made once, not on every answer's resets. */
+const DURATION_UNIT_MS: Readonly<Record<string, number>> = {
+  h: 3_600_000,
+  m: 60_000,
+  s: 1000,
+  ms: 1,
+  us: 0.001,
+  µs: 0.001,
+  ns: 0.000001,
+}
+/** One part of a Go duration; sticky, its lastIndex set before every exec. */
+const DURATION_PART = /(\d+(?:\.\d+)?|\.\d+)(ms|us|µs|ns|h|m|s)/y
+
 /** Go-style duration as sent by OpenAI (`6m0s`, `1s`, `20ms`, `1h2m3.5s`) in ms. */
 export function parseDuration(text: string): number | undefined {
   const s = text.trim()
   if (s === '') return undefined
-  const unitMs: Record<string, number> = {
-    h: 3_600_000,
-    m: 60_000,
-    s: 1000,
-    ms: 1,
-    us: 0.001,
-    µs: 0.001,
-    ns: 0.000001,
-  }
-  const part = /(\d+(?:\.\d+)?|\.\d+)(ms|us|µs|ns|h|m|s)/y
+  const unitMs = DURATION_UNIT_MS
+  const part = DURATION_PART
   let total = 0
   let index = 0
   while (index < s.length) {
@@ -170,7 +175,10 @@ export function parseNumber(text: string): number | undefined {
 function header(headers: Record<string, string>, name: string): string | undefined {
   const direct = headers[name]
   if (typeof direct === 'string') return direct
-  for (const [key, value] of Object.entries(headers)) {
+  // No array per header: this runs for every answer, and most names are absent from it.
+  for (const key in headers) {
+    if (!Object.hasOwn(headers, key)) continue
+    const value = headers[key]
     if (key.toLowerCase() === name && typeof value === 'string') return value
   }
   return undefined

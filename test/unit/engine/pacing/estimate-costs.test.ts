@@ -1,0 +1,62 @@
+// The costs of an estimate, kept between the checks of one admission: the same values as made
+// afresh, made again whenever the estimate, its calibration or the counting changed.
+import { describe, expect, it } from 'vitest'
+import { costOf, type CallEstimate } from '../../../../src/main/engine/pacing/budget-reading'
+import type { CountedOutput } from '../../../../src/main/engine/pacing/counted-output'
+import { EstimateCosts } from '../../../../src/main/engine/pacing/estimate-costs'
+
+/** A CountedOutput whose counting is set by the test, and which counts the costs it makes. */
+function counting(): { counted: CountedOutput; made: () => number; share: (s: number) => void } {
+  let made = 0
+  let share = 0
+  const counted = {
+    get outputShare() {
+      return share
+    },
+    costOf(call: CallEstimate) {
+      made++
+      const cost = costOf(call)
+      return { ...cost, 'input-tokens': cost['input-tokens'] + share * cost['output-tokens'] }
+    },
+  } as unknown as CountedOutput
+  return { counted, made: () => made, share: (s) => (share = s) }
+}
+
+describe('EstimateCosts', () => {
+  it('makes the costs once while nothing they come from changes', () => {
+    const { counted, made } = counting()
+    const costs = new EstimateCosts()
+    const estimate = { inputTokens: 100, outputTokens: 20 }
+    const first = costs.charged(estimate, 1.5, 0.5, counted)
+    for (let i = 0; i < 5; i++) {
+      expect(costs.charged({ ...estimate }, 1.5, 0.5, counted)).toBe(first)
+      costs.paced(estimate, 1.5, 0.5, counted)
+    }
+    expect(made()).toBe(2)
+    expect(first).toEqual(costOf({ inputTokens: 150, outputTokens: 20 }))
+    expect(costs.paced(estimate, 1.5, 0.5, counted)).toEqual(
+      costOf({ inputTokens: 150, outputTokens: 10 }),
+    )
+  })
+
+  it('makes them again when the estimate, a ratio or the counting changed', () => {
+    const { counted, share } = counting()
+    const costs = new EstimateCosts()
+    const estimate: CallEstimate = { inputTokens: 100, outputTokens: 20 }
+    costs.charged(estimate, 1, 1, counted)
+    costs.paced(estimate, 1, 1, counted)
+    // The same object changed in place: its values are the key, not its identity.
+    estimate.inputTokens = 200
+    expect(costs.charged(estimate, 1, 1, counted).tokens).toBe(220)
+    expect(costs.charged(estimate, 2, 1, counted).tokens).toBe(420)
+    estimate.outputTokens = 40
+    expect(costs.charged(estimate, 2, 1, counted).tokens).toBe(440)
+    estimate.outputTokens = 20
+    expect(costs.paced(estimate, 2, 0.5, counted)).toEqual(
+      costOf({ inputTokens: 400, outputTokens: 10 }),
+    )
+    share(1)
+    expect(costs.charged(estimate, 2, 0.5, counted)['input-tokens']).toBe(420)
+    expect(costs.charged({}, 2, 0.5, counted)).toEqual(costOf({}))
+  })
+})
