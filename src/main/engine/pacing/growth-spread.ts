@@ -15,14 +15,17 @@
 
 import type { Outcome } from '../core/types'
 // The round trip as window-spread.ts smooths it, and the clock's resolution below which no spread.
-import { CLOCK_RTT_MS, RTT_WEIGHT } from './window-spread'
+import { CLOCK_RTT_MS, type RoundTrips } from './window-spread'
 
 /** The calls above the served level go over 1/this of a round trip. */
 const GAIN = 2
 
+/**
+ * The calls in flight and the round trip are the window spread's (`trips`, one count for both):
+ * admitted after it counted the call, settled before it uncounts it.
+ */
 export class GrowthSpread {
-  #inflight = 0
-  #srtt: number | null = null
+  readonly #trips: RoundTrips
   // The most calls out when one was served since the last refusal; a refusal lowers it.
   #served = 0
   #lastAnswerAt = Number.NEGATIVE_INFINITY
@@ -31,9 +34,13 @@ export class GrowthSpread {
   #aboveOut = 0
   #nextAt = Number.NEGATIVE_INFINITY
 
+  constructor(trips: RoundTrips) {
+    this.#trips = trips
+  }
+
   /** Ms until the next call may go (0: now); `announced`: a budget paces the calls instead. */
   delayMs(now: number, announced: boolean): number {
-    if (announced || !this.#spreads() || !this.#isAbove(this.#inflight + 1)) return 0
+    if (announced || !this.#spreads() || !this.#isAbove(this.#trips.inflight + 1)) return 0
     const wait = this.#nextAt - now
     return wait < 1 ? 0 : Math.ceil(wait)
   }
@@ -44,7 +51,8 @@ export class GrowthSpread {
   }
 
   #spreads(): boolean {
-    return this.#srtt !== null && this.#srtt >= CLOCK_RTT_MS
+    const srtt = this.#trips.srtt
+    return srtt !== null && srtt >= CLOCK_RTT_MS
   }
 
   #isAbove(out: number): boolean {
@@ -53,11 +61,10 @@ export class GrowthSpread {
 
   /** A call was admitted. */
   admitted(now: number): void {
-    this.#inflight++
-    if (!this.#spreads() || !this.#isAbove(this.#inflight)) return
+    if (!this.#spreads() || !this.#isAbove(this.#trips.inflight)) return
     this.#aboveOut++
     this.#above.set(now, (this.#above.get(now) ?? 0) + 1)
-    const gap = (this.#srtt as number) / (GAIN * Math.max(1, this.#served))
+    const gap = (this.#trips.srtt as number) / (GAIN * Math.max(1, this.#served))
     this.#nextAt = Math.max(this.#nextAt, now) + gap
   }
 
@@ -65,8 +72,7 @@ export class GrowthSpread {
   settled(now: number, sentAt: number, outcome: Outcome): void {
     const served = outcome === 'ok' || outcome === 'near_limit'
     const refused = outcome === 'throttled' || outcome === 'overloaded'
-    const out = this.#inflight
-    this.#inflight = Math.max(0, out - 1)
+    const out = this.#trips.inflight
     const above = this.#above.get(sentAt) ?? 0
     if (above > 0) {
       this.#aboveOut--
@@ -74,8 +80,6 @@ export class GrowthSpread {
       else this.#above.set(sentAt, above - 1)
     }
     if (served) {
-      const rtt = Math.max(1, now - sentAt)
-      this.#srtt = this.#srtt === null ? rtt : this.#srtt + RTT_WEIGHT * (rtt - this.#srtt)
       // The answers of one instant refill their slots in it: only the first says what was out.
       if (now !== this.#lastAnswerAt) this.#served = Math.max(this.#served, out)
     }

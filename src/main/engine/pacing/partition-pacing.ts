@@ -86,7 +86,7 @@ export class PartitionPacing {
   // A window's calls spread over its round trip while the window enforced is not known; with no
   // budget announced, the calls above the level served (growth-spread.ts).
   readonly #spread = new WindowSpread()
-  readonly #growth = new GrowthSpread()
+  readonly #growth = new GrowthSpread(this.#spread)
   readonly #lane = new LaneGate()
   // What this worker learned since its last release was written: replayed on the shared paces.
   #events: LearnEvent[] = []
@@ -238,8 +238,8 @@ export class PartitionPacing {
     overshoot = false,
   ): Settled {
     const refused = outcome === 'throttled' || outcome === 'overloaded'
-    this.#spread.settled(now, reservation.sentAt, outcome === 'ok' || outcome === 'near_limit')
     this.#growth.settled(now, reservation.sentAt, outcome)
+    this.#spread.settled(now, reservation.sentAt, outcome === 'ok' || outcome === 'near_limit')
     if (outcome === 'ok' || outcome === 'near_limit') {
       this.#floor.succeeded(now, reservation.sentAt)
       this.#oksSinceRefusal++

@@ -34,7 +34,13 @@ export const RTT_WEIGHT = 0.1
  */
 export const CLOCK_RTT_MS = 2
 
-export class WindowSpread {
+/** Calls in flight and the smoothed round trip of served calls, as WindowSpread counts them. */
+export interface RoundTrips {
+  readonly inflight: number
+  readonly srtt: number | null
+}
+
+export class WindowSpread implements RoundTrips {
   #inflight = 0
   #srtt: number | null = null
   #nextAt = Number.NEGATIVE_INFINITY
@@ -42,6 +48,14 @@ export class WindowSpread {
   // fall to none while the window is still the size it was).
   #peak = 0
   #peakAt = Number.NEGATIVE_INFINITY
+
+  get inflight(): number {
+    return this.#inflight
+  }
+
+  get srtt(): number | null {
+    return this.#srtt
+  }
 
   /** A call was admitted; `spread`: the window enforced is not known yet. */
   admitted(now: number, spread: boolean): void {

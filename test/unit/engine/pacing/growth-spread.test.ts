@@ -2,15 +2,34 @@
 // clocks for the rule, then the real Scheduler on the fake clock of the bench's family, where the
 // siblings of a refusal sent in its instant are what the rule removes.
 import { describe, expect, it } from 'vitest'
+import type { Outcome } from '../../../../src/main/engine/core/types'
 import { GrowthSpread } from '../../../../src/main/engine/pacing/growth-spread'
+import { WindowSpread } from '../../../../src/main/engine/pacing/window-spread'
 import { CONTENDERS, type Contender } from '../../../../bench/scheduler/contenders'
 import { raceDraw } from '../../../../bench/scheduler/family-race'
 import { familyDraw } from '../../../helpers/family-draw'
 
 const PACER = CONTENDERS.find((c) => c.name.startsWith('Pacer (adaptive'))!
 
+/** The growth's spread with the window spread that counts its calls and round trips. */
+function growth() {
+  const trips = new WindowSpread()
+  const g = new GrowthSpread(trips)
+  return {
+    delayMs: (now: number, announced: boolean) => g.delayMs(now, announced),
+    admitted(now: number): void {
+      trips.admitted(now, false)
+      g.admitted(now)
+    },
+    settled(now: number, sentAt: number, outcome: Outcome): void {
+      g.settled(now, sentAt, outcome)
+      trips.settled(now, sentAt, outcome === 'ok' || outcome === 'near_limit')
+    },
+  }
+}
+
 /** Sends as the scheduler would: `n` calls at `now` or as soon after as the rule lets them. */
-function send(g: GrowthSpread, now: number, n: number): number[] {
+function send(g: ReturnType<typeof growth>, now: number, n: number): number[] {
   const sentAt: number[] = []
   while (sentAt.length < n) {
     const wait = g.delayMs(now, false)
@@ -26,7 +45,7 @@ function send(g: GrowthSpread, now: number, n: number): number[] {
 
 describe('GrowthSpread', () => {
   it('holds nothing before a round trip is known, nor while a budget is announced', () => {
-    const g = new GrowthSpread()
+    const g = growth()
     expect(send(g, 0, 16).filter((t) => t === 0)).toHaveLength(16)
     for (let i = 0; i < 16; i++) g.settled(1000, 0, 'ok')
     send(g, 1000, 16)
@@ -34,7 +53,7 @@ describe('GrowthSpread', () => {
   })
 
   it('refills a window answered in one instant at once and spreads its growth over half a round trip', () => {
-    const g = new GrowthSpread()
+    const g = growth()
     send(g, 0, 16)
     // The window is answered in one instant: 16 refills go at once, 16 more over ~500 ms.
     for (let i = 0; i < 16; i++) g.settled(1000, 0, 'ok')
@@ -49,7 +68,7 @@ describe('GrowthSpread', () => {
   })
 
   it('a refusal lowers the level whose refills go at once', () => {
-    const g = new GrowthSpread()
+    const g = growth()
     send(g, 0, 8)
     for (let i = 0; i < 8; i++) g.settled(1000, 0, 'ok')
     send(g, 1000, 8)

@@ -17,15 +17,22 @@ function twoProcesses() {
 
 const SLOW_DOWN = { headers: { 'retry-after': '1' } }
 
+type Two = ReturnType<typeof twoProcesses>
+
+/** `calls` calls of `s`, one after another, each served after 200 ms. */
+async function succeed(s: Two['a'], pass: Two['pass'], calls: number): Promise<void> {
+  for (let i = 0; i < calls; i++) {
+    const call = await s.acquire('p')
+    await pass(200)
+    call.release('ok')
+  }
+}
+
 describe('a refusal among another worker’s successes', () => {
   it('does not pause the partition: the other worker goes on at once', async () => {
     const { a, b, pass, pausedUntil, now } = twoProcesses()
     // A sends back to back and succeeds; B's first call of its own is refused.
-    for (let i = 0; i < 3; i++) {
-      const call = await a.acquire('p')
-      await pass(200)
-      call.release('ok')
-    }
+    await succeed(a, pass, 3)
     const held = await a.acquire('p')
     const probe = await b.acquire('p')
     await pass(20)
@@ -44,9 +51,7 @@ describe('a refusal among another worker’s successes', () => {
 
   it('does not pause it for a second call refused with the first, sent before it came back', async () => {
     const { a, b, pass, pausedUntil, now } = twoProcesses()
-    const first = await a.acquire('p')
-    await pass(200)
-    first.release('ok')
+    await succeed(a, pass, 1)
     // B sends two calls at once (its share of the limit); both are refused.
     const one = await b.acquire('p')
     const two = await b.acquire('p')
