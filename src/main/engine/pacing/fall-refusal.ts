@@ -29,11 +29,15 @@ export interface ShareState {
   callsSinceCut: number
 }
 
-/** The pace as a refusal finds it: its window, a mean call (both ms of the rate), its share. */
+/**
+ * The pace as a refusal finds it: its window, a mean call (both ms of the rate), its share as of
+ * now and the state it regrows from.
+ */
 export interface FallContext {
   windowMs: number
   oneCallMs: number
   share: number
+  state: ShareState
 }
 
 /** What the pace remembers of falls of the announced limit and of its last cut. */
@@ -46,9 +50,9 @@ export class FallRefusal {
     return sentAt <= this.#fallAt && applies(pace)
   }
 
-  /** The pace cuts its share at `now`; `before`: the share as it was. */
-  cut(before: ShareState, now: number, pace: FallContext): void {
-    this.#cut = applies(pace) ? { ...before, at: now } : null
+  /** The pace cuts its share at `now`, as `pace` was before the cut. */
+  cut(now: number, pace: FallContext): void {
+    this.#cut = applies(pace) ? { ...pace.state, at: now } : null
   }
 
   /**

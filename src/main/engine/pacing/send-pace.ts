@@ -204,12 +204,7 @@ export class SendPace {
     if (this.#burstMs === 0) {
       // Already one call at a time and still refused: less of the rate is ours than announced.
       this.#settleLevels(now)
-      const before = {
-        scale: this.#scale,
-        scaleAt: this.#scaleAt,
-        callsSinceCut: this.#callsSinceCut,
-      }
-      this.#falls.cut(before, now, this.#fallContext(now))
+      this.#falls.cut(now, this.#fallContext(now))
       this.#scale = Math.max(MIN_SCALE, this.#currentScale(now) * SCALE_CUT)
       this.#scaleAt = now
       this.#callsSinceCut = 0
@@ -356,10 +351,12 @@ export class SendPace {
 
   /** What tells a refusal a fall of the limit explains (fall-refusal.ts). */
   #fallContext(now: number): FallContext {
+    const state = { scale: this.#scale, scaleAt: this.#scaleAt, callsSinceCut: this.#callsSinceCut }
     return {
       windowMs: this.#windowMs,
       oneCallMs: this.#oneCallMs(),
       share: this.#currentScale(now),
+      state,
     }
   }
 
