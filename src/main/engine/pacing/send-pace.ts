@@ -13,6 +13,7 @@
 // clear room in that window the pace holds no less than that room (`raise`), so the rate that is
 // ours need not be known to the percent. Pure: every method takes `now`.
 import { episodeWindowMs } from './episode-window'
+import { FallRefusal, type FallContext, type ShareState } from './fall-refusal'
 import { freshSingleLane } from './fresh-lane'
 import type { SendLearned } from './learned-pace'
 import type { BudgetDimension } from './budget-reading'
@@ -74,6 +75,8 @@ export class SendPace {
   #workers = 1
   // The latest moment the pace was asked about, for the view.
   #seen = Number.NEGATIVE_INFINITY
+  // Falls of the announced limit: a refusal they explain cuts nothing (fall-refusal.ts).
+  readonly #falls = new FallRefusal()
 
   get burstMs(): number {
     return this.#burstMs
@@ -145,7 +148,9 @@ export class SendPace {
     if (lane) {
       lane.level = this.#level(lane, now)
       lane.at = now
+      const undo = this.#falls.announced(lane.ratePerMs, ratePerMs, now, lane.meanCost)
       lane.ratePerMs = ratePerMs
+      if (undo) this.#restoreShare(undo, now)
       return
     }
     const tokens = dim !== 'requests'
@@ -193,11 +198,13 @@ export class SendPace {
     // One narrowing per episode (TCP NewReno): calls sent before it were paced the old way, and
     // so were those sent too soon after it to be paced the new way (episode-window.ts).
     if (sentAt <= this.#lastCutAt + this.#episodeMs(now)) return true
+    if (this.#burstMs === 0 && this.#falls.explains(sentAt, this.#fallContext(now))) return true
     this.#lastCutAt = now
     this.#windowMs = narrowedWindow(this.#windowMs, windowMs, this.#oneCallMs())
     if (this.#burstMs === 0) {
       // Already one call at a time and still refused: less of the rate is ours than announced.
       this.#settleLevels(now)
+      this.#falls.cut(now, this.#fallContext(now))
       this.#scale = Math.max(MIN_SCALE, this.#currentScale(now) * SCALE_CUT)
       this.#scaleAt = now
       this.#callsSinceCut = 0
@@ -340,6 +347,25 @@ export class SendPace {
     for (const l of this.#lanes.values())
       if (l.ratePerMs > 0) ms = Math.max(ms, l.meanCost / l.ratePerMs)
     return ms
+  }
+
+  /** What tells a refusal a fall of the limit explains (fall-refusal.ts). */
+  #fallContext(now: number): FallContext {
+    const state = { scale: this.#scale, scaleAt: this.#scaleAt, callsSinceCut: this.#callsSinceCut }
+    return {
+      windowMs: this.#windowMs,
+      oneCallMs: this.#oneCallMs(),
+      share: this.#currentScale(now),
+      state,
+    }
+  }
+
+  /** Puts back the share a cut took, which a fall of the limit explained (fall-refusal.ts). */
+  #restoreShare(share: ShareState, now: number): void {
+    this.#settleLevels(now)
+    this.#scale = share.scale
+    this.#scaleAt = share.scaleAt
+    this.#callsSinceCut = share.callsSinceCut
   }
 
   /** Brings every lane's level up to `now` before the rate changes under it. */
