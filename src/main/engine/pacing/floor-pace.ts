@@ -78,10 +78,14 @@ export class FloorPace {
     return n
   }
 
-  /** Ms until the next call may go: this worker's sends spaced at its share of the rate. */
-  delayMs(now: number): number {
+  /**
+   * Ms until the next call may go: this worker's sends spaced at its share of the rate, times
+   * `weight` (floor-sizes.ts: a call's share of the spacing by its size).
+   */
+  delayMs(now: number, weight = 1): number {
     if (this.#ratePerMs === null) return 0
-    return Math.max(0, Math.ceil(this.#lastSentAt + this.share(now) / this.#ratePerMs - now))
+    const spacing = (weight * this.share(now)) / this.#ratePerMs
+    return Math.max(0, Math.ceil(this.#lastSentAt + spacing - now))
   }
 
   admitted(now: number): void {

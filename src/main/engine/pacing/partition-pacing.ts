@@ -16,6 +16,7 @@ import type { BudgetCost, BudgetSettle, BudgetTicket } from './shared-budget'
 import { budgetAccount } from './budget-account'
 import { INITIAL_BURST_MS, type PaceView } from './send-pace'
 import { FloorPace } from './floor-pace'
+import { FloorSizes } from './floor-sizes'
 import { FloorCycle } from './floor-cycle'
 import { WindowSpread } from './window-spread'
 import { GrowthSpread } from './growth-spread'
@@ -82,6 +83,7 @@ export class PartitionPacing {
   #wake: NodeJS.Timeout | undefined
   #wakeAt = Number.POSITIVE_INFINITY
   readonly #floor: FloorPace
+  readonly #sizes = new FloorSizes()
   readonly #cycle = new FloorCycle()
   // A window's calls spread over its round trip while the window enforced is not known; with no
   // budget announced, the calls above the level served (growth-spread.ts).
@@ -154,7 +156,8 @@ export class PartitionPacing {
     const budget = this.#lane.waitMs(asked, this.#budget.sendPace)
     const spread = this.#spread.delayMs(now, this.#spreading())
     const growth = this.#growth.delayMs(now, this.#o.budget && this.#budget.known)
-    return Math.max(paused, budget, spread, growth, this.#o.pause ? this.#floor.delayMs(now) : 0)
+    const floor = this.#o.pause ? this.#floor.delayMs(now, this.#sizes.weight(estimate)) : 0
+    return Math.max(paused, budget, spread, growth, floor)
   }
 
   /** Of `waiting` calls, those only the growth's spread holds back (growth-spread.ts). */
@@ -219,6 +222,7 @@ export class PartitionPacing {
   /** Takes an admitted call's estimated cost out of the budget. */
   admit(now: number, estimate?: CallEstimate): Reservation {
     this.#floor.admitted(now)
+    this.#sizes.admitted(estimate)
     this.#spread.admitted(now, this.#spreading())
     this.#growth.admitted(now)
     return this.#lane.admitted(this.#budget.reserve(now, estimate), this.#budget.sendPace, now)
@@ -250,6 +254,7 @@ export class PartitionPacing {
     }
     const lone = refused && (this.#oksSinceRefusal > 0 || overshoot)
     if (refused) this.#oksSinceRefusal = 0
+    if (refused && this.#floor.perMinute !== null) this.#sizes.refused(reservation)
     const headers = answer?.headers
     const reading =
       headers && (refused || this.#o.budget) ? readBudgetHeaders(headers, now) : undefined
