@@ -19,6 +19,8 @@ const DRAWS = drawsAt === -1 ? 12 : Number(process.argv[drawsAt + 1])
 const onlyAt = process.argv.indexOf('--only')
 /** `-- --only SEED[,SEED]`: those draws only (a draw's seed, as the table names it: 100010). */
 const ONLY = onlyAt === -1 ? null : new Set((process.argv[onlyAt + 1] ?? '').split(',').map(Number))
+/** `-- --virtual`: the virtual-time legs only (one process and three), in seconds, no live leg. */
+const VIRTUAL_ONLY = process.argv.includes('--virtual')
 const SCHEDULE_MS = 15_000
 const WARMUP_MS = 5000
 /** How close the live medians should come to the virtual ones, in points. */
@@ -94,6 +96,23 @@ function verdict(name: string, rows: Row[], figure: (l: Leg) => number): string[
   ]
 }
 
+/** `--virtual`: each draw's virtual legs, three processes against one, and the medians. */
+function virtualTable(draws: ProviderDraw[], virtual: Map<number, [Leg, Leg]>): string[] {
+  const widths = [8, 7, 7, 7, 7, 7, 7]
+  const row = (label: string, legs: [Leg, Leg][]) => {
+    const m = (k: 0 | 1, f: (l: Leg) => number) => median(legs.map((l) => f(l[k])))
+    const [u1, u3] = [m(0, (l) => l.utilization), m(1, (l) => l.utilization)]
+    const [t1, t3] = [m(0, (l) => l.throttledShare), m(1, (l) => l.throttledShare)]
+    return pad([label, pct(u1), pct(u3), pts(u3 - u1), pct(t1), pct(t3), pts(t3 - t1)], widths)
+  }
+  return [
+    `pacing-live --virtual: ${draws.length} draws, schedules of ${SCHEDULE_MS / 1000} s after ${WARMUP_MS / 1000} s of warm-up`,
+    pad(['draw', 'util-1', 'util-3', 'Δ', 'thr-1', 'thr-3', 'Δ'], widths),
+    ...draws.map((d) => row(`#${d.seed}`, [virtual.get(d.seed)!])),
+    row('median', [...virtual.values()]),
+  ]
+}
+
 async function main(): Promise<void> {
   const known = drawFamily(12, 1).map((d) => d.seed)
   const unknown = [...(ONLY ?? [])].filter((seed) => !known.includes(seed))
@@ -114,6 +133,10 @@ async function main(): Promise<void> {
     virtual.set(draw.seed, [await virtualLeg(draw), await virtualLeg(draw, 3)])
   }
   progress(`virtual time: ${draws.length} draws in ${Date.now() - began} ms`)
+  if (VIRTUAL_ONLY) {
+    console.log(virtualTable(draws, virtual).join('\n'))
+    return
+  }
 
   const rows: Row[] = []
   for (const [i, draw] of draws.entries()) {

@@ -29,7 +29,8 @@ export class LaneGate {
       const d = dim as BudgetDimension
       const capacity = pace.singleCost(d)
       if (!(perMinute > 0) || !(capacity > 0)) continue
-      lane[d] = { ratePerMs: (perMinute / 60_000) * pace.workers, capacity }
+      const announced = pace.announcedPerMs(d)
+      lane[d] = { ratePerMs: (perMinute / 60_000) * pace.workers, capacity, announced }
       any = true
     }
     if (!any) return budgetWaitMs

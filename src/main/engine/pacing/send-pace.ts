@@ -225,6 +225,11 @@ export class SendPace {
     lane.at = now
   }
 
+  /** A lane's announced rate per ms, as this worker last read it (0: none yet). */
+  announcedPerMs(dim: BudgetDimension): number {
+    return this.#lanes.get(dim)?.ratePerMs ?? 0
+  }
+
   /** The least burst of a lane: one call (of tokens, SINGLE_CALL_TOKENS of a mean one). */
   singleCost(dim: BudgetDimension): number {
     const lane = this.#lanes.get(dim)

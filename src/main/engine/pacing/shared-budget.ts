@@ -9,6 +9,7 @@ import type { BudgetDimension } from './budget-reading'
 import { BUDGET_DIMENSIONS } from './budget-reading'
 import type { LanePaces, SharedLane } from './shared-lane'
 import { laneWaitMs, takeLane } from './shared-lane'
+import { freshLanePaces } from './lane-fresh-rate'
 
 /**
  * What one call costs per dimension (a request; its estimated tokens). `lane`: the call goes by
@@ -86,7 +87,9 @@ export function budgetWaitMs(budget: SharedBudget, now: number, cost: BudgetCost
     const level = levelOf(b, now)
     if (level < need) wait = Math.max(wait, b.p > 0 ? (need - level) / b.p : 60_000)
   }
-  if (cost.lane) wait = Math.max(wait, laneWaitMs(budget.g, cost.lane, cost, now))
+  if (cost.lane) {
+    wait = Math.max(wait, laneWaitMs(budget.g, freshLanePaces(cost.lane, budget.d), cost, now))
+  }
   return Math.ceil(wait)
 }
 
@@ -111,7 +114,9 @@ export function chargeBudget(
 ): { next: SharedBudget; ticket: BudgetTicket } {
   if (!announced(budget)) return { next: budget, ticket: FIRST_TICKET }
   const next: SharedBudget = { s: budget.s + 1, c: {}, d: {} }
-  const lane = cost.lane ? takeLane(budget.g, cost.lane, cost, now) : budget.g
+  const lane = cost.lane
+    ? takeLane(budget.g, freshLanePaces(cost.lane, budget.d), cost, now)
+    : budget.g
   if (lane) next.g = lane
   for (const dim of BUDGET_DIMENSIONS) {
     next.c[dim] = (budget.c[dim] ?? 0) + cost[dim]

@@ -15,6 +15,8 @@ export interface LanePace {
   ratePerMs: number
   /** What the lane holds at most: one call's least burst (send-pace.ts singleCost). */
   capacity: number
+  /** The announced rate per ms the asker's `ratePerMs` is a share of (lane-fresh-rate.ts). */
+  announced?: number
 }
 
 /** One dimension's lane, shared. Short keys: this is written on every admission. */

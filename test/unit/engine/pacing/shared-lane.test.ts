@@ -152,4 +152,22 @@ describe('the shared lane between two processes on one SQLite file', () => {
     // Not by the lane: the announced bucket alone still admits.
     expect((await a.admit('p', 'w1', T0 + 1000, 0, REQUEST)).admitted).toBe(true)
   })
+
+  it('a worker that heard no answer since a rise takes from the lane at the rate the other heard', async () => {
+    // lane-fresh-rate.ts: w1's answer announced 600 a minute (the rise); w2 last read 60 a minute,
+    // its calls all waited on the lane. The lane keeps w2's share, of the rate the store read.
+    const { a, b } = twoProcesses()
+    await announced(a, b)
+    const stale: BudgetCost = {
+      ...REQUEST,
+      lane: { requests: { ratePerMs: 60 / 60_000, capacity: 1, announced: 60 / 60_000 } },
+    }
+    expect((await b.admit('p', 'w2', T0, 0, stale)).admitted).toBe(true)
+    // One call per 100 ms at 600 a minute: at the stale rate it waited 1,000 ms.
+    expect(await b.admit('p', 'w2', T0 + 50, 0, stale)).toMatchObject({
+      admitted: false,
+      budgetWaitMs: 50,
+    })
+    expect((await b.admit('p', 'w2', T0 + 100, 0, stale)).admitted).toBe(true)
+  })
 })
