@@ -154,7 +154,7 @@ export class PartitionPacing {
     const paused = Math.max(0, this.#pausedUntil - now)
     const asked = this.#o.budget && this.#budget.known ? this.#budget.delayMs(now, estimate) : 0
     const budget = this.#lane.waitMs(asked, this.#budget.sendPace)
-    const spread = this.#spread.delayMs(now, this.#spreading())
+    const spread = this.#spread.delayMs(now, this.#spreading(now))
     const growth = this.#growth.delayMs(now, this.#o.budget && this.#budget.known)
     const floor = this.#o.pause ? this.#floor.delayMs(now, this.#sizes.weight(estimate)) : 0
     return Math.max(paused, budget, spread, growth, floor)
@@ -166,8 +166,10 @@ export class PartitionPacing {
   }
 
   /** A budget is announced and no refusal showed the window it is enforced in yet. */
-  #spreading(): boolean {
-    return this.#o.budget && this.#budget.known && this.#budget.sendPace.burstMs >= INITIAL_BURST_MS
+  #spreading(now: number): boolean {
+    if (!this.#o.budget || !this.#budget.known) return false
+    const pace = this.#budget.sendPace
+    return pace.burstMs >= INITIAL_BURST_MS && !this.#spread.withinRate(pace.callsPerMs(now))
   }
 
   /**
@@ -223,7 +225,7 @@ export class PartitionPacing {
   admit(now: number, estimate?: CallEstimate): Reservation {
     this.#floor.admitted(now)
     this.#sizes.admitted(estimate)
-    this.#spread.admitted(now, this.#spreading())
+    this.#spread.admitted(now, this.#spreading(now))
     this.#growth.admitted(now)
     return this.#lane.admitted(this.#budget.reserve(now, estimate), this.#budget.sendPace, now)
   }
