@@ -10,6 +10,7 @@ import { LatencyDrop } from './latency-drop'
 import { PROBE_REGROWTH, regrowthStep } from './probe-regrowth'
 import { FirstWindowGrowth } from './first-window'
 import { refusedLevel } from './probe-window'
+import { ProbeInstant } from './probe-instant'
 import { announcedCeiling, announcedNeed, type AnnouncedRate } from './announced-ceiling'
 import { probeWaitMs } from './probe-wait'
 import { ServedLevel } from './served-cut'
@@ -75,7 +76,8 @@ export interface AdaptiveMemory {
  *   that level means the capacity dropped: it is cut and forgotten. A probe that carries a full
  *   window means the capacity rose: growth resumes (probe-regrowth.ts).
  * - The rest, one module each: refused-slot.ts, latency-drop.ts, probe-regrowth.ts, first-window.ts,
- *   probe-window.ts, served-cut.ts, quiet-stretch.ts, cap-edge.ts, slow-start-edge.ts.
+ *   probe-window.ts, probe-instant.ts, served-cut.ts, quiet-stretch.ts, cap-edge.ts,
+ *   slow-start-edge.ts.
  * - 429 (own quota) and 503/529 (provider overloaded, cut the whole way) move the ceiling;
  *   timeouts (weak evidence) cut half as deep without teaching one; near_limit holds; other
  *   errors never move the limit.
@@ -92,15 +94,12 @@ export class AdaptiveController implements ConcurrencyController {
   #nextProbeAt = Number.NEGATIVE_INFINITY
   #probing = false
   #lastCutAt = Number.NEGATIVE_INFINITY
-  // Refusals of calls sent before the last cut, seen since it (probe-window.ts).
-  #cutRefusals = 0
-  // Smoothed round trip of successful calls (TCP's SRTT), null before the first.
-  #srtt: number | null = null
+  #cutRefusals = 0 // refusals of calls sent before the last cut, seen since it (probe-window.ts)
+  #srtt: number | null = null // smoothed round trip of successful calls (TCP's SRTT)
   // Successes of calls sent since the admitted level last changed: a full window makes it `held`.
   #levelSince = Number.NEGATIVE_INFINITY
   #levelWins = 0
-  // After a probe that carried a full window: slow start's growth up to this limit.
-  #fastUntil = 0
+  #fastUntil = 0 // after a probe that carried a full window: slow start's growth up to this
   // Answers at the admitted level markedly faster than at first: the probe comes forward.
   readonly #latencyDrop = new LatencyDrop()
   // The first window after a cut, answered in one instant, grows the limit by one slot at most.
@@ -108,8 +107,8 @@ export class AdaptiveController implements ConcurrencyController {
   // The most calls out when a call sent since the last cut was served: an overshoot's floor.
   readonly #served = new ServedLevel()
   readonly #quiet = new QuietStretch() // the served cut's: a refused probe does not end it
-  // The last cut, when it was an overshoot's cut to what was served: its burst pauses nothing.
-  readonly #capEdge = new CapEdge()
+  readonly #capEdge = new CapEdge() // the last cut an overshoot's to what was served: no pause
+  readonly #probeInstant = new ProbeInstant() // a second refusal of its instant: a fall
   // What an announced budget admits: the ceiling rises to what it needs in flight.
   #announced: AnnouncedRate | null = null
   #heldBack = 0 // calls the growth's spread holds back (growth-spread.ts): the limit is in use
@@ -242,7 +241,7 @@ export class AdaptiveController implements ConcurrencyController {
     // Probe from a level that carried a full window: a refused probe then goes back to it, where
     // a probe from a level not yet held would read as a capacity that dropped, and be cut.
     if (this.#held < this.concurrency) return null
-    this.#probing = true
+    this.#probing = this.#probeInstant.probe(now)
     return this.#set(this.#ceiling, now, `probe ${this.#ceiling}`, 'probe')
   }
 
@@ -256,7 +255,8 @@ export class AdaptiveController implements ConcurrencyController {
     if (sentAt <= this.#lastCutAt) {
       if (outcome === 'throttled' && this.#ceiling !== null) {
         const n = this.#cutRefusals++
-        const at = refusedLevel(this.#held, this.#refusedProbes, inflight, n, p.min)
+        const fell = this.#probeInstant.fell(sentAt, this.#lastCutAt) // probe-instant.ts
+        const at = refusedLevel(this.#held, fell ? 0 : this.#refusedProbes, inflight, n, p.min)
         this.#ceiling = Math.min(this.#ceiling, at)
         // Refused at or below a level that held: not a refused probe but a capacity that fell.
         if (this.#ceiling <= this.#held) this.#forgetHeld()
@@ -288,7 +288,7 @@ export class AdaptiveController implements ConcurrencyController {
       to = this.#limit * factor
       reason = `timeout x${factor}`
     } else if (aboveHeld) {
-      if (wasProbing) this.#refusedProbes++
+      if (wasProbing) this.#refusedProbes += this.#probeInstant.refused(sentAt, now)
       this.#ceiling = refusedAt
       // An overloaded provider (503/529) is cut the whole way; a quota (429), or a refused probe
       // of either (the probe was the only call above what held), back to what held.

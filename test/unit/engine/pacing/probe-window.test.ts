@@ -31,9 +31,10 @@ describe("a refused probe's window", () => {
     c.onOutcome('throttled', { now: clock.now(), sentAt, inflight: 6 })
     expect(c.memory.refusedProbes).toBe(1)
     const next = c.memory.nextProbeAt
+    // Sent behind the probe, into its window (calls of the probe's own instant: probe-instant.ts).
     for (const inflight of [5, 4]) {
       clock.advance(3)
-      c.onOutcome('throttled', { now: clock.now(), sentAt, inflight })
+      c.onOutcome('throttled', { now: clock.now(), sentAt: sentAt + 5, inflight })
     }
     // Still the same episode: 5 held, 6 refused, the next probe as a refused one set it.
     expect(c.memory).toMatchObject({ held: 5, ceiling: 6, refusedProbes: 1, nextProbeAt: next })
