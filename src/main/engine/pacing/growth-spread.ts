@@ -78,11 +78,11 @@ export class GrowthSpread {
   }
 
   /** A call was answered. */
-  settled(now: number, sentAt: number, outcome: Outcome): void {
+  settled(now: number, sentAt: number, outcome: Outcome, waitNamed = false): void {
     const served = outcome === 'ok' || outcome === 'near_limit'
     const refused = outcome === 'throttled' || outcome === 'overloaded'
     const out = this.#trips.inflight
-    this.#refill.settled(now, sentAt, outcome)
+    this.#refill.settled(now, sentAt, outcome, waitNamed)
     const above = this.#above.get(sentAt) ?? 0
     if (above > 0) {
       this.#aboveOut--

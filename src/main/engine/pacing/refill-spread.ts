@@ -54,8 +54,9 @@ export class RefillSpread {
   }
 
   /** A call sent at `sentAt` was answered at `now` (before the calls in flight uncount it). */
-  settled(now: number, sentAt: number, outcome: Outcome): void {
+  settled(now: number, sentAt: number, outcome: Outcome, waitNamed = false): void {
     if (outcome === 'throttled' || outcome === 'overloaded') {
+      if (waitNamed) return
       // The siblings of a refused burst say nothing new: the level is the first refusal's.
       if (this.#active && sentAt <= this.#refusedAt) return
       this.#active = true
