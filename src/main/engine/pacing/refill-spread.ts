@@ -58,12 +58,12 @@ export class RefillSpread {
     if (outcome === 'throttled' || outcome === 'overloaded') {
       if (waitNamed) return
       // The siblings of a refused burst say nothing new: the level is the first refusal's.
-      if (this.#active && sentAt <= this.#refusedAt) return
+      if (this.#active && sentAt < this.#refusedAt) return
       this.#active = true
       this.#refusedAt = now
       this.#level = Math.max(1, this.#trips.inflight - 1)
       this.#nextAt = now
-    } else if ((outcome === 'ok' || outcome === 'near_limit') && sentAt > this.#refusedAt) {
+    } else if ((outcome === 'ok' || outcome === 'near_limit') && sentAt >= this.#refusedAt) {
       this.#active = false
     }
   }
