@@ -78,11 +78,11 @@ export class GrowthSpread {
   }
 
   /** A call was answered. */
-  settled(now: number, sentAt: number, outcome: Outcome, waitNamed = false): void {
+  settled(now: number, sentAt: number, outcome: Outcome): void {
     const served = outcome === 'ok' || outcome === 'near_limit'
     const refused = outcome === 'throttled' || outcome === 'overloaded'
     const out = this.#trips.inflight
-    this.#refill.settled(now, sentAt, outcome, waitNamed)
+    this.#refill.settled(now, sentAt, outcome)
     const above = this.#above.get(sentAt) ?? 0
     if (above > 0) {
       this.#aboveOut--

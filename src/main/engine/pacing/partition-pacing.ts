@@ -242,8 +242,7 @@ export class PartitionPacing {
     overshoot = false,
   ): Settled {
     const refused = outcome === 'throttled' || outcome === 'overloaded'
-    const waitNamed = answer?.headers !== undefined && retryAfterMs(answer.headers, now) !== undefined
-    this.#growth.settled(now, reservation.sentAt, outcome, waitNamed)
+    this.#growth.settled(now, reservation.sentAt, outcome)
     this.#spread.settled(now, reservation.sentAt, outcome === 'ok' || outcome === 'near_limit')
     if (outcome === 'ok' || outcome === 'near_limit') {
       this.#floor.succeeded(now, reservation.sentAt)

@@ -1,20 +1,29 @@
-// After a refusal, the window's refills go spread until a call sent after it is served. A refusal
-// of a rate nobody announces (a bucket whose burst the ramp emptied: a slow start into ten seconds
-// of tokens, a regrowth into a minute's bucket) is cut to what was served as a cap's edge
-// (served-cut.ts), and then the window in flight is answered in one instant (a steady latency) and
-// its slots refilled in that instant: into a drained bucket, the first refill is refused within
-// tens of ms and its siblings of the same millisecond with it, each a refusal that says nothing new
-// (#100026: 10 of its 11 refusals in the warm-up's ramp, 3 of them such siblings; #100051: a probe's
-// regrowth refused every 4 s, 3 siblings behind each first refusal). Spread at the growth's pace
+// The window answered after a refusal refills its slots spread, not in one instant, until a call
+// sent after the refusal is served. A rate nobody announces whose burst a ramp emptied (slow start
+// into ten seconds of tokens, a probe's regrowth into a minute's bucket) is refused one call above
+// what was served, cut to what was served as a cap's edge (served-cut.ts), and the rest of that
+// window, sent with the refused call, is answered a round trip later in one instant (a steady
+// latency) and refilled in it: into the drained bucket, the first refill is refused within tens of
+// ms and its siblings of the same millisecond with it, each a refusal that says nothing new
+// (#100051: a regrowth refused every 4 s, three siblings behind each first refused refill;
+// #100026's ramp: the refusals of its warm-up 10 -> 6). Spread at the growth's pace
 // (growth-spread.ts: a window over half a round trip), the first refused refill cuts before the
-// next goes. A cap that the cut reads right serves the first refill sent after it, and the refills
-// go at once again from that answer on: about a round trip of spacing per cut.
+// next goes. Not the refusal's own instant: there the answers of the window before (a cap refusing
+// the calls above it as the calls under it are served) refill what was served at once, and spread,
+// the refusals of the siblings found fewer calls out and cut the limit under the cap (#500026, a
+// cap of 55: the limit 61 -> 56, and the level's probes out of step, 0.822 -> 0.641 used). So the
+// spread begins SPREAD_FROM_RTTS after the refusal (half a round trip: #500031's 10-s bucket
+// answered by 503s lost its floor pace's end, 0.986 -> 0.823; a whole one: the window comes back
+// before it, #100051 unchanged). A cap the cut reads right serves the first refill, and the
+// refills go at once again from that answer on.
 
 import type { Outcome } from '../core/types'
 import { CLOCK_RTT_MS, type RoundTrips } from './window-spread'
 
 /** The refills go over 1/this of a round trip. */
 const GAIN = 2
+/** The spread begins this many smoothed round trips after the refusal. */
+export const SPREAD_FROM_RTTS = 0.75
 
 /** Spaces the calls sent after a refusal until one of them is served. Pure: takes `now`. */
 export class RefillSpread {
@@ -23,6 +32,8 @@ export class RefillSpread {
   #refusedAt = Number.NEGATIVE_INFINITY
   #level = 1
   #active = false
+  // The spread begins here; the next call goes no earlier than #nextAt.
+  #from = Number.NEGATIVE_INFINITY
   #nextAt = Number.NEGATIVE_INFINITY
 
   constructor(trips: RoundTrips) {
@@ -31,39 +42,40 @@ export class RefillSpread {
 
   /** Ms until the next call may go (0: now). */
   delayMs(now: number): number {
-    if (!this.#spreads()) return 0
+    if (!this.#spreadsAt(now)) return 0
     const wait = this.#nextAt - now
     return wait < 1 ? 0 : Math.ceil(wait)
   }
 
   /** True while the refills are being spread. */
   spreading(now: number): boolean {
-    return this.#spreads() && this.#nextAt - now >= 1
+    return this.#spreadsAt(now) && this.#nextAt - now >= 1
   }
 
-  #spreads(): boolean {
+  #spreadsAt(now: number): boolean {
     const srtt = this.#trips.srtt
-    return this.#active && srtt !== null && srtt >= CLOCK_RTT_MS
+    return this.#active && now >= this.#from && srtt !== null && srtt >= CLOCK_RTT_MS
   }
 
   /** A call was admitted. */
   admitted(now: number): void {
-    if (!this.#spreads()) return
+    if (!this.#spreadsAt(now)) return
     const gap = (this.#trips.srtt as number) / (GAIN * this.#level)
     this.#nextAt = Math.max(this.#nextAt, now) + gap
   }
 
   /** A call sent at `sentAt` was answered at `now` (before the calls in flight uncount it). */
-  settled(now: number, sentAt: number, outcome: Outcome, waitNamed = false): void {
+  settled(now: number, sentAt: number, outcome: Outcome): void {
     if (outcome === 'throttled' || outcome === 'overloaded') {
-      if (waitNamed) return
       // The siblings of a refused burst say nothing new: the level is the first refusal's.
       if (this.#active && sentAt < this.#refusedAt) return
       this.#active = true
       this.#refusedAt = now
       this.#level = Math.max(1, this.#trips.inflight - 1)
-      this.#nextAt = now
+      this.#from = now + SPREAD_FROM_RTTS * (this.#trips.srtt ?? 0)
+      this.#nextAt = this.#from
     } else if ((outcome === 'ok' || outcome === 'near_limit') && sentAt >= this.#refusedAt) {
+      // A call sent in the refusal's millisecond went after it: its success ends the spread.
       this.#active = false
     }
   }
