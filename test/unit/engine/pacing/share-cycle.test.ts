@@ -39,7 +39,10 @@ describe('ShareCycle', () => {
     expect(cycle.ceiling).toBe(0.97)
     expect(cycle.cut(0.7, 0.8)).toBe(0.8)
     expect(cycle.ceiling).toBe(0)
-    cycle.forget()
+    // A move of the announced rate by more than a tenth forgets where refusals came.
+    expect(cycle.moved(1, 1.05)).toBe(false)
+    expect(cycle.cut(0.7, 0.8)).toBeCloseTo(Math.sqrt(0.8), 9)
+    expect(cycle.moved(1, 1.2)).toBe(true)
     expect(cycle.cut(0.7, 0.8)).toBe(0.8)
   })
 
