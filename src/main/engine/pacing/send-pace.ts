@@ -18,6 +18,7 @@ import { freshSingleLane } from './fresh-lane'
 import type { SendLearned } from './learned-pace'
 import type { BudgetDimension } from './budget-reading'
 import { readOthers, type OthersLane } from './others-estimate'
+import { ShareCycle } from './share-cycle'
 import { narrowedWindow } from './window-floor'
 import {
   SINGLE_CALL_MARGIN,
@@ -77,6 +78,8 @@ export class SendPace {
   #seen = Number.NEGATIVE_INFINITY
   // Falls of the announced limit: a refusal they explain cuts nothing (fall-refusal.ts).
   readonly #falls = new FallRefusal()
+  // Where refusals came: a repeated one cuts less and regrows slower (share-cycle.ts).
+  readonly #cycle = new ShareCycle()
 
   get burstMs(): number {
     return this.#burstMs
@@ -149,6 +152,8 @@ export class SendPace {
       lane.level = this.#level(lane, now)
       lane.at = now
       const undo = this.#falls.announced(lane.ratePerMs, ratePerMs, now, lane.meanCost)
+      const share = { scale: this.#currentScale(now), scaleAt: now, callsSinceCut: 0 }
+      if (this.#cycle.moved(lane.ratePerMs, ratePerMs)) this.#restoreShare(share, now)
       lane.ratePerMs = ratePerMs
       if (undo) this.#restoreShare(undo, now)
       return
@@ -205,7 +210,8 @@ export class SendPace {
       // Already one call at a time and still refused: less of the rate is ours than announced.
       this.#settleLevels(now)
       this.#falls.cut(now, this.#fallContext(now))
-      this.#scale = Math.max(MIN_SCALE, this.#currentScale(now) * SCALE_CUT)
+      const share = this.#currentScale(now)
+      this.#scale = Math.max(MIN_SCALE, share * this.#cycle.cut(share, SCALE_CUT))
       this.#scaleAt = now
       this.#callsSinceCut = 0
       return true
@@ -326,8 +332,8 @@ export class SendPace {
     // A slow rate earns its regrowth in calls: per second alone, a limit of 30 a minute was back
     // at the rate refused within five calls, and refused one in fifteen.
     const calls = this.#callsSinceCut / SCALE_REGROWTH_CALLS
-    const growth = Math.min(SCALE_GROWTH_PER_S ** seconds, (1 / SCALE_CUT) ** calls)
-    return Math.min(1, this.#scale * growth)
+    const progress = Math.min(seconds * Math.log(SCALE_GROWTH_PER_S), -calls * Math.log(SCALE_CUT))
+    return Math.min(1, this.#cycle.regrown(this.#scale, progress))
   }
 
   /** How long after a cut a refused call still belongs to its episode (episode-window.ts). */
