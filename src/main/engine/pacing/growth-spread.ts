@@ -16,6 +16,7 @@
 import type { Outcome } from '../core/types'
 // The round trip as window-spread.ts smooths it, and the clock's resolution below which no spread.
 import { CLOCK_RTT_MS, type RoundTrips } from './window-spread'
+import { RefusalReturn, unconfirmed } from './refusal-return'
 
 /** The calls above the served level go over 1/this of a round trip. */
 const GAIN = 2
@@ -33,6 +34,9 @@ export class GrowthSpread {
   readonly #above = new Map<number, number>()
   #aboveOut = 0
   #nextAt = Number.NEGATIVE_INFINITY
+
+  // How long a refusal takes to come back: a call above younger than that is not yet held.
+  readonly #refusals = new RefusalReturn()
 
   constructor(trips: RoundTrips) {
     this.#trips = trips
@@ -81,9 +85,14 @@ export class GrowthSpread {
     }
     if (served) {
       // The answers of one instant refill their slots in it: only the first says what was out.
-      if (now !== this.#lastAnswerAt) this.#served = Math.max(this.#served, out)
+      // Not the calls above whose refusal may still be on its way (refusal-return.ts).
+      const young = unconfirmed(this.#above, now, this.#refusals.ms(this.#trips.srtt ?? 0))
+      if (now !== this.#lastAnswerAt) this.#served = Math.max(this.#served, out - young)
     }
-    if (refused) this.#served = Math.min(this.#served, Math.max(0, out - 1))
+    if (refused) {
+      this.#refusals.refused(now, sentAt)
+      this.#served = Math.min(this.#served, Math.max(0, out - 1))
+    }
     this.#lastAnswerAt = now
   }
 }
