@@ -1,25 +1,16 @@
 // The window answered after a refusal refills spread until a call sent after the refusal is served
 // (refill-spread.ts): explicit clocks, a window answered in one instant as a steady latency does.
 import { describe, expect, it } from 'vitest'
-import type { Outcome } from '../../../../src/main/engine/core/types'
 import { RefillSpread } from '../../../../src/main/engine/pacing/refill-spread'
-import { WindowSpread } from '../../../../src/main/engine/pacing/window-spread'
+import { spreadPair } from '../../../helpers/spread-pair'
 
 /** The refill spread with the window spread that counts its calls and round trips. */
 function refills() {
-  const trips = new WindowSpread()
-  const r = new RefillSpread(trips)
+  const pair = spreadPair((trips) => new RefillSpread(trips))
   return {
-    delayMs: (now: number) => r.delayMs(now),
-    spreading: (now: number) => r.spreading(now),
-    admitted(now: number): void {
-      trips.admitted(now, false)
-      r.admitted(now)
-    },
-    settled(now: number, sentAt: number, outcome: Outcome): void {
-      r.settled(now, sentAt, outcome)
-      trips.settled(now, sentAt, outcome === 'ok' || outcome === 'near_limit')
-    },
+    ...pair,
+    delayMs: (now: number) => pair.rule.delayMs(now),
+    spreading: (now: number) => pair.rule.spreading(now),
   }
 }
 

@@ -1,26 +1,14 @@
 // A call above the level served counts as held only once it has been out longer than a refusal
 // takes to come back (refusal-return.ts, read by growth-spread.ts): explicit clocks.
 import { describe, expect, it } from 'vitest'
-import type { Outcome } from '../../../../src/main/engine/core/types'
 import { GrowthSpread } from '../../../../src/main/engine/pacing/growth-spread'
 import { RefusalReturn, unconfirmed } from '../../../../src/main/engine/pacing/refusal-return'
-import { WindowSpread } from '../../../../src/main/engine/pacing/window-spread'
+import { spreadPair } from '../../../helpers/spread-pair'
 
 /** The growth's spread with the window spread that counts its calls and round trips. */
 function growth() {
-  const trips = new WindowSpread()
-  const g = new GrowthSpread(trips)
-  return {
-    delayMs: (now: number) => g.delayMs(now, false),
-    admitted(now: number): void {
-      trips.admitted(now, false)
-      g.admitted(now)
-    },
-    settled(now: number, sentAt: number, outcome: Outcome): void {
-      g.settled(now, sentAt, outcome)
-      trips.settled(now, sentAt, outcome === 'ok' || outcome === 'near_limit')
-    },
-  }
+  const pair = spreadPair((trips) => new GrowthSpread(trips))
+  return { ...pair, delayMs: (now: number) => pair.rule.delayMs(now, false) }
 }
 
 /**
