@@ -16,6 +16,8 @@
 import type { Outcome } from '../core/types'
 // The round trip as window-spread.ts smooths it, and the clock's resolution below which no spread.
 import { CLOCK_RTT_MS, type RoundTrips } from './window-spread'
+import { RefillSpread } from './refill-spread'
+import { RefusalReturn, unconfirmed } from './refusal-return'
 
 /** The calls above the served level go over 1/this of a round trip. */
 const GAIN = 2
@@ -34,20 +36,29 @@ export class GrowthSpread {
   #aboveOut = 0
   #nextAt = Number.NEGATIVE_INFINITY
 
+  // The refills after a refusal, spread until a call sent after it is served (refill-spread.ts).
+  readonly #refill: RefillSpread
+  // How long a refusal takes to come back: a call above younger than that is not yet held.
+  readonly #refusals = new RefusalReturn()
+
   constructor(trips: RoundTrips) {
     this.#trips = trips
+    this.#refill = new RefillSpread(trips)
   }
 
   /** Ms until the next call may go (0: now); `announced`: a budget paces the calls instead. */
   delayMs(now: number, announced: boolean): number {
-    if (announced || !this.#spreads() || !this.#isAbove(this.#trips.inflight + 1)) return 0
+    if (announced) return 0
+    const refill = this.#refill.delayMs(now)
+    if (!this.#spreads() || !this.#isAbove(this.#trips.inflight + 1)) return refill
     const wait = this.#nextAt - now
-    return wait < 1 ? 0 : Math.ceil(wait)
+    return Math.max(refill, wait < 1 ? 0 : Math.ceil(wait))
   }
 
   /** True while calls above the served level are being spread (`announced` as for delayMs). */
   spreading(now: number, announced: boolean): boolean {
-    return !announced && this.#spreads() && this.#nextAt - now >= 1
+    if (announced) return false
+    return this.#refill.spreading(now) || (this.#spreads() && this.#nextAt - now >= 1)
   }
 
   #spreads(): boolean {
@@ -61,6 +72,7 @@ export class GrowthSpread {
 
   /** A call was admitted. */
   admitted(now: number): void {
+    this.#refill.admitted(now)
     if (!this.#spreads() || !this.#isAbove(this.#trips.inflight)) return
     this.#aboveOut++
     this.#above.set(now, (this.#above.get(now) ?? 0) + 1)
@@ -73,6 +85,7 @@ export class GrowthSpread {
     const served = outcome === 'ok' || outcome === 'near_limit'
     const refused = outcome === 'throttled' || outcome === 'overloaded'
     const out = this.#trips.inflight
+    this.#refill.settled(now, sentAt, outcome)
     const above = this.#above.get(sentAt) ?? 0
     if (above > 0) {
       this.#aboveOut--
@@ -81,9 +94,14 @@ export class GrowthSpread {
     }
     if (served) {
       // The answers of one instant refill their slots in it: only the first says what was out.
-      if (now !== this.#lastAnswerAt) this.#served = Math.max(this.#served, out)
+      // Not the calls above whose refusal may still be on its way (refusal-return.ts).
+      const young = unconfirmed(this.#above, now, this.#refusals.ms(this.#trips.srtt ?? 0))
+      if (now !== this.#lastAnswerAt) this.#served = Math.max(this.#served, out - young)
     }
-    if (refused) this.#served = Math.min(this.#served, Math.max(0, out - 1))
+    if (refused) {
+      this.#refusals.refused(now, sentAt)
+      this.#served = Math.min(this.#served, Math.max(0, out - 1))
+    }
     this.#lastAnswerAt = now
   }
 }

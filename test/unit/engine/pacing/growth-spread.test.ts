@@ -2,9 +2,8 @@
 // clocks for the rule, then the real Scheduler on the fake clock of the bench's family, where the
 // siblings of a refusal sent in its instant are what the rule removes.
 import { describe, expect, it } from 'vitest'
-import type { Outcome } from '../../../../src/main/engine/core/types'
 import { GrowthSpread } from '../../../../src/main/engine/pacing/growth-spread'
-import { WindowSpread } from '../../../../src/main/engine/pacing/window-spread'
+import { spreadPair } from '../../../helpers/spread-pair'
 import { CONTENDERS, type Contender } from '../../../../bench/scheduler/contenders'
 import { raceDraw } from '../../../../bench/scheduler/family-race'
 import { familyDraw } from '../../../helpers/family-draw'
@@ -13,18 +12,10 @@ const PACER = CONTENDERS.find((c) => c.name.startsWith('Pacer (adaptive'))!
 
 /** The growth's spread with the window spread that counts its calls and round trips. */
 function growth() {
-  const trips = new WindowSpread()
-  const g = new GrowthSpread(trips)
+  const pair = spreadPair((trips) => new GrowthSpread(trips))
   return {
-    delayMs: (now: number, announced: boolean) => g.delayMs(now, announced),
-    admitted(now: number): void {
-      trips.admitted(now, false)
-      g.admitted(now)
-    },
-    settled(now: number, sentAt: number, outcome: Outcome): void {
-      g.settled(now, sentAt, outcome)
-      trips.settled(now, sentAt, outcome === 'ok' || outcome === 'near_limit')
-    },
+    ...pair,
+    delayMs: (now: number, announced: boolean) => pair.rule.delayMs(now, announced),
   }
 }
 
