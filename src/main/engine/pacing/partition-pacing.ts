@@ -24,6 +24,7 @@ import { LaneGate } from './lane-gate'
 import type { PacingOptions } from './pacing-options'
 import { sameSend, type Learn, type LearnEvent, type LearnedPaces } from './learned-pace'
 import type { AnnouncedRate } from './announced-ceiling'
+import { adoptOnRelease } from './release-adopt'
 
 export type { PacingOptions } from './pacing-options'
 export { checkPacingOptions } from './pacing-options'
@@ -104,8 +105,8 @@ export class PartitionPacing {
   }
 
   /** What this worker learned, for its release to write (learned-pace.ts); undefined: nothing. */
-  takeLearning(): Learn | undefined {
-    if (this.#events.length === 0) return undefined
+  takeLearning(now?: number): Learn | undefined {
+    if (this.#events.length === 0) return adoptOnRelease(this.#workers, now, this)
     const events = this.#events
     this.#events = []
     return (learned) => {

@@ -353,7 +353,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
         ? state.pacing?.account(now, sentAt, charged, refused, settled.reading, answer?.usage)
         : undefined
     const cost = handoff ? this.#headCost(state) : undefined
-    const learn = state.pacing?.takeLearning()
+    const learn = state.pacing?.takeLearning(now)
     state.budget.controller.announcedRate?.(state.pacing?.announcedRate(now) ?? null)
     state.budget.controller.heldBack?.(state.pacing?.growthHeld(now, state.queue.length) ?? 0)
     state.budget.release(now, sentAt, outcome, seen, pause?.until, handoff, account, cost, learn)
