@@ -25,6 +25,10 @@ const PROBE_EVERY_MAX = 128
 const PROBE_SHARE = 0.5
 /** The pace ends when a round trip holds this many gaps: the controller's own range. */
 const ENDS_AT_CALLS_PER_RTT = 64
+/** A refusal at the pace cuts its rate at least to this share. */
+const CUT = 0.8
+/** Successes closer than this share of the refill's gap: a bucket of more than one call. */
+const BURST_SHARE = 0.5
 /** Recent sends kept to find the one before a refused call. */
 const SENDS_KEPT = 64
 
@@ -32,6 +36,8 @@ export class RefillPace {
   #gapMs: number | null = null
   #srtt: number | null = null
   #sends: number[] = []
+  // Sends of recent successes, in order: how close two went through says what the bucket holds.
+  #okSends: number[] = []
   #sinceProbe = 0
   #probeEvery = PROBE_EVERY_MIN
   // The send that went at the probe's shorter gap, if one is out.
@@ -65,7 +71,20 @@ export class RefillPace {
     if (this.#sends.length > SENDS_KEPT) this.#sends.shift()
   }
 
+  /** The closest two recent successful sends came (ms). */
+  #closestOkMs(): number {
+    let closest = Number.POSITIVE_INFINITY
+    for (let i = 1; i < this.#okSends.length; i++) {
+      closest = Math.min(closest, (this.#okSends[i] ?? 0) - (this.#okSends[i - 1] ?? 0))
+    }
+    return closest
+  }
+
   succeeded(now: number, sentAt: number): void {
+    let i = this.#okSends.length
+    while (i > 0 && (this.#okSends[i - 1] ?? 0) > sentAt) i--
+    this.#okSends.splice(i, 0, sentAt)
+    if (this.#okSends.length > SENDS_KEPT) this.#okSends.shift()
     const rtt = Math.max(1, now - sentAt)
     this.#srtt = this.#srtt === null ? rtt : this.#srtt + RTT_WEIGHT * (rtt - this.#srtt)
     if (this.#gapMs === null) return
@@ -97,7 +116,8 @@ export class RefillPace {
     let raw: string | undefined
     for (const k in headers) if (k.toLowerCase() === 'retry-after-ms') raw = headers[k]
     const waitMs = raw === undefined ? undefined : parseNumber(raw)
-    if (sentAt === this.#probeSentAt) {
+    const probe = sentAt === this.#probeSentAt
+    if (probe) {
       this.#probeSentAt = null
       this.#sinceProbe = 0
       this.#probeEvery = Math.min(PROBE_EVERY_MAX, this.#probeEvery * 2)
@@ -108,7 +128,14 @@ export class RefillPace {
     const at = this.#sends.lastIndexOf(sentAt)
     const prev = this.#sends[at - 1]
     if (at < 1 || prev === undefined) return false
-    this.#gapMs = sentAt - prev + waitMs
+    // Δ + wait is exact where the bucket holds one call; where it holds more, the call before
+    // left some, and it reads the rate too high: a refusal at the pace cuts it at least to CUT.
+    // A refused probe only says the gap it left was too short.
+    const gap = sentAt - prev + waitMs
+    // Two calls that both went through closer than half of it: the bucket holds more than one.
+    if (this.#gapMs === null && this.#closestOkMs() < gap * BURST_SHARE) return false
+    const floor = (this.#gapMs ?? 0) / (probe ? 1 : CUT)
+    this.#gapMs = Math.max(gap, floor)
     this.#setAt = now
     return true
   }
