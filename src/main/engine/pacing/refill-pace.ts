@@ -40,6 +40,9 @@ export class RefillPace {
   #okSends: number[] = []
   #sinceProbe = 0
   #probeEvery = PROBE_EVERY_MIN
+  // The gap before the last probe carried, until the next probe: a refusal before then says the
+  // probe went on what a bucket of more than one call had saved, not on a rise.
+  #beforeProbe: number | null = null
   // The send that went at the probe's shorter gap, if one is out.
   #probeSentAt: number | null = null
   // Refusals of calls sent before this instant answer an older gap.
@@ -93,16 +96,18 @@ export class RefillPace {
       this.#probeSentAt = null
       this.#sinceProbe = 0
       this.#probeEvery = PROBE_EVERY_MIN
+      this.#beforeProbe = this.#gapMs
       this.#gapMs *= PROBE_SHARE
       this.#setAt = now
       if (this.#gapMs * ENDS_AT_CALLS_PER_RTT < this.#srtt) this.#end()
       return
     }
-    this.#sinceProbe++
+    if (++this.#sinceProbe >= this.#probeEvery) this.#beforeProbe = null
   }
 
   #end(): void {
     this.#gapMs = null
+    this.#beforeProbe = null
     this.#probeSentAt = null
     this.#sinceProbe = 0
     this.#probeEvery = PROBE_EVERY_MIN
@@ -135,7 +140,11 @@ export class RefillPace {
     // Two calls that both went through closer than half of it: the bucket holds more than one.
     if (this.#gapMs === null && this.#closestOkMs() < gap * BURST_SHARE) return false
     const floor = (this.#gapMs ?? 0) / (probe ? 1 : CUT)
-    this.#gapMs = Math.max(gap, floor)
+    this.#gapMs = Math.max(gap, floor, this.#beforeProbe ?? 0)
+    if (this.#beforeProbe !== null) {
+      this.#beforeProbe = null
+      this.#probeEvery = Math.min(PROBE_EVERY_MAX, this.#probeEvery * 2)
+    }
     this.#setAt = now
     return true
   }
