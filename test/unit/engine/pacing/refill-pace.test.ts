@@ -1,0 +1,114 @@
+// The pace a named refill sets (refill-pace.ts), on its own: pure, every method takes `now`.
+import { describe, expect, it } from 'vitest'
+import { RefillPace } from '../../../../src/main/engine/pacing/refill-pace'
+
+const refill = (ms: number) => ({ 'retry-after-ms': String(ms) })
+
+/** A pace that learned a 1-s round trip and was refused a call sent 10 ms after another. */
+function paced(): { pace: RefillPace; now: number } {
+  const pace = new RefillPace()
+  pace.admitted(0)
+  pace.succeeded(1000, 0)
+  pace.admitted(1000)
+  pace.admitted(1010)
+  // The bucket refills a call in 300 ms: 290 ms after the refused call's send.
+  expect(pace.refused(1030, 1010, refill(290))).toBe(true)
+  return { pace, now: 1030 }
+}
+
+describe('RefillPace', () => {
+  it('holds nothing until a refusal names a refill shorter than half a round trip', () => {
+    const pace = new RefillPace()
+    pace.admitted(0)
+    pace.succeeded(1000, 0)
+    pace.admitted(1000)
+    pace.admitted(1010)
+    expect(pace.delayMs(1010)).toBe(0)
+    // A slot's "retry-after: 1" names no refill; nor does a wait of more than half a round trip.
+    expect(pace.refused(1030, 1010, { 'retry-after': '1' })).toBe(false)
+    expect(pace.refused(1030, 1010, refill(600))).toBe(false)
+    expect(pace.refused(1030, 1010, undefined)).toBe(false)
+    expect(pace.callsPerMs).toBeNull()
+    expect(pace.delayMs(1030)).toBe(0)
+  })
+
+  it('spaces sends by the spacing of the refused call plus the wait it named', () => {
+    const { pace, now } = paced()
+    expect(pace.callsPerMs).toBeCloseTo(1 / 300, 9)
+    // The last send was at 1010: the next goes at 1310, whatever is in flight.
+    expect(pace.delayMs(now)).toBe(280)
+    expect(pace.delayMs(1310)).toBe(0)
+  })
+
+  it('does not start where two calls went through closer than half the named gap', () => {
+    const pace = new RefillPace()
+    pace.admitted(0)
+    pace.admitted(5)
+    pace.succeeded(1000, 0)
+    pace.succeeded(1005, 5)
+    pace.admitted(1005)
+    pace.admitted(1015)
+    expect(pace.refused(1040, 1015, refill(290))).toBe(false)
+    expect(pace.callsPerMs).toBeNull()
+  })
+
+  it('a refusal at the pace cuts its rate to at least 0.8', () => {
+    const { pace } = paced()
+    pace.admitted(1310)
+    // Named 20 ms: Δ + wait = 320 ms, less than the cut's 375.
+    expect(pace.refused(1330, 1310, refill(20))).toBe(true)
+    expect(1 / (pace.callsPerMs ?? 0)).toBeCloseTo(375, 6)
+  })
+
+  it('every 8 successes one call goes at half the gap; carried, the gap halves', () => {
+    const { pace } = paced()
+    let t = 1010
+    for (let i = 0; i < 8; i++) {
+      t += 300
+      expect(pace.delayMs(t)).toBe(0)
+      pace.admitted(t)
+      pace.succeeded(t + 1000, t)
+    }
+    // The probe is due: 150 ms after the last send, not 300.
+    expect(pace.delayMs(t + 149)).toBe(1)
+    pace.admitted(t + 150)
+    pace.succeeded(t + 1150, t + 150)
+    expect(1 / (pace.callsPerMs ?? 0)).toBeCloseTo(150, 6)
+  })
+
+  it('a refusal before the next probe undoes the probe that carried (a saved burst)', () => {
+    const { pace } = paced()
+    let t = 1010
+    for (let i = 0; i < 8; i++) {
+      t += 300
+      pace.admitted(t)
+      pace.succeeded(t + 1000, t)
+    }
+    pace.admitted(t + 150)
+    pace.succeeded(t + 250, t + 150)
+    expect(pace.delayMs(t + 250)).toBe(50)
+    pace.admitted(t + 300)
+    // Δ + wait says 160 ms, the cut 187.5: the gap goes back to the 300 it had before the probe.
+    expect(pace.refused(t + 320, t + 300, refill(10))).toBe(true)
+    expect(1 / (pace.callsPerMs ?? 0)).toBeCloseTo(300, 6)
+  })
+
+  it('ends once a round trip holds 64 gaps: the controller paces from there', () => {
+    const { pace } = paced()
+    let t = 1010
+    for (let round = 0; round < 6; round++) {
+      for (let i = 0; i < 8; i++) {
+        t += 1 / (pace.callsPerMs ?? 1)
+        pace.admitted(t)
+        pace.succeeded(t + 1000, t)
+      }
+      t += pace.delayMs(t)
+      pace.admitted(t)
+      pace.succeeded(t + 1000, t)
+      if (pace.callsPerMs === null) break
+    }
+    // 300 ms halved five times is 9.4 ms: 106 a round trip of 1 s.
+    expect(pace.callsPerMs).toBeNull()
+    expect(pace.delayMs(t + 1)).toBe(0)
+  })
+})
