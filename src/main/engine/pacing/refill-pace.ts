@@ -9,8 +9,9 @@
 // (docs/pacing.md, "a refill named to the millisecond"): here the sends themselves are spaced by
 // the learned gap, while the limit is free to hold as many calls as the gap allows in a round
 // trip. A pace at the rate cannot use a burst a longer bucket saved, nor see a rise: every few
-// successes one call goes at half the gap (a success halves the gap; a refusal names the rate
-// again), and the pace ends once its gap is below a round trip's share a full limit needs.
+// successes, and at least every 30 s, one call goes at half the gap (a success halves the gap; a
+// refusal names the rate again), and the pace ends once its gap is below a round trip's share a
+// full limit needs.
 // Pure: every method takes `now`.
 import { parseNumber } from '../providers/classify'
 
@@ -21,6 +22,8 @@ const RTT_WEIGHT = 0.125
 /** Successes between the pace's probes at half the gap, at first and at most. */
 const PROBE_EVERY_MIN = 8
 const PROBE_EVERY_MAX = 128
+/** A probe goes at least this often (ms), once PROBE_EVERY_MIN successes came since the last. */
+const PROBE_MAX_MS = 30_000
 /** A probe goes at this share of the gap. */
 const PROBE_SHARE = 0.5
 /** The pace ends when a round trip holds this many gaps: the controller's own range. */
@@ -53,22 +56,27 @@ export class RefillPace {
     return this.#gapMs === null ? null : 1 / this.#gapMs
   }
 
-  #probeDue(): boolean {
-    return this.#probeSentAt === null && this.#sinceProbe >= this.#probeEvery
+  #probedAt = Number.NEGATIVE_INFINITY
+  #probeDue(now: number): boolean {
+    if (this.#probeSentAt !== null || this.#sinceProbe < PROBE_EVERY_MIN) return false
+    return this.#sinceProbe >= this.#probeEvery || now - this.#probedAt >= PROBE_MAX_MS
   }
 
   /** Ms until the next call may go; 0 when no pace holds. */
   delayMs(now: number): number {
     const last = this.#sends[this.#sends.length - 1]
     if (this.#gapMs === null || last === undefined) return 0
-    const gap = this.#probeDue() ? this.#gapMs * PROBE_SHARE : this.#gapMs
+    const gap = this.#probeDue(now) ? this.#gapMs * PROBE_SHARE : this.#gapMs
     return Math.max(0, Math.ceil(last + gap - now))
   }
 
   admitted(now: number): void {
     const last = this.#sends[this.#sends.length - 1]
-    if (this.#gapMs !== null && this.#probeDue() && last !== undefined) {
-      if (now - last < this.#gapMs) this.#probeSentAt = now
+    if (this.#gapMs !== null && this.#probeDue(now) && last !== undefined) {
+      if (now - last < this.#gapMs) {
+        this.#probeSentAt = now
+        this.#probedAt = now
+      }
     }
     this.#sends.push(now)
     if (this.#sends.length > SENDS_KEPT) this.#sends.shift()

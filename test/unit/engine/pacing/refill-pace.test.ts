@@ -112,3 +112,34 @@ describe('RefillPace', () => {
     expect(pace.delayMs(t + 1)).toBe(0)
   })
 })
+
+describe('RefillPace probes in time', () => {
+  it('a probe goes at least every 30 s once 8 successes came, however many probes were refused', () => {
+    const { pace } = paced()
+    let t = 1010
+    // Refused probes double the successes between probes: 8, 16, 32, 64, then 128.
+    for (let refusedProbes = 0; refusedProbes < 4; refusedProbes++) {
+      while (pace.delayMs(t + 150) > 0) {
+        t += 300
+        pace.admitted(t)
+        pace.succeeded(t + 1000, t)
+      }
+      t += 150
+      pace.admitted(t)
+      expect(pace.refused(t + 20, t, refill(150))).toBe(true)
+    }
+    // 128 successes at 300 ms would be 38.4 s: the probe comes 30 s after the last one.
+    const probedAt = t
+    let sends = 0
+    while (pace.delayMs(t + 150) > 0) {
+      t += 300
+      pace.admitted(t)
+      pace.succeeded(t + 1000, t)
+      sends++
+    }
+    expect(sends).toBeGreaterThan(64)
+    expect(sends).toBeLessThan(101)
+    expect(t - probedAt).toBeGreaterThanOrEqual(30_000)
+    expect(pace.delayMs(t + 150)).toBe(0)
+  })
+})
