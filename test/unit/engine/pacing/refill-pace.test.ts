@@ -16,6 +16,17 @@ function paced(): { pace: RefillPace; now: number } {
   return { pace, now: 1030 }
 }
 
+/** `n` calls sent 300 ms apart after `t`, each answered in a second, each free to go: the last send. */
+function successes(pace: RefillPace, t: number, n: number): number {
+  for (let i = 0; i < n; i++) {
+    t += 300
+    expect(pace.delayMs(t)).toBe(0)
+    pace.admitted(t)
+    pace.succeeded(t + 1000, t)
+  }
+  return t
+}
+
 describe('RefillPace', () => {
   it('holds nothing until a refusal names a refill shorter than half a round trip', () => {
     const pace = new RefillPace()
@@ -62,13 +73,7 @@ describe('RefillPace', () => {
 
   it('every 8 successes one call goes at half the gap; carried, the gap halves', () => {
     const { pace } = paced()
-    let t = 1010
-    for (let i = 0; i < 8; i++) {
-      t += 300
-      expect(pace.delayMs(t)).toBe(0)
-      pace.admitted(t)
-      pace.succeeded(t + 1000, t)
-    }
+    const t = successes(pace, 1010, 8)
     // The probe is due: 150 ms after the last send, not 300.
     expect(pace.delayMs(t + 149)).toBe(1)
     pace.admitted(t + 150)
@@ -78,12 +83,7 @@ describe('RefillPace', () => {
 
   it('a refusal before the next probe undoes the probe that carried (a saved burst)', () => {
     const { pace } = paced()
-    let t = 1010
-    for (let i = 0; i < 8; i++) {
-      t += 300
-      pace.admitted(t)
-      pace.succeeded(t + 1000, t)
-    }
+    const t = successes(pace, 1010, 8)
     pace.admitted(t + 150)
     pace.succeeded(t + 250, t + 150)
     expect(pace.delayMs(t + 250)).toBe(50)
