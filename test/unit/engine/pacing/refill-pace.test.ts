@@ -1,6 +1,10 @@
 // The pace a named refill sets (refill-pace.ts), on its own: pure, every method takes `now`.
 import { describe, expect, it } from 'vitest'
 import { RefillPace } from '../../../../src/main/engine/pacing/refill-pace'
+import {
+  PartitionPacing,
+  checkPacingOptions,
+} from '../../../../src/main/engine/pacing/partition-pacing'
 
 const refill = (ms: number) => ({ 'retry-after-ms': String(ms) })
 
@@ -141,5 +145,23 @@ describe('RefillPace probes in time', () => {
     expect(sends).toBeLessThan(101)
     expect(t - probedAt).toBeGreaterThanOrEqual(30_000)
     expect(pace.delayMs(t + 150)).toBe(0)
+  })
+})
+
+describe('PartitionPacing with a named refill', () => {
+  it('answers the refusal itself, spaces the sends and tells the controller the rate', () => {
+    const pacing = new PartitionPacing('p', checkPacingOptions({ random: () => 0.5 }))
+    const t = 1_000_000
+    pacing.settle(t + 1000, pacing.admit(t), 'ok')
+    pacing.admit(t + 1000)
+    const refusedCall = pacing.admit(t + 1010)
+    const settled = pacing.settle(t + 1030, refusedCall, 'throttled', {
+      headers: refill(290),
+    })
+    // Not the controller's: no cut of the limit, and a lone refusal after a success, no pause.
+    expect(settled.absorbed).toBe(true)
+    expect(settled.pause).toBeNull()
+    expect(pacing.announcedRate(t + 1030)).toEqual({ callsPerMs: 1 / 300, spread: true })
+    expect(pacing.delayMs(t + 1030)).toBeGreaterThanOrEqual(280)
   })
 })
