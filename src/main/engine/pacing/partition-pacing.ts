@@ -18,6 +18,7 @@ import { INITIAL_BURST_MS, type PaceView } from './send-pace'
 import { FloorPace } from './floor-pace'
 import { FloorSizes } from './floor-sizes'
 import { FloorCycle } from './floor-cycle'
+import { RefillPace } from './refill-pace'
 import { WindowSpread } from './window-spread'
 import { GrowthSpread } from './growth-spread'
 import { LaneGate } from './lane-gate'
@@ -86,6 +87,7 @@ export class PartitionPacing {
   readonly #floor: FloorPace
   readonly #sizes = new FloorSizes()
   readonly #cycle = new FloorCycle()
+  readonly #refill = new RefillPace()
   // A window's calls spread over its round trip while the window enforced is not known; with no
   // budget announced, the calls above the level served (growth-spread.ts).
   readonly #spread = new WindowSpread()
@@ -158,7 +160,7 @@ export class PartitionPacing {
     const spread = this.#spread.delayMs(now, this.#spreading(now))
     const growth = this.#growth.delayMs(now, this.#o.budget && this.#budget.known)
     const floor = this.#o.pause ? this.#floor.delayMs(now, this.#sizes.weight(estimate)) : 0
-    return Math.max(paused, budget, spread, growth, floor)
+    return Math.max(paused, budget, spread, growth, floor, this.#refill.delayMs(now))
   }
 
   /** Of `waiting` calls, those only the growth's spread holds back (growth-spread.ts). */
@@ -225,6 +227,7 @@ export class PartitionPacing {
   /** Takes an admitted call's estimated cost out of the budget. */
   admit(now: number, estimate?: CallEstimate): Reservation {
     this.#floor.admitted(now)
+    this.#refill.admitted(now)
     this.#sizes.admitted(estimate)
     this.#spread.admitted(now, this.#spreading(now))
     this.#growth.admitted(now)
@@ -249,6 +252,7 @@ export class PartitionPacing {
     this.#spread.settled(now, reservation.sentAt, outcome === 'ok' || outcome === 'near_limit')
     if (outcome === 'ok' || outcome === 'near_limit') {
       this.#floor.succeeded(now, reservation.sentAt)
+      this.#refill.succeeded(now, reservation.sentAt)
       this.#oksSinceRefusal++
       // Every worker's successes grow the shared floor pace (and say who shares it).
       if (this.#floor.perMinute !== null) {
@@ -291,7 +295,11 @@ export class PartitionPacing {
         ...(windowMs !== undefined && { windowMs }),
       })
     }
-    const absorbed = (rated && explained) || narrowed
+    const refill = refused && this.#o.pause && !(this.#o.budget && this.#budget.known)
+    const absorbed =
+      (rated && explained) ||
+      narrowed ||
+      (refill && this.#refill.refused(now, reservation.sentAt, headers))
     if (!refused || !this.#o.pause || !headers) return { pause: null, absorbed, budgets, reading }
     // Evidence decides what a wait applies to: an empty budget or refusals in a row pause the
     // partition; a lone refusal among successes retries its own call when the controller admits it.
@@ -319,7 +327,9 @@ export class PartitionPacing {
 
   /** What the announced pace admits, every worker's sends together (the limit is shared). */
   announcedRate(now: number): AnnouncedRate | null {
-    if (!this.#o.budget || !this.#budget.known) return null
+    const refill = this.#refill.callsPerMs
+    if (!this.#o.budget || !this.#budget.known)
+      return refill === null ? null : { callsPerMs: refill, spread: true }
     const pace = this.#budget.sendPace
     const calls = pace.callsPerMs(now)
     return calls === null ? null : { callsPerMs: calls * pace.workers, spread: pace.burstMs === 0 }
