@@ -5,7 +5,11 @@
 // taker's rate, went at a third of the rate each time one of them took a call (the partition sent
 // 3–4 calls a second where one process sent 5–11). The shared budget holds the reading of every
 // worker's latest answer: the lane keeps each worker's share of the rate (what refusals, tenants and
-// the worker count made of it) but scales it to that reading.
+// the worker count made of it) but scales it to that reading. Up only: the shared bucket's refill
+// is the announced rate or, when the bucket's reset is far off, the lower rate its reset implies
+// (budget-reading.ts refillRate), where the worker's reading is the announced rate; scaled down by
+// that, a provider whose quota resets in hours (the built-in simulator) paced two processes at a
+// thousandth of its rate (a second `pacer run` of a file 79 s where it took 10).
 import type { BudgetDimension } from './budget-reading'
 import type { LanePace, LanePaces } from './shared-lane'
 
@@ -19,7 +23,7 @@ export function freshLanePaces(paces: LanePaces, buckets: Refill): LanePaces {
     const pace = paces[dim] as LanePace
     const fresh = buckets[dim]?.p
     if (!(pace.announced && pace.announced > 0) || !(fresh && fresh > 0)) continue
-    if (fresh === pace.announced) continue
+    if (!(fresh > pace.announced)) continue
     out ??= { ...paces }
     out[dim] = { ...pace, ratePerMs: (pace.ratePerMs * fresh) / pace.announced }
   }

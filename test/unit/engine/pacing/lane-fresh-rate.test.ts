@@ -18,4 +18,13 @@ describe('the lane follows the freshest announced rate', () => {
     const unsaid = { requests: { ratePerMs: PER_MIN(48), capacity: 1 } }
     expect(freshLanePaces(unsaid, { requests: { p: PER_MIN(600) } })).toBe(unsaid)
   })
+  it('never slows the lane: a lower shared refill may be a far reset, not a fall', () => {
+    // The store's refill for a quota that resets in hours is what its reset implies (7 a minute),
+    // the asker's reading the announced 10,000 a minute: scaled by that, two `pacer run`s on the
+    // simulator paced at a thousandth of their rate.
+    const paces = {
+      requests: { ratePerMs: PER_MIN(3_800), capacity: 1, announced: PER_MIN(10_000) },
+    }
+    expect(freshLanePaces(paces, { requests: { p: PER_MIN(7) } })).toBe(paces)
+  })
 })
