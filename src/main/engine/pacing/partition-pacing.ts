@@ -87,10 +87,10 @@ export class PartitionPacing {
   readonly #floor: FloorPace
   readonly #sizes = new FloorSizes()
   readonly #cycle = new FloorCycle()
-  readonly #refill = new RefillPace()
   // A window's calls spread over its round trip while the window enforced is not known; with no
   // budget announced, the calls above the level served (growth-spread.ts).
   readonly #spread = new WindowSpread()
+  readonly #refill = new RefillPace(this.#spread)
   readonly #growth = new GrowthSpread(this.#spread)
   readonly #lane = new LaneGate()
   // What this worker learned since its last release was written: replayed on the shared paces.

@@ -12,13 +12,13 @@
 // successes, and at least every 30 s, one call goes at half the gap (a success halves the gap; a
 // refusal names the rate again), and the pace ends once its gap is below a round trip's share a
 // full limit needs.
-// Pure: every method takes `now`.
+// Pure: every method takes `now`. The round trip is the window spread's (one smoothing for the
+// partition, as growth-spread.ts reads it).
 import { parseNumber } from '../providers/classify'
+import type { RoundTrips } from './window-spread'
 
 /** A wait at most this share of the smoothed round trip is a refill, not a slot. */
 const REFILL_RTT_SHARE = 0.5
-/** Weight of a new round trip in the smoothed one. */
-const RTT_WEIGHT = 0.125
 /** Successes between the pace's probes at half the gap, at first and at most. */
 const PROBE_EVERY_MIN = 8
 const PROBE_EVERY_MAX = 128
@@ -36,8 +36,8 @@ const BURST_SHARE = 0.5
 const SENDS_KEPT = 64
 
 export class RefillPace {
+  readonly #trips: RoundTrips
   #gapMs: number | null = null
-  #srtt: number | null = null
   #sends: number[] = []
   // Sends of recent successes, in order: how close two went through says what the bucket holds.
   #okSends: number[] = []
@@ -50,6 +50,11 @@ export class RefillPace {
   #probeSentAt: number | null = null
   // Refusals of calls sent before this instant answer an older gap.
   #setAt = Number.NEGATIVE_INFINITY
+
+  /** `trips`: the partition's round trips, settled before this pace hears the answer. */
+  constructor(trips: RoundTrips) {
+    this.#trips = trips
+  }
 
   /** Calls a ms while the pace holds, or null. */
   get callsPerMs(): number | null {
@@ -96,9 +101,8 @@ export class RefillPace {
     while (i > 0 && (this.#okSends[i - 1] ?? 0) > sentAt) i--
     this.#okSends.splice(i, 0, sentAt)
     if (this.#okSends.length > SENDS_KEPT) this.#okSends.shift()
-    const rtt = Math.max(1, now - sentAt)
-    this.#srtt = this.#srtt === null ? rtt : this.#srtt + RTT_WEIGHT * (rtt - this.#srtt)
-    if (this.#gapMs === null) return
+    const srtt = this.#trips.srtt
+    if (this.#gapMs === null || srtt === null) return
     if (sentAt === this.#probeSentAt) {
       // The bucket held a call at the shorter spacing: the rate is at least that.
       this.#probeSentAt = null
@@ -107,7 +111,7 @@ export class RefillPace {
       this.#beforeProbe = this.#gapMs
       this.#gapMs *= PROBE_SHARE
       this.#setAt = now
-      if (this.#gapMs * ENDS_AT_CALLS_PER_RTT < this.#srtt) this.#end()
+      if (this.#gapMs * ENDS_AT_CALLS_PER_RTT < srtt) this.#end()
       return
     }
     if (++this.#sinceProbe >= this.#probeEvery) this.#beforeProbe = null
@@ -135,8 +139,9 @@ export class RefillPace {
       this.#sinceProbe = 0
       this.#probeEvery = Math.min(PROBE_EVERY_MAX, this.#probeEvery * 2)
     }
-    if (this.#srtt === null || waitMs === undefined || !(waitMs > 0)) return false
-    if (waitMs > this.#srtt * REFILL_RTT_SHARE) return false
+    const srtt = this.#trips.srtt
+    if (srtt === null || waitMs === undefined || !(waitMs > 0)) return false
+    if (waitMs > srtt * REFILL_RTT_SHARE) return false
     if (sentAt < this.#setAt) return this.#gapMs !== null
     const at = this.#sends.lastIndexOf(sentAt)
     const prev = this.#sends[at - 1]

@@ -1,6 +1,7 @@
 // The pace a named refill sets (refill-pace.ts), on its own: pure, every method takes `now`.
 import { describe, expect, it } from 'vitest'
 import { RefillPace } from '../../../../src/main/engine/pacing/refill-pace'
+import { WindowSpread } from '../../../../src/main/engine/pacing/window-spread'
 import {
   PartitionPacing,
   checkPacingOptions,
@@ -8,9 +9,21 @@ import {
 
 const refill = (ms: number) => ({ 'retry-after-ms': String(ms) })
 
+/** A pace on a window spread's round trips, each success settled there first (partition-pacing.ts). */
+function newPace(): RefillPace {
+  const trips = new WindowSpread()
+  const pace = new RefillPace(trips)
+  const succeeded = pace.succeeded.bind(pace)
+  pace.succeeded = (now, sentAt) => {
+    trips.settled(now, sentAt, true)
+    succeeded(now, sentAt)
+  }
+  return pace
+}
+
 /** A pace that learned a 1-s round trip and was refused a call sent 10 ms after another. */
 function paced(): { pace: RefillPace; now: number } {
-  const pace = new RefillPace()
+  const pace = newPace()
   pace.admitted(0)
   pace.succeeded(1000, 0)
   pace.admitted(1000)
@@ -33,7 +46,7 @@ function successes(pace: RefillPace, t: number, n: number): number {
 
 describe('RefillPace', () => {
   it('holds nothing until a refusal names a refill shorter than half a round trip', () => {
-    const pace = new RefillPace()
+    const pace = newPace()
     pace.admitted(0)
     pace.succeeded(1000, 0)
     pace.admitted(1000)
@@ -56,7 +69,7 @@ describe('RefillPace', () => {
   })
 
   it('does not start where two calls went through closer than half the named gap', () => {
-    const pace = new RefillPace()
+    const pace = newPace()
     pace.admitted(0)
     pace.admitted(5)
     pace.succeeded(1000, 0)
