@@ -20,7 +20,7 @@ export class LaneGate {
    * shared lane instead (several workers, one call at a time: the store decides), else
    * `budgetWaitMs`.
    */
-  waitMs(budgetWaitMs: number, pace: SendPace): number {
+  waitMs(budgetWaitMs: number, pace: SendPace, announcedMs: number): number {
     this.#lane = null
     if (pace.workers <= 1 || pace.burstMs !== 0) return budgetWaitMs
     const lane: LanePaces = {}
@@ -30,7 +30,7 @@ export class LaneGate {
       const capacity = pace.singleCost(d)
       if (!(perMinute > 0) || !(capacity > 0)) continue
       const announced = pace.announcedPerMs(d)
-      lane[d] = { ratePerMs: (perMinute / 60_000) * pace.workers, capacity, announced }
+      lane[d] = { ratePerMs: (perMinute / 60_000) * pace.workers, capacity, announced, announcedMs }
       any = true
     }
     if (!any) return budgetWaitMs

@@ -156,7 +156,7 @@ export class PartitionPacing {
   delayMs(now: number, estimate?: CallEstimate): number {
     const paused = Math.max(0, this.#pausedUntil - now)
     const asked = this.#o.budget && this.#budget.known ? this.#budget.delayMs(now, estimate) : 0
-    const budget = this.#lane.waitMs(asked, this.#budget.sendPace)
+    const budget = this.#lane.waitMs(asked, this.#budget.sendPace, this.#o.windowMs)
     const spread = this.#spread.delayMs(now, this.#spreading(now))
     const growth = this.#growth.delayMs(now, this.#o.budget && this.#budget.known)
     const floor = this.#o.pause ? this.#floor.delayMs(now, this.#sizes.weight(estimate)) : 0

@@ -17,6 +17,8 @@ export interface LanePace {
   capacity: number
   /** The announced rate per ms the asker's `ratePerMs` is a share of (lane-fresh-rate.ts). */
   announced?: number
+  /** The window that rate's limit is announced for (ms): the store's limit over it is as fresh. */
+  announcedMs?: number
 }
 
 /** One dimension's lane, shared. Short keys: this is written on every admission. */

@@ -108,7 +108,7 @@ describe('a worker sends by the shared lane while several send one call at a tim
     const p = pace(3)
     const own = p.view().perMinute.requests as number
     const gate = new LaneGate()
-    expect(gate.waitMs(1234, p)).toBe(0)
+    expect(gate.waitMs(1234, p, 60_000)).toBe(0)
     const cost = gate.cost({ ...REQUEST })
     expect(cost.lane?.requests?.ratePerMs).toBeCloseTo((own / 60_000) * 3, 12)
     expect(cost.lane?.requests?.capacity).toBe(1)
@@ -119,11 +119,11 @@ describe('a worker sends by the shared lane while several send one call at a tim
 
   it('a worker alone, or a pace that still bursts, keeps its own pace', () => {
     const gate = new LaneGate()
-    expect(gate.waitMs(1234, pace(1))).toBe(1234)
+    expect(gate.waitMs(1234, pace(1), 60_000)).toBe(1234)
     expect(gate.cost({ ...REQUEST }).lane).toBeUndefined()
     const bursting = pace(3)
     bursting.adopt(undefined, T0, 3)
-    expect(gate.waitMs(1234, bursting)).toBe(1234)
+    expect(gate.waitMs(1234, bursting, 60_000)).toBe(1234)
   })
 })
 
@@ -160,7 +160,14 @@ describe('the shared lane between two processes on one SQLite file', () => {
     await announced(a, b)
     const stale: BudgetCost = {
       ...REQUEST,
-      lane: { requests: { ratePerMs: 60 / 60_000, capacity: 1, announced: 60 / 60_000 } },
+      lane: {
+        requests: {
+          ratePerMs: 60 / 60_000,
+          capacity: 1,
+          announced: 60 / 60_000,
+          announcedMs: 60_000,
+        },
+      },
     }
     expect((await b.admit('p', 'w2', T0, 0, stale)).admitted).toBe(true)
     // One call per 100 ms at 600 a minute: at the stale rate it waited 1,000 ms.
