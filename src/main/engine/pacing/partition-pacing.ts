@@ -18,7 +18,7 @@ import { INITIAL_BURST_MS, type PaceView } from './send-pace'
 import { FloorPace } from './floor-pace'
 import { FloorSizes } from './floor-sizes'
 import { FloorCycle } from './floor-cycle'
-import { SpacedRate } from './spaced-rate'
+import { RefillPace } from './refill-pace'
 import { WindowSpread } from './window-spread'
 import { GrowthSpread } from './growth-spread'
 import { LaneGate } from './lane-gate'
@@ -87,7 +87,7 @@ export class PartitionPacing {
   readonly #floor: FloorPace
   readonly #sizes = new FloorSizes()
   readonly #cycle = new FloorCycle()
-  readonly #refill = new SpacedRate()
+  readonly #refill = new RefillPace()
   // A window's calls spread over its round trip while the window enforced is not known; with no
   // budget announced, the calls above the level served (growth-spread.ts).
   readonly #spread = new WindowSpread()
@@ -249,10 +249,10 @@ export class PartitionPacing {
   ): Settled {
     const refused = outcome === 'throttled' || outcome === 'overloaded'
     this.#growth.settled(now, reservation.sentAt, outcome)
-    this.#refill.settled(now, reservation.sentAt, outcome)
     this.#spread.settled(now, reservation.sentAt, outcome === 'ok' || outcome === 'near_limit')
     if (outcome === 'ok' || outcome === 'near_limit') {
       this.#floor.succeeded(now, reservation.sentAt)
+      this.#refill.succeeded(now, reservation.sentAt)
       this.#oksSinceRefusal++
       // Every worker's successes grow the shared floor pace (and say who shares it).
       if (this.#floor.perMinute !== null) {
