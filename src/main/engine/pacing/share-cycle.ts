@@ -41,8 +41,12 @@ export class ShareCycle {
    * refusal near the share the previous one came at cuts half as deep and slows the regrowth.
    */
   cut(share: number, cut: number, sentAt = Number.NaN, now = Number.NaN): number {
-    // A call that was out when the announced rate fell: its refusal is the fall's (share-fall.ts).
-    if (this.#fall.before(sentAt)) return cut
+    // A call that was out when the announced rate fell: its refusal is the fall's, a first one
+    // regrown at the full pace; where the share's refusals came stays (share-fall.ts).
+    if (this.#fall.before(sentAt)) {
+      this.#ceiling = 0
+      return cut
+    }
     this.#fall.cut(now, { refusedAt: this.#refusedAt, ceiling: this.#ceiling })
     const last = this.#refusedAt
     this.#refusedAt = share

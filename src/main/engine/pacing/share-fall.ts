@@ -10,14 +10,16 @@
 // a rate of tokens (a refusal one call at a time there may be the call's size, not the share:
 // kept on tokens too, #500065 0.628 -> 0.610 and #300032 0.635 -> 0.616 used, the 10th
 // percentiles of seeds 4 and 2). What the fall itself refused is not the share's: a refusal of a
-// call that was out when the fall was read cuts as a first refusal and leaves the memory as it
-// was, and a cut just before the fall was read (within FALL_UNDO_SPACINGS calls of the new rate,
-// at least FALL_UNDO_MIN_MS: headers one answer late, fall-refusal.ts) is undone from the memory.
-// (Counted as a repeat instead, the fall's refusal cut shallow and set a ceiling over the new
-// level: #300018, 46 -> 30 a minute, 2.91 -> 3.38 % refused.) On diag.ts --seed 0..5: seed 0's
-// 90th percentile of throttling 3.18 -> 2.91 % (#100038 3.38 -> 2.91 %, 0.853 -> 0.880 used), mean
-// utilization 0.8443 -> 0.8445 and mean throttled share 1.065 -> 1.062 % over the 360 draws
-// (docs/pacing.md). Pure: every method takes `now`.
+// call that was out when the fall was read cuts as a first refusal and regrows at the full pace,
+// leaving where the share's refusals came as it was, and a cut just before the fall was read
+// (within FALL_UNDO_SPACINGS calls of the new rate, at least FALL_UNDO_MIN_MS: headers one answer
+// late, fall-refusal.ts) is undone from the memory. (Counted as a repeat instead, the fall's
+// refusal cut shallow and set a ceiling over the new level: #300018, 46 -> 30 a minute, 2.91 ->
+// 3.38 % refused; regrown slowly under the ceiling kept, the share cut by the fall came back late:
+// #400020 0.837 -> 0.794 used, #900062 0.939 -> 0.926.) On diag.ts --seed 0..5: seed 0's 90th
+// percentile of throttling 3.18 -> 2.91 % (#100038 3.38 -> 2.91 %, 0.853 -> 0.880 used), every
+// draw that moved used more, mean utilization 0.8443 -> 0.8448 over the 360 draws, mean
+// throttled 1.065 -> 1.063 % (docs/pacing.md). Pure: every method takes `now`.
 import { FALL_UNDO_MIN_MS, FALL_UNDO_SPACINGS } from './fall-refusal'
 
 /** The share cycle's memory: where the last refusal came, and the slow regrowth's ceiling. */

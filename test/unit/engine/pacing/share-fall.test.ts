@@ -96,14 +96,16 @@ describe('ShareCycle: what a fall keeps', () => {
     expect(cycle.cut(0.95, 0.8, 40_000, 40_000)).toBe(0.8)
   })
 
-  it('a call out when the rate fell is refused by the fall: a full cut, the memory untouched', () => {
+  it('a call out when the rate fell is refused by the fall: a first refusal`s cut and regrowth', () => {
     const cycle = new ShareCycle()
     cycle.cut(0.98, 0.8, 0, 0)
     cycle.cut(0.97, 0.8, 10_000, 10_000)
     cycle.moved(1, 0.8, 30_000, LANE)
-    // Sent at 29.9 s, before the fall was read: the full cut, and 0.97 still the share refused.
+    // Sent at 29.9 s, before the fall was read: the full cut, regrown at the full pace...
     expect(cycle.cut(1.2, 0.8, 29_900, 30_050)).toBe(0.8)
-    expect(cycle.ceiling).toBe(0.97)
+    expect(cycle.ceiling).toBe(0)
+    expect(cycle.regrown(0.8, 0.1)).toBeCloseTo(0.8 * Math.exp(0.1), 9)
+    // ... and 0.97, not 1.2, still the share the last refusal came at: 0.96 repeats it.
     expect(cycle.cut(0.96, 0.8, 40_000, 40_000)).toBeCloseTo(Math.sqrt(0.8), 9)
   })
 })
