@@ -78,8 +78,7 @@ export class SendPace {
   #seen = Number.NEGATIVE_INFINITY
   // Falls of the announced limit: a refusal they explain cuts nothing (fall-refusal.ts).
   readonly #falls = new FallRefusal()
-  // Where refusals came: a repeated one cuts less and regrows slower (share-cycle.ts).
-  readonly #cycle = new ShareCycle()
+  readonly #cycle = new ShareCycle() // where refusals came: a repeat cuts less (share-cycle.ts)
 
   get burstMs(): number {
     return this.#burstMs
@@ -153,7 +152,7 @@ export class SendPace {
       lane.at = now
       const undo = this.#falls.announced(lane.ratePerMs, ratePerMs, now, lane.meanCost)
       const share = { scale: this.#currentScale(now), scaleAt: now, callsSinceCut: 0 }
-      if (this.#cycle.moved(lane.ratePerMs, ratePerMs)) this.#restoreShare(share, now)
+      if (this.#cycle.moved(lane.ratePerMs, ratePerMs, now, lane)) this.#restoreShare(share, now)
       lane.ratePerMs = ratePerMs
       if (undo) this.#restoreShare(undo, now)
       return
@@ -211,7 +210,7 @@ export class SendPace {
       this.#settleLevels(now)
       this.#falls.cut(now, this.#fallContext(now))
       const share = this.#currentScale(now)
-      this.#scale = Math.max(MIN_SCALE, share * this.#cycle.cut(share, SCALE_CUT))
+      this.#scale = Math.max(MIN_SCALE, share * this.#cycle.cut(share, SCALE_CUT, sentAt, now))
       this.#scaleAt = now
       this.#callsSinceCut = 0
       return true
