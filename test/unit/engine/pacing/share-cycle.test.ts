@@ -3,20 +3,7 @@
 import { describe, expect, it } from 'vitest'
 import { SendPace } from '../../../../src/main/engine/pacing/send-pace'
 import { ShareCycle } from '../../../../src/main/engine/pacing/share-cycle'
-import { costOf } from '../../../../src/main/engine/pacing/budget-reading'
-
-const ONE_CALL = costOf({}, 1)
-const RATE = 3000 // requests a minute: fast, so the share regrows by time (x1.025 a second)
-
-const rateAt = (pace: SendPace, now: number) => {
-  pace.delayMs(now, ONE_CALL)
-  return pace.view().perMinute.requests as number
-}
-
-/** Calls every 20 ms from `from` to `to`: the per-call bound never holds the regrowth back. */
-function send(pace: SendPace, from: number, to: number): void {
-  for (let t = from; t < to; t += 20) pace.take(t, ONE_CALL)
-}
+import { RATE, rateAt, send } from './share-pace-helpers'
 
 /** A pace one call at a time, refused at its whole share, regrown, and refused there again. */
 function twiceRefused(): { pace: SendPace; at: number } {

@@ -3,22 +3,10 @@
 import { describe, expect, it } from 'vitest'
 import { SendPace } from '../../../../src/main/engine/pacing/send-pace'
 import { ShareCycle } from '../../../../src/main/engine/pacing/share-cycle'
-import { costOf } from '../../../../src/main/engine/pacing/budget-reading'
+import { RATE, rateAt, send } from './share-pace-helpers'
 
-const ONE_CALL = costOf({}, 1)
 /** A lane of requests, a call one request: at 0.8 a ms two calls are 2.5 ms, the window 1 s. */
 const LANE = { meanCost: 1, tokens: false }
-const RATE = 3000 // requests a minute: fast, so the share regrows by time (x1.025 a second)
-
-const rateAt = (pace: SendPace, now: number) => {
-  pace.delayMs(now, ONE_CALL)
-  return pace.view().perMinute.requests as number
-}
-
-/** Calls every 20 ms from `from` to `to`: the per-call bound never holds the regrowth back. */
-function send(pace: SendPace, from: number, to: number): void {
-  for (let t = from; t < to; t += 20) pace.take(t, ONE_CALL)
-}
 
 /** A pace one call at a time, refused twice at its whole share: a repeated cycle. */
 function twiceRefused(): { pace: SendPace; at: number } {
