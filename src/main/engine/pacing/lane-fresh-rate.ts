@@ -16,7 +16,7 @@ import type { BudgetDimension } from './budget-reading'
 import type { LanePace, LanePaces } from './shared-lane'
 
 /** A shared bucket as far as its limit goes (shared-budget.ts SharedBucket). */
-type Limits = Partial<Record<BudgetDimension, { l: number; p?: number }>>
+type Limits = Partial<Record<BudgetDimension, { l: number }>>
 
 /** The lane's paces with each rate scaled from the asker's reading to the shared one. */
 export function freshLanePaces(paces: LanePaces, buckets: Limits): LanePaces {

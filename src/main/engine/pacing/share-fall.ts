@@ -34,9 +34,6 @@ export interface FallenLane {
   tokens: boolean
 }
 
-/** A move of the announced rate to under this share of what it was is a fall that keeps it. */
-const KEPT_FALL = 1 / 1.1
-
 export class ShareFall {
   // The cycle's memory before its last cut, and when that cut came.
   #before: CycleMemory | null = null
@@ -56,11 +53,12 @@ export class ShareFall {
   }
 
   /**
-   * The announced rate of `lane` moved `from` -> `to` (per ms) at `now`: the memory to keep
-   * (`current`, or what it was before a cut the fall explains), or null to forget it.
+   * The announced rate of `lane` moved `from` -> `to` (per ms) at `now`, by more than the share
+   * cycle's tenth (share-cycle.ts moved): the memory to keep (`current`, or what it was before a
+   * cut the fall explains), or null to forget it.
    */
   kept(from: number, to: number, now: number, lane: FallenLane, current: CycleMemory) {
-    if (lane.tokens || !(to < from * KEPT_FALL)) return null
+    if (lane.tokens || !(to < from)) return null
     this.#fellAt = now
     const spacing = to > 0 && lane.meanCost > 0 ? lane.meanCost / to : 0
     const within = Math.max(FALL_UNDO_MIN_MS, FALL_UNDO_SPACINGS * spacing)

@@ -39,6 +39,7 @@ describe('the lane follows the freshest announced rate', () => {
     // (7 a minute), its limit the 10,000 the asker read. Scaled by the refill, two `pacer run`s
     // on the simulator paced at a thousandth of their rate.
     const paces = asked(3_800, 10_000)
-    expect(freshLanePaces(paces, { requests: { l: 10_000, p: PER_MIN(7) } })).toBe(paces)
+    const farReset = { requests: { l: 10_000, p: PER_MIN(7) } } // the store's bucket, refill too
+    expect(freshLanePaces(paces, farReset)).toBe(paces)
   })
 })
