@@ -11,6 +11,7 @@
 // (default 60; 0 skips the family).
 import { mkdirSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
+import { format, resolveConfig } from 'prettier'
 import type { Contender, Run } from './scheduler/contenders'
 import { CONTENDERS } from './scheduler/contenders'
 import type { BenchTask, SimulatedProvider } from './scheduler/providers'
@@ -264,7 +265,9 @@ async function main(): Promise<void> {
       targetsMet: failures.length === 0,
       missed: failures,
     }
-    writeFileSync(out, `${JSON.stringify(json, null, 2)}\n`)
+    // In the repository's format, so that a committed run passes the format check as written.
+    const options = { ...(await resolveConfig(out)), filepath: out }
+    writeFileSync(out, await format(JSON.stringify(json, null, 2), options))
     console.log(`ran in ${seconds} s, written to ${path.relative(process.cwd(), out)}`)
   } else {
     console.log(`ran in ${seconds} s with --seed ${SEED} (not written)`)
