@@ -403,7 +403,7 @@ export function familyProvider(draw: ProviderDraw, origin = T0): FamilyProvider 
   const fits = (t: BenchTask, now: number) => level >= Math.min(cost(t), burstOf(now))
   const waitFor = (t: BenchTask, now: number) => {
     const need = Math.min(cost(t), burstOf(now)) - level
-    return Math.max(0, need / ((limit(now) * (1 - share(now))) / 60_000))
+    return Math.max(0, need / rateAt(now))
   }
 
   /** What the bucket held at `at` (not before the origin): the last call served, refilled since. */
