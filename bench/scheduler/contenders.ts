@@ -193,38 +193,63 @@ const pacer = pacerContender('Pacer (adaptive + budget)', false)
 /** The other choice for a lone refusal's retry-after, measured on the same draws. */
 export const PACER_PAUSING = pacerContender('Pacer, pausing on a lone refusal', true)
 
+/**
+ * Sends the queue's head whenever `delayMs` says the provider would take it, and puts a refused
+ * call back at the head. `lagMs` is how late the contender hears what the provider does: it wakes
+ * at each change plus the lag, and after a refusal holds its sends for a lag, the time that news
+ * takes to reach it (a sooner retry would meet the view that was just refused), unless `slots`:
+ * one of its calls answered frees a slot it sees at once.
+ */
+export async function admitWhenTold(
+  run: Run,
+  delayMs: (task: BenchTask) => number,
+  lagMs: number,
+  slots: boolean,
+): Promise<number> {
+  const queue = [...run.tasks]
+  let finished = 0
+  let timer: NodeJS.Timeout | undefined
+  let heldUntil = -Infinity
+  await new Promise<void>((resolve) => {
+    const drain = () => {
+      clearTimeout(timer)
+      timer = undefined
+      while (queue.length > 0) {
+        const wait = Math.max(heldUntil - Date.now(), delayMs(queue[0] as BenchTask))
+        if (wait > 0) {
+          if (Number.isFinite(wait)) timer = setTimeout(drain, wait)
+          return
+        }
+        const task = queue.shift() as BenchTask
+        void run.call(task).then((answer) => {
+          if (throttled(answer)) {
+            queue.unshift(task)
+            heldUntil = Date.now() + lagMs
+          } else {
+            if (slots) heldUntil = -Infinity
+            if (++finished === run.tasks.length) resolve()
+          }
+          drain()
+        })
+      }
+    }
+    // A capacity that rises admits once it is heard of, not at the next completion.
+    for (const at of run.provider.changes) {
+      setTimeout(() => {
+        heldUntil = -Infinity
+        drain()
+      }, at + lagMs)
+    }
+    drain()
+  })
+  clearTimeout(timer)
+  return run.provider.changes.length
+}
+
 /** Told the capacity: admits exactly when the provider would accept, never more. */
 const oracle: Contender = {
   name: 'oracle (told the capacity)',
-  async drive(run) {
-    const queue = [...run.tasks]
-    let finished = 0
-    let timer: NodeJS.Timeout | undefined
-    await new Promise<void>((resolve) => {
-      const drain = () => {
-        clearTimeout(timer)
-        timer = undefined
-        while (queue.length > 0) {
-          const wait = run.provider.oracleDelayMs(queue[0] as BenchTask)
-          if (wait > 0) {
-            if (Number.isFinite(wait)) timer = setTimeout(drain, wait)
-            return
-          }
-          const task = queue.shift() as BenchTask
-          void run.call(task).then((answer) => {
-            if (throttled(answer)) queue.unshift(task)
-            else if (++finished === run.tasks.length) resolve()
-            drain()
-          })
-        }
-      }
-      // A capacity that rises admits at once, not at the next completion.
-      for (const at of run.provider.changes) setTimeout(drain, at)
-      drain()
-    })
-    clearTimeout(timer)
-    return run.provider.changes.length
-  },
+  drive: (run) => admitWhenTold(run, (t) => run.provider.oracleDelayMs(t), 0, true),
 }
 
 export const CONTENDERS: Contender[] = [

@@ -5,13 +5,16 @@
 // `--processes N`: Pacer as N `pacer run` processes on one database (processes.ts).
 // `--trace` prints, per second, the draw's cap, calls in flight, Pacer's limit, sends and refusals,
 // and each limit change and pause; DIAG_CALLS=FROM,TO (seconds after the warm-up) every answer
-// between them.
+// between them. `--lagged-oracle K` races the oracle told the capacity K round trips late
+// (lagged-oracle.ts) instead of Pacer, `--oracle` the oracle itself: the bound any controller
+// that must observe a change stays under, on the same rows.
 import type { Contender } from './contenders'
 import { CONTENDERS, viaScheduler } from './contenders'
 import { controllerFactory } from '../../src/main/engine/pacing/controllers'
 import { Scheduler } from '../../src/main/engine/pacing/scheduler'
 import type { FamilyProvider } from './family'
 import { pacerProcesses } from './processes'
+import { laggedOracle } from './lagged-oracle'
 import { describeDraw } from './family'
 import { drawFamily, raceDraw, summarize } from './family-race'
 import { T0 } from './virtual-time'
@@ -26,6 +29,8 @@ const ONLY = arg('--only', '').split(',').filter(Boolean).map(Number)
 
 const TRACE = process.argv.includes('--trace')
 const PROCESSES = Number(arg('--processes', '1'))
+const LAGGED = arg('--lagged-oracle', '')
+const ORACLE = process.argv.includes('--oracle')
 
 /** Pacer as the bench runs it, printing each limit change and the provider's cap and in-flight. */
 const traced: Contender = {
@@ -75,12 +80,16 @@ const traced: Contender = {
 
 async function main(): Promise<void> {
   const pacer =
-    PROCESSES > 1
-      ? pacerProcesses(PROCESSES)
-      : TRACE
-        ? traced
-        : CONTENDERS.find((c) => c.name.startsWith('Pacer'))
-  if (!pacer) throw new Error('no Pacer contender')
+    LAGGED !== ''
+      ? laggedOracle(Number(LAGGED))
+      : ORACLE
+        ? CONTENDERS.find((c) => c.name.startsWith('oracle'))
+        : PROCESSES > 1
+          ? pacerProcesses(PROCESSES)
+          : TRACE
+            ? traced
+            : CONTENDERS.find((c) => c.name.startsWith('Pacer'))
+  if (!pacer) throw new Error('no such contender')
   const draws = drawFamily(COUNT, SEED + 1).filter(
     (d, i) => ONLY.length === 0 || ONLY.includes(i) || ONLY.includes(d.seed),
   )

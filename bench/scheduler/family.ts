@@ -236,6 +236,11 @@ export interface FamilyProvider extends SimulatedProvider {
   capacityNow(): number
   /** A rate's books at `at`: served, refill lost to a full bucket, and what the bucket holds. */
   books(at: number): { served: number; overflow: number; level: number }
+  /**
+   * For the oracle told the capacity `lagMs` late (lagged-oracle.ts): `oracleDelayMs` as seen by
+   * one who knows the provider exactly as it was `lagMs` ago, and only its own calls since.
+   */
+  laggedOracleDelayMs(task: BenchTask, lagMs: number): number
 }
 
 /**
@@ -253,6 +258,8 @@ export function familyProvider(draw: ProviderDraw, origin = T0): FamilyProvider 
   // Ours after the tenant: its share of the slots, or of the refill.
   const capNow = (now: number) =>
     Math.max(1, Math.floor(limit(now) * (1 - share(now)) + (concurrency ? 0.5 : 0)))
+  /** A rate binding's refill per ms that is ours. */
+  const rateAt = (now: number) => (limit(now) * (1 - share(now))) / 60_000
   const cost = (t: BenchTask) =>
     draw.binding === 'requests' ? 1 : draw.binding === 'tokens' ? t.inputTokens + t.outputTokens : 0
 
@@ -268,6 +275,12 @@ export function familyProvider(draw: ProviderDraw, origin = T0): FamilyProvider 
     return ms === 0 ? single : Math.max(single, (limit(now) * ms) / 60_000)
   }
   let level = concurrency ? 0 : burstOf(origin)
+  // What the bucket held after each call it served (the first entry: the bucket at the origin).
+  // Only the lagged oracle reads it: the bucket as it was a lag ago is one of these, refilled.
+  const spends: { at: number; level: number; cost: number }[] = [{ at: origin, level, cost: 0 }]
+  // The cost of each call refused and not answered yet: the caller counts it as in flight (or
+  // spent) until it hears, as it counts any call it sent.
+  const refusing: number[] = []
   let announced = concurrency ? 0 : limit(origin)
   let overflow = 0
   let opening = false
@@ -275,16 +288,24 @@ export function familyProvider(draw: ProviderDraw, origin = T0): FamilyProvider 
   const rises: Rise[] = []
   let lastCap = concurrency ? capNow(origin) : 0
 
+  // Whole stretches between the changes of limit and tenant: few, so a loop over ms is not needed.
+  const offsets = [start, ...[...draw.phases, ...(draw.tenant ?? [])].map((p) => start + p.fromMs)]
+  const stretchEnd = (a: number, to: number) =>
+    Math.min(to, ...offsets.filter((x) => x > a), Infinity)
+  /**
+   * The bucket refilled from `a` to `b` at `a`'s rate, up to its burst: a bucket above its burst
+   * (the burst fell) keeps what it holds and gains nothing.
+   */
+  const refilled = (from: number, a: number, b: number, rate = rateAt(a), burst = burstOf(a)) => {
+    const filled = from + rate * (b - a)
+    const top = Math.max(burst, from)
+    return { filled, top, level: Math.min(top, filled) }
+  }
   const advance = (now: number) => {
     const to = Math.min(now, end)
-    // Whole stretches between the changes of limit and tenant: few, so a loop over ms is not needed.
     let a = last
     while (a < to) {
-      const offsets = [
-        start,
-        ...[...draw.phases, ...(draw.tenant ?? [])].map((p) => start + p.fromMs),
-      ]
-      const b = Math.min(to, ...offsets.filter((x) => x > a), Infinity)
+      const b = stretchEnd(a, to)
       const cap = capNow(a)
       if (concurrency) {
         if (a >= start) {
@@ -294,11 +315,10 @@ export function familyProvider(draw: ProviderDraw, origin = T0): FamilyProvider 
       } else {
         // The bucket as it is when the books open is the first allowance on them.
         if (a < start && b >= start) opening = true
-        const rate = (limit(a) * (1 - share(a))) / 60_000
-        const burst = burstOf(a)
-        const filled = level + rate * (b - a)
-        if (a >= start) overflow += Math.max(0, filled - Math.max(burst, level))
-        level = Math.min(Math.max(burst, level), filled)
+        const rate = rateAt(a)
+        const step = refilled(level, a, b)
+        if (a >= start) overflow += Math.max(0, step.filled - step.top)
+        level = step.level
         announced = Math.min(limit(a), announced + rate * (b - a))
       }
       a = b
@@ -383,7 +403,25 @@ export function familyProvider(draw: ProviderDraw, origin = T0): FamilyProvider 
   const fits = (t: BenchTask, now: number) => level >= Math.min(cost(t), burstOf(now))
   const waitFor = (t: BenchTask, now: number) => {
     const need = Math.min(cost(t), burstOf(now)) - level
-    return Math.max(0, need / ((limit(now) * (1 - share(now))) / 60_000))
+    return Math.max(0, need / rateAt(now))
+  }
+
+  /** What the bucket held at `at` (not before the origin): the last call served, refilled since. */
+  const levelAt = (at: number) => {
+    let lo = 0
+    let hi = spends.length - 1
+    while (lo < hi) {
+      const mid = Math.ceil((lo + hi) / 2)
+      if ((spends[mid] as { at: number }).at <= at) lo = mid
+      else hi = mid - 1
+    }
+    let { at: a, level: held } = spends[lo] as { at: number; level: number }
+    while (a < at) {
+      const b = stretchEnd(a, at)
+      held = refilled(held, a, b).level
+      a = b
+    }
+    return { held, next: lo + 1 }
   }
 
   const later = <T>(ms: number, answer: () => T): Promise<T> =>
@@ -416,12 +454,17 @@ export function familyProvider(draw: ProviderDraw, origin = T0): FamilyProvider 
       }
       if (concurrency ? inflight >= capNow(now) : !fits(task, now)) {
         const answer = refusal(now, concurrency ? undefined : waitFor(task, now))
-        return later(5 + r() * 25, () => answer)
+        refusing.push(cost(task))
+        return later(5 + r() * 25, () => {
+          refusing.splice(refusing.indexOf(cost(task)), 1)
+          return answer
+        })
       }
       if (!concurrency) {
         level -= cost(task)
         announced -= cost(task)
         if (now >= start) served += cost(task)
+        spends.push({ at: now, level, cost: cost(task) })
       }
       inflight++
       noteInflight(now)
@@ -438,6 +481,30 @@ export function familyProvider(draw: ProviderDraw, origin = T0): FamilyProvider 
       if (now >= end) return 0
       if (concurrency) return inflight < capNow(now) ? 0 : Infinity
       return Math.ceil(waitFor(task, now))
+    },
+    laggedOracleDelayMs(task, lagMs) {
+      const now = Date.now()
+      advance(now)
+      if (now >= end) return 0
+      const seen = Math.max(origin, now - lagMs)
+      if (concurrency) return inflight + refusing.length < capNow(seen) ? 0 : Infinity
+      // Replayed from the real bucket, not a second bucket run on the schedule shifted by the lag:
+      // a shifted bucket that believes in more than the real one admits calls the provider
+      // refuses, a refused call debits neither, and the two never meet again. Replayed, the view
+      // is exact a lag ago and errs only by what the lag hides: the bucket then, less our own
+      // calls since (a caller knows its calls at once, those on their way to a refusal too),
+      // refilled at the rate and up to the burst of then.
+      const rate = rateAt(seen)
+      const burst = burstOf(seen)
+      const then = levelAt(seen)
+      let held = then.held
+      let a = seen
+      for (const spent of spends.slice(then.next)) {
+        held = refilled(held, a, spent.at, rate, burst).level - spent.cost
+        a = spent.at
+      }
+      held = refilled(held, a, now, rate, burst).level - refusing.reduce((sum, c) => sum + c, 0)
+      return Math.ceil(Math.max(0, (Math.min(cost(task), burst) - held) / rate))
     },
     utilization(at) {
       advance(at)
