@@ -18,7 +18,7 @@ import { INITIAL_BURST_MS, type PaceView } from './send-pace'
 import { FloorPace } from './floor-pace'
 import { FloorSizes } from './floor-sizes'
 import { FloorCycle } from './floor-cycle'
-import { RefillPace } from './refill-pace'
+import { SpacedRate } from './spaced-rate'
 import { WindowSpread } from './window-spread'
 import { GrowthSpread } from './growth-spread'
 import { LaneGate } from './lane-gate'
@@ -90,7 +90,7 @@ export class PartitionPacing {
   // A window's calls spread over its round trip while the window enforced is not known; with no
   // budget announced, the calls above the level served (growth-spread.ts).
   readonly #spread = new WindowSpread()
-  readonly #refill = new RefillPace(this.#spread)
+  readonly #refill = new SpacedRate(this.#spread)
   readonly #growth = new GrowthSpread(this.#spread)
   readonly #lane = new LaneGate()
   // What this worker learned since its last release was written: replayed on the shared paces.
@@ -250,9 +250,9 @@ export class PartitionPacing {
     const refused = outcome === 'throttled' || outcome === 'overloaded'
     this.#growth.settled(now, reservation.sentAt, outcome)
     this.#spread.settled(now, reservation.sentAt, outcome === 'ok' || outcome === 'near_limit')
+    this.#refill.settled(now, reservation.sentAt, outcome)
     if (outcome === 'ok' || outcome === 'near_limit') {
       this.#floor.succeeded(now, reservation.sentAt)
-      this.#refill.succeeded(now, reservation.sentAt)
       this.#oksSinceRefusal++
       // Every worker's successes grow the shared floor pace (and say who shares it).
       if (this.#floor.perMinute !== null) {
@@ -299,7 +299,7 @@ export class PartitionPacing {
     const absorbed =
       (rated && explained) ||
       narrowed ||
-      (refill && this.#refill.refused(now, reservation.sentAt, headers))
+      (refill && this.#refill.refused(now, reservation.sentAt, headers, this.#workers === 1))
     if (!refused || !this.#o.pause || !headers) return { pause: null, absorbed, budgets, reading }
     // Evidence decides what a wait applies to: an empty budget or refusals in a row pause the
     // partition; a lone refusal among successes retries its own call when the controller admits it.

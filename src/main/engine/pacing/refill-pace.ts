@@ -42,7 +42,9 @@ export class RefillPace {
   // Sends of recent successes, in order: how close two went through says what the bucket holds.
   #okSends: number[] = []
   #sinceProbe = 0
-  #probeEvery = PROBE_EVERY_MIN
+  readonly #every: number
+  #probeEvery: number
+
   // The gap before the last probe carried, until the next probe: a refusal before then says the
   // probe went on what a bucket of more than one call had saved, not on a rise.
   #beforeProbe: number | null = null
@@ -51,9 +53,14 @@ export class RefillPace {
   // Refusals of calls sent before this instant answer an older gap.
   #setAt = Number.NEGATIVE_INFINITY
 
-  /** `trips`: the partition's round trips, settled before this pace hears the answer. */
-  constructor(trips: RoundTrips) {
+  /**
+   * `trips`: the partition's round trips, settled before this pace hears the answer;
+   * `probeEvery`: successes between probes at first (spaced-rate.ts asks for more).
+   */
+  constructor(trips: RoundTrips, probeEvery = PROBE_EVERY_MIN) {
     this.#trips = trips
+    this.#every = probeEvery
+    this.#probeEvery = probeEvery
   }
 
   /** Calls a ms while the pace holds, or null. */
@@ -63,7 +70,7 @@ export class RefillPace {
 
   #probedAt = Number.NEGATIVE_INFINITY
   #probeDue(now: number): boolean {
-    if (this.#probeSentAt !== null || this.#sinceProbe < PROBE_EVERY_MIN) return false
+    if (this.#probeSentAt !== null || this.#sinceProbe < this.#every) return false
     return this.#sinceProbe >= this.#probeEvery || now - this.#probedAt >= PROBE_MAX_MS
   }
 
@@ -107,7 +114,7 @@ export class RefillPace {
       // The bucket held a call at the shorter spacing: the rate is at least that.
       this.#probeSentAt = null
       this.#sinceProbe = 0
-      this.#probeEvery = PROBE_EVERY_MIN
+      this.#probeEvery = this.#every
       this.#beforeProbe = this.#gapMs
       this.#gapMs *= PROBE_SHARE
       this.#setAt = now
@@ -122,7 +129,36 @@ export class RefillPace {
     this.#beforeProbe = null
     this.#probeSentAt = null
     this.#sinceProbe = 0
-    this.#probeEvery = PROBE_EVERY_MIN
+    this.#probeEvery = this.#every
+  }
+
+  /** Starts the pace at `gapMs` from a spaced call that carried (spaced-rate.ts). */
+  start(now: number, gapMs: number): void {
+    this.#end()
+    this.#gapMs = gapMs
+    this.#setAt = now
+  }
+
+  /**
+   * A refusal that names no refill while the pace holds (one spaced-rate.ts started): true, it is
+   * the pace's. A refused probe keeps the gap; another refusal cuts the rate to CUT, once per gap.
+   */
+  cut(now: number, sentAt: number): boolean {
+    if (this.#gapMs === null) return false
+    if (sentAt === this.#probeSentAt) {
+      this.#probeSentAt = null
+      this.#sinceProbe = 0
+      this.#probeEvery = Math.min(PROBE_EVERY_MAX, this.#probeEvery * 2)
+      return true
+    }
+    if (sentAt < this.#setAt) return true
+    this.#gapMs = Math.max(this.#gapMs / CUT, this.#beforeProbe ?? 0)
+    if (this.#beforeProbe !== null) {
+      this.#beforeProbe = null
+      this.#probeEvery = Math.min(PROBE_EVERY_MAX, this.#probeEvery * 2)
+    }
+    this.#setAt = now
+    return true
   }
 
   /**

@@ -1,0 +1,167 @@
+// A rate nobody announces told from a cap by spacing (spaced-rate.ts), on its own: pure, every
+// method takes `now`.
+import { describe, expect, it } from 'vitest'
+import { SpacedRate } from '../../../../src/main/engine/pacing/spaced-rate'
+import { WindowSpread } from '../../../../src/main/engine/pacing/window-spread'
+import {
+  PartitionPacing,
+  checkPacingOptions,
+} from '../../../../src/main/engine/pacing/partition-pacing'
+
+/** A SpacedRate beside the partition's real round trips, settled first as the partition does. */
+function spacedRate(): SpacedRate {
+  const spread = new WindowSpread()
+  const rate = new SpacedRate(spread)
+  const admitted = rate.admitted.bind(rate)
+  const settled = rate.settled.bind(rate)
+  rate.admitted = (now) => {
+    spread.admitted(now, false)
+    admitted(now)
+  }
+  rate.settled = (now, sentAt, outcome) => {
+    spread.settled(now, sentAt, outcome === 'ok')
+    settled(now, sentAt, outcome)
+  }
+  return rate
+}
+
+/**
+ * Calls one at a time, each answered in a second, then a probe of two in the instant of a refill:
+ * the probe's call (sent with one call out, in the same ms as the send before it) is refused.
+ * Returns the time of the refusal and the send still out.
+ */
+function refusedTogether(rate: SpacedRate): { now: number; out: number } {
+  let t = 0
+  for (let i = 0; i < 4; i++) {
+    expect(rate.delayMs(t)).toBe(0)
+    rate.admitted(t)
+    rate.settled(t + 1000, t, 'ok')
+    t += 1000
+  }
+  rate.admitted(t)
+  rate.admitted(t)
+  rate.settled(t + 20, t, 'throttled')
+  expect(rate.refused(t + 20, t, undefined)).toBe(false)
+  return { now: t + 20, out: t }
+}
+
+describe('SpacedRate', () => {
+  it('holds nothing while no close send was refused', () => {
+    const rate = spacedRate()
+    rate.admitted(0)
+    rate.admitted(0)
+    expect(rate.delayMs(0)).toBe(0)
+    expect(rate.callsPerMs).toBeNull()
+  })
+
+  it('sends the next call with as many out a quarter of a round trip apart', () => {
+    const rate = spacedRate()
+    const { now, out } = refusedTogether(rate)
+    // One call out (sent at `out`): a second waits until 250 ms after it.
+    expect(rate.delayMs(now)).toBe(out + 250 - now)
+    expect(rate.delayMs(out + 250)).toBe(0)
+    // With nothing out, a call goes at once.
+    rate.settled(out + 1000, out, 'ok')
+    expect(rate.delayMs(out + 1000)).toBe(0)
+  })
+
+  /** The test served apart, and the call out before it too: the answers at `t`. */
+  function servedApart(rate: SpacedRate, out: number): number {
+    const test = out + 250
+    rate.admitted(test)
+    rate.settled(out + 1000, out, 'ok')
+    rate.settled(test + 1000, test, 'ok')
+    expect(rate.callsPerMs).toBeNull()
+    expect(rate.delayMs(test + 1000)).toBe(0)
+    return test + 1000
+  }
+
+  it('a rate: served apart, then two sent together refused, paces at the spacing that carried', () => {
+    const rate = spacedRate()
+    const t = servedApart(rate, refusedTogether(rate).out)
+    rate.admitted(t)
+    // The second goes in the first's instant or waits until none is out; a third waits.
+    expect(rate.delayMs(t + 5)).toBeGreaterThan(0)
+    expect(rate.delayMs(t)).toBe(0)
+    rate.admitted(t)
+    expect(rate.delayMs(t)).toBeGreaterThan(0)
+    rate.settled(t + 20, t, 'throttled')
+    expect(rate.refused(t + 20, t, undefined)).toBe(true)
+    expect(1 / (rate.callsPerMs ?? 0)).toBeCloseTo(250, 6)
+    expect(rate.delayMs(t + 20)).toBe(230)
+  })
+
+  it('a cap that rose: served apart and together, never paces', () => {
+    const rate = spacedRate()
+    const t = servedApart(rate, refusedTogether(rate).out)
+    rate.admitted(t)
+    rate.admitted(t)
+    rate.settled(t + 1000, t, 'ok')
+    rate.settled(t + 1000, t, 'ok')
+    expect(rate.callsPerMs).toBeNull()
+    // Its next edge, refused together with one call out, is let go without a test.
+    const u = t + 1000
+    rate.admitted(u)
+    rate.admitted(u)
+    rate.settled(u + 20, u, 'throttled')
+    expect(rate.refused(u + 20, u, undefined)).toBe(false)
+    expect(rate.delayMs(u + 20)).toBe(0)
+    expect(rate.callsPerMs).toBeNull()
+  })
+
+  it('a cap: refused apart as well, the next close refusal is let go without a test', () => {
+    const rate = spacedRate()
+    const { out } = refusedTogether(rate)
+    const test = out + 250
+    rate.admitted(test)
+    rate.settled(test + 20, test, 'throttled')
+    expect(rate.refused(test + 20, test, undefined)).toBe(false)
+    rate.settled(out + 1000, out, 'ok')
+    expect(rate.callsPerMs).toBeNull()
+    // Refused together again: let go, so a second call with one out goes at once.
+    const t = out + 1000
+    rate.admitted(t)
+    rate.admitted(t)
+    rate.settled(t + 20, t, 'throttled')
+    expect(rate.refused(t + 20, t, undefined)).toBe(false)
+    expect(rate.delayMs(t + 20)).toBe(0)
+  })
+
+  it('paces a partition: the test spaced, the rate refused together taken from the controller', () => {
+    const pacing = new PartitionPacing('p', checkPacingOptions({ random: () => 0.5 }))
+    let t = 1_000_000
+    for (let i = 0; i < 4; i++, t += 1000) pacing.settle(t + 1000, pacing.admit(t), 'ok')
+    // A probe of two in a refill's instant, refused: the controller's, and a test armed.
+    const out = pacing.admit(t)
+    expect(pacing.settle(t + 20, pacing.admit(t), 'throttled', {}).absorbed).toBe(false)
+    expect(pacing.delayMs(t + 20)).toBeGreaterThanOrEqual(230)
+    const test = pacing.admit(t + 250)
+    pacing.settle(t + 1000, out, 'ok')
+    pacing.settle(t + 1250, test, 'ok')
+    // Two together, the second refused: the spaced pace's, at the test's spacing.
+    t += 1250
+    pacing.admit(t)
+    const settled = pacing.settle(t + 20, pacing.admit(t), 'throttled', {})
+    expect(settled.absorbed).toBe(true)
+    expect(pacing.announcedRate(t + 20)).toEqual({ callsPerMs: 1 / 250, spread: true })
+  })
+  it('arms nothing where other workers send on the partition: its calls out are not all the calls out', () => {
+    // Three processes on a cap read one another's calls as room: a cap that rose from 5 to 55 was
+    // paced as a rate (#100021 with --processes 3, 0.932 -> 0.160 used).
+    const pacing = new PartitionPacing('p', checkPacingOptions({ random: () => 0.5 }))
+    let t = 1_000_000
+    pacing.adopt(null, t, 3)
+    for (let i = 0; i < 4; i++, t += 1000) pacing.settle(t + 1000, pacing.admit(t), 'ok')
+    const out = pacing.admit(t)
+    expect(pacing.settle(t + 20, pacing.admit(t), 'throttled', {}).absorbed).toBe(false)
+    // The same sequence that paces a lone worker's partition (above) leaves this one to the
+    // controller.
+    const test = pacing.admit(t + 250)
+    pacing.settle(t + 1000, out, 'ok')
+    pacing.settle(t + 1250, test, 'ok')
+    t += 1250
+    pacing.admit(t)
+    expect(pacing.settle(t + 20, pacing.admit(t), 'throttled', {}).absorbed).toBe(false)
+    expect(pacing.announcedRate(t + 20)).toBeNull()
+  })
+})
