@@ -1,5 +1,5 @@
 // `npm run bench:pacing-live`: the real-time leg of the pacing family. A dozen drawn providers
-// (drawFamily(12, 1), the draws the virtual-time race starts with), each shortened to a schedule
+// (drawFamily(LIVE_DRAWS, 1), the draws the virtual-time race starts with), each shortened to a schedule
 // of SCHEDULE_MS after a warm-up of WARMUP_MS, served on loopback as OpenAI-compatible servers, and
 // run by real `pacer run` processes: one, then three on one database. Beside them, the same
 // shortened draws in virtual time (the Pacer contender of bench/scheduler), as one process and as
@@ -10,19 +10,19 @@
 // that failed, a task not answered once).
 import { describeDraw, type ProviderDraw } from './scheduler/family'
 import { drawFamily } from './scheduler/family-race'
-import { shortDraw } from './pacing-live/draws'
+import { LIVE_DRAWS, LIVE_SCHEDULE_MS, LIVE_WARMUP_MS, shortDraw } from './pacing-live/draws'
 import { liveLeg, virtualLeg, type Leg } from './pacing-live/legs'
 
 const drawsAt = process.argv.indexOf('--draws')
 /** `-- --draws N`: the first N draws only (a quick look). */
-const DRAWS = drawsAt === -1 ? 12 : Number(process.argv[drawsAt + 1])
+const DRAWS = drawsAt === -1 ? LIVE_DRAWS : Number(process.argv[drawsAt + 1])
 const onlyAt = process.argv.indexOf('--only')
 /** `-- --only SEED[,SEED]`: those draws only (a draw's seed, as the table names it: 100010). */
 const ONLY = onlyAt === -1 ? null : new Set((process.argv[onlyAt + 1] ?? '').split(',').map(Number))
 /** `-- --virtual`: the virtual-time legs only (one process and three), in seconds, no live leg. */
 const VIRTUAL_ONLY = process.argv.includes('--virtual')
-const SCHEDULE_MS = 15_000
-const WARMUP_MS = 5000
+const SCHEDULE_MS = LIVE_SCHEDULE_MS
+const WARMUP_MS = LIVE_WARMUP_MS
 /** How close the live medians should come to the virtual ones, in points. */
 const WITHIN = 5
 
@@ -114,7 +114,7 @@ function virtualTable(draws: ProviderDraw[], virtual: Map<number, [Leg, Leg]>): 
 }
 
 async function main(): Promise<void> {
-  const known = drawFamily(12, 1).map((d) => d.seed)
+  const known = drawFamily(LIVE_DRAWS, 1).map((d) => d.seed)
   const unknown = [...(ONLY ?? [])].filter((seed) => !known.includes(seed))
   if (unknown.length > 0 || ONLY?.size === 0) {
     const given = process.argv[onlyAt + 1] ?? ''
@@ -122,7 +122,7 @@ async function main(): Promise<void> {
     process.exitCode = 2
     return
   }
-  const draws = drawFamily(12, 1)
+  const draws = drawFamily(LIVE_DRAWS, 1)
     .filter((d) => ONLY === null || ONLY.has(d.seed))
     .slice(0, DRAWS)
     .map((d) => shortDraw(d, SCHEDULE_MS, WARMUP_MS))
@@ -150,7 +150,7 @@ async function main(): Promise<void> {
   }
 
   const out = [
-    `pacing-live: ${draws.length} draws of drawFamily(12, 1), schedules of ${SCHEDULE_MS / 1000} s after ${WARMUP_MS / 1000} s of warm-up (${((Date.now() - began) / 60_000).toFixed(1)} min)`,
+    `pacing-live: ${draws.length} draws of drawFamily(LIVE_DRAWS, 1), schedules of ${SCHEDULE_MS / 1000} s after ${WARMUP_MS / 1000} s of warm-up (${((Date.now() - began) / 60_000).toFixed(1)} min)`,
     ...draws.map((d) => `  ${describeDraw(d)}, ${d.tasks} tasks`),
     '',
     ...table('utilization', rows, (l) => l.utilization),

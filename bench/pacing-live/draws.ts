@@ -15,6 +15,11 @@ const MEAN_TASK_ESTIMATE = 1870
 const MAX_TASKS = 3000
 const MIN_TASKS = 12
 
+/** The live leg's draws: the first LIVE_DRAWS of family seed 1, each this short (ms). */
+export const LIVE_DRAWS = 12
+export const LIVE_SCHEDULE_MS = 15_000
+export const LIVE_WARMUP_MS = 5000
+
 const scaled = (phases: Phase[], k: number): Phase[] =>
   phases.map((p) => ({ ...p, fromMs: Math.round(p.fromMs * k) }))
 

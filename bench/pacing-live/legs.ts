@@ -71,7 +71,8 @@ export async function liveLeg(draw: ProviderDraw, processes: number): Promise<Le
   const files = batchFiles(dir, draw, processes)
   const server = await liveServer(draw)
   const started = Date.now()
-  const end = started + draw.warmupMs + draw.durationMs
+  // The draw's clock starts at the first call (server.ts); until one comes, at the start.
+  let end = started + draw.warmupMs + draw.durationMs
   const runs = files.map((file) =>
     startPacer(
       [
@@ -98,10 +99,18 @@ export async function liveLeg(draw: ProviderDraw, processes: number): Promise<Le
     stopped = true
     runs.forEach((r) => r.child.kill(signal))
   }
-  const timers = [
-    setTimeout(stop('SIGINT'), end - Date.now() + GRACE_MS),
-    setTimeout(stop('SIGKILL'), end - Date.now() + GRACE_MS + STOP_MS),
-  ]
+  const timers: NodeJS.Timeout[] = []
+  const stopAt = (at: number) => {
+    end = at + draw.warmupMs + draw.durationMs
+    timers.forEach(clearTimeout)
+    timers.length = 0
+    timers.push(
+      setTimeout(stop('SIGINT'), end - Date.now() + GRACE_MS),
+      setTimeout(stop('SIGKILL'), end - Date.now() + GRACE_MS + STOP_MS),
+    )
+  }
+  stopAt(started)
+  void server.firstCall.then(stopAt)
   const results = await Promise.all(runs.map((r) => r.done))
   timers.forEach(clearTimeout)
   await server.close()

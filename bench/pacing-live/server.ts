@@ -16,7 +16,10 @@ import { taskIdOf } from './draws'
 export interface LiveServer {
   /** The base URL an openai-compatible provider is given (ends in /v1). */
   baseUrl: string
-  provider: FamilyProvider
+  /** The draw, its clock started at the first call (or now, if none came yet). */
+  readonly provider: FamilyProvider
+  /** When the draw's clock started: the first call's arrival (Date.now()). */
+  firstCall: Promise<number>
   /** Calls received, and those refused (429, 503, 529). */
   attempts: number
   refused: number
@@ -69,9 +72,27 @@ function bodyOf(answer: ProviderResponse): unknown {
   return openAiError(answer.error ?? 'overloaded', 'server_error', null)
 }
 
-/** Serves `draw` on 127.0.0.1 from now on: the draw's warm-up starts when this resolves. */
+/**
+ * Serves `draw` on 127.0.0.1. The draw's warm-up starts at the first call, as its virtual-time
+ * twin's starts at the twin's first admission: started with the server, it ran ahead of the
+ * `pacer run` process by the process's own start (spawn, database, 0.4-0.7 s here), every phase
+ * came that much sooner for the live process, and on draws of phases near a round trip that alone
+ * parted the legs (#100004, 1-s phases at 1.7-s answers: 85-88 % live against 61.3 % virtual
+ * three runs running; its twin started 0.4-0.7 s late in virtual time, 85.5-86.8 %).
+ */
 export async function liveServer(draw: ProviderDraw): Promise<LiveServer> {
   const tasks = drawTasks(draw)
+  let provider: FamilyProvider | null = null
+  let started: (at: number) => void = () => undefined
+  const firstCall = new Promise<number>((resolve) => (started = resolve))
+  const clock = (): FamilyProvider => {
+    if (provider === null) {
+      const at = Date.now()
+      provider = familyProvider(draw, at)
+      started(at)
+    }
+    return provider
+  }
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const raw = await readBody(req)
     const id = req.url?.endsWith('/chat/completions') ? taskIdOf(promptOf(raw)) : undefined
@@ -82,7 +103,7 @@ export async function liveServer(draw: ProviderDraw): Promise<LiveServer> {
       return
     }
     live.attempts++
-    const answer = await live.provider.call(task)
+    const answer = await clock().call(task)
     if (THROTTLES.has(answer.status)) live.refused++
     else if (answer.status === 200) {
       live.answered.set(task.id, (live.answered.get(task.id) ?? 0) + 1)
@@ -95,7 +116,10 @@ export async function liveServer(draw: ProviderDraw): Promise<LiveServer> {
   const { port } = server.address() as AddressInfo
   const live: LiveServer = {
     baseUrl: `http://127.0.0.1:${port}/v1`,
-    provider: familyProvider(draw, Date.now()),
+    get provider() {
+      return clock()
+    },
+    firstCall,
     attempts: 0,
     refused: 0,
     answered: new Map(),

@@ -1,7 +1,7 @@
 // Which draws make Pacer's tails: one row per draw of the family (its habits, Pacer's utilization,
 // throttled share and regain times), then Pacer's distributions, in virtual time. Pacer alone
 // (the oracle is at ~1.0 on every draw), so a change to the controller is judged in a minute.
-//   node bin/run-ts.cjs bench/scheduler/diag.ts [--seed S] [--family N] [--only 12,40] [--processes 3]
+//   node bin/run-ts.cjs bench/scheduler/diag.ts [--seed S] [--family N] [--only 12,40] [--processes 3] [--live]
 // `--processes N`: Pacer as N `pacer run` processes on one database (processes.ts).
 // `--trace` prints, per second, the draw's cap, calls in flight, Pacer's limit, sends and refusals,
 // and each limit change and pause; DIAG_CALLS=FROM,TO (seconds after the warm-up) every answer
@@ -18,6 +18,7 @@ import { laggedOracle } from './lagged-oracle'
 import { describeDraw } from './family'
 import { drawFamily, raceDraw, summarize } from './family-race'
 import { T0 } from './virtual-time'
+import { LIVE_DRAWS, LIVE_SCHEDULE_MS, LIVE_WARMUP_MS, shortDraw } from '../pacing-live/draws'
 
 const arg = (flag: string, fallback: string) => {
   const at = process.argv.indexOf(flag)
@@ -28,6 +29,9 @@ const COUNT = Number(arg('--family', '60'))
 const ONLY = arg('--only', '').split(',').filter(Boolean).map(Number)
 
 const TRACE = process.argv.includes('--trace')
+// `--live`: the live leg's draws (bench:pacing-live: the first 12 of family seed 1, shortened to
+// its schedule), so a draw where real time and virtual time part can be traced in virtual time.
+const LIVE = process.argv.includes('--live')
 const PROCESSES = Number(arg('--processes', '1'))
 const LAGGED = arg('--lagged-oracle', '')
 const ORACLE = process.argv.includes('--oracle')
@@ -90,7 +94,10 @@ async function main(): Promise<void> {
             ? traced
             : CONTENDERS.find((c) => c.name.startsWith('Pacer'))
   if (!pacer) throw new Error('no such contender')
-  const draws = drawFamily(COUNT, SEED + 1).filter(
+  const family = LIVE
+    ? drawFamily(LIVE_DRAWS, 1).map((d) => shortDraw(d, LIVE_SCHEDULE_MS, LIVE_WARMUP_MS))
+    : drawFamily(COUNT, SEED + 1)
+  const draws = family.filter(
     (d, i) => ONLY.length === 0 || ONLY.includes(i) || ONLY.includes(d.seed),
   )
   const results = []
