@@ -1,13 +1,13 @@
 // `npm run bench:pacing-live`: the real-time leg of the pacing family. A dozen drawn providers
-// (drawFamily(LIVE_DRAWS, 1), the draws the virtual-time race starts with), each shortened to a schedule
-// of SCHEDULE_MS after a warm-up of WARMUP_MS, served on loopback as OpenAI-compatible servers, and
-// run by real `pacer run` processes: one, then three on one database. Beside them, the same
-// shortened draws in virtual time (the Pacer contender of bench/scheduler), as one process and as
-// three on one database file (bench/scheduler/processes.ts). Utilization and throttled share are
-// measured where the capacity lives, at the server. The table says whether the virtual-time
-// figures hold in real time (each live median within 5 points of its virtual twin's) and what
-// three processes cost against one; it exits non-zero only when something crashed (a process
-// that failed, a task not answered once).
+// (drawFamily(LIVE_DRAWS, 1), the draws the virtual-time race starts with), each shortened to a
+// schedule of SCHEDULE_MS after a warm-up of WARMUP_MS, served on loopback as OpenAI-compatible
+// servers, and run by real `pacer run` processes: one, then three on one database. Beside them, the
+// same shortened draws in virtual time (the Pacer contender of bench/scheduler), as one process and
+// as three on one database file (bench/scheduler/processes.ts). Utilization and throttled share are
+// measured where the capacity lives, at the server. The table says whether the virtual-time figures
+// hold in real time (each live median within 5 points of its virtual twin's) and what three
+// processes cost against one; it exits non-zero only when something crashed (a process that failed,
+// a task not answered once).
 import { describeDraw, type ProviderDraw } from './scheduler/family'
 import { drawFamily } from './scheduler/family-race'
 import { LIVE_DRAWS, LIVE_SCHEDULE_MS, LIVE_WARMUP_MS, shortDraw } from './pacing-live/draws'
@@ -150,7 +150,7 @@ async function main(): Promise<void> {
   }
 
   const out = [
-    `pacing-live: ${draws.length} draws of drawFamily(LIVE_DRAWS, 1), schedules of ${SCHEDULE_MS / 1000} s after ${WARMUP_MS / 1000} s of warm-up (${((Date.now() - began) / 60_000).toFixed(1)} min)`,
+    `pacing-live: ${draws.length} draws of drawFamily(${LIVE_DRAWS}, 1), schedules of ${SCHEDULE_MS / 1000} s after ${WARMUP_MS / 1000} s of warm-up (${((Date.now() - began) / 60_000).toFixed(1)} min)`,
     ...draws.map((d) => `  ${describeDraw(d)}, ${d.tasks} tasks`),
     '',
     ...table('utilization', rows, (l) => l.utilization),

@@ -83,6 +83,11 @@ const traced: Contender = {
 }
 
 async function main(): Promise<void> {
+  if (LAGGED !== '' && !(Number(LAGGED) > 0 && Number.isFinite(Number(LAGGED)))) {
+    console.error(`--lagged-oracle: ${JSON.stringify(LAGGED)} is not a number of round trips > 0`)
+    process.exitCode = 2
+    return
+  }
   const pacer =
     LAGGED !== ''
       ? laggedOracle(Number(LAGGED))

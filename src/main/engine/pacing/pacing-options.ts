@@ -2,6 +2,14 @@
 
 import { RateBudget } from './rate-budget'
 /** Pacing beyond concurrency, per partition. Every field has a default; `{}` turns it all on. */
+/**
+ * The longest a refusal pauses a partition. A provider asking for longer (a retry-after a year
+ * ahead, a quota reset next month, a misconfigured proxy) is asked again after this long: one
+ * refused call an hour costs nothing, and a run whose quota was raised or whose provider lied
+ * goes on within the hour instead of sleeping for the full wait.
+ */
+export const MAX_PAUSE_MS = 3_600_000
+
 export interface PacingOptions {
   /**
    * A refusal's `retry-after` / `retry-after-ms` (or, with no budget to pace by, its exhausted

@@ -22,13 +22,13 @@ import { SpacedRate } from './spaced-rate'
 import { WindowSpread } from './window-spread'
 import { GrowthSpread } from './growth-spread'
 import { LaneGate } from './lane-gate'
-import type { PacingOptions } from './pacing-options'
+import { MAX_PAUSE_MS, type PacingOptions } from './pacing-options'
 import { sameSend, type Learn, type LearnEvent, type LearnedPaces } from './learned-pace'
 import type { AnnouncedRate } from './announced-ceiling'
 import { adoptOnRelease } from './release-adopt'
 
 export type { PacingOptions } from './pacing-options'
-export { checkPacingOptions } from './pacing-options'
+export { MAX_PAUSE_MS, checkPacingOptions } from './pacing-options'
 
 /** What the caller knows of a call's answer, for pacing: its headers and real usage. */
 export interface CallAnswer {
@@ -48,14 +48,6 @@ export interface PacingSnapshot {
   /** Why the partition last paused (the pause's reason line), or null if it never did. */
   pauseReason: string | null
 }
-
-/**
- * The longest a refusal pauses a partition. A provider asking for longer (a retry-after a year
- * ahead, a quota reset next month, a misconfigured proxy) is asked again after this long: one
- * refused call an hour costs nothing, and a run whose quota was raised or whose provider lied
- * goes on within the hour instead of sleeping for the full wait.
- */
-export const MAX_PAUSE_MS = 3_600_000
 
 /** What settling a call decided. */
 export interface Settled {
@@ -98,8 +90,9 @@ export class PartitionPacing {
   #adopted: LearnedPaces | null | undefined = null
   #workers = 1
 
-  /** `worker`: this worker's name on the store, among those sharing the learned paces. */
-  constructor(partition: string, options: Required<PacingOptions>, worker = '') {
+  /** `worker`: this worker's name on the store; `ownStore`: no other worker shares the store. */
+  constructor(partition: string, options: Required<PacingOptions>, worker = '', ownStore = true) {
+    if (!ownStore) this.#refill.counted(undefined)
     this.#partition = partition
     this.#o = options
     this.#budget = new RateBudget({ windowMs: options.windowMs })
@@ -144,6 +137,7 @@ export class PartitionPacing {
 
   /** Continues from the paces the partition's workers learned (another worker's cut included). */
   adopt(learned: LearnedPaces | null | undefined, now: number, workers?: number, force = false) {
+    if (workers !== undefined) this.#refill.counted(workers)
     // Every admission brings the record's paces: the same object until another worker wrote.
     if (!force && learned === this.#adopted && (workers ?? this.#workers) === this.#workers) return
     this.#adopted = learned
@@ -299,7 +293,7 @@ export class PartitionPacing {
     const absorbed =
       (rated && explained) ||
       narrowed ||
-      (refill && this.#refill.refused(now, reservation.sentAt, headers, this.#workers === 1))
+      (refill && this.#refill.refused(now, reservation.sentAt, headers))
     if (!refused || !this.#o.pause || !headers) return { pause: null, absorbed, budgets, reading }
     // Evidence decides what a wait applies to: an empty budget or refusals in a row pause the
     // partition; a lone refusal among successes retries its own call when the controller admits it.

@@ -84,11 +84,13 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
         ? undefined
         : checkPacingOptions(pacing === true ? {} : pacing)
     checkStoreOptions(store, worker)
+    // A store of its own: no other worker can send on its partitions.
+    const ownStore = options.store === undefined
     this.#store = store
     this.#newPartition = (partition, queue, wake) => {
       const waiting = () => queue.length
       const createController: ControllerFactory = (...args) => this.#createController(...args)
-      const pacing = this.#pacing && new PartitionPacing(partition, this.#pacing, worker)
+      const pacing = this.#pacing && new PartitionPacing(partition, this.#pacing, worker, ownStore)
       const adoptLearned: BudgetOptions['adoptLearned'] = (l, n) => pacing?.adopt(l, clock.now(), n)
       const o = { partition, worker, store, createController, waiting, wake, warn: this.#warn }
       const budget = new PartitionBudget(

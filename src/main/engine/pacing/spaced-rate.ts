@@ -15,8 +15,9 @@
 //   pace (its probes at half the gap, every 16 successes, find the rate; its refusals are the
 //   pace's, not the controller's).
 // A test refused, or a pair carried, was a cap: the next 3 close refusals arm nothing, twice as
-// many after each. Only a worker alone on the partition tests: with others sending, the calls out
-// it counts are not all the calls out, and a cap that rose read as a rate (#100021 with three
+// many after each. Only a worker alone on the partition tests (a store of its own, or one that
+// counts the workers and says one: partition-pacing.ts): with others sending, the calls out it
+// counts are not all the calls out, and a cap that rose read as a rate (#100021 with three
 // processes, 0.932 -> 0.160 used). On `diag.ts --seed 0..19` (1,200 draws; docs/pacing.md): the
 // rates gain (#200009 0.188 -> 0.724, #600070 0.259 -> 0.842, #100049 0.077 -> 0.348), pooled
 // mean utilization 0.8483 -> 0.8529, the throttled percentiles unchanged; the tests move the
@@ -36,6 +37,10 @@ const MAX_OUT = 1
 const CONFIRM_RTTS = 10
 /** Successes between the spaced pace's probes at half its gap, at first. */
 const SPACED_PROBE_EVERY = 16
+/** Close refusals let go after the first test that told a cap... */
+const LET_GO_FIRST = 3
+/** ... doubling per such test up to this many (a cap tested every few minutes at most). */
+const LET_GO_MOST = 192
 /** Sends kept, with the calls out at each. */
 const SENDS_KEPT = 64
 
@@ -58,13 +63,21 @@ export class SpacedRate {
   #out: number[] = []
   // Calls out at a close send refused: the next call with as many out goes apart.
   #armed: number | null = null
-  #test: { at: number; gap: number; out: number } | null = null
+  #test: { at: number; gap: number } | null = null
   // A test that carried: the calls are held until none is out, then two go in one instant. A cap
   // that rose carries them; a rate refuses the second. `at`: the second's send.
-  #confirm: { gap: number; until: number; at: number | null } | null = null
+  #confirm: { gap: number; until: number; at: number | null; carried: number } | null = null
   // Close refusals to let go before the next test, and how many after the next refused test.
   #skip = 0
-  #skipNext = 3
+  #skipNext = LET_GO_FIRST
+  // No other worker sends on the partition: a store of its own (until `counted` says otherwise).
+  #alone = true
+
+  /** A cap, told by a test: the next close refusals arm nothing, twice as many each time. */
+  #letGo(): void {
+    this.#skip = this.#skipNext
+    this.#skipNext = Math.min(LET_GO_MOST, this.#skipNext * 2)
+  }
 
   get callsPerMs(): number | null {
     return this.#named.callsPerMs ?? this.#spaced.callsPerMs
@@ -76,7 +89,11 @@ export class SpacedRate {
 
   /** Ms until the next call may go; 0 when nothing holds it. */
   delayMs(now: number): number {
-    const paced = Math.max(this.#named.delayMs(now), this.#spaced.delayMs(now))
+    // A refill named to the ms, once it holds, paces alone (the spaced pace's gap was a guess).
+    const named = this.#named.callsPerMs !== null
+    const paced = named ? this.#named.delayMs(now) : this.#spaced.delayMs(now)
+    // A pair that did not go within its round trips is void: no call waits on it any longer.
+    if (this.#confirm && now > this.#confirm.until) this.#confirm = null
     const confirm = this.#confirm
     const last = this.#sends[this.#sends.length - 1]
     // Held until none is out; then the burst's second call goes in the first's instant.
@@ -84,7 +101,8 @@ export class SpacedRate {
     // Two calls, no third in their instant: the answer must say which one was refused.
     if (confirm?.at === now) return Math.max(paced, 1)
     if (confirm?.at === null && this.#out.length > 0 && !burst && this.#trips.srtt !== null) {
-      return Math.max(paced, Math.ceil(this.#trips.srtt / 4))
+      const hold = Math.min(this.#trips.srtt / 4, confirm.until - now)
+      return Math.max(paced, Math.ceil(hold))
     }
     if (this.#armed === null || this.#test || this.#paced() || !last || this.#trips.srtt === null) {
       return paced
@@ -107,7 +125,7 @@ export class SpacedRate {
     ) {
       const gap = now - last.at
       if (out >= this.#armed && gap >= this.#trips.srtt * TEST_RTT_SHARE * 0.9) {
-        this.#test = { at: now, gap, out }
+        this.#test = { at: now, gap }
       }
     }
     if (this.#confirm?.at === null && out === 1 && last?.at === now) this.#confirm.at = now
@@ -124,18 +142,16 @@ export class SpacedRate {
     const test = this.#test?.at === sentAt ? this.#test : null
     if (test) this.#test = null
     if (this.#confirm && now > this.#confirm.until) this.#confirm = null
-    if (ok && this.#confirm?.at === sentAt) {
-      // Two carried together: a cap that rose.
+    // Both calls of the pair carried (either may answer first): a cap that rose.
+    if (ok && this.#confirm?.at === sentAt && ++this.#confirm.carried === 2) {
       this.#confirm = null
-      this.#skip = this.#skipNext
-      this.#skipNext *= 2
+      this.#letGo()
     }
     if (!ok) {
       if (test && (outcome === 'throttled' || outcome === 'overloaded')) {
         // Refused apart as well: a cap.
         this.#armed = null
-        this.#skip = this.#skipNext
-        this.#skipNext *= 2
+        this.#letGo()
       }
       return
     }
@@ -147,20 +163,22 @@ export class SpacedRate {
         gap: test.gap,
         until: now + (this.#trips.srtt ?? 0) * CONFIRM_RTTS,
         at: null,
+        carried: 0,
       }
     }
   }
 
   /**
-   * A refusal (no budget announced): true if a pace answers it, not the controller. `alone`: no
-   * other worker sends on the partition (the test counts only this worker's calls out).
+   * The workers on the partition as its store counts them (undefined: a shared store that does
+   * not, team mode's Redis). Tests go only while this worker is alone: its calls out are then all
+   * the calls out.
    */
-  refused(
-    now: number,
-    sentAt: number,
-    headers: Record<string, string> | undefined,
-    alone = true,
-  ): boolean {
+  counted(workers: number | undefined): void {
+    this.#alone = workers === 1
+  }
+
+  /** A refusal (no budget announced): true if a pace answers it, not the controller. */
+  refused(now: number, sentAt: number, headers: Record<string, string> | undefined): boolean {
     if (this.#named.refused(now, sentAt, headers)) return true
     if (this.#named.callsPerMs !== null) return false
     if (this.#spaced.cut(now, sentAt)) return true
@@ -179,7 +197,7 @@ export class SpacedRate {
     if (confirm) return false
     if (sentAt - prev.at > this.#trips.srtt * CLOSE_RTT_SHARE) return false
     if (send.out < 1 || send.out > MAX_OUT) return false
-    if (!alone) return false
+    if (!this.#alone) return false
     if (this.#skip > 0) this.#skip--
     else this.#armed = send.out
     return false

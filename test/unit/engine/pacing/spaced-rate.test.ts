@@ -91,6 +91,49 @@ describe('SpacedRate', () => {
     expect(rate.delayMs(t + 20)).toBe(230)
   })
 
+  it("the spaced pace's refusals are its own: a call sent at its gap refused cuts it once", () => {
+    const rate = spacedRate()
+    const t = servedApart(rate, refusedTogether(rate).out)
+    rate.admitted(t)
+    rate.admitted(t)
+    rate.settled(t + 20, t, 'throttled')
+    expect(rate.refused(t + 20, t, undefined)).toBe(true)
+    // A call at the pace, refused: the pace's, its gap 250 / 0.8.
+    rate.admitted(t + 250)
+    rate.settled(t + 270, t + 250, 'throttled')
+    expect(rate.refused(t + 270, t + 250, undefined)).toBe(true)
+    expect(1 / (rate.callsPerMs ?? 0)).toBeCloseTo(312.5, 6)
+    // A call sent before that cut, refused after it: the same episode, no second cut.
+    rate.settled(t + 280, t + 260, 'throttled')
+    expect(rate.refused(t + 280, t + 260, undefined)).toBe(true)
+    expect(1 / (rate.callsPerMs ?? 0)).toBeCloseTo(312.5, 6)
+  })
+
+  it('a rate whose pair answers the success first: still paced', () => {
+    // A provider's refusal need not come back before the other call's answer.
+    const rate = spacedRate()
+    const t = servedApart(rate, refusedTogether(rate).out)
+    rate.admitted(t)
+    rate.admitted(t)
+    rate.settled(t + 10, t, 'ok')
+    expect(rate.callsPerMs).toBeNull()
+    rate.settled(t + 20, t, 'throttled')
+    expect(rate.refused(t + 20, t, undefined)).toBe(true)
+    expect(1 / (rate.callsPerMs ?? 0)).toBeCloseTo(250, 6)
+  })
+
+  it('holds a pair for its round trips at most: a call that stays out holds no other for long', () => {
+    const rate = spacedRate()
+    const t = servedApart(rate, refusedTogether(rate).out)
+    // One call out and not answered (a long stream): the pair waits for none to be out...
+    rate.admitted(t)
+    expect(rate.delayMs(t + 100)).toBe(250)
+    // ... for ten round trips of a second at most, then nothing holds.
+    expect(rate.delayMs(t + 9_900)).toBe(100)
+    expect(rate.delayMs(t + 10_001)).toBe(0)
+    expect(rate.delayMs(t + 300_000)).toBe(0)
+  })
+
   it('a cap that rose: served apart and together, never paces', () => {
     const rate = spacedRate()
     const t = servedApart(rate, refusedTogether(rate).out)
@@ -145,23 +188,41 @@ describe('SpacedRate', () => {
     expect(settled.absorbed).toBe(true)
     expect(pacing.announcedRate(t + 20)).toEqual({ callsPerMs: 1 / 250, spread: true })
   })
-  it('arms nothing where other workers send on the partition: its calls out are not all the calls out', () => {
-    // Three processes on a cap read one another's calls as room: a cap that rose from 5 to 55 was
-    // paced as a rate (#100021 with --processes 3, 0.932 -> 0.160 used).
-    const pacing = new PartitionPacing('p', checkPacingOptions({ random: () => 0.5 }))
+  /**
+   * The lone partition's sequence (above) on `pacing`: a probe refused in a refill's instant, a
+   * call apart served, then two together, the second refused. True if a pace took that refusal.
+   */
+  function pairRefusedAbsorbed(pacing: PartitionPacing): boolean {
     let t = 1_000_000
-    pacing.adopt(null, t, 3)
     for (let i = 0; i < 4; i++, t += 1000) pacing.settle(t + 1000, pacing.admit(t), 'ok')
     const out = pacing.admit(t)
     expect(pacing.settle(t + 20, pacing.admit(t), 'throttled', {}).absorbed).toBe(false)
-    // The same sequence that paces a lone worker's partition (above) leaves this one to the
-    // controller.
     const test = pacing.admit(t + 250)
     pacing.settle(t + 1000, out, 'ok')
     pacing.settle(t + 1250, test, 'ok')
     t += 1250
     pacing.admit(t)
-    expect(pacing.settle(t + 20, pacing.admit(t), 'throttled', {}).absorbed).toBe(false)
-    expect(pacing.announcedRate(t + 20)).toBeNull()
+    return pacing.settle(t + 20, pacing.admit(t), 'throttled', {}).absorbed
+  }
+
+  it('arms nothing where other workers send on the partition: its calls out are not all the calls out', () => {
+    // Three processes on a cap read one another's calls as room: a cap that rose from 5 to 55 was
+    // paced as a rate (#100021 with --processes 3, 0.932 -> 0.160 used).
+    const counted = new PartitionPacing('p', checkPacingOptions({ random: () => 0.5 }))
+    counted.adopt(null, 0, 3)
+    expect(pairRefusedAbsorbed(counted)).toBe(false)
+    expect(counted.announcedRate(1_005_270)).toBeNull()
+    // A shared store that does not count its workers (Redis): not known to be alone, no test.
+    const uncounted = new PartitionPacing(
+      'p',
+      checkPacingOptions({ random: () => 0.5 }),
+      'w',
+      false,
+    )
+    expect(pairRefusedAbsorbed(uncounted)).toBe(false)
+    // The same store saying this worker is alone: the rule is back.
+    const alone = new PartitionPacing('p', checkPacingOptions({ random: () => 0.5 }), 'w', false)
+    alone.adopt(null, 0, 1)
+    expect(pairRefusedAbsorbed(alone)).toBe(true)
   })
 })
