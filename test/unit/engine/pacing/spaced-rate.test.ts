@@ -76,6 +76,15 @@ describe('SpacedRate', () => {
     return test + 1000
   }
 
+  /** A test served apart, then two calls sent together at `t` (the pair that tells a rate). */
+  function pairSent(): { rate: SpacedRate; t: number } {
+    const rate = spacedRate()
+    const t = servedApart(rate, refusedTogether(rate).out)
+    rate.admitted(t)
+    rate.admitted(t)
+    return { rate, t }
+  }
+
   it('a rate: served apart, then two sent together refused, paces at the spacing that carried', () => {
     const rate = spacedRate()
     const t = servedApart(rate, refusedTogether(rate).out)
@@ -92,10 +101,7 @@ describe('SpacedRate', () => {
   })
 
   it("the spaced pace's refusals are its own: a call sent at its gap refused cuts it once", () => {
-    const rate = spacedRate()
-    const t = servedApart(rate, refusedTogether(rate).out)
-    rate.admitted(t)
-    rate.admitted(t)
+    const { rate, t } = pairSent()
     rate.settled(t + 20, t, 'throttled')
     expect(rate.refused(t + 20, t, undefined)).toBe(true)
     // A call at the pace, refused: the pace's, its gap 250 / 0.8.
@@ -111,10 +117,7 @@ describe('SpacedRate', () => {
 
   it('a rate whose pair answers the success first: still paced', () => {
     // A provider's refusal need not come back before the other call's answer.
-    const rate = spacedRate()
-    const t = servedApart(rate, refusedTogether(rate).out)
-    rate.admitted(t)
-    rate.admitted(t)
+    const { rate, t } = pairSent()
     rate.settled(t + 10, t, 'ok')
     expect(rate.callsPerMs).toBeNull()
     rate.settled(t + 20, t, 'throttled')
@@ -134,21 +137,22 @@ describe('SpacedRate', () => {
     expect(rate.delayMs(t + 300_000)).toBe(0)
   })
 
+  /** Two sent together at `t` with one call out, the second refused: let go, no test armed. */
+  function letGo(rate: SpacedRate, t: number): void {
+    rate.admitted(t)
+    rate.admitted(t)
+    rate.settled(t + 20, t, 'throttled')
+    expect(rate.refused(t + 20, t, undefined)).toBe(false)
+    expect(rate.delayMs(t + 20)).toBe(0)
+  }
+
   it('a cap that rose: served apart and together, never paces', () => {
-    const rate = spacedRate()
-    const t = servedApart(rate, refusedTogether(rate).out)
-    rate.admitted(t)
-    rate.admitted(t)
+    const { rate, t } = pairSent()
     rate.settled(t + 1000, t, 'ok')
     rate.settled(t + 1000, t, 'ok')
     expect(rate.callsPerMs).toBeNull()
     // Its next edge, refused together with one call out, is let go without a test.
-    const u = t + 1000
-    rate.admitted(u)
-    rate.admitted(u)
-    rate.settled(u + 20, u, 'throttled')
-    expect(rate.refused(u + 20, u, undefined)).toBe(false)
-    expect(rate.delayMs(u + 20)).toBe(0)
+    letGo(rate, t + 1000)
     expect(rate.callsPerMs).toBeNull()
   })
 
@@ -162,12 +166,7 @@ describe('SpacedRate', () => {
     rate.settled(out + 1000, out, 'ok')
     expect(rate.callsPerMs).toBeNull()
     // Refused together again: let go, so a second call with one out goes at once.
-    const t = out + 1000
-    rate.admitted(t)
-    rate.admitted(t)
-    rate.settled(t + 20, t, 'throttled')
-    expect(rate.refused(t + 20, t, undefined)).toBe(false)
-    expect(rate.delayMs(t + 20)).toBe(0)
+    letGo(rate, out + 1000)
   })
 
   it('paces a partition: the test spaced, the rate refused together taken from the controller', () => {
