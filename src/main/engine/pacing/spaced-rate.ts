@@ -58,9 +58,9 @@ export class SpacedRate {
     this.#named = new RefillPace(trips)
     this.#spaced = new RefillPace(trips, SPACED_PROBE_EVERY)
   }
-  // Recent sends, and our calls out before each went.
+  // Recent sends, and our calls out before each went. Calls out are the partition's round trips'
+  // count (`trips.inflight`): it hears a send after this does and an answer before.
   #sends: { at: number; out: number }[] = []
-  #out: number[] = []
   // Calls out at a close send refused: the next call with as many out goes apart.
   #armed: number | null = null
   #test: { at: number; gap: number } | null = null
@@ -97,17 +97,17 @@ export class SpacedRate {
     const confirm = this.#confirm
     const last = this.#sends[this.#sends.length - 1]
     // Held until none is out; then the burst's second call goes in the first's instant.
-    const burst = this.#out.length === 1 && last?.at === now
+    const burst = this.#trips.inflight === 1 && last?.at === now
     // Two calls, no third in their instant: the answer must say which one was refused.
     if (confirm?.at === now) return Math.max(paced, 1)
-    if (confirm?.at === null && this.#out.length > 0 && !burst && this.#trips.srtt !== null) {
+    if (confirm?.at === null && this.#trips.inflight > 0 && !burst && this.#trips.srtt !== null) {
       const hold = Math.min(this.#trips.srtt / 4, confirm.until - now)
       return Math.max(paced, Math.ceil(hold))
     }
     if (this.#armed === null || this.#test || this.#paced() || !last || this.#trips.srtt === null) {
       return paced
     }
-    if (this.#out.length < this.#armed) return paced
+    if (this.#trips.inflight < this.#armed) return paced
     return Math.max(paced, Math.ceil(last.at + this.#trips.srtt * TEST_RTT_SHARE - now))
   }
 
@@ -115,7 +115,7 @@ export class SpacedRate {
     this.#named.admitted(now)
     this.#spaced.admitted(now)
     const last = this.#sends[this.#sends.length - 1]
-    const out = this.#out.length
+    const out = this.#trips.inflight
     if (
       this.#armed !== null &&
       !this.#test &&
@@ -131,13 +131,10 @@ export class SpacedRate {
     if (this.#confirm?.at === null && out === 1 && last?.at === now) this.#confirm.at = now
     this.#sends.push({ at: now, out })
     if (this.#sends.length > SENDS_KEPT) this.#sends.shift()
-    this.#out.push(now)
   }
 
   /** Every finished call, whatever its outcome. */
   settled(now: number, sentAt: number, outcome: Outcome): void {
-    const i = this.#out.indexOf(sentAt)
-    if (i >= 0) this.#out.splice(i, 1)
     const ok = outcome === 'ok' || outcome === 'near_limit'
     const test = this.#test?.at === sentAt ? this.#test : null
     if (test) this.#test = null

@@ -8,15 +8,15 @@ import {
   checkPacingOptions,
 } from '../../../../src/main/engine/pacing/partition-pacing'
 
-/** A SpacedRate beside the partition's real round trips, settled first as the partition does. */
+/** A SpacedRate beside the partition's real round trips, in the partition's order. */
 function spacedRate(): SpacedRate {
   const spread = new WindowSpread()
   const rate = new SpacedRate(spread)
   const admitted = rate.admitted.bind(rate)
   const settled = rate.settled.bind(rate)
   rate.admitted = (now) => {
-    spread.admitted(now, false)
     admitted(now)
+    spread.admitted(now, false)
   }
   rate.settled = (now, sentAt, outcome) => {
     spread.settled(now, sentAt, outcome === 'ok')
