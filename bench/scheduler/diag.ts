@@ -2,12 +2,15 @@
 // throttled share and regain times), then Pacer's distributions, in virtual time. Pacer alone
 // (the oracle is at ~1.0 on every draw), so a change to the controller is judged in a minute.
 //   node bin/run-ts.cjs bench/scheduler/diag.ts [--seed S] [--family N] [--only 12,40] [--processes 3] [--live]
+//     [--lagged-oracle K | --probing-oracle N | --oracle]
 // `--processes N`: Pacer as N `pacer run` processes on one database (processes.ts).
 // `--trace` prints, per second, the draw's cap, calls in flight, Pacer's limit, sends and refusals,
 // and each limit change and pause; DIAG_CALLS=FROM,TO (seconds after the warm-up) every answer
 // between them. `--lagged-oracle K` races the oracle told the capacity K round trips late
 // (lagged-oracle.ts) instead of Pacer, `--oracle` the oracle itself: the bound any controller
-// that must observe a change stays under, on the same rows.
+// that must observe a change stays under, on the same rows. `--probing-oracle N` races the oracle
+// that is told falls at once but must probe for rises, a probe per N calls (probing-oracle.ts):
+// the bound for a controller that spends about 1/N of its calls finding rises.
 import type { Contender } from './contenders'
 import { CONTENDERS, viaScheduler } from './contenders'
 import { controllerFactory } from '../../src/main/engine/pacing/controllers'
@@ -15,6 +18,7 @@ import { Scheduler } from '../../src/main/engine/pacing/scheduler'
 import type { FamilyProvider } from './family'
 import { pacerProcesses } from './processes'
 import { laggedOracle } from './lagged-oracle'
+import { probingOracle } from './probing-oracle'
 import { describeDraw } from './family'
 import { drawFamily, raceDraw, summarize } from './family-race'
 import { T0 } from './virtual-time'
@@ -35,6 +39,7 @@ const LIVE = process.argv.includes('--live')
 const PROCESSES = Number(arg('--processes', '1'))
 const LAGGED = arg('--lagged-oracle', '')
 const ORACLE = process.argv.includes('--oracle')
+const PROBING = arg('--probing-oracle', '')
 
 /** Pacer as the bench runs it, printing each limit change and the provider's cap and in-flight. */
 const traced: Contender = {
@@ -88,16 +93,23 @@ async function main(): Promise<void> {
     process.exitCode = 2
     return
   }
+  if (PROBING !== '' && !(Number(PROBING) >= 1 && Number.isFinite(Number(PROBING)))) {
+    console.error(`--probing-oracle: ${JSON.stringify(PROBING)} is not a number of calls >= 1`)
+    process.exitCode = 2
+    return
+  }
   const pacer =
-    LAGGED !== ''
-      ? laggedOracle(Number(LAGGED))
-      : ORACLE
-        ? CONTENDERS.find((c) => c.name.startsWith('oracle'))
-        : PROCESSES > 1
-          ? pacerProcesses(PROCESSES)
-          : TRACE
-            ? traced
-            : CONTENDERS.find((c) => c.name.startsWith('Pacer'))
+    PROBING !== ''
+      ? probingOracle(Number(PROBING))
+      : LAGGED !== ''
+        ? laggedOracle(Number(LAGGED))
+        : ORACLE
+          ? CONTENDERS.find((c) => c.name.startsWith('oracle'))
+          : PROCESSES > 1
+            ? pacerProcesses(PROCESSES)
+            : TRACE
+              ? traced
+              : CONTENDERS.find((c) => c.name.startsWith('Pacer'))
   if (!pacer) throw new Error('no such contender')
   const family = LIVE
     ? drawFamily(LIVE_DRAWS, 1).map((d) => shortDraw(d, LIVE_SCHEDULE_MS, LIVE_WARMUP_MS))
