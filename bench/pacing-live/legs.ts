@@ -128,7 +128,7 @@ export async function liveLeg(draw: ProviderDraw, processes: number): Promise<Le
   if (server.strays > 0) trouble.push(`${server.strays} requests named no task`)
   const closeBooks = Math.min(end, server.lastAnswer || end)
   return {
-    utilization: server.provider.utilization(closeBooks),
+    utilization: server.provider().utilization(closeBooks),
     throttledShare: server.attempts > 0 ? server.refused / server.attempts : 0,
     attempts: server.attempts,
     ms: Date.now() - started,

@@ -16,8 +16,11 @@ import { taskIdOf } from './draws'
 export interface LiveServer {
   /** The base URL an openai-compatible provider is given (ends in /v1). */
   baseUrl: string
-  /** The draw, its clock started at the first call (or now, if none came yet). */
-  readonly provider: FamilyProvider
+  /**
+   * The draw, its clock started at the first call. A method, not a getter, because asking for it
+   * before any call came starts the clock now (a leg with no call keeps its books from then).
+   */
+  provider(): FamilyProvider
   /** When the draw's clock started: the first call's arrival (Date.now()). */
   firstCall: Promise<number>
   /** Calls received, and those refused (429, 503, 529). */
@@ -116,9 +119,7 @@ export async function liveServer(draw: ProviderDraw): Promise<LiveServer> {
   const { port } = server.address() as AddressInfo
   const live: LiveServer = {
     baseUrl: `http://127.0.0.1:${port}/v1`,
-    get provider() {
-      return clock()
-    },
+    provider: clock,
     firstCall,
     attempts: 0,
     refused: 0,

@@ -131,6 +131,28 @@ describe('RefillPace', () => {
 })
 
 describe('RefillPace probes in time', () => {
+  it('a refused probe doubles the successes before the next: 8, then 16, then 32', () => {
+    const { pace } = paced()
+    let t = 1010
+    const between: number[] = []
+    for (let refusedProbes = 0; refusedProbes < 3; refusedProbes++) {
+      let n = 0
+      while (pace.delayMs(t + 150) > 0) {
+        t += 300
+        pace.admitted(t)
+        pace.succeeded(t + 1000, t)
+        n++
+      }
+      between.push(n)
+      t += 150
+      pace.admitted(t)
+      // The probe's own refusal keeps the gap: 150 ms after the send before it, plus 150 named.
+      expect(pace.refused(t + 20, t, refill(150))).toBe(true)
+      expect(1 / (pace.callsPerMs ?? 0)).toBeCloseTo(300, 6)
+    }
+    expect(between).toEqual([8, 16, 32])
+  })
+
   it('a probe goes at least every 30 s once 8 successes came, however many probes were refused', () => {
     const { pace } = paced()
     let t = 1010
