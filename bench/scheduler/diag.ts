@@ -2,7 +2,7 @@
 // throttled share and regain times), then Pacer's distributions, in virtual time. Pacer alone
 // (the oracle is at ~1.0 on every draw), so a change to the controller is judged in a minute.
 //   node bin/run-ts.cjs bench/scheduler/diag.ts [--seed S] [--family N] [--only 12,40] [--processes 3] [--live]
-//     [--lagged-oracle K | --probing-oracle N | --oracle]
+//     [--lagged-oracle K | --probing-oracle N [--probe-backoff] | --oracle]
 // `--processes N`: Pacer as N `pacer run` processes on one database (processes.ts).
 // `--trace` prints, per second, the draw's cap, calls in flight, Pacer's limit, sends and refusals,
 // and each limit change and pause; DIAG_CALLS=FROM,TO (seconds after the warm-up) every answer
@@ -10,7 +10,8 @@
 // (lagged-oracle.ts) instead of Pacer, `--oracle` the oracle itself: the bound any controller
 // that must observe a change stays under, on the same rows. `--probing-oracle N` races the oracle
 // that is told falls at once but must probe for rises, a probe per N calls (probing-oracle.ts):
-// the bound for a controller that spends about 1/N of its calls finding rises.
+// the bound for a controller that spends about 1/N of its calls finding rises; with
+// `--probe-backoff` its cap probes start a round trip after each change and back off.
 import type { Contender } from './contenders'
 import { CONTENDERS, viaScheduler } from './contenders'
 import { controllerFactory } from '../../src/main/engine/pacing/controllers'
@@ -40,6 +41,7 @@ const PROCESSES = Number(arg('--processes', '1'))
 const LAGGED = arg('--lagged-oracle', '')
 const ORACLE = process.argv.includes('--oracle')
 const PROBING = arg('--probing-oracle', '')
+const BACKOFF = process.argv.includes('--probe-backoff')
 
 /** Pacer as the bench runs it, printing each limit change and the provider's cap and in-flight. */
 const traced: Contender = {
@@ -100,7 +102,7 @@ async function main(): Promise<void> {
   }
   const pacer =
     PROBING !== ''
-      ? probingOracle(Number(PROBING))
+      ? probingOracle(Number(PROBING), BACKOFF)
       : LAGGED !== ''
         ? laggedOracle(Number(LAGGED))
         : ORACLE

@@ -234,6 +234,8 @@ export interface FamilyProvider extends SimulatedProvider {
   /** Calls in flight of ours, and the cap that is ours now (concurrency bindings). */
   inflight(): number
   capacityNow(): number
+  /** A rate's burst now: what its bucket holds at most (probing-oracle.ts is told its shape). */
+  burstNow(): number
   /** A rate's books at `at`: served, refill lost to a full bucket, and what the bucket holds. */
   books(at: number): { served: number; overflow: number; level: number }
   /**
@@ -435,6 +437,7 @@ export function familyProvider(draw: ProviderDraw, origin = T0): FamilyProvider 
     rises: () => rises,
     inflight: () => inflight,
     capacityNow: () => capNow(Date.now()),
+    burstNow: () => burstOf(Date.now()),
     books(at) {
       advance(at)
       return { served, overflow, level }

@@ -11,8 +11,8 @@ import { T0 } from '../../../bench/scheduler/virtual-time'
 import { familyDraw } from '../../helpers/family-draw'
 
 /** Every call by when it was sent (ms from T0), and calls in flight at the provider every 100 ms. */
-async function race(callsPerProbe: number, over: Partial<ProviderDraw>) {
-  const oracle = probingOracle(callsPerProbe)
+async function race(callsPerProbe: number, over: Partial<ProviderDraw>, backoff = false) {
+  const oracle = probingOracle(callsPerProbe, backoff)
   const sends: { at: number; id: number; status: number }[] = []
   const inflight = new Map<number, number>()
   const result = await raceDraw(familyDraw({ durationMs: 20_000, ...over }), {
@@ -37,7 +37,9 @@ async function race(callsPerProbe: number, over: Partial<ProviderDraw>) {
   })
   const refusedAt = sends.filter((s) => s.status !== 200).map((s) => s.at)
   const ok = sends.filter((s) => s.status === 200).map((s) => s.id)
-  return { result, inflight, refusedAt, ok }
+  const served = (from: number, to: number) =>
+    sends.filter((s) => s.status === 200 && s.at >= from && s.at < to).length
+  return { result, inflight, refusedAt, ok, served }
 }
 
 /** A change at 5.5 s, off the whole seconds the answers come back at. */
@@ -67,6 +69,27 @@ describe('the oracle that probes for rises', () => {
     expect(result.utilization).toBeGreaterThan(0.99)
   })
 
+  it('backing off, probes a round trip after a fall, and finds a rise right after it', async () => {
+    // 4 slots, 2 from 5.5 s, 6 from 6.2 s; a probe per 1,000 calls would wait 250 round trips.
+    const phases = [
+      { fromMs: 0, value: 4 },
+      { fromMs: 5500, value: 2 },
+      { fromMs: 6200, value: 6 },
+    ]
+    const spaced = await race(1000, { phases })
+    expect(spaced.inflight.get(8000)).toBe(2)
+    expect(spaced.refusedAt).toEqual([])
+    // Backing off: probes at 1, 3 s (refused: 4 slots), then a round trip after the fall, 6.5 s.
+    const backing = await race(1000, { phases }, true)
+    expect(backing.refusedAt.filter((at) => at < 6500)).toEqual([1000, 3000])
+    expect(backing.inflight.get(6400)).toBe(2)
+    expect(backing.inflight.get(6600)).toBe(6)
+    // Taken, the probe starts the waits over: 1, 2, then 4 round trips after it, each refused.
+    expect(backing.refusedAt.filter((at) => at >= 6500 && at < 14_000)).toEqual([
+      7500, 9500, 13_500,
+    ])
+  })
+
   it('spends about one refusal per callsPerProbe calls on a cap that never rises', async () => {
     // A cap of 4, a probe per 20 calls: every 5 round trips, each refused; 4 calls a round trip.
     const { result } = await race(20, {
@@ -76,6 +99,39 @@ describe('the oracle that probes for rises', () => {
     })
     expect(result.throttledShare).toBeGreaterThan(0.8 / 21)
     expect(result.throttledShare).toBeLessThan(1.2 / 21)
+    expect(result.utilization).toBeGreaterThan(0.99)
+  })
+})
+
+describe('the oracle that probes for a rate nobody announces', () => {
+  // A requests bucket of a second's worth, no headers, 60 then 600 a minute (or the reverse).
+  const rate = (from: number, to: number) => ({
+    binding: 'requests' as const,
+    burst: 'second' as const,
+    headers: 'none' as const,
+    phases: steps(from, to),
+    tasks: 150,
+  })
+
+  it('finds a rate that rose from 60 to 600 a minute only at its next probe, then sends at it', async () => {
+    // A probe per 4 calls: the call after every fourth goes at once (at 3 s, refused), and the
+    // rise at 5.5 s is found by the one at 7 s, not before.
+    const { refusedAt, served, ok } = await race(4, rate(60, 600))
+    expect(refusedAt.filter((at) => at < 5500)).toEqual([3000])
+    expect(served(0, 5500)).toBe(6)
+    expect(served(5500, 7000)).toBe(1)
+    // Taken, the probe tells it the rate: the bucket's ten calls go in that instant.
+    expect(served(7000, 7001)).toBeGreaterThanOrEqual(10)
+    expect(served(8000, 10_000)).toBeGreaterThanOrEqual(18)
+    expect(new Set(ok).size).toBe(150)
+    expect(ok).toHaveLength(150)
+  })
+
+  it('is told a rate that fell from 600 to 60 a minute at once: none of its calls refused', async () => {
+    const { result, refusedAt, served } = await race(1000, rate(600, 60))
+    expect(refusedAt).toEqual([])
+    expect(served(1000, 5000)).toBeGreaterThanOrEqual(38)
+    expect(served(7000, 10_000)).toBeLessThanOrEqual(3)
     expect(result.utilization).toBeGreaterThan(0.99)
   })
 })
