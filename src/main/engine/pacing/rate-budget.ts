@@ -247,11 +247,12 @@ export class RateBudget {
       // refused call keeps its place in the pace: an attempt spent that moment of the window.
       const fix = costOf(NOTHING, 0)
       for (const dim of BUDGET_DIMENSIONS) {
-        if (!answer.refused) this.#pace.refund(now, dim, reservation.paced[dim] - actual[dim])
+        const refund = answer.refused ? 0 : reservation.paced[dim] - actual[dim]
+        this.#pace.refund(now, dim, refund, reservation.sentAt)
         fix[dim] = actual[dim] - reservation.paced[dim]
       }
       this.#unread.add(reservation.seq, fix)
-    }
+    } else for (const dim of BUDGET_DIMENSIONS) this.#pace.refund(now, dim, 0, reservation.sentAt)
     const reading =
       answer.reading !== undefined
         ? answer.reading

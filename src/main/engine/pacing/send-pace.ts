@@ -15,9 +15,11 @@
 import { episodeWindowMs } from './episode-window'
 import { FallRefusal, type FallContext, type ShareState } from './fall-refusal'
 import { freshSingleLane } from './fresh-lane'
+import { LaneBook } from './lane-book'
+import type { Lane, PaceView } from './pace-lane'
 import type { SendLearned } from './learned-pace'
 import type { BudgetDimension } from './budget-reading'
-import { readOthers, type OthersLane } from './others-estimate'
+import { readOthers } from './others-estimate'
 import { ShareCycle } from './share-cycle'
 import { narrowedWindow } from './window-floor'
 import {
@@ -29,6 +31,8 @@ import {
   SCALE_REGROWTH_CALLS,
 } from './send-pace-settings'
 
+export type { PaceView } from './pace-lane'
+
 /** The burst the pace allows until a refusal says the window is shorter: the announced window. */
 export const INITIAL_BURST_MS = 60_000
 
@@ -38,24 +42,6 @@ const UNLEARNED: SendLearned = Object.freeze({
   scaleAt: null,
   cutAt: null,
 })
-
-/** A dimension's pace, with what others spend of it (others-estimate.ts). */
-interface Lane extends OthersLane {
-  level: number
-  at: number
-  /** The share of a mean call the lane holds one call at a time (SINGLE_CALL_TOKENS of tokens). */
-  held: number
-}
-
-/** What the pace knows, for the console and tests. */
-export interface PaceView {
-  /** The burst admissions may take: ms of the rate (0: one call at a time). */
-  burstMs: number
-  /** Per dimension, the rate that is ours per minute. */
-  perMinute: Partial<Record<BudgetDimension, number>>
-  /** Learned from refusals, no budget announced (floor-pace.ts). */
-  learned?: boolean
-}
 
 export class SendPace {
   readonly #lanes = new Map<BudgetDimension, Lane>()
@@ -148,8 +134,7 @@ export class SendPace {
   ): void {
     const lane = this.#lanes.get(dim)
     if (lane) {
-      lane.level = this.#level(lane, now)
-      lane.at = now
+      this.#advance(lane, now)
       const undo = this.#falls.announced(lane.ratePerMs, ratePerMs, now, lane.meanCost)
       const share = { scale: this.#currentScale(now), scaleAt: now, callsSinceCut: 0 }
       if (this.#cycle.moved(lane.ratePerMs, ratePerMs, now, lane)) this.#restoreShare(share, now)
@@ -167,6 +152,7 @@ export class SendPace {
       meanCost: 0,
       tokens,
       held: tokens ? SINGLE_CALL_TOKENS : 1,
+      book: tokens ? new LaneBook() : null,
       samples: 0,
     }
     this.#lanes.set(dim, fresh)
@@ -228,6 +214,7 @@ export class SendPace {
     if (!lane || this.#burstMs !== 0 || room <= this.#level(lane, now)) return
     lane.level = room
     lane.at = now
+    lane.book?.reset()
   }
 
   /** A lane's announced rate per ms, as this worker last read it (0: none yet). */
@@ -291,8 +278,9 @@ export class SendPace {
   take(now: number, cost: Readonly<Record<BudgetDimension, number>>): void {
     for (const dim of this.#lanes.keys()) {
       const lane = this.#lanes.get(dim) as Lane
-      lane.level = this.#level(lane, now) - cost[dim]
-      lane.at = now
+      this.#advance(lane, now)
+      if (this.#burstMs === 0) lane.book?.took(now, lane.level, this.#cap(lane, now), cost[dim])
+      lane.level -= cost[dim]
       lane.meanCost =
         lane.meanCost === 0 ? cost[dim] : lane.meanCost + 0.1 * (cost[dim] - lane.meanCost)
     }
@@ -300,15 +288,18 @@ export class SendPace {
   }
 
   /**
-   * Settles what a call was charged against what it cost: a charge too high gives back up to a
-   * full burst (never a burst beyond it: a refund arrives a round trip late, when the provider's
-   * window has moved on), a charge too low is a debt.
+   * Settles what the call sent at `sentAt` was charged against what it cost (`amount` too much;
+   * negative: too little; 0 for a refused call, which keeps its place): one call at a time the
+   * lane is replayed with it (lane-book.ts), else a charge too high gives back up to a full burst
+   * (never beyond: a refund arrives a round trip late, when the provider's window has moved on),
+   * a charge too low is a debt.
    */
-  refund(now: number, dim: BudgetDimension, amount: number): void {
+  refund(now: number, dim: BudgetDimension, amount: number, sentAt = Number.NaN): void {
     const lane = this.#lanes.get(dim)
-    if (!lane || amount === 0) return
-    lane.level = this.#level(lane, now) + amount
-    lane.at = now
+    if (!lane) return
+    this.#advance(lane, now)
+    const book = this.#burstMs === 0 ? lane.book : null
+    lane.level = book?.settle(sentAt, amount, this.#cap(lane, now)) ?? lane.level + amount
   }
 
   view(): PaceView {
@@ -380,14 +371,23 @@ export class SendPace {
 
   /** Brings every lane's level up to `now` before the rate changes under it. */
   #settleLevels(now: number): void {
-    for (const lane of this.#lanes.values()) {
-      lane.level = this.#level(lane, now)
-      lane.at = now
-    }
+    for (const lane of this.#lanes.values()) this.#advance(lane, now)
   }
 
   #capacity(lane: Lane, rate: number): number {
     return Math.max(lane.meanCost * lane.held, rate * this.#burstMs)
+  }
+
+  #cap(lane: Lane, now: number): number {
+    return this.#capacity(lane, this.#rate(lane, now))
+  }
+
+  /** Brings a lane's level up to `now` (its book counts the refill). */
+  #advance(lane: Lane, now: number): void {
+    const rate = this.#rate(lane, now)
+    lane.book?.gained(rate * Math.max(0, now - lane.at))
+    lane.level = this.#level(lane, now, rate)
+    lane.at = now
   }
 
   #level(lane: Lane, now: number, rate = this.#rate(lane, now)): number {
