@@ -63,14 +63,29 @@ export class LaneBook {
 
   /**
    * The call sent at `sentAt` was charged `fix` too much (negative: too little): the lane's level
-   * now (at most `cap`), replayed with it; null if the book does not hold the call.
+   * now (at most `cap`), replayed with it; null if the book holds no call (the lane's own then).
    */
-  settle(sentAt: number, fix: number, cap: number): number | null {
+  settle(now: number, sentAt: number, fix: number, cap: number): number | null {
     const i = this.#find(sentAt)
-    if (i < 0) return null
-    const take = this.#takes[i] as Take
-    take.fix = fix
-    take.open = false
+    if (i < 0 && this.#takes.length === 0) return null
+    if (i < 0) {
+      // Not a call it holds (sent before the spell, or dropped): its amount goes in now, as an
+      // entry settled at once, or the replay of the calls kept would undo it.
+      this.#takes.push({
+        at: now,
+        gain: this.#gain,
+        cap,
+        cost: -fix,
+        fix: 0,
+        open: false,
+        before: 0,
+      })
+      this.#gain = 0
+    } else {
+      const take = this.#takes[i] as Take
+      take.fix = fix
+      take.open = false
+    }
     const level = this.#replay(cap)
     // Settled calls before every open one are replayed for good: the next one's level is known.
     while (this.#takes.length > 0 && !(this.#takes[0] as Take).open) this.#takes.shift()
@@ -93,6 +108,7 @@ export class LaneBook {
   /** The first call sent at `sentAt` not settled yet (-1: none). */
   #find(sentAt: number): number {
     let found = -1
+    if (!Number.isFinite(sentAt)) return found
     for (let i = this.#takes.length - 1; i >= 0; i--) {
       const t = this.#takes[i] as Take
       if (t.at < sentAt) break

@@ -279,7 +279,8 @@ export class SendPace {
     for (const dim of this.#lanes.keys()) {
       const lane = this.#lanes.get(dim) as Lane
       this.#advance(lane, now)
-      if (this.#burstMs === 0) lane.book?.took(now, lane.level, this.#cap(lane, now), cost[dim])
+      if (this.#burstMs !== 0) lane.book?.reset()
+      else lane.book?.took(now, lane.level, this.#cap(lane, now), cost[dim])
       lane.level -= cost[dim]
       lane.meanCost =
         lane.meanCost === 0 ? cost[dim] : lane.meanCost + 0.1 * (cost[dim] - lane.meanCost)
@@ -288,18 +289,18 @@ export class SendPace {
   }
 
   /**
-   * Settles what the call sent at `sentAt` was charged against what it cost (`amount` too much;
-   * negative: too little; 0 for a refused call, which keeps its place): one call at a time the
-   * lane is replayed with it (lane-book.ts), else a charge too high gives back up to a full burst
-   * (never beyond: a refund arrives a round trip late, when the provider's window has moved on),
-   * a charge too low is a debt.
+   * Settles the call sent at `sentAt`: charged `amount` too much (negative: too little; 0 when
+   * refused: it keeps its place). One call at a time the lane is replayed (lane-book.ts); else a
+   * charge too high gives back up to a full burst (never beyond it), a charge too low is a debt.
    */
   refund(now: number, dim: BudgetDimension, amount: number, sentAt = Number.NaN): void {
     const lane = this.#lanes.get(dim)
     if (!lane) return
-    this.#advance(lane, now)
     const book = this.#burstMs === 0 ? lane.book : null
-    lane.level = book?.settle(sentAt, amount, this.#cap(lane, now)) ?? lane.level + amount
+    if (!book) lane.book?.reset() // out of a spell one call at a time: what it kept is stale
+    if (amount === 0 && !book) return
+    this.#advance(lane, now)
+    lane.level = book?.settle(now, sentAt, amount, this.#cap(lane, now)) ?? lane.level + amount
   }
 
   view(): PaceView {
@@ -385,7 +386,7 @@ export class SendPace {
   /** Brings a lane's level up to `now` (its book counts the refill). */
   #advance(lane: Lane, now: number): void {
     const rate = this.#rate(lane, now)
-    lane.book?.gained(rate * Math.max(0, now - lane.at))
+    if (this.#burstMs === 0) lane.book?.gained(rate * Math.max(0, now - lane.at))
     lane.level = this.#level(lane, now, rate)
     lane.at = now
   }

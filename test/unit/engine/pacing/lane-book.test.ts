@@ -59,3 +59,29 @@ describe('LaneBook: an answer replays the lane', () => {
     expect(pace.delayMs(t0 + 200, tokens(394))).toBe(Math.ceil(98 / 0.98))
   })
 })
+
+describe('LaneBook: what it does not hold stays the lane level', () => {
+  it('a debt of a call the book does not hold is not undone by the next replay', () => {
+    const { pace, t0 } = narrowedLane()
+    pace.take(t0, tokens(1000))
+    // A call sent before the spell one call at a time answers 600 over its charge: a debt.
+    pace.refund(t0 + 100, 'tokens', -600, 1)
+    pace.refund(t0 + 200, 'tokens', 0, t0)
+    // 700 - 1000 + 196 of refill - 600: -704, so a call of 700 waits for 1,404 tokens.
+    expect(pace.delayMs(t0 + 200, tokens(700))).toBe(Math.ceil(1404 / 0.98))
+  })
+
+  it('a spell in the announced window between two one call at a time forgets what the first kept', () => {
+    const { pace, t0 } = narrowedLane()
+    pace.take(t0, tokens(1000))
+    // The workers' learned pace is gone: back to the announced window, where a large call leaves
+    // a debt of some 30,000 tokens; then a refusal narrows it again.
+    pace.adopt(undefined, t0 + 10)
+    pace.take(t0 + 20, tokens(30_000))
+    pace.refusedUnexplained(t0 + 30, t0 + 40)
+    pace.take(t0 + 50, tokens(700))
+    pace.refund(t0 + 60, 'tokens', 0, t0 + 50)
+    // The debt stands: replayed from the first spell's call, the lane was at its cap.
+    expect(pace.delayMs(t0 + 60, tokens(700))).toBeGreaterThan(30_000)
+  })
+})
