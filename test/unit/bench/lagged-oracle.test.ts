@@ -5,42 +5,13 @@
  */
 import { describe, expect, it } from 'vitest'
 import type { ProviderDraw } from '../../../bench/scheduler/family'
-import type { FamilyProvider } from '../../../bench/scheduler/family'
-import { raceDraw } from '../../../bench/scheduler/family-race'
 import { laggedOracle } from '../../../bench/scheduler/lagged-oracle'
-import { T0 } from '../../../bench/scheduler/virtual-time'
 import { familyDraw } from '../../helpers/family-draw'
+import { recordedRace } from '../../helpers/recorded-race'
 
-/** Every call by when it was sent (ms from T0), and calls in flight at the provider every 100 ms. */
-async function race(over: Partial<ProviderDraw>) {
-  const lagged = laggedOracle(2)
-  const sends: { at: number; id: number; status: number }[] = []
-  const inflight = new Map<number, number>()
-  const result = await raceDraw(familyDraw({ durationMs: 20_000, ...over }), {
-    ...lagged,
-    drive: (run) => {
-      const provider = run.provider as FamilyProvider
-      const timer = setInterval(() => inflight.set(Date.now() - T0, provider.inflight()), 100)
-      const call = run.call.bind(run)
-      return lagged
-        .drive({
-          ...run,
-          call: async (task) => {
-            const at = Date.now() - T0
-            const answer = await call(task)
-            sends.push({ at, id: task.id, status: answer.status })
-            return answer
-          },
-        })
-        .finally(() => clearInterval(timer))
-    },
-  })
-  const served = (from: number, to: number) =>
-    sends.filter((s) => s.status === 200 && s.at >= from && s.at < to).length
-  const refused = (from: number, to: number) =>
-    sends.filter((s) => s.status !== 200 && s.at >= from && s.at < to).length
-  return { result, sends, inflight, served, refused }
-}
+/** The oracle told 2 round trips late, raced on a draw, with its calls. */
+const race = (over: Partial<ProviderDraw>) =>
+  recordedRace(laggedOracle(2), familyDraw({ durationMs: 20_000, ...over }))
 
 /** A change at 5.5 s, off the whole seconds the answers come back at: its lag ends at 7.5 s. */
 const steps = (from: number, to: number) => [

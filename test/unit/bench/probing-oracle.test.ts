@@ -4,42 +4,18 @@
  * cap round trips. In virtual time, on the family's provider with a fixed 1 s latency.
  */
 import { describe, expect, it } from 'vitest'
-import type { FamilyProvider, ProviderDraw } from '../../../bench/scheduler/family'
-import { raceDraw } from '../../../bench/scheduler/family-race'
+import type { ProviderDraw } from '../../../bench/scheduler/family'
 import { probingOracle } from '../../../bench/scheduler/probing-oracle'
-import { T0 } from '../../../bench/scheduler/virtual-time'
 import { familyDraw } from '../../helpers/family-draw'
+import { recordedRace } from '../../helpers/recorded-race'
 
-/** Every call by when it was sent (ms from T0), and calls in flight at the provider every 100 ms. */
+/** The oracle raced on a draw, with its calls: refused ones by when they went, served ones by task. */
 async function race(callsPerProbe: number, over: Partial<ProviderDraw>, backoff = false) {
   const oracle = probingOracle(callsPerProbe, backoff)
-  const sends: { at: number; id: number; status: number }[] = []
-  const inflight = new Map<number, number>()
-  const result = await raceDraw(familyDraw({ durationMs: 20_000, ...over }), {
-    ...oracle,
-    drive: (run) => {
-      const provider = run.provider as FamilyProvider
-      const timer = setInterval(() => inflight.set(Date.now() - T0, provider.inflight()), 100)
-      const call = run.call.bind(run)
-      return oracle
-        .drive({
-          ...run,
-          call: (task) => {
-            const at = Date.now() - T0
-            return call(task).then((answer) => {
-              sends.push({ at, id: task.id, status: answer.status })
-              return answer
-            })
-          },
-        })
-        .finally(() => clearInterval(timer))
-    },
-  })
-  const refusedAt = sends.filter((s) => s.status !== 200).map((s) => s.at)
-  const ok = sends.filter((s) => s.status === 200).map((s) => s.id)
-  const served = (from: number, to: number) =>
-    sends.filter((s) => s.status === 200 && s.at >= from && s.at < to).length
-  return { result, inflight, refusedAt, ok, served }
+  const raced = await recordedRace(oracle, familyDraw({ durationMs: 20_000, ...over }))
+  const refusedAt = raced.sends.filter((s) => s.status !== 200).map((s) => s.at)
+  const ok = raced.sends.filter((s) => s.status === 200).map((s) => s.id)
+  return { ...raced, refusedAt, ok }
 }
 
 /** A change at 5.5 s, off the whole seconds the answers come back at. */

@@ -130,20 +130,27 @@ describe('RefillPace', () => {
   })
 })
 
+/** Successes 300 ms apart after `t` until a probe (half the gap) is due: the last send, and how many. */
+function untilProbe(pace: RefillPace, t: number): { t: number; successes: number } {
+  let successes = 0
+  while (pace.delayMs(t + 150) > 0) {
+    t += 300
+    pace.admitted(t)
+    pace.succeeded(t + 1000, t)
+    successes++
+  }
+  return { t, successes }
+}
+
 describe('RefillPace probes in time', () => {
   it('a refused probe doubles the successes before the next: 8, then 16, then 32', () => {
     const { pace } = paced()
     let t = 1010
     const between: number[] = []
     for (let refusedProbes = 0; refusedProbes < 3; refusedProbes++) {
-      let n = 0
-      while (pace.delayMs(t + 150) > 0) {
-        t += 300
-        pace.admitted(t)
-        pace.succeeded(t + 1000, t)
-        n++
-      }
-      between.push(n)
+      const due = untilProbe(pace, t)
+      t = due.t
+      between.push(due.successes)
       t += 150
       pace.admitted(t)
       // The probe's own refusal keeps the gap: 150 ms after the send before it, plus 150 named.
@@ -158,24 +165,16 @@ describe('RefillPace probes in time', () => {
     let t = 1010
     // Refused probes double the successes between probes: 8, 16, 32, 64, then 128.
     for (let refusedProbes = 0; refusedProbes < 4; refusedProbes++) {
-      while (pace.delayMs(t + 150) > 0) {
-        t += 300
-        pace.admitted(t)
-        pace.succeeded(t + 1000, t)
-      }
+      t = untilProbe(pace, t).t
       t += 150
       pace.admitted(t)
       expect(pace.refused(t + 20, t, refill(150))).toBe(true)
     }
     // 128 successes at 300 ms would be 38.4 s: the probe comes 30 s after the last one.
     const probedAt = t
-    let sends = 0
-    while (pace.delayMs(t + 150) > 0) {
-      t += 300
-      pace.admitted(t)
-      pace.succeeded(t + 1000, t)
-      sends++
-    }
+    const due = untilProbe(pace, t)
+    t = due.t
+    const sends = due.successes
     expect(sends).toBeGreaterThan(64)
     expect(sends).toBeLessThan(101)
     expect(t - probedAt).toBeGreaterThanOrEqual(30_000)
