@@ -147,12 +147,16 @@ export class RateBudget {
 
   /**
    * Where the headers show room for this call in the window enforced (beyond what the model of
-   * the bucket was seen to miss by), the pace holds at least that room (enforced-window.ts). Not
-   * with several workers: this one's model does not count what the others sent.
+   * the bucket was seen to miss by), the pace holds at least that room (enforced-window.ts): the
+   * window a refusal taught, one call at a time, or the announced minute before any did (a short
+   * draw's full bucket, a tenant gone: the pace's own refill at the share it learned left them
+   * unspent). Not with several workers: this one's model does not count what the others sent.
    */
   #lendRoom(now: number, paced: Readonly<Record<BudgetDimension, number>>): void {
     const pace = this.#pace
-    if (pace.burstMs !== 0 || pace.windowMs >= INITIAL_BURST_MS || pace.workers > 1) return
+    const announced = pace.burstMs === INITIAL_BURST_MS && pace.windowMs >= INITIAL_BURST_MS
+    const learned = pace.burstMs === 0 && pace.windowMs < INITIAL_BURST_MS
+    if (!(announced || learned) || pace.workers > 1) return
     const rooms: [BudgetDimension, number][] = []
     for (const dim of this.#dims.keys()) {
       const room = this.#window.room(dim, now, {

@@ -206,13 +206,13 @@ export class SendPace {
   }
 
   /**
-   * The headers show at least `room` free in the window enforced (rate-budget.ts): the pace holds
-   * no less, so that calls go as fast as the provider's bucket refills, not at a rate estimated.
+   * The headers show `room` free in the window enforced (rate-budget.ts; the announced minute, up
+   * to the burst, until a refusal taught one): calls go as the provider's bucket refills.
    */
   raise(dim: BudgetDimension, room: number, now: number): void {
     const lane = this.#lanes.get(dim)
-    if (!lane || this.#burstMs !== 0 || room <= this.#level(lane, now)) return
-    lane.level = room
+    if (!lane || room <= this.#level(lane, now)) return
+    lane.level = this.#burstMs === 0 ? room : Math.min(room, this.#cap(lane, now))
     lane.at = now
     lane.book?.reset()
   }

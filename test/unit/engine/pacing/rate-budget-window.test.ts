@@ -147,3 +147,26 @@ describe('RateBudget: what we spent, as the provider counted it', () => {
     expect(ours / 600_000).toBeLessThan(0.6)
   })
 })
+
+describe('RateBudget: the minute announced and enforced', () => {
+  it('the room the headers show is spent when it is there, not only the rate the pace learned', () => {
+    const clock = fakeClock()
+    // 1,200,000 tokens a minute, enforced over the minute; a tenant takes 45 % for a minute, then
+    // leaves while we are idle for 20 s: the bucket refills at the whole rate, the pace at ours.
+    const provider = new Provider('tokens', 1_200_000, 60_000, 0.45, clock)
+    const budget = new RateBudget()
+    const call = { estimate: { inputTokens: 1000, outputTokens: 300 }, input: 1000, output: 300 }
+    drive(budget, provider, clock, 60_000, call, 461)
+    ;(provider as unknown as { tenant: number }).tenant = 0
+    clock.advance(20_000)
+    provider.take(0)
+    const room = provider.minute
+    expect(room).toBeGreaterThan(300_000)
+    // Five seconds: what the bucket held and its refill go, none refused. At the pace's rate
+    // alone (what it learned the tenant left us) 200,000 were left in the bucket.
+    const after = drive(budget, provider, clock, 5_000, call, 461)
+    expect(after.refused).toBe(0)
+    expect(provider.minute).toBeLessThan(0.01 * 1_200_000)
+    expect(after.spent).toBeGreaterThan(room)
+  })
+})

@@ -94,17 +94,22 @@ describe('SendPace: the window a refusal showed', () => {
     expect(other.learned()).toEqual(pace.learned())
   })
 
-  it('holds no less than the room the headers show, one call at a time only, never lowered', () => {
+  it('holds no less than the room the headers show, never above its burst, never lowered', () => {
     const pace = new SendPace()
     pace.announce('requests', 60 / 60_000, 0)
-    // The announced minute: the headers lend nothing, the burst is the pace's own.
-    pace.take(0, ONE_CALL)
+    // The announced minute: room lent lifts the level, up to the burst (60 calls) and no more.
+    for (let i = 0; i < 60; i++) pace.take(0, ONE_CALL)
+    expect(pace.delayMs(0, ONE_CALL)).toBeGreaterThan(0)
     pace.raise('requests', 50, 0)
-    expect(pace.delayMs(0, { ...ONE_CALL, requests: 60 })).toBeGreaterThan(0)
+    expect(pace.delayMs(0, { ...ONE_CALL, requests: 50 })).toBe(0)
+    pace.raise('requests', 500, 0)
+    expect(pace.delayMs(0, { ...ONE_CALL, requests: 60 })).toBe(0)
+    for (let i = 0; i < 60; i++) pace.take(0, ONE_CALL)
+    expect(pace.delayMs(0, ONE_CALL)).toBeGreaterThan(0)
     pace.refusedUnexplained(1, 2, 10_000)
     for (let i = 0; i < 3; i++) pace.take(1000 + i, ONE_CALL)
     expect(pace.delayMs(1003, ONE_CALL)).toBeGreaterThan(1000)
-    // The headers show room for three calls: they may go now.
+    // One call at a time, the headers show room for three calls: they may go now.
     pace.raise('requests', 3, 1003)
     expect(pace.delayMs(1003, ONE_CALL)).toBe(0)
     pace.take(1003, ONE_CALL)
