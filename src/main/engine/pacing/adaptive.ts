@@ -17,43 +17,12 @@ import { ServedLevel } from './served-cut'
 import { CapEdge } from './cap-edge'
 import { QuietStretch } from './quiet-stretch'
 import { aboveWhatHeld } from './slow-start-edge'
+import type { AdaptiveMemory, AdaptiveOptions } from './adaptive-types'
+
+export type { AdaptiveMemory, AdaptiveOptions } from './adaptive-types'
 
 /** Weight of a new round trip in the smoothed one (TCP: 1/8). */
 const RTT_WEIGHT = 0.125
-
-export interface AdaptiveOptions {
-  /**
-   * How many times a refused probe doubles the wait before the next one: the waits are
-   * cooldownMs, 2 x cooldownMs, ... up to cooldownMs x 2^maxProbeDoublings. A cap keeps a raised
-   * capacity findable: with the seed's 8 s, a probe at least every 16 s. @default 1
-   */
-  maxProbeDoublings?: number
-  /**
-   * Where the limit starts instead of `initial`: a controller swapped in mid-run starts at the
-   * partition's current limit (clamped into [min, max]), in slow start. @default params.initial
-   */
-  limit?: number
-}
-
-/** What the controller has learned about the partition, for tests and the console. */
-export interface AdaptiveMemory {
-  /** Still in slow start: no throttle seen yet, the limit grows by 1 per used success. */
-  slowStart: boolean
-  /** Highest level that carried a full window of successes since the capacity last dropped. */
-  held: number
-  /** Lowest level refused since the last probe that held, or null when none is known. */
-  ceiling: number | null
-  /** Consecutive refused probes. */
-  refusedProbes: number
-  /** When the limit may next probe above the ceiling (epoch ms). */
-  nextProbeAt: number
-  /** The limit sits at the ceiling to see whether the capacity rose. */
-  probing: boolean
-  /** When the last cut was made: throttles from calls sent until then are the same episode. */
-  lastCutAt: number
-  /** Smoothed round trip of successful calls (ms), null before the first: probes wait in it. */
-  srtt: number | null
-}
 
 /**
  * Finds a provider's concurrency capacity from its answers alone (local servers, providers that
