@@ -2,7 +2,7 @@ import type { LimitCause } from '../../../shared/contract'
 import type { ConcurrencyController, OutcomeContext } from './aimd'
 import { mergeAimdParams, operatorPatch, startingLimit } from './aimd'
 import type { AimdParams, LimitChange, Outcome } from '../core/types'
-import { SEED_AIMD } from '../core/types'
+import { PACER_AIMD, SEED_AIMD } from '../core/types'
 import type { ControllerState } from './store'
 import { finiteOrNull, numberOr } from './controller-memory'
 import { refusedFreesNoSlot } from './refused-slot'
@@ -11,7 +11,8 @@ import { PROBE_REGROWTH, regrowthStep } from './probe-regrowth'
 import { FirstWindowGrowth } from './first-window'
 import { refusedLevel } from './probe-window'
 import { ProbeInstant } from './probe-instant'
-import { announcedCeiling, announcedNeed, type AnnouncedRate } from './announced-ceiling'
+import { announcedCeiling, announcedNeed, liftedCeiling } from './announced-ceiling'
+import type { AnnouncedRate } from './announced-ceiling'
 import { probeWaitMs } from './probe-wait'
 import { ServedLevel } from './served-cut'
 import { CapEdge } from './cap-edge'
@@ -80,6 +81,7 @@ export class AdaptiveController implements ConcurrencyController {
   readonly #probeInstant = new ProbeInstant() // a second refusal of its instant: a fall
   // What an announced budget admits: the ceiling rises to what it needs in flight.
   #announced: AnnouncedRate | null = null
+  #lifted = 0 // the ceiling windows carried at it lifted it to, with an announced budget (0: none)
   #heldBack = 0 // calls the growth's spread holds back (growth-spread.ts): the limit is in use
 
   /** A controller for one partition; params are merged over SEED_AIMD and validated. */
@@ -187,10 +189,10 @@ export class AdaptiveController implements ConcurrencyController {
         this.#fastUntil = PROBE_REGROWTH * level
       }
     }
-    const p = {
-      ...this.#params,
-      max: announcedCeiling(this.#params.max, this.#announced, this.#srtt),
-    }
+    const max = announcedCeiling(this.#params.max, this.#announced, this.#srtt)
+    const free = this.#announced !== null && this.#ceiling === null && max >= PACER_AIMD.max
+    this.#lifted = liftedCeiling(this.#lifted, max, this.#held, free)
+    const p = { ...this.#params, max: this.#announced ? Math.max(max, this.#lifted) : max }
     if (this.#ceiling === null) {
       const step = this.#slowStart ? 1 : regrowthStep(this.#limit, this.#fastUntil, p.increase)
       const reason = this.#slowStart ? `slow start +${step}` : `growth +${step}`
@@ -320,6 +322,7 @@ export class AdaptiveController implements ConcurrencyController {
         cutRefusals: this.#cutRefusals,
         fastUntil: this.#fastUntil,
         srtt: this.#srtt,
+        lifted: this.#lifted,
         servedMost: served.most,
         servedLastAt: finiteOrNull(served.lastAt),
         quietSince: finiteOrNull(this.#quiet.since),
@@ -347,6 +350,7 @@ export class AdaptiveController implements ConcurrencyController {
     this.#levelWins = numberOr(m, 'levelWins', 0)
     this.#cutRefusals = numberOr(m, 'cutRefusals', 0)
     this.#fastUntil = numberOr(m, 'fastUntil', 0)
+    this.#lifted = numberOr(m, 'lifted', 0)
     const servedAt = numberOr(m, 'servedLastAt', Number.NEGATIVE_INFINITY)
     this.#served.restore(numberOr(m, 'servedMost', 0), servedAt)
     this.#quiet.restore(numberOr(m, 'quietSince', this.#lastCutAt))

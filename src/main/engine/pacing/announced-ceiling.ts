@@ -43,3 +43,27 @@ export function announcedNeed(rate: AnnouncedRate | null, srttMs: number | null)
   if (!(rate.callsPerMs > 0) || !(srttMs > 0)) return 0
   return Math.floor(rate.callsPerMs * srttMs)
 }
+
+/** The most the ceiling is lifted to by windows carried at it: this many times the default. */
+export const LIFT_BOUND = 4
+
+/**
+ * With an announced budget the budget paces admissions, so the calls in flight are not the safety
+ * stop: what the rate needs in flight is not what a bucket the headers show full needs to be spent
+ * in a short phase. So each time a full window at the ceiling was carried with no refusal
+ * remembered, the ceiling doubles, up to LIFT_BOUND times the default (a minute's bucket of 664
+ * requests, 18 s long, with answers slowing to 4.8 s under load, used 0.353 of what it was allowed
+ * at 80 in flight: #2000061). Returns the lifted ceiling (0: none): `lifted` as it was, `ceiling`
+ * the announced one, `held` the most calls in flight a full window carried; `free`: an announced
+ * budget, no refusal remembered, and the operator's ceiling not below the default.
+ */
+export function liftedCeiling(
+  lifted: number,
+  ceiling: number,
+  held: number,
+  free: boolean,
+): number {
+  const top = Math.max(ceiling, lifted)
+  if (!free || held < top) return lifted
+  return Math.min(LIFT_BOUND * PACER_AIMD.max, 2 * top)
+}

@@ -1,8 +1,12 @@
 // The ceiling of calls in flight rises, with an announced budget, to what its rate needs in one
-// round trip (Little's law), on explicit clocks.
+// round trip (Little's law), and beyond as windows at it are carried, on explicit clocks.
 import { describe, expect, it } from 'vitest'
 import { AdaptiveController } from '../../../../src/main/engine/pacing/adaptive'
-import { announcedCeiling } from '../../../../src/main/engine/pacing/announced-ceiling'
+import {
+  announcedCeiling,
+  liftedCeiling,
+  LIFT_BOUND,
+} from '../../../../src/main/engine/pacing/announced-ceiling'
 import { SendPace } from '../../../../src/main/engine/pacing/send-pace'
 import { costOf } from '../../../../src/main/engine/pacing/budget-reading'
 import { fakeClock } from '../../../helpers/clock'
@@ -22,6 +26,23 @@ describe('announcedCeiling', () => {
     expect(announcedCeiling(64, null, 1_860)).toBe(64)
     expect(announcedCeiling(64, at(2_598), null)).toBe(64)
     expect(announcedCeiling(10, at(2_598), 1_860)).toBe(10)
+  })
+})
+
+describe('liftedCeiling', () => {
+  it('doubles the ceiling once a full window at it was carried, up to the bound', () => {
+    // 121 in flight carried a window: 242, then the bound (4 x 64).
+    expect(liftedCeiling(0, 121, 121, true)).toBe(242)
+    expect(liftedCeiling(242, 121, 242, true)).toBe(LIFT_BOUND * 64)
+    expect(liftedCeiling(256, 121, 256, true)).toBe(256)
+    // Below the ceiling nothing is lifted yet.
+    expect(liftedCeiling(0, 121, 120, true)).toBe(0)
+    expect(liftedCeiling(242, 121, 200, true)).toBe(242)
+  })
+
+  it('lifts nothing unless free (an announced budget, no refusal remembered, the default kept)', () => {
+    expect(liftedCeiling(0, 64, 64, false)).toBe(0)
+    expect(liftedCeiling(128, 64, 128, false)).toBe(128)
   })
 })
 
@@ -49,10 +70,27 @@ describe('AdaptiveController with an announced rate', () => {
     return c.concurrency
   }
 
-  it('grows past the default ceiling to what the rate needs in flight, and no further', () => {
+  it('grows past the default ceiling to what the rate needs, and on as windows there carry', () => {
     const c = new AdaptiveController('p', { initial: 1, max: 64 })
     c.announcedRate(at(2_598))
-    expect(grow(c, 1_860, 400)).toBe(121)
+    // What the rate needs in flight (121) first...
+    expect(grow(c, 1_860, 200)).toBe(121)
+    // ... then, every window there carried, the budget paces: the ceiling doubles to its bound.
+    expect(grow(c, 1_860, 1_000)).toBe(LIFT_BOUND * 64)
+  })
+
+  it('lifts nothing where the operator lowered the ceiling; a worker continuing keeps the lift', () => {
+    const lowered = new AdaptiveController('p', { initial: 1, max: 32 })
+    lowered.announcedRate(at(2_598))
+    expect(grow(lowered, 1_860, 2_000)).toBe(32)
+    // Another worker of the partition continues from the shared record: the lifted ceiling holds.
+    const first = new AdaptiveController('p', { initial: 1, max: 64 })
+    first.announcedRate(at(2_598))
+    expect(grow(first, 1_860, 1_000)).toBe(LIFT_BOUND * 64)
+    const next = new AdaptiveController('p', { initial: 1, max: 64 })
+    next.announcedRate(at(2_598))
+    next.importState(first.exportState())
+    expect(grow(next, 1_860, 1)).toBe(LIFT_BOUND * 64)
   })
 
   it('stops at the ceiling without one', () => {
