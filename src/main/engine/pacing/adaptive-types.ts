@@ -32,4 +32,6 @@ export interface AdaptiveMemory {
   lastCutAt: number
   /** Smoothed round trip of successful calls (ms), null before the first: probes wait in it. */
   srtt: number | null
+  /** The ceiling windows carried at it lifted it to, with an announced budget (0: none). */
+  lifted: number
 }

@@ -11,7 +11,7 @@ import { PROBE_REGROWTH, regrowthStep } from './probe-regrowth'
 import { FirstWindowGrowth } from './first-window'
 import { refusedLevel } from './probe-window'
 import { ProbeInstant } from './probe-instant'
-import { announcedCeiling, announcedNeed, liftedCeiling } from './announced-ceiling'
+import { announcedCeiling, announcedNeed, liftedCeiling, LIFT_BOUND } from './announced-ceiling'
 import type { AnnouncedRate } from './announced-ceiling'
 import { probeWaitMs } from './probe-wait'
 import { ServedLevel } from './served-cut'
@@ -120,6 +120,7 @@ export class AdaptiveController implements ConcurrencyController {
       probing: this.#probing,
       lastCutAt: this.#lastCutAt,
       srtt: this.#srtt,
+      lifted: this.#lifted,
     }
   }
 
@@ -158,6 +159,8 @@ export class AdaptiveController implements ConcurrencyController {
   setParams(patch: Partial<AimdParams>, now: number): LimitChange | null {
     const next = operatorPatch(this.#params, patch, this.#limit)
     this.#params = next.params
+    // A ceiling the operator lowered below the default holds (announced-ceiling.ts), lifted or not.
+    if (next.initialChanged || next.params.max < PACER_AIMD.max) this.#lifted = 0
     if (next.initialChanged) {
       this.#slowStart = true
       this.#held = 0
@@ -190,9 +193,12 @@ export class AdaptiveController implements ConcurrencyController {
       }
     }
     const max = announcedCeiling(this.#params.max, this.#announced, this.#srtt)
-    const free = this.#announced !== null && this.#ceiling === null && max >= PACER_AIMD.max
-    this.#lifted = liftedCeiling(this.#lifted, max, this.#held, free)
-    const p = { ...this.#params, max: this.#announced ? Math.max(max, this.#lifted) : max }
+    const announced = this.#announced !== null && this.#params.max >= PACER_AIMD.max
+    this.#lifted = liftedCeiling(this.#lifted, max, this.#held, announced && this.#ceiling === null)
+    const p = { ...this.#params, max: announced ? Math.max(max, this.#lifted) : max }
+    // The budget that lifted the limit past the operator's ceiling is no longer announced.
+    if (!announced && this.#limit > p.max)
+      return this.#set(p.max, now, 'no budget announced', 'operator')
     if (this.#ceiling === null) {
       const step = this.#slowStart ? 1 : regrowthStep(this.#limit, this.#fastUntil, p.increase)
       const reason = this.#slowStart ? `slow start +${step}` : `growth +${step}`
@@ -350,7 +356,7 @@ export class AdaptiveController implements ConcurrencyController {
     this.#levelWins = numberOr(m, 'levelWins', 0)
     this.#cutRefusals = numberOr(m, 'cutRefusals', 0)
     this.#fastUntil = numberOr(m, 'fastUntil', 0)
-    this.#lifted = numberOr(m, 'lifted', 0)
+    this.#lifted = Math.min(LIFT_BOUND * PACER_AIMD.max, Math.max(0, numberOr(m, 'lifted', 0)))
     const servedAt = numberOr(m, 'servedLastAt', Number.NEGATIVE_INFINITY)
     this.#served.restore(numberOr(m, 'servedMost', 0), servedAt)
     this.#quiet.restore(numberOr(m, 'quietSince', this.#lastCutAt))

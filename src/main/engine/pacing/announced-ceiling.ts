@@ -3,8 +3,11 @@
 // rate needs in flight are that rate times the round trip (Little's law): a rate of 2,600
 // requests a minute answered in 1.9 s needs 82 in flight, and at 64 it used 0.76 of what it was
 // allowed. So with an announced rate the ceiling rises to what the rate needs in one smoothed
-// round trip, with headroom for the round trip's jitter; never when the operator lowered the
-// ceiling below the default (their stop holds).
+// round trip, with headroom for the round trip's jitter, and beyond as windows at it carry
+// (`liftedCeiling`, up to LIFT_BOUND times the default); never when the operator lowered the
+// ceiling below the default (their stop holds), and back to the default once no budget is
+// announced. A refusal leaves a lift as it is: the level it remembers holds the limit under
+// it until a probe carries a window there, as any refused level does.
 import { PACER_AIMD } from '../core/types'
 
 /** What an announced budget's pace admits, as the controller sees it. */

@@ -8,7 +8,8 @@
 // much room is left in that window: the pace holds no less than that room, less what the readings
 // were seen to miss by (`room`), so calls go as fast as the window refills instead of at a rate
 // estimated under it (0.98 of it, less what others were estimated to spend), which left short
-// windows full: a window full at the end of a phase is refill lost.
+// windows full: a window full at the end of a phase is refill lost. Before any such refusal the
+// window is the announced minute, and the room is lent in it alike (up to the pace's burst).
 //
 // A limit that moves moves the enforced window's burst with it but not what it holds: the
 // announced bucket's shortfall then differs from the enforced window's by an offset, kept per
@@ -64,7 +65,7 @@ export interface ReadInputs {
 
 /** What the room in the window is worked out from at a moment, for one dimension. */
 export interface RoomInputs {
-  /** The window learned, ms of the announced rate. */
+  /** The window learned, ms of the announced rate (the announced window until a refusal). */
   windowMs: number
   /** The announced window (both vendors: a minute). */
   announcedMs: number
@@ -124,7 +125,7 @@ export class EnforcedWindow {
     const d = this.#dims.get(dim)
     const last = d?.last
     if (!d || !last || d.error === null || x.samples < MIN_OTHERS_SAMPLES) return null
-    const holds = (x.windowMs * last.limit) / x.announcedMs
+    const holds = (Math.min(x.windowMs, x.announcedMs) * last.limit) / x.announcedMs
     if (holds < MIN_WINDOW_CALLS * x.single) return null
     // The bucket as of the last reading, refilled at the rate that is ours, less what we sent.
     const refill = ((last.limit * x.ours) / x.announcedMs) * Math.max(0, now - last.sentAt)

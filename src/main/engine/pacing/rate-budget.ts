@@ -107,6 +107,7 @@ export class RateBudget {
   readonly #pace = new SendPace()
   // The window enforced, as the announced bucket shows it.
   readonly #window = new EnforcedWindow()
+  readonly #rooms: number[] = [] // the room each dimension's headers show (#lendRoom)
   // Whether the input-token budget also counts the output (counted-output.ts).
   readonly #counted = new CountedOutput()
   // The costs of the latest estimate, while its calibration holds (estimate-costs.ts).
@@ -148,16 +149,18 @@ export class RateBudget {
   /**
    * Where the headers show room for this call in the window enforced (beyond what the model of
    * the bucket was seen to miss by), the pace holds at least that room (enforced-window.ts): the
-   * window a refusal taught, one call at a time, or the announced minute before any did (a short
-   * draw's full bucket, a tenant gone: the pace's own refill at the share it learned left them
-   * unspent). Not with several workers: this one's model does not count what the others sent.
+   * window a refusal taught, one call at a time, or the announced minute before any did, up to
+   * the pace's burst (a short draw's full bucket, a tenant gone: the pace's own refill at the
+   * share it learned left them unspent). Not with several workers: this one's model does not
+   * count what the others sent. Per admission: the rooms go in an array kept (`#rooms`).
    */
   #lendRoom(now: number, paced: Readonly<Record<BudgetDimension, number>>): void {
     const pace = this.#pace
     const announced = pace.burstMs === INITIAL_BURST_MS && pace.windowMs >= INITIAL_BURST_MS
     const learned = pace.burstMs === 0 && pace.windowMs < INITIAL_BURST_MS
     if (!(announced || learned) || pace.workers > 1) return
-    const rooms: [BudgetDimension, number][] = []
+    const rooms = this.#rooms
+    let n = 0
     for (const dim of this.#dims.keys()) {
       const room = this.#window.room(dim, now, {
         windowMs: pace.windowMs,
@@ -168,9 +171,10 @@ export class RateBudget {
         sent: this.#pacedSpent[dim],
       })
       if (room === null || room < paced[dim]) return
-      rooms.push([dim, room])
+      rooms[n++] = room
     }
-    for (const [dim, room] of rooms) pace.raise(dim, room, now)
+    n = 0
+    for (const dim of this.#dims.keys()) pace.raise(dim, rooms[n++] as number, now)
   }
 
   /** The pace admissions keep: its burst and the rate that is ours, per dimension. */

@@ -10,8 +10,8 @@
 // one-second burst first was measured on the family: more refusals, a worse 10th percentile.)
 // Refusals after that are not about spacing. The refusal also says how short the window is
 // (rate-budget.ts reads it from its `remaining`): the pace keeps it, and while the headers show
-// clear room in that window the pace holds no less than that room (`raise`), so the rate that is
-// ours need not be known to the percent. Pure: every method takes `now`.
+// clear room in that window (before a refusal, the announced minute's, up to the burst) the pace
+// holds no less (`raise`): the rate ours need not be known to the percent. Pure: takes `now`.
 import { episodeWindowMs } from './episode-window'
 import { FallRefusal, type FallContext, type ShareState } from './fall-refusal'
 import { freshSingleLane } from './fresh-lane'

@@ -93,6 +93,56 @@ describe('AdaptiveController with an announced rate', () => {
     expect(grow(next, 1_860, 1)).toBe(LIFT_BOUND * 64)
   })
 
+  it('the operator lowering the ceiling mid-run, or the budget no longer announced, ends the lift', () => {
+    const lowered = new AdaptiveController('p', { initial: 1, max: 64 })
+    lowered.announcedRate(at(2_598))
+    expect(grow(lowered, 1_860, 1_000)).toBe(LIFT_BOUND * 64)
+    lowered.setParams({ max: 32 }, 0)
+    expect(grow(lowered, 1_860, 200)).toBe(32)
+    expect(lowered.memory.lifted).toBe(0)
+    const gone = new AdaptiveController('p', { initial: 1, max: 64 })
+    gone.announcedRate(at(2_598))
+    expect(grow(gone, 1_860, 1_000)).toBe(LIFT_BOUND * 64)
+    gone.announcedRate(null)
+    expect(grow(gone, 1_860, 1)).toBe(64)
+    expect(grow(gone, 1_860, 300)).toBe(64)
+    // Also with a refused level remembered above the default: the default holds again.
+    const refused = new AdaptiveController('p', { initial: 1, max: 64 })
+    refused.announcedRate(at(2_598))
+    expect(grow(refused, 1_860, 1_000)).toBe(LIFT_BOUND * 64)
+    refused.onOutcome('throttled', { now: 0, sentAt: -1, inflight: 250 })
+    refused.announcedRate(null)
+    expect(grow(refused, 1_860, 300)).toBe(64)
+  })
+
+  it('a refusal after the lift holds the limit under the level refused until a probe carries', () => {
+    const clock = fakeClock()
+    const c = new AdaptiveController('p', { initial: 1, max: 64 })
+    c.announcedRate(at(2_598))
+    expect(grow(c, 1_860, 1_000)).toBe(LIFT_BOUND * 64)
+    c.onOutcome('throttled', { now: clock.now(), sentAt: clock.now() - 1, inflight: 200 })
+    expect(c.concurrency).toBeLessThan(200)
+    expect(c.memory.ceiling).not.toBeNull()
+    // Recovery climbs back under the refused level and no further before a probe.
+    const limits: number[] = []
+    for (let i = 0; i < 60; i++) {
+      const sentAt = clock.now()
+      clock.advance(100)
+      c.onOutcome('ok', { now: clock.now(), sentAt, inflight: c.concurrency })
+      limits.push(c.concurrency)
+    }
+    expect(Math.max(...limits)).toBeLessThanOrEqual(200)
+  })
+
+  it('a lift read from a record is bounded: a bad value is not a ceiling', () => {
+    const c = new AdaptiveController('p', { initial: 1, max: 64 })
+    const state = c.exportState()
+    c.importState({ ...state, memory: { ...state.memory, kind: 'adaptive', lifted: 1e6 } })
+    expect(c.memory.lifted).toBe(LIFT_BOUND * 64)
+    c.importState({ ...state, memory: { ...state.memory, kind: 'adaptive', lifted: -5 } })
+    expect(c.memory.lifted).toBe(0)
+  })
+
   it('stops at the ceiling without one', () => {
     const c = new AdaptiveController('p', { initial: 1, max: 64 })
     expect(grow(c, 1_860, 400)).toBe(64)
