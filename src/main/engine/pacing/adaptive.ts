@@ -11,7 +11,7 @@ import { PROBE_REGROWTH, regrowthStep } from './probe-regrowth'
 import { FirstWindowGrowth } from './first-window'
 import { refusedLevel } from './probe-window'
 import { ProbeInstant } from './probe-instant'
-import { announcedCeiling, announcedNeed, liftedCeiling, LIFT_BOUND } from './announced-ceiling'
+import { announcedCeiling, announcedNeed, liftedCeiling, LIFTED_MOST } from './announced-ceiling'
 import type { AnnouncedRate } from './announced-ceiling'
 import { probeWaitMs } from './probe-wait'
 import { ServedLevel } from './served-cut'
@@ -356,7 +356,7 @@ export class AdaptiveController implements ConcurrencyController {
     this.#levelWins = numberOr(m, 'levelWins', 0)
     this.#cutRefusals = numberOr(m, 'cutRefusals', 0)
     this.#fastUntil = numberOr(m, 'fastUntil', 0)
-    this.#lifted = Math.min(LIFT_BOUND * PACER_AIMD.max, Math.max(0, numberOr(m, 'lifted', 0)))
+    this.#lifted = Math.min(LIFTED_MOST, Math.max(0, numberOr(m, 'lifted', 0)))
     const servedAt = numberOr(m, 'servedLastAt', Number.NEGATIVE_INFINITY)
     this.#served.restore(numberOr(m, 'servedMost', 0), servedAt)
     this.#quiet.restore(numberOr(m, 'quietSince', this.#lastCutAt))

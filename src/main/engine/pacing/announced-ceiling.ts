@@ -49,6 +49,8 @@ export function announcedNeed(rate: AnnouncedRate | null, srttMs: number | null)
 
 /** The most the ceiling is lifted to by windows carried at it: this many times the default. */
 export const LIFT_BOUND = 4
+/** ... that is, in calls in flight. */
+export const LIFTED_MOST = LIFT_BOUND * PACER_AIMD.max
 
 /**
  * With an announced budget the budget paces admissions, so the calls in flight are not the safety
@@ -68,5 +70,5 @@ export function liftedCeiling(
 ): number {
   const top = Math.max(ceiling, lifted)
   if (!free || held < top) return lifted
-  return Math.min(LIFT_BOUND * PACER_AIMD.max, 2 * top)
+  return Math.min(LIFTED_MOST, 2 * top)
 }
