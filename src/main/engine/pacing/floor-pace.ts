@@ -10,6 +10,15 @@
 // A cycle down to the floor (floor-cycle.ts) starts it above one call per round trip: it then holds
 // up to three, where a rate nobody announces still cycles a concurrency limit of one or two calls;
 // started by a refusal at the floor it ends at a call and a half, as before.
+// Past the rate last refused by a quarter with none refused, the rate rose (a tenant left, a phase
+// ended): the pace then doubles every two seconds of successes, slow start in rate, instead of
+// growing a few % per success. A rate nobody announces that fell to a call a second and rose
+// twentyfold was found in half a minute (#100041, 63 -> 1,233 a minute: 0.118 used), a phase
+// shorter than that not at all. On `diag.ts --seed 0..19` (1,200 draws; docs/pacing.md): rates
+// nobody announces 0.726 -> 0.738 mean used, their 10th percentile 0.259 -> 0.289, pooled 10th
+// percentile 0.615 -> 0.622; they are refused more (2.50 -> 2.64 %). Doubling from the rate refused
+// itself gained more (pooled 0.623) and was refused more again: the bench's seed's 90th
+// percentile throttled 2.91 -> 3.18 %, over its target.
 import type { FloorLearned } from './learned-pace'
 
 /** A refusal cuts the rate to this share. */
@@ -28,6 +37,10 @@ const ENDS_AT_CALLS_PER_RTT = 1.5
  * cap that rose from one slot to two: #600021, 0.920 -> 0.899 used.)
  */
 const CYCLE_ENDS_AT_CALLS_PER_RTT = 3
+/** Past this multiple of the rate last refused, with none refused, the rate rose... */
+const PAST_REFUSED = 1.25
+/** ... and the pace doubles with each this many ms of successes. */
+const DOUBLING_MS = 2000
 /** The most round trips between successes that count as growth. */
 const MAX_GAP_RTTS = 10
 /** A worker that sent at the floor within this long (or four of its spacings) shares the rate. */
@@ -37,6 +50,7 @@ const FORGET_MS = 60_000
 
 const UNLEARNED: FloorLearned = Object.freeze({
   ratePerMs: null,
+  refusedPerMs: null,
   cutAt: null,
   sinceCut: 0,
   lastOkAt: null,
@@ -50,6 +64,8 @@ export class FloorPace {
   #lastCutAt = Number.NEGATIVE_INFINITY
   #sinceCut = 0
   #lastOkAt = Number.POSITIVE_INFINITY
+  // The rate the last cut answered, calls per ms (null: none since the pace began).
+  #refusedPerMs: number | null = null
   // Calls per round trip at which the pace ends: higher when a cycle started it.
   #endsAt = ENDS_AT_CALLS_PER_RTT
   // The workers sharing the rate (learned-pace.ts): empty while this one is alone.
@@ -106,6 +122,7 @@ export class FloorPace {
     }
     return {
       ratePerMs: this.#ratePerMs,
+      refusedPerMs: this.#refusedPerMs,
       cutAt: Number.isFinite(this.#lastCutAt) ? this.#lastCutAt : null,
       sinceCut: this.#sinceCut,
       lastOkAt: Number.isFinite(this.#lastOkAt) ? this.#lastOkAt : null,
@@ -120,6 +137,7 @@ export class FloorPace {
   adopt(learned: FloorLearned | undefined): void {
     const l = learned ?? UNLEARNED
     this.#ratePerMs = l.ratePerMs
+    this.#refusedPerMs = l.refusedPerMs ?? null
     this.#lastCutAt = l.cutAt ?? Number.NEGATIVE_INFINITY
     this.#sinceCut = l.sinceCut
     this.#lastOkAt = l.lastOkAt ?? Number.POSITIVE_INFINITY
@@ -143,9 +161,16 @@ export class FloorPace {
     this.#sinceCut++
     // A success many round trips after the last one carries as much news as that many would.
     const gap = Math.min(MAX_GAP_RTTS, Math.max(1, (now - this.#lastOkAt) / this.#srtt))
+    // Ms of successes this one adds (none for the first since the pace began).
+    const ms = Math.min(gap * this.#srtt, Math.max(0, now - this.#lastOkAt))
     this.#lastOkAt = now
     const since = Math.max(this.#sinceCut, (now - this.#lastCutAt) / 1000)
-    this.#ratePerMs *= 1 + GROWTH * (1 + since / ACCELERATE_AFTER) * gap
+    let growth = GROWTH * (1 + since / ACCELERATE_AFTER) * gap
+    const refused = this.#refusedPerMs
+    if (refused === null || this.#ratePerMs > refused * PAST_REFUSED) {
+      growth = Math.max(growth, 2 ** (ms / DOUBLING_MS) - 1)
+    }
+    this.#ratePerMs *= 1 + growth
     if (this.#ratePerMs * this.#srtt >= this.#endsAt) this.#ratePerMs = null
   }
 
@@ -154,6 +179,8 @@ export class FloorPace {
     this.#lastCutAt = now
     this.#sinceCut = 0
     this.#ratePerMs = ratePerMs
+    // What a cycle said is served was not refused as a pace: past it, nothing holds the doubling.
+    this.#refusedPerMs = null
     this.#endsAt = CYCLE_ENDS_AT_CALLS_PER_RTT
   }
 
@@ -165,6 +192,7 @@ export class FloorPace {
     // One call per round trip is what the floor sent: the pace starts below it.
     const rtt = this.#srtt ?? Math.max(1, now - sentAt)
     const from = this.#ratePerMs ?? 1 / rtt
+    this.#refusedPerMs = from
     if (this.#ratePerMs === null) this.#endsAt = ENDS_AT_CALLS_PER_RTT
     this.#ratePerMs = from * CUT
   }

@@ -30,6 +30,11 @@ export interface SendLearned {
 export interface FloorLearned {
   /** Calls per ms for the whole partition; null: the pace does not hold. */
   ratePerMs: number | null
+  /**
+   * The rate the last cut answered, calls per ms (null or absent, as in records written before it:
+   * none since the pace began). Well past it the pace doubles (floor-pace.ts).
+   */
+  refusedPerMs?: number | null
   /** The last cut (epoch ms; null: never). */
   cutAt: number | null
   /** Successes since the cut, every worker's. */

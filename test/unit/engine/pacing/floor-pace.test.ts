@@ -35,14 +35,93 @@ describe('FloorPace', () => {
     const start = pace.perMinute ?? 0
     const steps: number[] = []
     let t = 1000
-    for (let i = 0; i < 40; i++) {
+    // Up to a quarter past the rate refused (60 a minute): past it, the pace doubles (below).
+    while ((pace.perMinute ?? 0) * 1.01 <= 75) {
       const before = pace.perMinute ?? 0
       pace.succeeded(t + 1000, t)
       t += 1000
       steps.push((pace.perMinute ?? 0) / before)
     }
+    expect(steps.length).toBeGreaterThan(20)
     expect(steps[0]).toBeLessThan(1.02)
-    expect(steps[39]).toBeGreaterThan(steps[0]! + 0.01)
+    expect(steps.at(-1)).toBeGreaterThan(steps[0]! + 0.01)
     expect(pace.perMinute).toBeGreaterThan(start * 1.5)
+  })
+})
+
+describe('FloorPace: a rate that rose', () => {
+  // 30 calls a minute, cut from 40 at t = 0; answers in 200 ms (1.5 calls a round trip, where the
+  // pace ends, is 450 a minute).
+  const cut = (refusedPerMinute: number | null) => {
+    const pace = new FloorPace()
+    pace.adopt({
+      ratePerMs: 30 / 60_000,
+      refusedPerMs: refusedPerMinute === null ? null : refusedPerMinute / 60_000,
+      cutAt: 0,
+      sinceCut: 0,
+      lastOkAt: null,
+      workers: {},
+    })
+    return pace
+  }
+  /** A success every `everyMs` from `from` until `to`, each answered 200 ms after its send. */
+  const succeed = (pace: FloorPace, from: number, to: number, everyMs: number) => {
+    for (let t = from; t <= to; t += everyMs) pace.succeeded(t, t - 200)
+  }
+
+  it('below the rate refused by a quarter, grows by a few % a success', () => {
+    const pace = cut(40)
+    succeed(pace, 2000, 2000, 2000)
+    const first = pace.perMinute ?? 0
+    succeed(pace, 4000, 4000, 2000)
+    expect((pace.perMinute ?? 0) / first).toBeGreaterThan(1.01)
+    expect((pace.perMinute ?? 0) / first).toBeLessThan(1.1)
+  })
+
+  it('past it with none refused, doubles every two seconds of successes', () => {
+    const pace = cut(40)
+    let t = 2000
+    while ((pace.perMinute ?? 0) <= 50) {
+      pace.succeeded(t, t - 200)
+      t += 2000
+    }
+    // Slow up to the quarter past the rate refused: 30 -> 50 a minute took several successes.
+    expect(t).toBeGreaterThan(8000)
+    const past = pace.perMinute ?? 0
+    // Four seconds of successes, one every 500 ms from the last: four times the rate.
+    succeed(pace, t - 1500, t + 2000, 500)
+    expect((pace.perMinute ?? 0) / past).toBeGreaterThan(3.9)
+    expect((pace.perMinute ?? 0) / past).toBeLessThan(4.5)
+    // Two and a half seconds more and the pace allows more than a call and a half a round trip
+    // (450 a minute): it ends.
+    succeed(pace, t + 2250, t + 4500, 250)
+    expect(pace.perMinute).toBeNull()
+  })
+
+  it('the rate refused is the partition’s: another worker continues from it', () => {
+    const a = cut(40)
+    succeed(a, 2000, 2000, 2000)
+    const b = new FloorPace('b')
+    b.adopt(a.learned(2000))
+    expect(a.learned(2000).refusedPerMs).toBeCloseTo(40 / 60_000, 12)
+    // Below a quarter past it, both grow slowly, the same.
+    a.succeeded(2500, 2300)
+    b.succeeded(2500, 2300)
+    expect(b.perMinute).toBeCloseTo(a.perMinute ?? 0, 9)
+    expect((b.perMinute ?? 0) / 30).toBeLessThan(1.3)
+  })
+
+  it('a pace a cycle started, or a record from before the rule, has no rate refused: it doubles', () => {
+    const pace = cut(null)
+    succeed(pace, 2000, 2000, 2000)
+    const first = pace.perMinute ?? 0
+    succeed(pace, 2500, 6000, 500)
+    expect((pace.perMinute ?? 0) / first).toBeGreaterThan(3.9)
+    const started = new FloorPace()
+    started.succeeded(200, 0)
+    started.refused(300, 100)
+    expect(started.learned(300).refusedPerMs).not.toBeNull()
+    started.start(400, 30 / 60_000)
+    expect(started.learned(400).refusedPerMs).toBeNull()
   })
 })
