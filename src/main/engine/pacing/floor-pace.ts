@@ -12,13 +12,15 @@
 // started by a refusal at the floor it ends at a call and a half, as before.
 // Past the rate last refused by a quarter with none refused, the rate rose (a tenant left, a phase
 // ended): the pace then doubles every two seconds of successes, slow start in rate, instead of
-// growing a few % per success. A rate nobody announces that fell to a call a second and rose
-// twentyfold was found in half a minute (#100041, 63 -> 1,233 a minute: 0.118 used), a phase
-// shorter than that not at all. On `diag.ts --seed 0..19` (1,200 draws; docs/pacing.md): rates
-// nobody announces 0.726 -> 0.738 mean used, their 10th percentile 0.259 -> 0.289, pooled 10th
-// percentile 0.615 -> 0.622; they are refused more (2.50 -> 2.64 %). Doubling from the rate refused
-// itself gained more (pooled 0.623) and was refused more again: the bench's seed's 90th
-// percentile throttled 2.91 -> 3.18 %, over its target.
+// growing a few % per success (a pace a cycle started has no rate refused: it doubles from its
+// first success). Before, a rate nobody announces that fell to about a call a second and rose many
+// times over was found in tens of calls, half a minute or more, longer than many phases (#800069,
+// 509 > 32 > 2,587 a minute: 0.584 used, now 0.981). A success counts at most one doubling: after
+// idle time, ten round trips of gap at 2-s answers would be ×1,024. On `diag.ts --seed 0..19`
+// (1,200 draws; docs/pacing.md): rates nobody announces 0.726 -> 0.736 mean used, their 10th
+// percentile 0.259 -> 0.289, pooled 10th percentile 0.615 -> 0.621; they are refused more (2.50
+// -> 2.63 %). Doubling from the rate refused itself gained more and was refused more: the bench's
+// seed's 90th percentile throttled 2.91 -> 3.18 %, over its target.
 import type { FloorLearned } from './learned-pace'
 
 /** A refusal cuts the rate to this share. */
@@ -137,7 +139,10 @@ export class FloorPace {
   adopt(learned: FloorLearned | undefined): void {
     const l = learned ?? UNLEARNED
     this.#ratePerMs = l.ratePerMs
-    this.#refusedPerMs = l.refusedPerMs ?? null
+    // A record written before the rule was kept (no such field) with a cut: its rate is taken for
+    // the one refused, so the doubling waits for another quarter, as after any cut.
+    this.#refusedPerMs =
+      l.refusedPerMs === undefined && l.cutAt !== null ? l.ratePerMs : (l.refusedPerMs ?? null)
     this.#lastCutAt = l.cutAt ?? Number.NEGATIVE_INFINITY
     this.#sinceCut = l.sinceCut
     this.#lastOkAt = l.lastOkAt ?? Number.POSITIVE_INFINITY
@@ -161,9 +166,13 @@ export class FloorPace {
     this.#sinceCut++
     // A success many round trips after the last one carries as much news as that many would.
     const gap = Math.min(MAX_GAP_RTTS, Math.max(1, (now - this.#lastOkAt) / this.#srtt))
-    // Ms of successes this one adds (none for the first since the pace began).
-    const ms = Math.min(gap * this.#srtt, Math.max(0, now - this.#lastOkAt))
-    this.#lastOkAt = now
+    // Ms of successes this one adds to the doubling: none for the first since the pace (re)began,
+    // at most a doubling's worth (a success after idle time says the rate rose no more than one
+    // in the usual stream does).
+    const since0 = Math.max(this.#lastOkAt, this.#lastCutAt)
+    const ms = Math.min(gap * this.#srtt, DOUBLING_MS, Math.max(0, now - since0))
+    // Replayed out of order (learned-pace.ts), a success never moves the last one back.
+    if (!Number.isFinite(this.#lastOkAt) || now > this.#lastOkAt) this.#lastOkAt = now
     const since = Math.max(this.#sinceCut, (now - this.#lastCutAt) / 1000)
     let growth = GROWTH * (1 + since / ACCELERATE_AFTER) * gap
     const refused = this.#refusedPerMs
@@ -171,7 +180,10 @@ export class FloorPace {
       growth = Math.max(growth, 2 ** (ms / DOUBLING_MS) - 1)
     }
     this.#ratePerMs *= 1 + growth
-    if (this.#ratePerMs * this.#srtt >= this.#endsAt) this.#ratePerMs = null
+    if (this.#ratePerMs * this.#srtt >= this.#endsAt) {
+      this.#ratePerMs = null
+      this.#refusedPerMs = null
+    }
   }
 
   /** The pace starts at `ratePerMs` (floor-cycle.ts: a cycle to the floor said what is served). */

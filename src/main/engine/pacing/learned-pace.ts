@@ -31,8 +31,9 @@ export interface FloorLearned {
   /** Calls per ms for the whole partition; null: the pace does not hold. */
   ratePerMs: number | null
   /**
-   * The rate the last cut answered, calls per ms (null or absent, as in records written before it:
-   * none since the pace began). Well past it the pace doubles (floor-pace.ts).
+   * The rate the last cut answered, calls per ms (null: none since the pace began). Well past it
+   * the pace doubles (floor-pace.ts). Absent in records written before it: a record with a cut
+   * then counts its rate as the one refused.
    */
   refusedPerMs?: number | null
   /** The last cut (epoch ms; null: never). */

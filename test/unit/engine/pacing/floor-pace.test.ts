@@ -36,13 +36,15 @@ describe('FloorPace', () => {
     const steps: number[] = []
     let t = 1000
     // Up to a quarter past the rate refused (60 a minute): past it, the pace doubles (below).
-    while ((pace.perMinute ?? 0) * 1.01 <= 75) {
+    for (let i = 0; i < 200 && (pace.perMinute ?? 0) * 1.01 <= 75; i++) {
       const before = pace.perMinute ?? 0
-      pace.succeeded(t + 1000, t)
+      pace.succeeded(t + 1000, t + 1)
       t += 1000
       steps.push((pace.perMinute ?? 0) / before)
     }
+    expect(pace.perMinute).not.toBeNull()
     expect(steps.length).toBeGreaterThan(20)
+    expect(steps.length).toBeLessThan(200)
     expect(steps[0]).toBeLessThan(1.02)
     expect(steps.at(-1)).toBeGreaterThan(steps[0]! + 0.01)
     expect(pace.perMinute).toBeGreaterThan(start * 1.5)
@@ -76,15 +78,31 @@ describe('FloorPace: a rate that rose', () => {
     succeed(pace, 4000, 4000, 2000)
     expect((pace.perMinute ?? 0) / first).toBeGreaterThan(1.01)
     expect((pace.perMinute ?? 0) / first).toBeLessThan(1.1)
+    // Above the rate refused but within the quarter (45 a minute against 40): still slow.
+    const band = new FloorPace()
+    band.adopt({
+      ratePerMs: 45 / 60_000,
+      refusedPerMs: 40 / 60_000,
+      cutAt: 0,
+      sinceCut: 0,
+      lastOkAt: null,
+      workers: {},
+    })
+    succeed(band, 2000, 2000, 2000)
+    const before = band.perMinute ?? 0
+    succeed(band, 3000, 5000, 1000)
+    expect((band.perMinute ?? 0) / before).toBeGreaterThan(1.01)
+    expect((band.perMinute ?? 0) / before).toBeLessThan(1.2)
   })
 
   it('past it with none refused, doubles every two seconds of successes', () => {
     const pace = cut(40)
     let t = 2000
-    while ((pace.perMinute ?? 0) <= 50) {
+    for (let i = 0; i < 100 && (pace.perMinute ?? 0) <= 50; i++) {
       pace.succeeded(t, t - 200)
       t += 2000
     }
+    expect(pace.perMinute).not.toBeNull()
     // Slow up to the quarter past the rate refused: 30 -> 50 a minute took several successes.
     expect(t).toBeGreaterThan(8000)
     const past = pace.perMinute ?? 0
@@ -111,7 +129,7 @@ describe('FloorPace: a rate that rose', () => {
     expect((b.perMinute ?? 0) / 30).toBeLessThan(1.3)
   })
 
-  it('a pace a cycle started, or a record from before the rule, has no rate refused: it doubles', () => {
+  it('a pace a cycle started has no rate refused: it doubles from its first success', () => {
     const pace = cut(null)
     succeed(pace, 2000, 2000, 2000)
     const first = pace.perMinute ?? 0
@@ -123,5 +141,53 @@ describe('FloorPace: a rate that rose', () => {
     expect(started.learned(300).refusedPerMs).not.toBeNull()
     started.start(400, 30 / 60_000)
     expect(started.learned(400).refusedPerMs).toBeNull()
+  })
+
+  it('a pace started again long after one ended counts no idle time as successes', () => {
+    const pace = new FloorPace()
+    pace.succeeded(1000, 0)
+    pace.refused(1100, 500)
+    // Successes every 200 ms until the pace ends (at a call and a half a round trip).
+    let t = 1100
+    for (let i = 0; i < 500 && pace.perMinute !== null; i++) {
+      t += 200
+      pace.succeeded(t + 1000, t)
+    }
+    expect(pace.perMinute).toBeNull()
+    // Five minutes later a cycle starts it again; its first success, half a second later, counts
+    // that half second (x1.19), not ten round trips of 1 s since the last success (x32: the pace
+    // would end at once).
+    const restart = t + 300_000
+    pace.start(restart, 30 / 60_000)
+    pace.succeeded(restart + 500, restart + 1)
+    expect(pace.perMinute ?? 0).toBeGreaterThan(30 * 1.15)
+    expect(pace.perMinute ?? 0).toBeLessThan(30 * 1.25)
+  })
+
+  it('a success after idle time doubles the pace once at most', () => {
+    const pace = cut(null)
+    pace.succeeded(2000, 1000)
+    const first = pace.perMinute ?? 0
+    // Answers in 1 s, the next success 20 s later: ten round trips' gap (x32 were they ten
+    // seconds of successes: the pace would end), one doubling.
+    pace.succeeded(22_000, 21_000)
+    expect((pace.perMinute ?? 0) / first).toBeLessThanOrEqual(2.001)
+    expect((pace.perMinute ?? 0) / first).toBeGreaterThan(1.9)
+  })
+
+  it('a record from before the rule (no rate refused, a cut) waits for a quarter past its rate', () => {
+    const pace = new FloorPace()
+    pace.adopt({
+      ratePerMs: 30 / 60_000,
+      cutAt: 0,
+      sinceCut: 0,
+      lastOkAt: null,
+      workers: {},
+    })
+    succeed(pace, 2000, 2000, 2000)
+    const first = pace.perMinute ?? 0
+    succeed(pace, 2500, 6000, 500)
+    expect((pace.perMinute ?? 0) / first).toBeLessThan(1.2)
+    expect(pace.learned(6000).refusedPerMs).toBeCloseTo(30 / 60_000, 12)
   })
 })

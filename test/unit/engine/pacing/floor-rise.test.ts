@@ -36,7 +36,7 @@ function secondBucket(now: () => number) {
 }
 
 describe('the floor’s pace, when a rate nobody announces rises', () => {
-  it('serves half the raised rate within fifteen seconds of the rise', async () => {
+  it('serves half the raised rate within twenty seconds of the rise', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
     const clock = fakeClock(T0)
     const s = new Scheduler({
@@ -84,6 +84,7 @@ describe('the floor’s pace, when a rate nobody announces rises', () => {
     const rise = RISE_AT / 1000
     const found = served.findIndex((n, i) => i >= rise && (n ?? 0) >= HIGH_PER_MIN / 120)
     expect(found).toBeGreaterThan(rise)
-    expect(found - rise).toBeLessThanOrEqual(15)
+    // 11 s with the rule, 29 s without it.
+    expect(found - rise).toBeLessThanOrEqual(20)
   })
 })
