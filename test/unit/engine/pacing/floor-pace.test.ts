@@ -52,12 +52,12 @@ describe('FloorPace', () => {
 })
 
 describe('FloorPace: a rate that rose', () => {
-  // 30 calls a minute, cut from 40 at t = 0; answers in 200 ms (1.5 calls a round trip, where the
+  // 30 calls a minute (unless said), cut from 40 at t = 0; answers in 200 ms (1.5 calls a round trip, where the
   // pace ends, is 450 a minute).
-  const cut = (refusedPerMinute: number | null) => {
+  const cut = (refusedPerMinute: number | null, perMinute = 30) => {
     const pace = new FloorPace()
     pace.adopt({
-      ratePerMs: 30 / 60_000,
+      ratePerMs: perMinute / 60_000,
       refusedPerMs: refusedPerMinute === null ? null : refusedPerMinute / 60_000,
       cutAt: 0,
       sinceCut: 0,
@@ -79,15 +79,7 @@ describe('FloorPace: a rate that rose', () => {
     expect((pace.perMinute ?? 0) / first).toBeGreaterThan(1.01)
     expect((pace.perMinute ?? 0) / first).toBeLessThan(1.1)
     // Above the rate refused but within the quarter (45 a minute against 40): still slow.
-    const band = new FloorPace()
-    band.adopt({
-      ratePerMs: 45 / 60_000,
-      refusedPerMs: 40 / 60_000,
-      cutAt: 0,
-      sinceCut: 0,
-      lastOkAt: null,
-      workers: {},
-    })
+    const band = cut(40, 45)
     succeed(band, 2000, 2000, 2000)
     const before = band.perMinute ?? 0
     succeed(band, 3000, 5000, 1000)
