@@ -52,8 +52,8 @@ describe('FloorPace', () => {
 })
 
 describe('FloorPace: a rate that rose', () => {
-  // 30 calls a minute (unless said), cut from 40 at t = 0; answers in 200 ms (1.5 calls a round trip, where the
-  // pace ends, is 450 a minute).
+  // 30 calls a minute (unless said), cut from 40 at t = 0; answers in 200 ms (1.5 calls a round
+  // trip, where the pace ends, is 450 a minute).
   const cut = (refusedPerMinute: number | null, perMinute = 30) => {
     const pace = new FloorPace()
     pace.adopt({
