@@ -92,11 +92,11 @@ export const TEAM_SUMMARY_COLUMNS: readonly CsvColumn<TypeRollup & { machine: st
 ]
 
 // Micro-dollars as microsToUsdString writes them (integer arithmetic, no float); NULL is an empty
-// cell, and anything but an integer makes the whole record NULL.
+// cell, and anything but an integer a '"', which sends the page the slow way (below).
 const usdSql = (x: string) => `CASE WHEN typeof(${x}) = 'integer' THEN
     CASE WHEN ${x} < 0 THEN '-' ELSE '' END || (abs(${x}) / 1000000) || '.'
       || substr('00000' || (abs(${x}) % 1000000), -6)
-  WHEN ${x} IS NULL THEN '' END`
+  WHEN ${x} IS NULL THEN '' ELSE '"' END`
 
 const cell = (x: string) => `COALESCE(${x}, '')`
 
@@ -105,14 +105,14 @@ const cell = (x: string) => `COALESCE(${x}, '')`
  * with the time and the money formatted as the JS formats them. No quoting and no formula guard:
  * a page is written this way only when plainCsvRecords finds that none of its cells needed either
  * (a test holds the result to csvStream's). A time outside 1970-9999, whose ISO form changes
- * shape, or money that is not an integer makes that cell NULL: that page goes the slow way.
+ * shape, or money that is not an integer makes that cell a '"': that page goes the slow way.
  */
 export const EVENT_RECORD_SQL = [
   'id',
   'ts',
   `CASE WHEN ts >= 0 AND ts < 253402300800000 THEN
     replace(datetime(ts / 1000, 'unixepoch'), ' ', 'T') || '.' || substr('00' || (ts % 1000), -3)
-      || 'Z' END`,
+      || 'Z' ELSE '"' END`,
   cell('task_id'),
   cell('batch_id'),
   'fp',
@@ -138,8 +138,10 @@ export const EVENT_RECORD_SQL = [
   'estimated',
   usdSql(`CASE WHEN COALESCE(price_version, '') LIKE '%+batch' THEN batch_saved_micros ELSE 0 END`),
 ]
-  // One call builds the record (a chain of || copies it once per cell). concat_ws skips a NULL
-  // argument, so a NULL time or money cell leaves a record a comma short: plainCsvRecords counts.
+  // One call builds the record (a chain of || copies it once per cell). A time or money cell
+  // SQLite cannot write as the JS does is a '"', which plainCsvRecords never lets through (it
+  // counted commas before: a cell left out by concat_ws and a comma in another cell of the same
+  // page passed the count, and the page went out a column short).
   .join(', ')
   .replace(/^/, "concat_ws(',', ")
   .concat(')')
