@@ -9,7 +9,7 @@
 // spaces its own sends at its share, the rate split between the workers recently at the floor.
 // A cycle down to the floor (floor-cycle.ts) starts it above one call per round trip: it then holds
 // up to three, where a rate nobody announces still cycles a concurrency limit of one or two calls;
-// started by a refusal at the floor it ends at a call and a half, as before.
+// started by a refusal at the floor it holds up to the controller's range (below).
 // Past the rate last refused by a quarter with none refused, the rate rose (a tenant left, a phase
 // ended): the pace then doubles every two seconds of successes, slow start in rate, instead of
 // growing a few % per success (a pace a cycle started has no rate refused: it doubles from its
@@ -21,6 +21,12 @@
 // percentile 0.259 -> 0.289, pooled 10th percentile 0.615 -> 0.621; they are refused more (2.50
 // -> 2.63 %). Doubling from the rate refused itself gained more and was refused more: the bench's
 // seed's 90th percentile throttled 2.91 -> 3.18 %, over its target.
+// A pace a refusal started holds until it allows 64 calls per round trip, not a call and a half:
+// ended there, the concurrency limit took over a rate it had not found, sent calls in one instant
+// that a bucket of a second or a single call refuses, and was cut by half on each (#700023, 60 >
+// 952 a minute enforced per call: a call a second for 40 s after the rise, then cuts to one call).
+// Paced, the sends stay apart and the pace's doubling finds the rise (spaced-rate.ts does the same
+// for the pace a spaced test starts).
 import type { FloorLearned } from './learned-pace'
 
 /** A refusal cuts the rate to this share. */
@@ -31,8 +37,11 @@ const GROWTH = 0.005
 const ACCELERATE_AFTER = 10
 /** Weight of a new round trip in the smoothed one. */
 const RTT_WEIGHT = 0.125
-/** Once the rate allows this many calls per round trip, the floor no longer binds: the pace ends. */
-const ENDS_AT_CALLS_PER_RTT = 1.5
+/**
+ * Once the rate allows this many calls per round trip, the pace ends: the concurrency controller's
+ * own range (refill-pace.ts ends there too).
+ */
+const ENDS_AT_CALLS_PER_RTT = 64
 /**
  * Where a pace a cycle started ends (floor-cycle.ts): at a call and a half it ended at once, and a
  * rate a second still cycled the limit between 1 and 6. (Every pace ending at three held back a
@@ -40,9 +49,9 @@ const ENDS_AT_CALLS_PER_RTT = 1.5
  */
 const CYCLE_ENDS_AT_CALLS_PER_RTT = 3
 /** Past this multiple of the rate last refused, with none refused, the rate rose... */
-const PAST_REFUSED = 1.25
+export const PAST_REFUSED = 1.25
 /** ... and the pace doubles with each this many ms of successes. */
-const DOUBLING_MS = 2000
+export const DOUBLING_MS = 2000
 /** The most round trips between successes that count as growth. */
 const MAX_GAP_RTTS = 10
 /** A worker that sent at the floor within this long (or four of its spacings) shares the rate. */
@@ -174,12 +183,9 @@ export class FloorPace {
     // Replayed out of order (learned-pace.ts), a success never moves the last one back.
     if (!Number.isFinite(this.#lastOkAt) || now > this.#lastOkAt) this.#lastOkAt = now
     const since = Math.max(this.#sinceCut, (now - this.#lastCutAt) / 1000)
-    let growth = GROWTH * (1 + since / ACCELERATE_AFTER) * gap
     const refused = this.#refusedPerMs
-    if (refused === null || this.#ratePerMs > refused * PAST_REFUSED) {
-      growth = Math.max(growth, 2 ** (ms / DOUBLING_MS) - 1)
-    }
-    this.#ratePerMs *= 1 + growth
+    const past = refused === null || this.#ratePerMs > refused * PAST_REFUSED
+    this.#ratePerMs *= 1 + paceGrowth(since, gap, past ? ms : null)
     if (this.#ratePerMs * this.#srtt >= this.#endsAt) {
       this.#ratePerMs = null
       this.#refusedPerMs = null
@@ -208,4 +214,15 @@ export class FloorPace {
     if (this.#ratePerMs === null) this.#endsAt = ENDS_AT_CALLS_PER_RTT
     this.#ratePerMs = from * CUT
   }
+}
+
+/**
+ * A success's growth of a learned rate, as a share of it: a few % a success, more the longer
+ * (`since`: successes or seconds since the cut, whichever is more) none was refused, times the
+ * round trips (`gap`) it stands for; past the rate refused, the doubling its `doublingMs` of
+ * successes make, if more (null: not past it).
+ */
+export function paceGrowth(since: number, gap: number, doublingMs: number | null): number {
+  const growth = GROWTH * (1 + since / ACCELERATE_AFTER) * gap
+  return doublingMs === null ? growth : Math.max(growth, 2 ** (doublingMs / DOUBLING_MS) - 1)
 }

@@ -52,8 +52,8 @@ describe('FloorPace', () => {
 })
 
 describe('FloorPace: a rate that rose', () => {
-  // 30 calls a minute (unless said), cut from 40 at t = 0; answers in 200 ms (1.5 calls a round
-  // trip, where the pace ends, is 450 a minute).
+  // 30 calls a minute (unless said), cut from 40 at t = 0; answers in 200 ms (64 calls a round
+  // trip, where the pace ends, is 19,200 a minute).
   const cut = (refusedPerMinute: number | null, perMinute = 30) => {
     const pace = new FloorPace()
     pace.adopt({
@@ -102,10 +102,18 @@ describe('FloorPace: a rate that rose', () => {
     succeed(pace, t - 1500, t + 2000, 500)
     expect((pace.perMinute ?? 0) / past).toBeGreaterThan(3.9)
     expect((pace.perMinute ?? 0) / past).toBeLessThan(4.5)
-    // Two and a half seconds more and the pace allows more than a call and a half a round trip
-    // (450 a minute): it ends.
+    // Past a call and a half a round trip (450 a minute), where it ended before, it holds and
+    // doubles on, until it allows 64 (19,200 a minute).
     succeed(pace, t + 2250, t + 4500, 250)
+    expect(pace.perMinute ?? 0).toBeGreaterThan(450)
+    let last = 0
+    for (let i = 0, at = t + 4750; i < 400 && pace.perMinute !== null; i++, at += 250) {
+      last = pace.perMinute
+      pace.succeeded(at, at - 200)
+    }
     expect(pace.perMinute).toBeNull()
+    expect(last).toBeGreaterThan(19_200 / 2)
+    expect(last).toBeLessThan(19_200)
   })
 
   it('the rate refused is the partition’s: another worker continues from it', () => {
@@ -139,7 +147,7 @@ describe('FloorPace: a rate that rose', () => {
     const pace = new FloorPace()
     pace.succeeded(1000, 0)
     pace.refused(1100, 500)
-    // Successes every 200 ms until the pace ends (at a call and a half a round trip).
+    // Successes every 200 ms until the pace ends (at 64 calls a round trip).
     let t = 1100
     for (let i = 0; i < 500 && pace.perMinute !== null; i++) {
       t += 200

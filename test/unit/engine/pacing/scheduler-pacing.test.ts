@@ -179,7 +179,7 @@ describe('the floor: a refusal with no budget announced and nothing left to cut'
     s.close()
   })
 
-  it('ends once the pace allows more than a call and a half per round trip', async () => {
+  it('ends once the pace allows the controller’s range, 64 calls per round trip', async () => {
     const { s, pass, partition } = paced({ params: { initial: 1, max: 1 } })
     const first = await s.acquire('p')
     await pass(1000)
