@@ -56,7 +56,7 @@ export class SpacedRate {
   constructor(trips: RoundTrips) {
     this.#trips = trips
     this.#named = new RefillPace(trips)
-    this.#spaced = new RefillPace(trips, SPACED_PROBE_EVERY)
+    this.#spaced = new RefillPace(trips, SPACED_PROBE_EVERY, true)
   }
   // Recent sends, and our calls out before each went. Calls out are the partition's round trips'
   // count (`trips.inflight`): it hears a send after this does and an answer before.

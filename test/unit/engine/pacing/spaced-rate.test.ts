@@ -115,6 +115,45 @@ describe('SpacedRate', () => {
     expect(1 / (rate.callsPerMs ?? 0)).toBeCloseTo(312.5, 6)
   })
 
+  it('the spaced pace grows between its probes: a single-call bucket that rose by half is found', () => {
+    // The pair tells a bucket of a single call refilled every 250 ms. At 20 s it refills every
+    // 170 ms (x1.47): the pace's probes at half its gap are refused before the rise and after it,
+    // so only growth between them finds it. Calls go when the pace lets them; answers in a second
+    // (20 ms for a refusal).
+    const { rate, t } = pairSent()
+    rate.settled(t + 20, t, 'throttled')
+    expect(rate.refused(t + 20, t, undefined)).toBe(true)
+    let refillMs = 250
+    let lastServed = t
+    const answers: { at: number; sentAt: number; ok: boolean }[] = [
+      { at: t + 1000, sentAt: t, ok: true },
+    ]
+    const late = { served: 0, refused: 0 }
+    for (let now = t + 21; now < t + 60_000; now++) {
+      if (now === t + 20_000) refillMs = 170
+      for (let i = 0; i < answers.length;) {
+        const a = answers[i] as (typeof answers)[number]
+        if (a.at !== now) {
+          i++
+          continue
+        }
+        answers.splice(i, 1)
+        rate.settled(now, a.sentAt, a.ok ? 'ok' : 'throttled')
+        if (!a.ok) expect(rate.refused(now, a.sentAt, undefined)).toBe(true)
+      }
+      if (rate.delayMs(now) > 0) continue
+      rate.admitted(now)
+      const ok = now - lastServed >= refillMs
+      if (ok) lastServed = now
+      if (now >= t + 40_000) late[ok ? 'served' : 'refused']++
+      answers.push({ at: now + (ok ? 1000 : 20), sentAt: now, ok })
+    }
+    // The last 20 s: three quarters of what the bucket refilled at least (20,000 / 170 = 118
+    // calls; 98 served, 5 refused). A pace that did not grow served 79, its probes refused.
+    expect(late.served).toBeGreaterThan(0.75 * (20_000 / 170))
+    expect(late.refused / (late.served + late.refused)).toBeLessThan(0.08)
+  })
+
   it('a rate whose pair answers the success first: still paced', () => {
     // A provider's refusal need not come back before the other call's answer.
     const { rate, t } = pairSent()
