@@ -8,7 +8,13 @@
 //   single call (OpenAI's "quantized" limits), announced per minute in OpenAI-style headers,
 //   Anthropic-style headers or not at all, with `remaining` current or one answer late;
 // - latency: fixed, log-normal, heavy-tailed (a few calls 20x the median), or growing with load;
-// - a second tenant on the same key taking a varying share of the budget.
+// - a second tenant on the same key taking a varying share of the budget;
+// - how a token limit counts a call's output: what the call used, charged when it is admitted (an
+//   idealisation: a proxy that counts after the answer comes close); `max_tokens` reserved at
+//   admission and kept (OpenAI counts input + max_tokens against the minute); or reserved and the
+//   unused part given back at the answer (Anthropic's output estimate from max_tokens, adjusted at
+//   the end; Azure OpenAI). Drawn from a stream of its own, so every other dimension of a seed is
+//   what it was before this one.
 // Each provider keeps the books where the capacity lives: what it served of what it allowed us
 // (the tenant's share is not ours), and how long a raised capacity took to be used again.
 import type { ProviderResponse } from '../../src/main/engine/core/types'
@@ -22,6 +28,7 @@ export type HeaderStyle = 'openai' | 'anthropic' | 'none'
 export type RetryStyle = 'none' | 'one-second' | 'ms' | 'exact'
 export type RefusalStatus = 429 | 503 | 529 | 'mix'
 export type LatencyKind = 'fixed' | 'lognormal' | 'heavy' | 'load'
+export type TokenCharge = 'used' | 'reserve' | 'reserve-refund'
 
 /** One drawn provider: everything that makes it behave as it does. */
 export interface ProviderDraw {
@@ -45,6 +52,12 @@ export interface ProviderDraw {
   latency: { kind: LatencyKind; medianMs: number }
   /** Another tenant's share of the key's budget over time (0 to 0.5), or none. */
   tenant: Phase[] | null
+  /**
+   * What a token limit charges for a call's output (tokens bindings; 'used' otherwise): what it
+   * used, or its `max_tokens` (the task's output estimate) reserved at admission, kept or with the
+   * unused part given back at the answer.
+   */
+  charge: TokenCharge
   tasks: number
 }
 
@@ -140,6 +153,11 @@ export function drawProvider(seed: number): ProviderDraw {
     }))
   }
 
+  // Its own stream: the dimensions above are drawn as they were before it.
+  const c = seededRandom(seed * 2654435761 + 17)
+  const charge =
+    binding === 'tokens' ? pick<TokenCharge>(c, ['used', 'reserve', 'reserve-refund']) : 'used'
+
   // The warm-up serves at most a few hundred calls: a fast provider needs only seconds of it.
   const first = values[0] as number
   const callsPerMs =
@@ -159,6 +177,7 @@ export function drawProvider(seed: number): ProviderDraw {
     refusal: { status, retry },
     latency,
     tenant,
+    charge,
     tasks: estimateTasks(
       binding,
       [{ fromMs: 0, value: first }, ...phases.map((p) => ({ ...p, fromMs: p.fromMs + warmupMs }))],
@@ -262,8 +281,17 @@ export function familyProvider(draw: ProviderDraw, origin = T0): FamilyProvider 
     Math.max(1, Math.floor(limit(now) * (1 - share(now)) + (concurrency ? 0.5 : 0)))
   /** A rate binding's refill per ms that is ours. */
   const rateAt = (now: number) => (limit(now) * (1 - share(now))) / 60_000
-  const cost = (t: BenchTask) =>
-    draw.binding === 'requests' ? 1 : draw.binding === 'tokens' ? t.inputTokens + t.outputTokens : 0
+  /** What a call is charged when it is admitted: its output, or the max_tokens reserved for it. */
+  const cost = (t: BenchTask) => {
+    if (draw.binding !== 'tokens') return draw.binding === 'requests' ? 1 : 0
+    const output = draw.charge === 'used' ? t.outputTokens : t.estimate.outputTokens
+    return t.inputTokens + output
+  }
+  /** What a reserve-refund provider gives back at the answer: the reserved output not used. */
+  const refundOf = (t: BenchTask) =>
+    draw.charge === 'reserve-refund' && draw.binding === 'tokens'
+      ? Math.max(0, cost(t) - t.inputTokens - t.outputTokens)
+      : 0
 
   let inflight = 0
   let last = origin
@@ -402,6 +430,23 @@ export function familyProvider(draw: ProviderDraw, origin = T0): FamilyProvider 
     return { status: code, headers, error: code === 429 ? 'rate limited' : 'overloaded' }
   }
 
+  /**
+   * The unused part of a reservation back in the bucket, up to its burst (what a full bucket
+   * cannot hold is lost, as refill is) and in the announced count, up to the limit.
+   */
+  const giveBack = (now: number, back: number, booked: boolean) => {
+    if (back <= 0 || now >= end) return
+    const top = Math.max(burstOf(now), level)
+    const kept = Math.min(back, Math.max(0, top - level))
+    level += kept
+    announced = Math.min(limit(now), announced + back)
+    if (booked) {
+      served -= back
+      overflow += back - kept
+    }
+    spends.push({ at: now, level, cost: -kept })
+  }
+
   const fits = (t: BenchTask, now: number) => level >= Math.min(cost(t), burstOf(now))
   const waitFor = (t: BenchTask, now: number) => {
     const need = Math.min(cost(t), burstOf(now)) - level
@@ -469,12 +514,16 @@ export function familyProvider(draw: ProviderDraw, origin = T0): FamilyProvider 
         if (now >= start) served += cost(task)
         spends.push({ at: now, level, cost: cost(task) })
       }
+      // On the books if admitted after they opened: a reservation given back comes off them then.
+      const booked = now >= start
       inflight++
       noteInflight(now)
       const headers = headersNow(now)
       return later(latencyOf(task, now), () => {
-        advance(Date.now())
+        const at = Date.now()
+        advance(at)
         inflight--
+        giveBack(at, refundOf(task), booked)
         return { status: 200, headers, text: 'ok', usage }
       })
     },
@@ -528,6 +577,7 @@ export function describeDraw(d: ProviderDraw): string {
   return (
     `#${d.seed} ${binding}, ${Math.round(d.durationMs / 1000)} s, ${d.refusal.status}` +
     `/${d.refusal.retry}, headers ${d.headers}${d.lag ? ' (late)' : ''}, ` +
-    `${d.latency.kind} ${d.latency.medianMs} ms${tenant}`
+    `${d.latency.kind} ${d.latency.medianMs} ms${tenant}` +
+    (d.charge === 'used' ? '' : ` charge ${d.charge}`)
   )
 }

@@ -15,6 +15,7 @@ export function familyDraw(over: Partial<ProviderDraw>): ProviderDraw {
     refusal: { status: 429, retry: 'one-second' },
     latency: { kind: 'fixed', medianMs: 1000 },
     tenant: null,
+    charge: 'used',
     tasks: 100,
     ...over,
   }

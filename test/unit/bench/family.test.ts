@@ -105,6 +105,51 @@ describe('the provider family', () => {
     expect(later.map((a) => a.status)).toEqual([200, 200])
   })
 
+  it('a token limit charges max_tokens at admission: kept, or its unused part given back', async () => {
+    // 1,000 tokens in, 100 out, max_tokens 600; 60,000 tokens a minute (1,000 a second).
+    const call = (id: number): BenchTask => ({
+      id,
+      inputTokens: 1000,
+      outputTokens: 100,
+      estimate: { inputTokens: 1000, outputTokens: 600 },
+      latencyMs: 1000,
+    })
+    const cases = [
+      // charge, remaining after the first call, after the second (sent at its answer), served
+      ['used', 58_900, 58_800, 2200],
+      ['reserve', 58_400, 57_800, 3200],
+      ['reserve-refund', 58_400, 58_300, 2200],
+    ] as const
+    for (const [charge, first, second, served] of cases) {
+      const p = familyProvider(
+        draw({
+          binding: 'tokens',
+          phases: [{ fromMs: 0, value: 60_000 }],
+          headers: 'openai',
+          charge,
+        }),
+      )
+      const { answers, books } = await inVirtualTime(async () => {
+        const a = await p.call(call(0))
+        const b = await p.call(call(1))
+        return { answers: [a, b], books: p.books(Date.now()) }
+      })
+      const remaining = answers.map((a) => Number(a.headers['x-ratelimit-remaining-tokens']))
+      // The second call went a second later: 1,000 tokens refilled, and what was given back.
+      expect({ charge, remaining }).toEqual({ charge, remaining: [first, second] })
+      expect(answers.map((a) => a.usage?.outputTokens)).toEqual([100, 100])
+      expect(books.served).toBe(served)
+    }
+    // Drawn for token limits only, from a stream of its own: each of the three appears.
+    const tokens = drawFamily(300, 7).filter((d) => d.binding === 'tokens')
+    expect(new Set(tokens.map((d) => d.charge))).toEqual(
+      new Set(['used', 'reserve', 'reserve-refund']),
+    )
+    expect(drawFamily(300, 7).filter((d) => d.binding !== 'tokens' && d.charge !== 'used')).toEqual(
+      [],
+    )
+  })
+
   it('a tenant takes its share of the slots; a rise of ours is recorded with its regain time', async () => {
     const p = familyProvider(
       draw({
