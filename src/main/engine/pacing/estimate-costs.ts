@@ -10,40 +10,28 @@ export class EstimateCosts {
   #input = Number.NaN
   #output = Number.NaN
   #ratio = Number.NaN
-  #outputRatio = Number.NaN
   #share = Number.NaN
   #charged: Cost | null = null
-  #paced: Cost | null = null
 
   /**
    * What the call is charged: the input estimate at `ratio` (learned real / estimated input), the
    * output as estimated, counted as `counted` counts it.
    */
-  charged(estimate: CallEstimate, ratio: number, outputRatio: number, counted: CountedOutput) {
-    this.#fresh(estimate, ratio, outputRatio, counted.outputShare)
+  charged(estimate: CallEstimate, ratio: number, counted: CountedOutput) {
+    this.#fresh(estimate, ratio, counted.outputShare)
     return (this.#charged ??= counted.costOf({
       inputTokens: this.#input * ratio,
       outputTokens: this.#output,
     })) as Readonly<Cost>
   }
 
-  /** What the pace is charged: the output at `outputRatio` (what answers used of the estimate). */
-  paced(estimate: CallEstimate, ratio: number, outputRatio: number, counted: CountedOutput) {
-    this.#fresh(estimate, ratio, outputRatio, counted.outputShare)
-    return (this.#paced ??= counted.costOf({
-      inputTokens: this.#input * ratio,
-      outputTokens: this.#output * outputRatio,
-    })) as Readonly<Cost>
-  }
-
-  #fresh(estimate: CallEstimate, ratio: number, outputRatio: number, share: number): void {
+  #fresh(estimate: CallEstimate, ratio: number, share: number): void {
     const input = estimate.inputTokens ?? 0
     const output = estimate.outputTokens ?? 0
     if (
       input === this.#input &&
       output === this.#output &&
       ratio === this.#ratio &&
-      outputRatio === this.#outputRatio &&
       share === this.#share
     ) {
       return
@@ -51,9 +39,7 @@ export class EstimateCosts {
     this.#input = input
     this.#output = output
     this.#ratio = ratio
-    this.#outputRatio = outputRatio
     this.#share = share
     this.#charged = null
-    this.#paced = null
   }
 }

@@ -25,7 +25,7 @@ export interface Reservation {
   readonly estimatedInput: number
   /** The caller's output estimate (max_tokens, or a typical answer). */
   readonly estimatedOutput: number
-  /** What the pace was charged: the cost with the output as answers turned out. */
+  /** What the pace was charged: what a provider reserves, the output at max_tokens (#paceCost). */
   readonly paced: Readonly<Record<BudgetDimension, number>>
   readonly cost: Readonly<Record<BudgetDimension, number>>
   /** Cumulative cost admitted up to and including this call, per dimension. */
@@ -101,8 +101,6 @@ export class RateBudget {
   // Learned ratio real / estimated tokens, and its mean absolute deviation.
   #ratio = 1
   #deviation = 0.1
-  // Learned ratio real / estimated output (max_tokens is a ceiling, answers are shorter).
-  #outputRatio = 1
   // Admissions spread at the rate that is ours, in bursts the enforcement window allows.
   readonly #pace = new SendPace()
   // The window enforced, as the announced bucket shows it.
@@ -363,16 +361,16 @@ export class RateBudget {
     })
   }
 
-  /** A call's cost for the pace: the output at what answers turned out to use of the estimate. */
+  /**
+   * A call's cost for the pace: what a provider reserves when it admits the call, the output at
+   * its estimate (`max_tokens`); the answer gives back what was not used (Anthropic, Azure), and
+   * one that keeps it (OpenAI) shows in `remaining` as spend the share takes (docs/pacing.md).
+   */
   #paceCost(estimate: CallEstimate): Readonly<Record<BudgetDimension, number>> {
-    return this.#costs.paced(estimate, this.#ratio, this.#outputRatio, this.#counted)
+    return this.#costOf(estimate)
   }
 
   #learn(reservation: Reservation, usage: CallUsage): void {
-    if (reservation.estimatedOutput > 0) {
-      const out = Math.min(1, usage.outputTokens / reservation.estimatedOutput)
-      this.#outputRatio += CALIBRATION_WEIGHT * (out - this.#outputRatio)
-    }
     const estimated = reservation.estimatedInput
     if (!(estimated > 0)) return
     const ratio = usage.inputTokens / estimated
@@ -391,7 +389,7 @@ export class RateBudget {
   }
 
   #costOf(estimate: CallEstimate): Readonly<Record<BudgetDimension, number>> {
-    return this.#costs.charged(estimate, this.#ratio, this.#outputRatio, this.#counted)
+    return this.#costs.charged(estimate, this.#ratio, this.#counted)
   }
 
   #level(state: DimensionState, now: number): number {

@@ -27,36 +27,27 @@ describe('EstimateCosts', () => {
     const { counted, made } = counting()
     const costs = new EstimateCosts()
     const estimate = { inputTokens: 100, outputTokens: 20 }
-    const first = costs.charged(estimate, 1.5, 0.5, counted)
-    for (let i = 0; i < 5; i++) {
-      expect(costs.charged({ ...estimate }, 1.5, 0.5, counted)).toBe(first)
-      costs.paced(estimate, 1.5, 0.5, counted)
-    }
-    expect(made()).toBe(2)
+    const first = costs.charged(estimate, 1.5, counted)
+    for (let i = 0; i < 5; i++) expect(costs.charged({ ...estimate }, 1.5, counted)).toBe(first)
+    expect(made()).toBe(1)
+    // The output at its estimate (max_tokens), as a provider reserves it.
     expect(first).toEqual(costOf({ inputTokens: 150, outputTokens: 20 }))
-    expect(costs.paced(estimate, 1.5, 0.5, counted)).toEqual(
-      costOf({ inputTokens: 150, outputTokens: 10 }),
-    )
   })
 
-  it('makes them again when the estimate, a ratio or the counting changed', () => {
+  it('makes them again when the estimate, the ratio or the counting changed', () => {
     const { counted, share } = counting()
     const costs = new EstimateCosts()
     const estimate: CallEstimate = { inputTokens: 100, outputTokens: 20 }
-    costs.charged(estimate, 1, 1, counted)
-    costs.paced(estimate, 1, 1, counted)
+    costs.charged(estimate, 1, counted)
     // The same object changed in place: its values are the key, not its identity.
     estimate.inputTokens = 200
-    expect(costs.charged(estimate, 1, 1, counted).tokens).toBe(220)
-    expect(costs.charged(estimate, 2, 1, counted).tokens).toBe(420)
+    expect(costs.charged(estimate, 1, counted).tokens).toBe(220)
+    expect(costs.charged(estimate, 2, counted).tokens).toBe(420)
     estimate.outputTokens = 40
-    expect(costs.charged(estimate, 2, 1, counted).tokens).toBe(440)
+    expect(costs.charged(estimate, 2, counted).tokens).toBe(440)
     estimate.outputTokens = 20
-    expect(costs.paced(estimate, 2, 0.5, counted)).toEqual(
-      costOf({ inputTokens: 400, outputTokens: 10 }),
-    )
     share(1)
-    expect(costs.charged(estimate, 2, 0.5, counted)['input-tokens']).toBe(420)
-    expect(costs.charged({}, 2, 0.5, counted)).toEqual(costOf({}))
+    expect(costs.charged(estimate, 2, counted)['input-tokens']).toBe(420)
+    expect(costs.charged({}, 2, counted)).toEqual(costOf({}))
   })
 })
