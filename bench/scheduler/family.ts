@@ -253,6 +253,8 @@ export interface FamilyProvider extends SimulatedProvider {
   /** Calls in flight of ours, and the cap that is ours now (concurrency bindings). */
   inflight(): number
   capacityNow(): number
+  /** What the provider charges a call when it admits it (its max_tokens, where it reserves). */
+  charged(task: BenchTask): number
   /** A rate's burst now: what its bucket holds at most (probing-oracle.ts is told its shape). */
   burstNow(): number
   /** A rate's books at `at`: served, refill lost to a full bucket, and what the bucket holds. */
@@ -482,6 +484,7 @@ export function familyProvider(draw: ProviderDraw, origin = T0): FamilyProvider 
     rises: () => rises,
     inflight: () => inflight,
     capacityNow: () => capNow(Date.now()),
+    charged: cost,
     burstNow: () => burstOf(Date.now()),
     books(at) {
       advance(at)
@@ -552,7 +555,12 @@ export function familyProvider(draw: ProviderDraw, origin = T0): FamilyProvider 
       let held = then.held
       let a = seen
       for (const spent of spends.slice(then.next)) {
-        held = refilled(held, a, spent.at, rate, burst).level - spent.cost
+        const before = refilled(held, a, spent.at, rate, burst).level
+        // A reservation given back (a negative cost) fills the bucket up to its burst at most.
+        held =
+          spent.cost < 0
+            ? Math.min(Math.max(burst, before), before - spent.cost)
+            : before - spent.cost
         a = spent.at
       }
       held = refilled(held, a, now, rate, burst).level - refusing.reduce((sum, c) => sum + c, 0)

@@ -110,8 +110,9 @@ function probeCap(
 }
 
 function probeRate(run: Run, provider: FamilyProvider, callsPerProbe: number): Promise<number> {
-  const tokens = provider.draw.binding === 'tokens'
-  const cost = (t: BenchTask) => (tokens ? t.inputTokens + t.outputTokens : 1)
+  // What the provider charges at admission (a reservation given back later is not counted: the
+  // oracle's own bucket errs on the side of waiting there).
+  const cost = (t: BenchTask) => provider.charged(t)
   const queue = [...run.tasks]
   // The rate it knows (ours, per minute), and its own bucket at that rate, from the provider's.
   let known = provider.capacityNow()

@@ -140,6 +140,26 @@ describe('the provider family', () => {
       expect(answers.map((a) => a.usage?.outputTokens)).toEqual([100, 100])
       expect(books.served).toBe(served)
     }
+    // A bucket of a second (1,300 tokens: a mean call at least) full again while the call was out:
+    // what is given back finds no room and is lost, as refill is. The books still add up: served
+    // 1,100, the bucket full, the rest lost.
+    const second = familyProvider(
+      draw({
+        binding: 'tokens',
+        phases: [{ fromMs: 0, value: 60_000 }],
+        burst: 'second',
+        headers: 'openai',
+        charge: 'reserve-refund',
+      }),
+    )
+    const books = await inVirtualTime(async () => {
+      await second.call({ ...call(0), latencyMs: 5000 })
+      return second.books(Date.now())
+    })
+    expect(books.served).toBe(1100)
+    expect(books.level).toBe(1300)
+    // Allowed: the full bucket at the start and 5 s of refill; lost: all but what was served.
+    expect(books.served + books.overflow + books.level).toBeCloseTo(1300 + 5000, 6)
     // Drawn for token limits only, from a stream of its own: each of the three appears.
     const tokens = drawFamily(300, 7).filter((d) => d.binding === 'tokens')
     expect(new Set(tokens.map((d) => d.charge))).toEqual(
