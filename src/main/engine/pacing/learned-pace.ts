@@ -26,7 +26,7 @@ export interface SendLearned {
   windowMs?: number
 }
 
-/** The floor's learned pace, the partition's whole rate below one call in flight. */
+/** The floor's learned pace, the partition's whole rate (from below one call in flight to 64). */
 export interface FloorLearned {
   /** Calls per ms for the whole partition; null: the pace does not hold. */
   ratePerMs: number | null

@@ -86,10 +86,10 @@ export class RateBudget {
   readonly #windowMs: number
   readonly #dims = new Map<BudgetDimension, DimensionState>()
   readonly #spent: Record<BudgetDimension, number> = costOf(NOTHING, 0)
-  // Cumulative paced cost admitted (the output as answers turned out), and what settled calls
-  // cost beyond it (a refusal: nothing), counted up to the last reading: together, what we spent
-  // as the provider counted it. Counted at the charge (max_tokens), what others spend read 0.29 of
-  // the rate where a tenant took 0.45 (#100062), and the pace was refused every 10-20 s.
+  // Cumulative paced cost admitted (a call at its max_tokens), and what settled calls cost beyond
+  // it (the unused output back, a refusal: nothing), up to the last reading: what we spent as the
+  // provider counted it, calls still out at max_tokens. Not corrected (every call, refused too, at
+  // the charge), others' spend read 0.29 of the rate where a tenant took 0.45 (#100062).
   readonly #pacedSpent: Record<BudgetDimension, number> = costOf(NOTHING, 0)
   readonly #settledFix: Record<BudgetDimension, number> = costOf(NOTHING, 0)
   // The fixes a reading counts, each with the reading that covers its call (unread-fixes.ts).

@@ -12,8 +12,8 @@
 //   that rose carries them, a single-call bucket refuses the second (one probe alone misread every
 //   cap that rose from one to two slots as a rate);
 // - refused together after carrying apart: the sends are paced at the test's spacing by a refill
-//   pace (its probes at half the gap, every 16 successes, find the rate; its refusals are the
-//   pace's, not the controller's).
+//   pace (its probes at half the gap, every 16 successes, and its growth between them find the
+//   rate; its refusals are the pace's, not the controller's).
 // A test refused, or a pair carried, was a cap: the next 3 close refusals arm nothing, twice as
 // many after each. Only a worker alone on the partition tests (a store of its own, or one that
 // counts the workers and says one: partition-pacing.ts): with others sending, the calls out it

@@ -187,7 +187,9 @@ describe('the floor: a refusal with no budget announced and nothing left to cut'
     const refused = await s.acquire('p')
     refused.release('throttled')
     expect(partition().pace?.learned).toBe(true)
+    let last = 0
     for (let i = 0; i < 200 && partition().pace; i++) {
+      last = partition().pace?.perMinute.requests ?? 0
       const next = s.acquire('p')
       await pass(2000)
       const permit = await next
@@ -195,6 +197,10 @@ describe('the floor: a refusal with no budget announced and nothing left to cut'
       permit.release('ok')
     }
     expect(partition().pace).toBeUndefined()
+    // Round trips of one to three seconds: a call and a half per round trip, where it ended
+    // before the eleventh round, is 90 a minute at most; it held up to 64 (1,280 a minute at 3 s).
+    expect(last).toBeGreaterThan(600)
+    expect(last).toBeLessThan(3840)
     s.close()
   })
 
