@@ -25,13 +25,17 @@ export interface Reservation {
   readonly estimatedInput: number
   /** The caller's output estimate (max_tokens, or a typical answer). */
   readonly estimatedOutput: number
-  /** What the pace was charged: what a provider reserves, the output at max_tokens (#paceCost). */
-  readonly paced: Readonly<Record<BudgetDimension, number>>
+  /**
+   * What the call was charged, the model and the pace alike: what a provider reserves when it
+   * admits a call, the output at its estimate (`max_tokens`); the answer gives back what was not
+   * used (Anthropic, Azure), and one that keeps it (OpenAI) shows in `remaining` as spend the
+   * share takes (docs/pacing.md).
+   */
   readonly cost: Readonly<Record<BudgetDimension, number>>
+  /** What the pace took: `cost` itself. */
+  readonly paced: Readonly<Record<BudgetDimension, number>>
   /** Cumulative cost admitted up to and including this call, per dimension. */
   readonly spentAfter: Readonly<Record<BudgetDimension, number>>
-  /** The same at the paced cost, per dimension. */
-  readonly pacedAfter: Readonly<Record<BudgetDimension, number>>
 }
 
 /** What a call's answer said, for the budget. */
@@ -85,12 +89,11 @@ const RESERVE_DEVIATIONS = 3
 export class RateBudget {
   readonly #windowMs: number
   readonly #dims = new Map<BudgetDimension, DimensionState>()
-  readonly #spent: Record<BudgetDimension, number> = costOf(NOTHING, 0)
-  // Cumulative paced cost admitted (a call at its max_tokens), and what settled calls cost beyond
-  // it (the unused output back, a refusal: nothing), up to the last reading: what we spent as the
+  // Cumulative cost admitted (a call at its max_tokens), and what settled calls cost beyond it
+  // (the unused output back, a refusal: nothing), up to the last reading: what we spent as the
   // provider counted it, calls still out at max_tokens. Not corrected (every call, refused too, at
   // the charge), others' spend read 0.29 of the rate where a tenant took 0.45 (#100062).
-  readonly #pacedSpent: Record<BudgetDimension, number> = costOf(NOTHING, 0)
+  readonly #spent: Record<BudgetDimension, number> = costOf(NOTHING, 0)
   readonly #settledFix: Record<BudgetDimension, number> = costOf(NOTHING, 0)
   // The fixes a reading counts, each with the reading that covers its call (unread-fixes.ts).
   readonly #unread = new UnreadFixes(this.#settledFix)
@@ -139,9 +142,8 @@ export class RateBudget {
       const level = this.#level(state, now)
       if (level < need) wait = Math.max(wait, (need - level) / state.ratePerMs)
     }
-    const paced = this.#paceCost(estimate)
-    this.#lendRoom(now, paced)
-    return Math.max(Math.ceil(wait), this.#pace.delayMs(now, paced))
+    this.#lendRoom(now, cost)
+    return Math.max(Math.ceil(wait), this.#pace.delayMs(now, cost))
   }
 
   /**
@@ -152,7 +154,7 @@ export class RateBudget {
    * share it learned left them unspent). Not with several workers: this one's model does not
    * count what the others sent. Per admission: the rooms go in an array kept (`#rooms`).
    */
-  #lendRoom(now: number, paced: Readonly<Record<BudgetDimension, number>>): void {
+  #lendRoom(now: number, cost: Readonly<Record<BudgetDimension, number>>): void {
     const pace = this.#pace
     const announced = pace.burstMs === INITIAL_BURST_MS && pace.windowMs >= INITIAL_BURST_MS
     const learned = pace.burstMs === 0 && pace.windowMs < INITIAL_BURST_MS
@@ -166,9 +168,9 @@ export class RateBudget {
         ours: pace.ourShare(dim, now),
         single: pace.singleCost(dim),
         samples: pace.othersSamples(dim),
-        sent: this.#pacedSpent[dim],
+        sent: this.#spent[dim],
       })
-      if (room === null || room < paced[dim]) return
+      if (room === null || room < cost[dim]) return
       rooms[n++] = room
     }
     n = 0
@@ -210,21 +212,16 @@ export class RateBudget {
       state.level = this.#level(state, now) - cost[dim]
       state.at = now
     }
-    const paced = this.#paceCost(estimate)
-    this.#pace.take(now, paced)
-    for (const dim of BUDGET_DIMENSIONS) {
-      this.#spent[dim] += cost[dim]
-      this.#pacedSpent[dim] += paced[dim]
-    }
+    this.#pace.take(now, cost)
+    for (const dim of BUDGET_DIMENSIONS) this.#spent[dim] += cost[dim]
     return {
       seq: this.#seq++,
       sentAt: now,
       estimatedInput: Math.max(0, estimate.inputTokens ?? 0),
       estimatedOutput: Math.max(0, estimate.outputTokens ?? 0),
-      paced,
       cost,
+      paced: cost,
       spentAfter: { ...this.#spent },
-      pacedAfter: { ...this.#pacedSpent },
     }
   }
 
@@ -249,13 +246,13 @@ export class RateBudget {
         : undefined
     if (answer.usage && !answer.refused) this.#learn(reservation, answer.usage)
     if (actual) {
-      // What the call cost the provider beyond its paced cost: counted with the next reading. A
+      // What the call cost the provider beyond its charge: counted with the next reading. A
       // refused call keeps its place in the pace: an attempt spent that moment of the window.
       const fix = costOf(NOTHING, 0)
       for (const dim of BUDGET_DIMENSIONS) {
-        const refund = answer.refused ? 0 : reservation.paced[dim] - actual[dim]
+        const refund = answer.refused ? 0 : reservation.cost[dim] - actual[dim]
         this.#pace.refund(now, dim, refund, reservation.sentAt)
-        fix[dim] = actual[dim] - reservation.paced[dim]
+        fix[dim] = actual[dim] - reservation.cost[dim]
       }
       this.#unread.add(reservation.seq, fix)
     } else for (const dim of BUDGET_DIMENSIONS) this.#pace.refund(now, dim, 0, reservation.sentAt)
@@ -321,10 +318,10 @@ export class RateBudget {
         old.at = now
       } else this.#dims.set(dim, { limit: r.limit, ratePerMs, level, at: now })
       // What we had spent up to this call as the provider counted it.
-      const spent = reservation.pacedAfter[dim] + this.#settledFix[dim]
+      const spent = reservation.spentAfter[dim] + this.#settledFix[dim]
       this.#window.read(dim, r, {
         sentAt: reservation.sentAt,
-        sent: reservation.pacedAfter[dim],
+        sent: reservation.spentAfter[dim],
         windowMs: this.#pace.windowMs,
         announcedMs: this.#windowMs,
         predicted,
@@ -332,7 +329,7 @@ export class RateBudget {
       })
       // The pace spreads at the announced window's rate; a slower refill derived from a far reset
       // (a daily quota) is the level's to count, not a spacing.
-      const sent = { at: reservation.sentAt, cost: reservation.paced[dim] }
+      const sent = { at: reservation.sentAt, cost: reservation.cost[dim] }
       this.#pace.announce(dim, r.limit / this.#windowMs, now, sent)
       this.#pace.observe(dim, reservation.sentAt, r.remaining, r.limit, spent)
     }
@@ -348,8 +345,8 @@ export class RateBudget {
   ): void {
     const r = reading['input-tokens']
     if (!r) return
-    const output = reservation.paced['output-tokens']
-    const raw = usage ?? { inputTokens: reservation.paced.tokens - output, outputTokens: output }
+    const output = reservation.cost['output-tokens']
+    const raw = usage ?? { inputTokens: reservation.cost.tokens - output, outputTokens: output }
     this.#counted.read({
       seq: reservation.seq,
       sentAt: reservation.sentAt,
@@ -359,15 +356,6 @@ export class RateBudget {
       input: refused ? 0 : raw.inputTokens,
       output: refused ? 0 : raw.outputTokens,
     })
-  }
-
-  /**
-   * A call's cost for the pace: what a provider reserves when it admits the call, the output at
-   * its estimate (`max_tokens`); the answer gives back what was not used (Anthropic, Azure), and
-   * one that keeps it (OpenAI) shows in `remaining` as spend the share takes (docs/pacing.md).
-   */
-  #paceCost(estimate: CallEstimate): Readonly<Record<BudgetDimension, number>> {
-    return this.#costOf(estimate)
   }
 
   #learn(reservation: Reservation, usage: CallUsage): void {
