@@ -1,20 +1,27 @@
 // What an input-token budget counts. Anthropic's `input-tokens` headers announce a budget of input
-// tokens (Anthropic's own counts input only), but a proxy or a compatible server that sends them
-// may count the output in the same bucket (the family's token buckets with these headers do):
-// paced on input alone, such a bucket is spent a quarter faster than the pace believes, refuses
-// every few seconds, and each refusal cuts the share that is ours by a fifth (#100058: 0.64 used,
-// 3.85 % refused). So the output is charged there only once the readings say it is counted.
+// tokens (Anthropic's own counts input only, and announces an `output-tokens` budget beside it),
+// but a proxy or a compatible server that sends them alone may count the output in the same
+// bucket (the family's token buckets with these headers do): paced on input alone, such a bucket
+// is spent a quarter faster than the pace believes, refuses every few seconds, and each refusal
+// cuts the share that is ours by a fifth (#100058: 0.64 used, 3.85 % refused). So until the
+// readings decide, the output is charged where no output-token budget is announced beside it (on
+// the family's draws with these headers, mean used 0.826 -> 0.845, refused 0.98 -> 0.88 %: the
+// six readings it takes had cost refusals and cuts), and not where one is.
 //
 // Between two readings of `remaining` the bucket refilled at the announced rate (to its limit at
 // most) and lost what was spent: the call's cost, and what others (a tenant) spent meanwhile. The
 // deficit beyond the call's input is fitted, by least squares, to the call's output and to the time
 // between the readings (others spend in proportion to it): the output's coefficient is what the
-// bucket counts of it. A `remaining` may be one answer late (then the reading is as of the call
-// before, 30 % of the family's draws), so the fit is kept both ways and the one that leaves the
-// smaller error is believed. The output is charged when its coefficient is at least 0.5 and it
-// explains at least half of what the time alone leaves: with a tenant taking 30-45 % of an
-// input-only bucket, the coefficient alone had read 1 for a few readings (the tenant's spend is
-// noise of the size of an output).
+// bucket counts of it. The output is the one the answer reported (a bucket that counts what was
+// used) or the one reserved at admission (`max_tokens`, what OpenAI counts against the minute and
+// Anthropic's output limit takes at first): fitted on the output used alone, a bucket that counts
+// 600 reserved a call whatever was used was explained by half and the charge came and went
+// (#800027 0.408 -> 0.466 with both). A `remaining` may be one answer late (then the reading is as
+// of the call before, 30 % of the family's draws), so each fit is kept both ways and the one that
+// leaves the smallest error is believed. The output is charged when its coefficient is at least
+// 0.5 and it explains at least half of what the time alone leaves: with a tenant taking 30-45 % of
+// an input-only bucket, the coefficient alone had read 1 for a few readings (the tenant's spend
+// is noise of the size of an output).
 
 import type { BudgetDimension, CallEstimate, CallUsage } from './budget-reading'
 import { costOf } from './budget-reading'
@@ -31,12 +38,16 @@ export interface CountedSample {
   /** The call's input and output tokens as its answer reported them (0 for a refused call). */
   input: number
   output: number
+  /** The output the call was charged at admission (its max_tokens; 0 for a refused call). */
+  reserved: number
 }
 
 /** Pairs of readings needed before the output is charged. */
 export const COUNTED_MIN_SAMPLES = 6
 /** The share of the deficit the output must explain beyond what the time between readings does. */
 export const COUNTED_EXPLAINED = 0.5
+/** What the time between readings leaves unexplained below this share of the deficits is noise. */
+const ALONE_NOISE = 1e-6
 /** Weight of the sums' past (so a provider that changes what it counts is followed). */
 const DECAY = 0.95
 
@@ -47,13 +58,26 @@ export class CountedOutput {
   // Per reading of `remaining` (as of its call, or one answer late), decayed sums for a least-
   // squares fit of each deficit beyond the call's input by its output and the time since the
   // reading before (what others spent in it).
-  readonly #fits = [new Fit(), new Fit()]
+  // Each fitted twice: by the output the answer reported (a bucket that counts what was used) and
+  // by the output reserved at admission (one that takes max_tokens, as OpenAI counts the minute).
+  readonly #fits = [new Fit(), new Fit(), new Fit(), new Fit()]
   #samples = 0
   #counts = false
+  // An output-token budget announced beside it: the output is counted there, not here (Anthropic).
+  #separate = true
 
-  /** The share of a call's output to charge to the input-token budget: 0 or 1. */
+  /**
+   * The share of a call's output to charge to the input-token budget: 0 or 1. Until the readings
+   * decide, 1 where no output-token budget is announced beside it.
+   */
   get outputShare(): number {
+    if (this.#samples < COUNTED_MIN_SAMPLES) return this.#separate ? 0 : 1
     return this.#counts ? 1 : 0
+  }
+
+  /** Whether the headers announce an output-token budget beside the input-token one. */
+  set separate(separate: boolean) {
+    this.#separate = separate
   }
 
   /** A call's cost per dimension (budget-reading.ts), with its output where the budget counts it. */
@@ -72,19 +96,33 @@ export class CountedOutput {
     if (!next || !last || !before) return
     const gaps = [s.sentAt - last.sentAt, last.sentAt - before.sentAt]
     const calls = [s, last]
-    for (const [lag, fit] of this.#fits.entries()) {
+    for (const [i, fit] of this.#fits.entries()) {
+      const lag = i % 2
       const gap = gaps[lag] as number
       const call = calls[lag] as CountedSample
       // The bucket refilled from the reading before, to its limit at most: what it lacks now is
       // what was spent in between, this call's cost and what others spent.
       const deficit = Math.min(s.limit, last.remaining + s.ratePerMs * gap) - s.remaining
-      fit.add(deficit - call.input, call.output, gap / 1000)
+      fit.add(deficit - call.input, i < 2 ? call.output : call.reserved, gap / 1000)
     }
     this.#samples++
     if (this.#samples < COUNTED_MIN_SAMPLES) return
-    const [now, late] = this.#fits as [Fit, Fit]
-    const best = now.error() <= late.error() ? now : late
+    let best = this.#fits[0] as Fit
+    for (const fit of this.#fits) if (fit.error() < best.error()) best = fit
     this.#counts = best.slope() >= 0.5 && best.explained() >= COUNTED_EXPLAINED
+    if (process.env['CO_DBG'])
+      console.log(
+        'CO',
+        this.#samples,
+        this.#fits
+          .map(
+            (f) =>
+              `${f.slope().toFixed(2)}/${f.explained().toFixed(2)}/${f.error().toExponential(2)}`,
+          )
+          .join(' '),
+        this.#fits.indexOf(best),
+        this.#counts,
+      )
   }
 }
 
@@ -125,7 +163,9 @@ class Fit {
   /** The share of the misses of what others spent alone that the output explains. */
   explained(): number {
     const alone = this.#zz > 0 ? this.#yy - (this.#zy * this.#zy) / this.#zz : this.#yy
-    return alone > 0 ? 1 - this.error() / alone : 0
+    // What the time alone leaves is rounding (a reserved output as constant as the spacing of the
+    // calls is the time's, as a tenant's spend is): there is nothing for the output to explain.
+    return alone > ALONE_NOISE * this.#yy ? 1 - this.error() / alone : 0
   }
 
   /** The sum of squared misses left by the fit. */

@@ -345,6 +345,7 @@ export class RateBudget {
   ): void {
     const r = reading['input-tokens']
     if (!r) return
+    this.#counted.separate = reading['output-tokens'] !== undefined
     const output = reservation.cost['output-tokens']
     const raw = usage ?? { inputTokens: reservation.cost.tokens - output, outputTokens: output }
     this.#counted.read({
@@ -355,6 +356,7 @@ export class RateBudget {
       ratePerMs: r.limit / this.#windowMs,
       input: refused ? 0 : raw.inputTokens,
       output: refused ? 0 : raw.outputTokens,
+      reserved: refused ? 0 : reservation.estimatedOutput,
     })
   }
 

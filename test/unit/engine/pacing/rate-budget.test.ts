@@ -232,12 +232,13 @@ describe('RateBudget: tokens settled with real usage', () => {
     expect(level()).toBe(50_000)
     const second = budget.reserve(clock.now(), estimate)
     expect(level()).toBe(49_000)
-    // No headers on this answer: the usage alone says it cost twice the estimate.
+    // No headers on this answer: the usage alone says it cost twice the estimate, and its 10
+    // tokens of output (no output-token budget is announced beside it: counted-output.ts).
     budget.settle(clock.now(), second, {
       refused: false,
       usage: { inputTokens: 2000, outputTokens: 10 },
     })
-    expect(level()).toBe(48_000)
+    expect(level()).toBe(47_990)
   })
 
   it('keeps estimates honest: a caller that under-estimates is charged what it really spends', () => {
