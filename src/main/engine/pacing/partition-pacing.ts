@@ -214,7 +214,12 @@ export class PartitionPacing {
     reading: BudgetReading | undefined,
     usage: CallUsage | undefined,
   ): BudgetSettle {
-    const actual = refused ? costOf({}, 0) : usage ? this.#budget.usageCost(usage) : undefined
+    const reserved = charged.cost['output-tokens']
+    const actual = refused
+      ? costOf({}, 0)
+      : usage
+        ? this.#budget.usageCost(usage, reserved)
+        : undefined
     return budgetAccount(now, sentAt, charged, actual, reading, this.#o.windowMs)
   }
 

@@ -242,7 +242,7 @@ export class RateBudget {
     const actual = answer.refused
       ? REFUSED
       : answer.usage
-        ? this.usageCost(answer.usage)
+        ? this.usageCost(answer.usage, reservation.cost['output-tokens'])
         : undefined
     if (answer.usage && !answer.refused) this.#learn(reservation, answer.usage)
     if (actual) {
@@ -368,9 +368,12 @@ export class RateBudget {
     this.#ratio += CALIBRATION_WEIGHT * (ratio - this.#ratio)
   }
 
-  /** What a call cost per dimension as its answer reported it, as the provider counts it. */
-  usageCost(usage: CallUsage): Record<BudgetDimension, number> {
-    return this.#counted.costOf(usage)
+  /**
+   * What a call cost per dimension as its answer reported it, as the provider counts it:
+   * `reserved`, the output it was charged at admission, where the provider keeps that.
+   */
+  usageCost(usage: CallUsage, reserved: number): Record<BudgetDimension, number> {
+    return this.#counted.settledCost(usage, reserved)
   }
 
   /** What a call of this estimate is charged per dimension (the input estimate calibrated). */
