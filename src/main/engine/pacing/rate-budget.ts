@@ -28,8 +28,8 @@ export interface Reservation {
   /**
    * What the call was charged, the model and the pace alike: what a provider reserves when it
    * admits a call, the output at its estimate (`max_tokens`); the answer gives back what was not
-   * used (Anthropic, Azure), and one that keeps it (OpenAI) shows in `remaining` as spend the
-   * share takes (docs/pacing.md).
+   * used (Anthropic, Azure); where the readings show that the provider keeps it (OpenAI), the
+   * answer gives back nothing (counted-output.ts).
    */
   readonly cost: Readonly<Record<BudgetDimension, number>>
   /** What the pace took: `cost` itself. */
@@ -111,6 +111,8 @@ export class RateBudget {
   readonly #rooms: number[] = [] // the room each dimension's headers show (#lendRoom)
   // Whether the input-token budget also counts the output (counted-output.ts).
   readonly #counted = new CountedOutput()
+  // Whether the token budget (input and output: OpenAI's) keeps the output a call reserved.
+  readonly #kept = new CountedOutput()
   // The costs of the latest estimate, while its calibration holds (estimate-costs.ts).
   readonly #costs = new EstimateCosts()
 
@@ -336,28 +338,33 @@ export class RateBudget {
     return changes
   }
 
-  /** What the input-token budget counts, from this reading (counted-output.ts). */
+  /** What the token budgets count, from this reading (counted-output.ts). */
   #readCounted(
     reservation: Reservation,
     reading: BudgetReading,
     refused: boolean,
     usage: CallUsage | undefined,
   ): void {
-    const r = reading['input-tokens']
-    if (!r) return
-    this.#counted.separate = reading['output-tokens'] !== undefined
     const output = reservation.cost['output-tokens']
     const raw = usage ?? { inputTokens: reservation.cost.tokens - output, outputTokens: output }
-    this.#counted.read({
-      seq: reservation.seq,
-      sentAt: reservation.sentAt,
-      remaining: r.remaining,
-      limit: r.limit,
-      ratePerMs: r.limit / this.#windowMs,
-      input: refused ? 0 : raw.inputTokens,
-      output: refused ? 0 : raw.outputTokens,
-      reserved: refused ? 0 : reservation.estimatedOutput,
-    })
+    this.#counted.separate = reading['output-tokens'] !== undefined
+    for (const [dim, counted] of [
+      ['input-tokens', this.#counted],
+      ['tokens', this.#kept],
+    ] as const) {
+      const r = reading[dim]
+      if (!r) continue
+      counted.read({
+        seq: reservation.seq,
+        sentAt: reservation.sentAt,
+        remaining: r.remaining,
+        limit: r.limit,
+        ratePerMs: r.limit / this.#windowMs,
+        input: refused ? 0 : raw.inputTokens,
+        output: refused ? 0 : raw.outputTokens,
+        reserved: refused ? 0 : output,
+      })
+    }
   }
 
   #learn(reservation: Reservation, usage: CallUsage): void {
@@ -373,7 +380,9 @@ export class RateBudget {
    * `reserved`, the output it was charged at admission, where the provider keeps that.
    */
   usageCost(usage: CallUsage, reserved: number): Record<BudgetDimension, number> {
-    return this.#counted.settledCost(usage, reserved)
+    const cost = this.#counted.settledCost(usage, reserved)
+    if (this.#kept.kept) cost.tokens += Math.max(0, reserved - usage.outputTokens)
+    return cost
   }
 
   /** What a call of this estimate is charged per dimension (the input estimate calibrated). */
