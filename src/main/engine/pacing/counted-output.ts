@@ -6,7 +6,7 @@
 // cuts the share that is ours by a fifth (#100058: 0.64 used, 3.85 % refused). So until the
 // readings decide, the output is charged where no output-token budget is announced beside it (on
 // the family's draws with these headers, mean used 0.826 -> 0.845, refused 0.98 -> 0.88 %: the
-// six readings it takes had cost refusals and cuts), and not where one is.
+// readings it takes had cost refusals and cuts), and not where one is.
 //
 // Between two readings of `remaining` the bucket refilled at the announced rate (to its limit at
 // most) and lost what was spent: the call's cost, and what others (a tenant) spent meanwhile. The
@@ -16,9 +16,13 @@
 // used) or the one reserved at admission (`max_tokens`, what OpenAI counts against the minute and
 // Anthropic's output limit takes at first): fitted on the output used alone, a bucket that counts
 // 600 reserved a call whatever was used was explained by half and the charge came and went
-// (#800027 0.408 -> 0.466 with both). A `remaining` may be one answer late (then the reading is as
-// of the call before, 30 % of the family's draws), so each fit is kept both ways and the one that
-// leaves the smallest error is believed. The output is charged when its coefficient is at least
+// (#800027 0.408 -> 0.466 with both), or that reserved less what the answers between the two
+// readings gave back of theirs (a bucket that gives the unused part back, as Anthropic's and
+// Azure's do: its deficit is the output of the calls answered in between, noise to the others;
+// #1400052 0.465 -> 0.708). A `remaining` may be one answer late (then the reading is as of the
+// call before, 30 % of the family's draws), so each fit is kept both ways and, after ten pairs
+// of readings, the one of the six that leaves the smallest error is believed (six pairs, with
+// six fits, read noise as the output now and then). The output is charged when its coefficient is at least
 // 0.5 and it explains at least half of what the time alone leaves: with a tenant taking 30-45 % of
 // an input-only bucket, the coefficient alone had read 1 for a few readings (the tenant's spend
 // is noise of the size of an output).
@@ -32,10 +36,10 @@
 // alone: whether it keeps what it reserved (the family's draws that keep it, 0.871 -> 0.878 used,
 // refused 0.67 -> 0.59 %).
 
-import type { BudgetDimension, CallEstimate, CallUsage } from './budget-reading'
+import type { BudgetDimension, BudgetReading, CallEstimate, CallUsage } from './budget-reading'
 import { costOf } from './budget-reading'
 
-/** A call's reading of the input-token budget, and what the call was charged apart from it. */
+/** A call's reading of a token budget, and what the call was charged apart from it. */
 export interface CountedSample {
   /** The call's place among the calls admitted (the readings come in this order). */
   seq: number
@@ -49,13 +53,16 @@ export interface CountedSample {
   output: number
   /** The output the call was charged at admission (its max_tokens; 0 for a refused call). */
   reserved: number
+  /** What answers had given back of their reserved output when the call was admitted (in all). */
+  refunded: number
 }
 
 /** Pairs of readings needed before the output is charged. */
-export const COUNTED_MIN_SAMPLES = 6
+export const COUNTED_MIN_SAMPLES = 10
 /** The share of the deficit the output must explain beyond what the time between readings does. */
 export const COUNTED_EXPLAINED = 0.5
-/** What the time between readings leaves unexplained below this share of the deficits is noise. */
+/** What the time between readings leaves unexplained below this share of the deficits is noise
+ * (or below the readings' rounding). */
 const ALONE_NOISE = 1e-6
 /**
  * The share of what the time leaves that the output reserved must explain for the bucket to be
@@ -66,17 +73,23 @@ export const KEPT_EXPLAINED = 0.97
 /** Weight of the sums' past (so a provider that changes what it counts is followed). */
 const DECAY = 0.95
 
-/** Learns whether an input-token budget also counts the output (pure: readings in, a share out). */
+/**
+ * Learns whether a token budget counts the output (an input-token one may not), and whether it keeps
+ * what a call reserved (pure: readings in, a share and a flag out).
+ */
 export class CountedOutput {
   #last: CountedSample | null = null
   #before: CountedSample | null = null
   // Per reading of `remaining` (as of its call, or one answer late), decayed sums for a least-
   // squares fit of each deficit beyond the call's input by its output and the time since the
   // reading before (what others spent in it).
-  // Each fitted twice: by the output the answer reported (a bucket that counts what was used) and
-  // by the output reserved at admission (one that takes max_tokens, as OpenAI counts the minute).
-  readonly #fits = [new Fit(), new Fit(), new Fit(), new Fit()]
+  // Each fitted three ways: by the output the answer reported (a bucket that counts what was used),
+  // by the output reserved at admission (one that takes max_tokens and keeps it, as OpenAI counts
+  // the minute), and by that less what the answers in between gave back of theirs (Anthropic).
+  readonly #fits = [new Fit(), new Fit(), new Fit(), new Fit(), new Fit(), new Fit()]
   #samples = 0
+  // Six pairs of readings were read and one told something (till then the prior holds).
+  #decided = false
   #counts = false
   // The bucket keeps what it reserved, unused or not: the fit on the output reserved explains it.
   #kept = false
@@ -88,7 +101,7 @@ export class CountedOutput {
    * decide, 1 where no output-token budget is announced beside it.
    */
   get outputShare(): number {
-    if (this.#samples < COUNTED_MIN_SAMPLES) return this.#separate ? 0 : 1
+    if (!this.#decided) return this.#separate ? 0 : 1
     return this.#counts ? 1 : 0
   }
 
@@ -128,7 +141,7 @@ export class CountedOutput {
     this.#last = s
     if (!next || !last || !before) return
     const gaps = [s.sentAt - last.sentAt, last.sentAt - before.sentAt]
-    const calls = [s, last]
+    const calls = [s, last, before]
     for (const [i, fit] of this.#fits.entries()) {
       const lag = i % 2
       const gap = gaps[lag] as number
@@ -136,33 +149,28 @@ export class CountedOutput {
       // The bucket refilled from the reading before, to its limit at most: what it lacks now is
       // what was spent in between, this call's cost and what others spent.
       const deficit = Math.min(s.limit, last.remaining + s.ratePerMs * gap) - s.remaining
-      fit.add(deficit - call.input, i < 2 ? call.output : call.reserved, gap / 1000)
+      const back = call.refunded - (calls[lag + 1] as CountedSample).refunded
+      const output = i < 2 ? call.output : i < 4 ? call.reserved : call.reserved - back
+      fit.add(deficit - call.input, output, gap / 1000)
     }
     this.#samples++
     if (this.#samples < COUNTED_MIN_SAMPLES) return
     let best = this.#fits[0] as Fit
     for (const fit of this.#fits) if (fit.error() < best.error()) best = fit
-    this.#counts = best.slope() >= 0.5 && best.explained() >= COUNTED_EXPLAINED
-    const reserved = this.#fits.indexOf(best) >= 2
-    this.#kept = this.#counts && reserved && best.explained() >= KEPT_EXPLAINED
-    if (process.env['CO_DBG'])
-      console.log(
-        'CO',
-        this.#samples,
-        this.#fits
-          .map(
-            (f) =>
-              `${f.slope().toFixed(2)}/${f.explained().toFixed(2)}/${f.error().toExponential(2)}`,
-          )
-          .join(' '),
-        this.#fits.indexOf(best),
-        this.#counts,
-      )
+    const explained = best.explained()
+    // The time alone explains the deficits to their rounding: nothing is learned (the prior or
+    // what was learned before holds).
+    if (Number.isNaN(explained)) return
+    this.#decided = true
+    this.#counts = best.slope() >= 0.5 && explained >= COUNTED_EXPLAINED
+    const way = this.#fits.indexOf(best)
+    this.#kept = this.#counts && way >= 2 && way < 4 && explained >= KEPT_EXPLAINED
   }
 }
 
 /** Decayed least squares of y on two regressors without intercept. */
 class Fit {
+  #n = 0 // the readings, decayed
   #xx = 0
   #xz = 0
   #zz = 0
@@ -171,6 +179,7 @@ class Fit {
   #yy = 0
 
   add(y: number, x: number, z: number): void {
+    this.#n = DECAY * this.#n + 1
     this.#xx = DECAY * this.#xx + x * x
     this.#xz = DECAY * this.#xz + x * z
     this.#zz = DECAY * this.#zz + z * z
@@ -199,14 +208,17 @@ class Fit {
   explained(): number {
     const alone = this.#zz > 0 ? this.#yy - (this.#zy * this.#zy) / this.#zz : this.#yy
     // What the time alone leaves is rounding (a reserved output as constant as the spacing of the
-    // calls is the time's, as a tenant's spend is): there is nothing for the output to explain.
-    return alone > ALONE_NOISE * this.#yy ? 1 - this.error() / alone : 0
+    // calls is the time's, as a tenant's spend is): there is nothing for the output to explain,
+    // and NaN says so. A deficit is two whole-token readings apart: a variance of 1/6 each.
+    const noise = Math.max(ALONE_NOISE * this.#yy, this.#n / 6)
+    return alone > noise ? 1 - this.error() / alone : Number.NaN
   }
 
   /** The sum of squared misses left by the fit. */
   error(): number {
     const [a, b] = this.#solve()
-    return this.#yy - a * this.#xy - b * this.#zy
+    // At least 0: an exact fit came out a few 1e-9 under it, and explained more than all.
+    return Math.max(0, this.#yy - a * this.#xy - b * this.#zy)
   }
 }
 
@@ -214,4 +226,28 @@ class Fit {
 function withCountedOutput<T extends Record<BudgetDimension, number>>(cost: T, share: number): T {
   if (share === 0) return cost
   return { ...cost, 'input-tokens': cost['input-tokens'] + share * cost['output-tokens'] }
+}
+
+/**
+ * A reading, for what each token budget counts (`learners`): `call`, the call it is as of (what it
+ * was charged of its output, what its answer said it used: nothing for a refused call).
+ */
+export function readCounted(
+  learners: Readonly<Record<'input-tokens' | 'tokens', CountedOutput>>,
+  call: Omit<CountedSample, 'remaining' | 'limit' | 'ratePerMs'>,
+  reading: BudgetReading,
+  windowMs: number,
+): void {
+  const input = learners['input-tokens']
+  if (reading['input-tokens']) input.separate = reading['output-tokens'] !== undefined
+  for (const dim of ['input-tokens', 'tokens'] as const) {
+    const r = reading[dim]
+    if (!r) continue
+    learners[dim].read({
+      ...call,
+      remaining: r.remaining,
+      limit: r.limit,
+      ratePerMs: r.limit / windowMs,
+    })
+  }
 }

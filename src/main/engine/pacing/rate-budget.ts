@@ -1,4 +1,4 @@
-import { CountedOutput } from './counted-output'
+import { CountedOutput, readCounted } from './counted-output'
 import { EnforcedWindow } from './enforced-window'
 import { EstimateCosts } from './estimate-costs'
 import { INITIAL_BURST_MS, SendPace, type PaceView } from './send-pace'
@@ -36,6 +36,8 @@ export interface Reservation {
   readonly paced: Readonly<Record<BudgetDimension, number>>
   /** Cumulative cost admitted up to and including this call, per dimension. */
   readonly spentAfter: Readonly<Record<BudgetDimension, number>>
+  /** What answers had given back of their reserved output when this call was admitted. */
+  readonly refunded: number
 }
 
 /** What a call's answer said, for the budget. */
@@ -109,10 +111,10 @@ export class RateBudget {
   // The window enforced, as the announced bucket shows it.
   readonly #window = new EnforcedWindow()
   readonly #rooms: number[] = [] // the room each dimension's headers show (#lendRoom)
-  // Whether the input-token budget also counts the output (counted-output.ts).
-  readonly #counted = new CountedOutput()
-  // Whether the token budget (input and output: OpenAI's) keeps the output a call reserved.
-  readonly #kept = new CountedOutput()
+  // What each token budget counts of a call's output, as the readings show it: the input-token
+  // budget (also the output?) and the token budget (keeps what was reserved?) (counted-output.ts).
+  readonly #learners = { 'input-tokens': new CountedOutput(), tokens: new CountedOutput() }
+  #refunded = 0 // what answers gave back of the output reserved, in all (counted-output.ts)
   // The costs of the latest estimate, while its calibration holds (estimate-costs.ts).
   readonly #costs = new EstimateCosts()
 
@@ -224,6 +226,7 @@ export class RateBudget {
       cost,
       paced: cost,
       spentAfter: { ...this.#spent },
+      refunded: this.#refunded,
     }
   }
 
@@ -246,7 +249,10 @@ export class RateBudget {
       : answer.usage
         ? this.usageCost(answer.usage, reservation.cost['output-tokens'])
         : undefined
-    if (answer.usage && !answer.refused) this.#learn(reservation, answer.usage)
+    if (answer.usage && !answer.refused) {
+      this.#learn(reservation, answer.usage)
+      this.#refunded += Math.max(0, reservation.estimatedOutput - answer.usage.outputTokens)
+    }
     if (actual) {
       // What the call cost the provider beyond its charge: counted with the next reading. A
       // refused call keeps its place in the pace: an attempt spent that moment of the window.
@@ -339,32 +345,21 @@ export class RateBudget {
   }
 
   /** What the token budgets count, from this reading (counted-output.ts). */
-  #readCounted(
-    reservation: Reservation,
-    reading: BudgetReading,
-    refused: boolean,
-    usage: CallUsage | undefined,
-  ): void {
-    const output = reservation.cost['output-tokens']
-    const raw = usage ?? { inputTokens: reservation.cost.tokens - output, outputTokens: output }
-    this.#counted.separate = reading['output-tokens'] !== undefined
-    for (const [dim, counted] of [
-      ['input-tokens', this.#counted],
-      ['tokens', this.#kept],
-    ] as const) {
-      const r = reading[dim]
-      if (!r) continue
-      counted.read({
-        seq: reservation.seq,
-        sentAt: reservation.sentAt,
-        remaining: r.remaining,
-        limit: r.limit,
-        ratePerMs: r.limit / this.#windowMs,
-        input: refused ? 0 : raw.inputTokens,
-        output: refused ? 0 : raw.outputTokens,
-        reserved: refused ? 0 : output,
-      })
-    }
+  #readCounted(r: Reservation, reading: BudgetReading, refused: boolean, usage?: CallUsage): void {
+    const output = r.cost['output-tokens']
+    const used = usage ?? { inputTokens: r.cost.tokens - output, outputTokens: output }
+    const { seq, sentAt, refunded } = r
+    const call = refused
+      ? { seq, sentAt, refunded, input: 0, output: 0, reserved: 0 }
+      : {
+          seq,
+          sentAt,
+          refunded,
+          input: used.inputTokens,
+          output: used.outputTokens,
+          reserved: output,
+        }
+    readCounted(this.#learners, call, reading, this.#windowMs)
   }
 
   #learn(reservation: Reservation, usage: CallUsage): void {
@@ -380,8 +375,8 @@ export class RateBudget {
    * `reserved`, the output it was charged at admission, where the provider keeps that.
    */
   usageCost(usage: CallUsage, reserved: number): Record<BudgetDimension, number> {
-    const cost = this.#counted.settledCost(usage, reserved)
-    if (this.#kept.kept) cost.tokens += Math.max(0, reserved - usage.outputTokens)
+    const cost = this.#learners['input-tokens'].settledCost(usage, reserved)
+    if (this.#learners.tokens.kept) cost.tokens += Math.max(0, reserved - usage.outputTokens)
     return cost
   }
 
@@ -391,7 +386,7 @@ export class RateBudget {
   }
 
   #costOf(estimate: CallEstimate): Readonly<Record<BudgetDimension, number>> {
-    return this.#costs.charged(estimate, this.#ratio, this.#counted)
+    return this.#costs.charged(estimate, this.#ratio, this.#learners['input-tokens'])
   }
 
   #level(state: DimensionState, now: number): number {
