@@ -36,7 +36,13 @@
 // alone: whether it keeps what it reserved (the family's draws that keep it, 0.871 -> 0.878 used,
 // refused 0.67 -> 0.59 %).
 
-import type { BudgetDimension, BudgetReading, CallEstimate, CallUsage } from './budget-reading'
+import type {
+  BudgetDimension,
+  BudgetReading,
+  CallEstimate,
+  CallUsage,
+  DimensionReading,
+} from './budget-reading'
 import { costOf } from './budget-reading'
 
 /** A call's reading of a token budget, and what the call was charged apart from it. */
@@ -140,30 +146,32 @@ export class CountedOutput {
     this.#before = next ? last : null
     this.#last = s
     if (!next || !last || !before) return
-    const gaps = [s.sentAt - last.sentAt, last.sentAt - before.sentAt]
-    const calls = [s, last, before]
-    for (const [i, fit] of this.#fits.entries()) {
-      const lag = i % 2
-      const gap = gaps[lag] as number
-      const call = calls[lag] as CountedSample
+    // No arrays: this runs on every answer that carries a token budget's reading.
+    const fits = this.#fits
+    for (let i = 0; i < fits.length; i++) {
+      const late = i % 2 === 1
+      const gap = late ? last.sentAt - before.sentAt : s.sentAt - last.sentAt
+      const call = late ? last : s
       // The bucket refilled from the reading before, to its limit at most: what it lacks now is
       // what was spent in between, this call's cost and what others spent.
       const deficit = Math.min(s.limit, last.remaining + s.ratePerMs * gap) - s.remaining
-      const back = call.refunded - (calls[lag + 1] as CountedSample).refunded
+      const back = call.refunded - (late ? before : last).refunded
       const output = i < 2 ? call.output : i < 4 ? call.reserved : call.reserved - back
-      fit.add(deficit - call.input, output, gap / 1000)
+      ;(fits[i] as Fit).add(deficit - call.input, output, gap / 1000)
     }
     this.#samples++
     if (this.#samples < COUNTED_MIN_SAMPLES) return
-    let best = this.#fits[0] as Fit
-    for (const fit of this.#fits) if (fit.error() < best.error()) best = fit
+    let way = 0
+    for (let i = 1; i < fits.length; i++) {
+      if ((fits[i] as Fit).error < (fits[way] as Fit).error) way = i
+    }
+    const best = fits[way] as Fit
     const explained = best.explained()
     // The time alone explains the deficits to their rounding: nothing is learned (the prior or
     // what was learned before holds).
     if (Number.isNaN(explained)) return
     this.#decided = true
-    this.#counts = best.slope() >= 0.5 && explained >= COUNTED_EXPLAINED
-    const way = this.#fits.indexOf(best)
+    this.#counts = best.slope >= 0.5 && explained >= COUNTED_EXPLAINED
     this.#kept = this.#counts && way >= 2 && way < 4 && explained >= KEPT_EXPLAINED
   }
 }
@@ -178,6 +186,11 @@ class Fit {
   #zy = 0
   #yy = 0
 
+  // The fit, solved at each reading added (read several times after it).
+  #a = 0
+  #b = 0
+  #error = 0
+
   add(y: number, x: number, z: number): void {
     this.#n = DECAY * this.#n + 1
     this.#xx = DECAY * this.#xx + x * x
@@ -186,22 +199,26 @@ class Fit {
     this.#xy = DECAY * this.#xy + x * y
     this.#zy = DECAY * this.#zy + z * y
     this.#yy = DECAY * this.#yy + y * y
-  }
-
-  #solve(): [number, number] {
     const det = this.#xx * this.#zz - this.#xz * this.#xz
     if (!(Math.abs(det) > 1e-9 * this.#xx * this.#zz)) {
-      return [this.#xx > 0 ? this.#xy / this.#xx : 0, 0]
+      this.#a = this.#xx > 0 ? this.#xy / this.#xx : 0
+      this.#b = 0
+    } else {
+      this.#a = (this.#xy * this.#zz - this.#zy * this.#xz) / det
+      this.#b = (this.#zy * this.#xx - this.#xy * this.#xz) / det
     }
-    return [
-      (this.#xy * this.#zz - this.#zy * this.#xz) / det,
-      (this.#zy * this.#xx - this.#xy * this.#xz) / det,
-    ]
+    // At least 0: an exact fit came out a few 1e-9 under it, and explained more than all.
+    this.#error = Math.max(0, this.#yy - this.#a * this.#xy - this.#b * this.#zy)
   }
 
   /** The share of the output counted. */
-  slope(): number {
-    return this.#solve()[0]
+  get slope(): number {
+    return this.#a
+  }
+
+  /** The sum of squared misses left by the fit. */
+  get error(): number {
+    return this.#error
   }
 
   /** The share of the misses of what others spent alone that the output explains. */
@@ -211,14 +228,7 @@ class Fit {
     // calls is the time's, as a tenant's spend is): there is nothing for the output to explain,
     // and NaN says so. A deficit is two whole-token readings apart: a variance of 1/6 each.
     const noise = Math.max(ALONE_NOISE * this.#yy, this.#n / 6)
-    return alone > noise ? 1 - this.error() / alone : Number.NaN
-  }
-
-  /** The sum of squared misses left by the fit. */
-  error(): number {
-    const [a, b] = this.#solve()
-    // At least 0: an exact fit came out a few 1e-9 under it, and explained more than all.
-    return Math.max(0, this.#yy - a * this.#xy - b * this.#zy)
+    return alone > noise ? 1 - this.#error / alone : Number.NaN
   }
 }
 
@@ -238,16 +248,28 @@ export function readCounted(
   reading: BudgetReading,
   windowMs: number,
 ): void {
-  const input = learners['input-tokens']
-  if (reading['input-tokens']) input.separate = reading['output-tokens'] !== undefined
-  for (const dim of ['input-tokens', 'tokens'] as const) {
-    const r = reading[dim]
-    if (!r) continue
-    learners[dim].read({
-      ...call,
-      remaining: r.remaining,
-      limit: r.limit,
-      ratePerMs: r.limit / windowMs,
-    })
+  const input = reading['input-tokens']
+  if (input) learners['input-tokens'].separate = reading['output-tokens'] !== undefined
+  if (input) learners['input-tokens'].read(sampleOf(call, input, windowMs))
+  const tokens = reading.tokens
+  if (tokens) learners.tokens.read(sampleOf(call, tokens, windowMs))
+}
+
+/** A call's sample of one reading (a literal: a spread of the call, on every answer, was slow). */
+function sampleOf(
+  call: Omit<CountedSample, 'remaining' | 'limit' | 'ratePerMs'>,
+  r: DimensionReading,
+  windowMs: number,
+): CountedSample {
+  return {
+    seq: call.seq,
+    sentAt: call.sentAt,
+    remaining: r.remaining,
+    limit: r.limit,
+    ratePerMs: r.limit / windowMs,
+    input: call.input,
+    output: call.output,
+    reserved: call.reserved,
+    refunded: call.refunded,
   }
 }
