@@ -10,7 +10,7 @@ describe('a budget that reserves max_tokens', () => {
     const budget = new RateBudget()
     const estimate = { inputTokens: 1000, outputTokens: 600 }
     const first = budget.reserve(0, estimate)
-    expect(first.paced.tokens).toBe(1600)
+    expect(first.cost.tokens).toBe(1600)
     budget.settle(1000, first, {
       refused: false,
       usage: { inputTokens: 1000, outputTokens: 100 },
@@ -18,8 +18,8 @@ describe('a budget that reserves max_tokens', () => {
     // Answers of 100 tokens do not make the next call cheaper for the pace: the provider
     // reserves 600 for it again.
     const second = budget.reserve(1000, estimate)
-    expect(second.paced.tokens).toBe(1600)
-    expect(second.paced['output-tokens']).toBe(600)
+    expect(second.cost.tokens).toBe(1600)
+    expect(second.cost['output-tokens']).toBe(600)
   })
 
   it('a drawn provider that reserves and refunds is used to the full (#1000035)', async () => {

@@ -32,8 +32,6 @@ export interface Reservation {
    * answer gives back nothing (counted-output.ts).
    */
   readonly cost: Readonly<Record<BudgetDimension, number>>
-  /** What the pace took: `cost` itself. */
-  readonly paced: Readonly<Record<BudgetDimension, number>>
   /** Cumulative cost admitted up to and including this call, per dimension. */
   readonly spentAfter: Readonly<Record<BudgetDimension, number>>
   /** What answers had given back of their reserved output when this call was admitted. */
@@ -224,7 +222,6 @@ export class RateBudget {
       estimatedInput: Math.max(0, estimate.inputTokens ?? 0),
       estimatedOutput: Math.max(0, estimate.outputTokens ?? 0),
       cost,
-      paced: cost,
       spentAfter: { ...this.#spent },
       refunded: this.#refunded,
     }
