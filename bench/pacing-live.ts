@@ -5,13 +5,15 @@
 // same shortened draws in virtual time (the Pacer contender of bench/scheduler), as one process and
 // as three on one database file (bench/scheduler/processes.ts). Utilization and throttled share are
 // measured where the capacity lives, at the server. The table says whether the virtual-time figures
-// hold in real time (each live median within 5 points of its virtual twin's) and what three
-// processes cost against one; it exits non-zero only when something crashed (a process that failed,
-// a task not answered once).
+// hold in real time (each live median within 5 points of its virtual twin's, and the mean of the
+// draws' differences within 5 too: pacing-live/stats.ts) and what three processes cost against
+// one; it exits non-zero only when something crashed (a process that failed, a task not answered
+// once).
 import { describeDraw, type ProviderDraw } from './scheduler/family'
 import { drawFamily } from './scheduler/family-race'
 import { LIVE_DRAWS, LIVE_SCHEDULE_MS, LIVE_WARMUP_MS, shortDraw } from './pacing-live/draws'
 import { liveLeg, virtualLeg, type Leg } from './pacing-live/legs'
+import { median, pairedMean } from './pacing-live/stats'
 
 const drawsAt = process.argv.indexOf('--draws')
 /** `-- --draws N`: the first N draws only (a quick look). */
@@ -37,11 +39,6 @@ interface Row {
 const pct = (x: number) => (Number.isFinite(x) ? (100 * x).toFixed(1) : '-')
 const pts = (x: number) =>
   Number.isFinite(x) ? `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)}` : '-'
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b)
-  const m = Math.floor(s.length / 2)
-  return s.length === 0 ? NaN : s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2
-}
 const progress = (line: string) => process.stderr.write(`[pacing-live] ${line}\n`)
 
 const COLUMNS = ['live-1', 'live-3', 'virt-1', 'virt-3', 'Δ1', 'Δ3']
@@ -83,14 +80,6 @@ function table(title: string, rows: Row[], figure: (l: Leg) => number): string[]
   return [`${title} (%)`, pad(['draw', ...COLUMNS], widths), ...lines.map((l) => pad(l, widths))]
 }
 
-/** The mean of the draws' differences (each draw against its own twin), and its standard error. */
-function paired(rows: Row[], a: (r: Row) => number, b: (r: Row) => number): [number, number] {
-  const ds = rows.map((r) => a(r) - b(r)).filter(Number.isFinite)
-  const mean = ds.reduce((x, y) => x + y, 0) / ds.length
-  const variance = ds.reduce((x, d) => x + (d - mean) ** 2, 0) / Math.max(1, ds.length - 1)
-  return [mean, Math.sqrt(variance / ds.length)]
-}
-
 /**
  * Each live leg against its virtual twin, and three processes against one in virtual time: the
  * difference of the medians, and the mean of the draws' differences. A dozen draws of 15 s, some
@@ -103,14 +92,13 @@ function verdict(name: string, rows: Row[], figure: (l: Leg) => number): string[
   const within = (d: number) => (Math.abs(d) <= WITHIN / 100 ? 'within' : 'NOT within')
   const line = (leg: string, live: (r: Row) => Leg, twin: (r: Row) => Leg, of: string) => {
     const d = m(live) - m(twin)
-    const [mean, se] = paired(
-      rows,
-      (r) => figure(live(r)),
-      (r) => figure(twin(r)),
+    const { mean, se } = pairedMean(
+      rows.map((r) => figure(live(r))),
+      rows.map((r) => figure(twin(r))),
     )
     return (
       `${name}, ${leg}: median ${pts(d)} points from ${of}, ${within(d)} ${WITHIN}; ` +
-      `the draws' differences ${pts(mean)} ± ${(100 * se).toFixed(1)} in the mean, ${within(mean)} ${WITHIN}`
+      `the draws' differences ${pts(mean)} ± ${Number.isFinite(se) ? (100 * se).toFixed(1) : '?'} in the mean, ${within(mean)} ${WITHIN}`
     )
   }
   return [
