@@ -250,8 +250,10 @@ export function readCounted(
   windowMs: number,
 ): void {
   const input = reading['input-tokens']
-  if (input) learners['input-tokens'].separate = reading['output-tokens'] !== undefined
-  if (input) learners['input-tokens'].read(sampleOf(call, input, windowMs))
+  if (input) {
+    learners['input-tokens'].separate = reading['output-tokens'] !== undefined
+    learners['input-tokens'].read(sampleOf(call, input, windowMs))
+  }
   const tokens = reading.tokens
   if (tokens) learners.tokens.read(sampleOf(call, tokens, windowMs))
 }
